@@ -1,0 +1,261 @@
+package io.github.llmratelimiter.core;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The in-memory state of one budget: a {@link KeyEntry} per key, and the arithmetic of the window
+ * and the bucket over an entry. Every method that takes an entry is called with its lock held.
+ */
+final class BudgetTable {
+
+  /** Tokens below a cost by less than this still pay for it (absorbs floating-point error). */
+  static final double EPSILON = 1e-9;
+
+  private static final long NANOS_PER_MS = 1_000_000L;
+  private static final long MIN_SWEEP_NANOS = 1_000_000_000L;
+  private static final long MAX_SWEEP_NANOS = 60_000_000_000L;
+  /** Retry offered to a new key turned away because the table is full. */
+  static final long TRACKED_KEYS_RETRY_MS = 1_000L;
+
+  final Budget budget;
+  final String name;
+  /** Global lock order of this table within its store; multi-level calls lock by ascending order. */
+  final int order;
+
+  final boolean hasWindow;
+  final int limit;
+  final long windowNanos;
+
+  final boolean hasBucket;
+  final double capacity;
+  final double refillPerSecond;
+  final double refillPerNano;
+
+  private final long maxKeys;
+  private final long sweepNanos;
+  private final ConcurrentHashMap<String, KeyEntry> entries = new ConcurrentHashMap<>();
+  private final AtomicBoolean sweeping = new AtomicBoolean();
+  private volatile long lastSweep;
+
+  BudgetTable(Budget budget, int order, long maxKeys, long now) {
+    this.budget = budget;
+    this.name = budget.name();
+    this.order = order;
+    WindowLimit window = budget.window();
+    this.hasWindow = window != null;
+    this.limit = window == null ? 0 : (int) window.limit();
+    this.windowNanos = window == null ? 0 : window.window().toNanos();
+    BucketLimit bucket = budget.bucket();
+    this.hasBucket = bucket != null;
+    this.capacity = bucket == null ? 0 : bucket.capacity();
+    this.refillPerSecond = bucket == null ? 0 : bucket.refillPerSecond();
+    this.refillPerNano = refillPerSecond / 1e9;
+    this.maxKeys = maxKeys;
+    this.sweepNanos = Math.max(MIN_SWEEP_NANOS, Math.min(MAX_SWEEP_NANOS, windowNanos));
+    this.lastSweep = now;
+  }
+
+  /** Returns the key's entry, creating it; {@code null} when the key is new and the table is full. */
+  @Nullable KeyEntry entry(String key, long now) {
+    KeyEntry e = entries.get(key);
+    if (e != null) {
+      maybeSweep(now, false);
+      return e;
+    }
+    if (entries.size() >= maxKeys) {
+      maybeSweep(now, true);
+      if (entries.size() >= maxKeys) {
+        return null;
+      }
+    }
+    return entries.computeIfAbsent(key, k -> new KeyEntry(k, initialRing(), capacity, now));
+  }
+
+  @Nullable KeyEntry existing(String key) {
+    return entries.get(key);
+  }
+
+  Iterable<KeyEntry> entries() {
+    return entries.values();
+  }
+
+  int size() {
+    return entries.size();
+  }
+
+  private int initialRing() {
+    return hasWindow ? Math.min(limit, 4) : 0;
+  }
+
+  /** Brings the entry to {@code now}: expired timestamps dropped, the bucket refilled. */
+  void normalize(KeyEntry e, long now) {
+    if (hasWindow) {
+      e.expire(now, windowNanos);
+    }
+    if (hasBucket) {
+      e.refill(now, capacity, refillPerNano);
+    }
+  }
+
+  boolean windowFull(KeyEntry e) {
+    return hasWindow && e.size >= limit;
+  }
+
+  boolean bucketShort(KeyEntry e, double cost) {
+    return hasBucket && e.tokens < cost - EPSILON;
+  }
+
+  void chargeWindow(KeyEntry e, long now) {
+    if (hasWindow) {
+      e.append(now, limit);
+    }
+  }
+
+  void chargeBucket(KeyEntry e, double cost) {
+    if (hasBucket) {
+      e.tokens = Math.max(0, e.tokens - cost);
+    }
+  }
+
+  /** Whole unit-cost calls both components admit now. */
+  long remaining(KeyEntry e) {
+    long r = Long.MAX_VALUE;
+    if (hasWindow) {
+      r = limit - e.size;
+    }
+    if (hasBucket) {
+      r = Math.min(r, bucketRemaining(e));
+    }
+    return r;
+  }
+
+  private long bucketRemaining(KeyEntry e) {
+    return (long) Math.floor(e.tokens + EPSILON);
+  }
+
+  /** Milliseconds until both components are full again (a bucket that does not refill adds none). */
+  long resetMs(KeyEntry e, long now) {
+    long nanos = 0;
+    if (hasWindow && e.size > 0) {
+      nanos = e.newest() + windowNanos - now;
+    }
+    long ms = ceilMs(nanos);
+    if (hasBucket && refillPerSecond > 0 && e.tokens < capacity) {
+      ms = Math.max(ms, tokensMs(capacity - e.tokens));
+    }
+    return ms;
+  }
+
+  /** Milliseconds until a call of {@code cost} would pass both components, 0 if it passes now. */
+  long waitMs(KeyEntry e, long now, double cost) {
+    long ms = 0;
+    if (windowFull(e)) {
+      ms = ceilMs(e.oldest() + windowNanos - now);
+    }
+    if (bucketShort(e, cost) && refillPerSecond > 0) {
+      ms = Math.max(ms, tokensMs(cost - e.tokens));
+    }
+    return ms;
+  }
+
+  Decision rpmDeny(KeyEntry e, long now) {
+    long retry = Math.max(1, ceilMs(e.oldest() + windowNanos - now));
+    return Decision.retryableDeny(Reason.RPM_LIMIT, 0, retry, resetMs(e, now), name);
+  }
+
+  Decision burstDeny(KeyEntry e, long now, double cost) {
+    long remaining = bucketRemaining(e);
+    if (refillPerSecond == 0) {
+      return Decision.finalDeny(Reason.BURST_LIMIT, remaining, resetMs(e, now), name);
+    }
+    return Decision.retryableDeny(
+        Reason.BURST_LIMIT, remaining, tokensMs(cost - e.tokens), resetMs(e, now), name);
+  }
+
+  Decision neverFits() {
+    return Decision.finalDeny(Reason.COST_EXCEEDS_CAPACITY, 0, 0, name);
+  }
+
+  Decision tableFull() {
+    return Decision.retryableDeny(Reason.TRACKED_KEYS_LIMIT, 0, TRACKED_KEYS_RETRY_MS, 0, name);
+  }
+
+  /**
+   * Milliseconds to regain {@code deficit} tokens: {@code ceil(deficit / refillPerSecond * 1000)},
+   * at least 1. A result within floating-point error of a whole millisecond is not rounded up past
+   * it, and {@link #EPSILON} admits the call once that millisecond has passed.
+   */
+  long tokensMs(double deficit) {
+    double ms = deficit * 1000.0 / refillPerSecond;
+    double up = Math.ceil(ms);
+    double toleranceMs = EPSILON * 1000.0 / refillPerSecond;
+    if (up - ms > 1.0 - toleranceMs && up - 1 > 0) {
+      up -= 1;
+    }
+    return Math.max(1, up >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) up);
+  }
+
+  static long ceilMs(long nanos) {
+    return nanos <= 0 ? 0 : (nanos - 1) / NANOS_PER_MS + 1;
+  }
+
+  /** Whether the entry, at {@code now}, equals a fresh one: dropping it grants nothing. */
+  boolean isFresh(KeyEntry e, long now) {
+    normalize(e, now);
+    return e.size == 0 && (!hasBucket || e.tokens >= capacity - EPSILON);
+  }
+
+  /** Removes the key's entry, restoring its full budget; returns whether it was tracked. */
+  boolean reset(String key) {
+    KeyEntry e = entries.get(key);
+    if (e == null) {
+      return false;
+    }
+    e.lock();
+    try {
+      if (e.retired) {
+        return false;
+      }
+      retire(e);
+      return true;
+    } finally {
+      e.unlock();
+    }
+  }
+
+  private void retire(KeyEntry e) {
+    e.retired = true;
+    entries.remove(e.key, e);
+  }
+
+  /**
+   * Drops the entries that are fresh, at most once per sweep interval (the window's length between
+   * 1 s and 1 min) unless {@code force}d; one caller sweeps at a time, and busy entries are skipped.
+   */
+  void maybeSweep(long now, boolean force) {
+    if (!force && now - lastSweep < sweepNanos) {
+      return;
+    }
+    if (!sweeping.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      lastSweep = now;
+      for (KeyEntry e : entries.values()) {
+        if (e.tryLock()) {
+          try {
+            if (!e.retired && isFresh(e, now)) {
+              retire(e);
+            }
+          } finally {
+            e.unlock();
+          }
+        }
+      }
+    } finally {
+      sweeping.set(false);
+    }
+  }
+}

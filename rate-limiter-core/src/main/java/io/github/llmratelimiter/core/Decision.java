@@ -1,0 +1,111 @@
+package io.github.llmratelimiter.core;
+
+/**
+ * The immutable outcome of one call to a limiter.
+ *
+ * <p>A denied decision is either <em>retryable</em>, with {@link #retryAfterMs()} at least 1 (a
+ * client can wait that long and try again), or not, with {@code retryAfterMs} 0: waiting never
+ * clears it (a bucket that does not refill, a cost above capacity). A retry of 0 never means "retry
+ * now".
+ *
+ * @param allowed whether the call was admitted and charged
+ * @param remaining how many more unit-cost calls the binding budget admits now (whole requests,
+ *     the minimum over every component and level)
+ * @param retryAfterMs for a retryable deny, the milliseconds (rounded up) after which the denying
+ *     component admits the call; 0 otherwise
+ * @param resetAfterMs the milliseconds (rounded up) until the components this decision looked at
+ *     are fully replenished; a bucket that does not refill contributes nothing
+ * @param reason why the call was allowed or denied
+ * @param retryable whether waiting can ever turn this deny into an allow ({@code true} when
+ *     allowed)
+ * @param level the name of the budget that decided: the denying level of a hierarchy, or the
+ *     binding one when allowed
+ */
+public record Decision(
+    boolean allowed,
+    long remaining,
+    long retryAfterMs,
+    long resetAfterMs,
+    Reason reason,
+    boolean retryable,
+    String level) {
+
+  /**
+   * Validates the decision's invariants.
+   *
+   * @throws IllegalArgumentException if the fields contradict each other
+   */
+  public Decision {
+    Args.notNull("reason", reason);
+    Args.notNull("level", level);
+    Args.notNegative("remaining", remaining);
+    Args.notNegative("retryAfterMs", retryAfterMs);
+    Args.notNegative("resetAfterMs", resetAfterMs);
+    if (allowed != (reason == Reason.OK)) {
+      throw new IllegalArgumentException(
+          "reason must be OK exactly when allowed, but allowed=" + allowed + " and reason=" + reason);
+    }
+    if (allowed && (retryAfterMs != 0 || !retryable)) {
+      throw new IllegalArgumentException(
+          "an allowed decision has retryAfterMs 0 and is retryable, but retryAfterMs="
+              + retryAfterMs + " and retryable=" + retryable);
+    }
+    if (!allowed && retryable && retryAfterMs < 1) {
+      throw new IllegalArgumentException(
+          "a retryable deny waits at least 1 ms, but retryAfterMs=" + retryAfterMs);
+    }
+    if (!retryable && retryAfterMs != 0) {
+      throw new IllegalArgumentException(
+          "a deny that waiting cannot clear has retryAfterMs 0, but retryAfterMs=" + retryAfterMs);
+    }
+  }
+
+  /**
+   * Returns an allowed decision.
+   *
+   * @param remaining unit-cost calls still admitted
+   * @param resetAfterMs milliseconds until the budgets are full again
+   * @param level the binding budget's name
+   * @return an allowed decision
+   */
+  public static Decision allow(long remaining, long resetAfterMs, String level) {
+    return new Decision(true, remaining, 0, resetAfterMs, Reason.OK, true, level);
+  }
+
+  /**
+   * Returns a deny that clears by waiting {@code retryAfterMs}.
+   *
+   * @param reason the denying component's reason
+   * @param remaining unit-cost calls the denying component still admits
+   * @param retryAfterMs the wait, at least 1
+   * @param resetAfterMs milliseconds until the budgets are full again
+   * @param level the denying budget's name
+   * @return a retryable deny
+   */
+  public static Decision retryableDeny(
+      Reason reason, long remaining, long retryAfterMs, long resetAfterMs, String level) {
+    return new Decision(false, remaining, retryAfterMs, resetAfterMs, reason, true, level);
+  }
+
+  /**
+   * Returns a deny that waiting never clears.
+   *
+   * @param reason the denying component's reason
+   * @param remaining unit-cost calls the denying component still admits
+   * @param resetAfterMs milliseconds until the budgets are full again
+   * @param level the denying budget's name
+   * @return a final deny, with {@code retryAfterMs} 0
+   */
+  public static Decision finalDeny(Reason reason, long remaining, long resetAfterMs, String level) {
+    return new Decision(false, remaining, 0, resetAfterMs, reason, false, level);
+  }
+
+  /**
+   * Returns {@code !allowed()}.
+   *
+   * @return whether the call was denied
+   */
+  public boolean denied() {
+    return !allowed;
+  }
+}

@@ -1,0 +1,206 @@
+package io.github.llmratelimiter.core;
+
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The seed's composed limiter: a sliding-window log (requests per window) and a token bucket
+ * (bursts) applied to each key under one lock.
+ *
+ * <p>In {@link Composition#SEQUENTIAL} (the default) the window runs first: a full window returns
+ * {@link Reason#RPM_LIMIT} and never touches the bucket; then the bucket: a short bucket returns
+ * {@link Reason#BURST_LIMIT} <em>and the window's timestamp stays counted</em> (it is not rolled
+ * back). In {@link Composition#RESERVE_COMMIT} both are checked first and both are charged only if
+ * both admit, so a burst deny leaves the window alone. Either way {@code retryAfterMs} is copied
+ * from the denying component (never summed) and an allow reports the smaller remaining of the two.
+ * Callers of the same key never interleave between the two checks; calls on different keys run in
+ * parallel.
+ *
+ * <pre>{@code
+ * GatewayLimiter limiter = GatewayLimiter.builder()
+ *     .requestsPerWindow(60, Duration.ofMinutes(1))
+ *     .burst(10, 1.0)
+ *     .build();
+ * Decision d = limiter.allow("tenant-a");
+ * }</pre>
+ */
+public final class GatewayLimiter {
+
+  private final Budget budget;
+  private final Composition composition;
+  private final RateLimitStore store;
+
+  private GatewayLimiter(Budget budget, Composition composition, RateLimitStore store) {
+    this.budget = budget;
+    this.composition = composition;
+    this.store = store;
+  }
+
+  /**
+   * Returns a builder with a one-minute window, sequential composition and an in-memory store.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Admits one call of cost 1 for {@code key}.
+   *
+   * @param key the key (a tenant, or a {@link CompositeKey#value()}), not blank
+   * @return the decision
+   * @throws IllegalArgumentException if the key is null or blank
+   */
+  public Decision allow(String key) {
+    return store.acquire(budget, key, 1.0, composition);
+  }
+
+  /**
+   * Admits one call costing {@code tokens} bucket tokens for {@code key}.
+   *
+   * @param key the key, not blank
+   * @param tokens the cost in bucket tokens, finite and positive (fractions allowed)
+   * @return the decision
+   * @throws IllegalArgumentException if the key is blank or the cost is not finite and positive
+   */
+  public Decision allow(String key, double tokens) {
+    return store.acquire(budget, key, tokens, composition);
+  }
+
+  /**
+   * Returns the budget this limiter applies.
+   *
+   * @return the budget
+   */
+  public Budget budget() {
+    return budget;
+  }
+
+  /**
+   * Returns the composition mode.
+   *
+   * @return the composition
+   */
+  public Composition composition() {
+    return composition;
+  }
+
+  /**
+   * Returns the store that holds this limiter's state.
+   *
+   * @return the store
+   */
+  public RateLimitStore store() {
+    return store;
+  }
+
+  /** Builds a {@link GatewayLimiter}; the window, the bucket or both must be set. */
+  public static final class Builder {
+
+    private String name = "default";
+    private @Nullable WindowLimit window;
+    private @Nullable BucketLimit bucket;
+    private Composition composition = Composition.SEQUENTIAL;
+    private @Nullable RateLimitStore store;
+    private @Nullable Ticker ticker;
+
+    private Builder() {}
+
+    /**
+     * Sets the budget's name (the level named in decisions and the state's name in the store).
+     *
+     * @param name the name, not blank
+     * @return this builder
+     */
+    public Builder name(String name) {
+      this.name = Args.notBlank("name", name);
+      return this;
+    }
+
+    /**
+     * Sets the sliding-window limit.
+     *
+     * @param limit calls admitted per window, at least 1
+     * @param window the window's length, positive
+     * @return this builder
+     * @throws IllegalArgumentException on a bad limit or window
+     */
+    public Builder requestsPerWindow(long limit, Duration window) {
+      this.window = new WindowLimit(limit, window);
+      return this;
+    }
+
+    /**
+     * Sets a limit of {@code limit} calls per minute.
+     *
+     * @param limit calls admitted per minute, at least 1
+     * @return this builder
+     * @throws IllegalArgumentException on a bad limit
+     */
+    public Builder requestsPerMinute(long limit) {
+      this.window = WindowLimit.perMinute(limit);
+      return this;
+    }
+
+    /**
+     * Sets the burst bucket.
+     *
+     * @param capacity the most tokens held, finite and positive
+     * @param refillPerSecond tokens regained per second, finite and not negative
+     * @return this builder
+     * @throws IllegalArgumentException on a bad capacity or refill
+     */
+    public Builder burst(double capacity, double refillPerSecond) {
+      this.bucket = new BucketLimit(capacity, refillPerSecond);
+      return this;
+    }
+
+    /**
+     * Sets the composition mode.
+     *
+     * @param composition the mode
+     * @return this builder
+     */
+    public Builder composition(Composition composition) {
+      this.composition = Args.notNull("composition", composition);
+      return this;
+    }
+
+    /**
+     * Sets the store; by default a new in-memory store on the ticker.
+     *
+     * @param store the store
+     * @return this builder
+     */
+    public Builder store(RateLimitStore store) {
+      this.store = Args.notNull("store", store);
+      return this;
+    }
+
+    /**
+     * Sets the ticker of the default in-memory store (ignored when a store is set).
+     *
+     * @param ticker the time source
+     * @return this builder
+     */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Args.notNull("ticker", ticker);
+      return this;
+    }
+
+    /**
+     * Builds the limiter.
+     *
+     * @return the limiter
+     * @throws IllegalArgumentException if neither a window nor a bucket was set
+     */
+    public GatewayLimiter build() {
+      Budget budget = new Budget(name, window, bucket);
+      RateLimitStore s = store != null
+          ? store
+          : RateLimitStore.inMemory(ticker != null ? ticker : Ticker.system());
+      return new GatewayLimiter(budget, composition, s);
+    }
+  }
+}

@@ -1,0 +1,177 @@
+package io.github.llmratelimiter.core;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A hierarchy of budgets, each with its own key, for example organisation, then API key, then API
+ * key and model: a call is admitted only if every level admits it.
+ *
+ * <p>Every level's entry is locked for the whole decision, in one global order, so concurrent
+ * callers on sibling keys never over-admit a shared level and never deadlock. In {@link
+ * Composition#RESERVE_COMMIT} no level is charged when any level denies. In {@link
+ * Composition#SEQUENTIAL} the levels run root first, each as a {@link GatewayLimiter} would: the
+ * levels before the denying one stay fully charged, and the denying level keeps its window
+ * timestamp if its bucket denied. The decision's {@link Decision#level()} names the denying level.
+ *
+ * <pre>{@code
+ * HierarchicalLimiter limiter = HierarchicalLimiter.builder()
+ *     .level(Budget.of("org", WindowLimit.perMinute(1000), new BucketLimit(100, 20)))
+ *     .level(Budget.of("api-key", WindowLimit.perMinute(100), new BucketLimit(10, 2)))
+ *     .build();
+ * Decision d = limiter.allow(List.of("acme", "sk-123"));
+ * }</pre>
+ */
+public final class HierarchicalLimiter {
+
+  private final List<Budget> levels;
+  private final Composition composition;
+  private final RateLimitStore store;
+
+  private HierarchicalLimiter(List<Budget> levels, Composition composition, RateLimitStore store) {
+    this.levels = levels;
+    this.composition = composition;
+    this.store = store;
+  }
+
+  /**
+   * Returns a builder with sequential composition and an in-memory store.
+   *
+   * @return a new builder
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Admits one call of cost 1.
+   *
+   * @param keys one key per level, root first
+   * @return the decision
+   * @throws IllegalArgumentException if a key is blank or the count differs from the levels'
+   */
+  public Decision allow(List<String> keys) {
+    return allow(keys, 1.0);
+  }
+
+  /**
+   * Admits one call costing {@code tokens} bucket tokens at every level.
+   *
+   * @param keys one key per level, root first
+   * @param tokens the cost, finite and positive
+   * @return the decision; {@link Decision#level()} names the denying (or binding) level
+   * @throws IllegalArgumentException if a key is blank, the count differs from the levels', or the
+   *     cost is not finite and positive
+   */
+  public Decision allow(List<String> keys, double tokens) {
+    return store.acquire(levels, keys, tokens, composition);
+  }
+
+  /**
+   * Returns the levels, root first.
+   *
+   * @return the budgets
+   */
+  public List<Budget> levels() {
+    return levels;
+  }
+
+  /**
+   * Returns the composition mode.
+   *
+   * @return the composition
+   */
+  public Composition composition() {
+    return composition;
+  }
+
+  /**
+   * Returns the store that holds the levels' state.
+   *
+   * @return the store
+   */
+  public RateLimitStore store() {
+    return store;
+  }
+
+  /** Builds a {@link HierarchicalLimiter} from at least one level. */
+  public static final class Builder {
+
+    private final List<Budget> levels = new ArrayList<>();
+    private final Set<String> names = new HashSet<>();
+    private Composition composition = Composition.SEQUENTIAL;
+    private @Nullable RateLimitStore store;
+    private @Nullable Ticker ticker;
+
+    private Builder() {}
+
+    /**
+     * Appends a level below the ones added before.
+     *
+     * @param budget the level's budget; its name must differ from the other levels'
+     * @return this builder
+     * @throws IllegalArgumentException on a null budget or a repeated name
+     */
+    public Builder level(Budget budget) {
+      Args.notNull("budget", budget);
+      if (!names.add(budget.name())) {
+        throw new IllegalArgumentException(
+            "level names must be distinct, but '" + budget.name() + "' was added twice");
+      }
+      levels.add(budget);
+      return this;
+    }
+
+    /**
+     * Sets the composition mode.
+     *
+     * @param composition the mode
+     * @return this builder
+     */
+    public Builder composition(Composition composition) {
+      this.composition = Args.notNull("composition", composition);
+      return this;
+    }
+
+    /**
+     * Sets the store; by default a new in-memory store on the ticker.
+     *
+     * @param store the store
+     * @return this builder
+     */
+    public Builder store(RateLimitStore store) {
+      this.store = Args.notNull("store", store);
+      return this;
+    }
+
+    /**
+     * Sets the ticker of the default in-memory store (ignored when a store is set).
+     *
+     * @param ticker the time source
+     * @return this builder
+     */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Args.notNull("ticker", ticker);
+      return this;
+    }
+
+    /**
+     * Builds the limiter.
+     *
+     * @return the limiter
+     * @throws IllegalArgumentException if no level was added
+     */
+    public HierarchicalLimiter build() {
+      if (levels.isEmpty()) {
+        throw new IllegalArgumentException("levels must not be empty: add at least one level");
+      }
+      RateLimitStore s = store != null
+          ? store
+          : RateLimitStore.inMemory(ticker != null ? ticker : Ticker.system());
+      return new HierarchicalLimiter(List.copyOf(levels), composition, s);
+    }
+  }
+}

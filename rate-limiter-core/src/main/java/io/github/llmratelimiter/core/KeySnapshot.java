@@ -1,0 +1,45 @@
+package io.github.llmratelimiter.core;
+
+/**
+ * A point-in-time view of one key's state under one budget, for monitoring.
+ *
+ * @param budget the budget's name
+ * @param key the key, in clear: callers that show it must mask it
+ * @param windowUsed admissions counted in the current window (0 when the budget has no window)
+ * @param windowLimit the window's limit (0 when the budget has no window)
+ * @param tokens tokens in the bucket now (0 when the budget has no bucket)
+ * @param capacity the bucket's capacity (0 when the budget has no bucket)
+ * @param nextFreeMs milliseconds until a unit-cost call would be admitted, 0 if it would be now
+ *     (for a bucket that does not refill and cannot pay, 0 as well: check {@code tokens})
+ */
+public record KeySnapshot(
+    String budget,
+    String key,
+    long windowUsed,
+    long windowLimit,
+    double tokens,
+    double capacity,
+    long nextFreeMs) {
+
+  /**
+   * Validates the snapshot.
+   *
+   * @throws IllegalArgumentException if a name is blank or a count is negative
+   */
+  public KeySnapshot {
+    Args.notBlank("budget", budget);
+    Args.notBlank("key", key);
+    Args.notNegative("windowUsed", windowUsed);
+    Args.notNegative("windowLimit", windowLimit);
+    Args.notNegative("nextFreeMs", nextFreeMs);
+  }
+
+  /**
+   * Returns the share of the window used, from 0 to 1 (0 without a window).
+   *
+   * @return {@code windowUsed / windowLimit}
+   */
+  public double windowUtilization() {
+    return windowLimit == 0 ? 0 : (double) windowUsed / windowLimit;
+  }
+}

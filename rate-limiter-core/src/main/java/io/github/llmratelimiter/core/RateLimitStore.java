@@ -1,0 +1,118 @@
+package io.github.llmratelimiter.core;
+
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Where budgets keep their per-key state, and the one place a decision is taken atomically.
+ *
+ * <p>A store decides for a list of levels at once (a hierarchy), each level a {@link Budget} with
+ * its own key: in {@link Composition#SEQUENTIAL} the levels and, within each, the window then the
+ * bucket run in order, and what ran before a deny stays charged; in {@link
+ * Composition#RESERVE_COMMIT} all are checked before any is charged. No other caller of the same
+ * keys interleaves with a decision. The {@linkplain #inMemory() in-memory store} is the default;
+ * other modules add distributed ones that give the same results.
+ */
+public interface RateLimitStore extends AutoCloseable {
+
+  /**
+   * Decides one call across the given levels and charges what the composition says.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive (the window counts 1)
+   * @param composition the composition mode
+   * @return the decision; a deny names the level that denied
+   * @throws IllegalArgumentException on a blank key, a bad cost, mismatched lists or duplicate names
+   */
+  Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition composition);
+
+  /**
+   * Decides one call on a single budget.
+   *
+   * @param budget the budget
+   * @param key the key, not blank
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param composition the composition mode
+   * @return the decision
+   * @throws IllegalArgumentException on a blank key or a bad cost
+   */
+  default Decision acquire(Budget budget, String key, double cost, Composition composition) {
+    return acquire(List.of(budget), List.of(key), cost, composition);
+  }
+
+  /**
+   * Returns the state of one key, if the store tracks it.
+   *
+   * @param budget the budget
+   * @param key the key
+   * @return the key's state, or empty when it is untracked (which means fresh)
+   */
+  Optional<KeySnapshot> inspect(Budget budget, String key);
+
+  /**
+   * Returns up to {@code limit} tracked keys of a budget, the most used first.
+   *
+   * @param budget the budget
+   * @param limit the most keys to return, at least 1
+   * @return the keys' states
+   */
+  List<KeySnapshot> top(Budget budget, int limit);
+
+  /**
+   * Forgets one key's state, giving it a full budget again.
+   *
+   * @param budget the budget
+   * @param key the key
+   * @return whether the key was tracked
+   */
+  boolean reset(Budget budget, String key);
+
+  /**
+   * Returns how many keys the store tracks for a budget.
+   *
+   * @param budget the budget
+   * @return the number of tracked keys
+   */
+  long trackedKeys(Budget budget);
+
+  /** Releases the store's resources; the in-memory store has none. */
+  @Override
+  default void close() {}
+
+  /**
+   * Returns a new in-memory store on the system ticker, tracking at most {@value
+   * InMemoryStore#DEFAULT_MAX_KEYS} keys per budget.
+   *
+   * @return a new in-memory store
+   */
+  static RateLimitStore inMemory() {
+    return new InMemoryStore(Ticker.system(), InMemoryStore.DEFAULT_MAX_KEYS);
+  }
+
+  /**
+   * Returns a new in-memory store that reads time from {@code ticker}.
+   *
+   * @param ticker the time source
+   * @return a new in-memory store
+   */
+  static RateLimitStore inMemory(Ticker ticker) {
+    return new InMemoryStore(ticker, InMemoryStore.DEFAULT_MAX_KEYS);
+  }
+
+  /**
+   * Returns a new in-memory store with a cap on tracked keys per budget.
+   *
+   * <p>Idle keys whose state equals a fresh one are dropped (which never grants budget). When a
+   * budget tracks {@code maxKeysPerBudget} keys, a sweep runs at once; if the table is still full,
+   * calls with a new key are denied with {@link Reason#TRACKED_KEYS_LIMIT} (retryable) while every
+   * tracked key keeps its state: an active tenant's budget is never reset to make room.
+   *
+   * @param ticker the time source
+   * @param maxKeysPerBudget the most keys tracked per budget, at least 1
+   * @return a new in-memory store
+   */
+  static RateLimitStore inMemory(Ticker ticker, long maxKeysPerBudget) {
+    return new InMemoryStore(ticker, maxKeysPerBudget);
+  }
+}

@@ -1,0 +1,33 @@
+package io.github.llmratelimiter.core;
+
+/** Why a {@link Decision} allowed or denied a call. */
+public enum Reason {
+
+  /** Every budget admitted the call and it was charged. */
+  OK,
+
+  /**
+   * The sliding-window log was full: nothing was appended to the window and no later component
+   * ran. This deny is free.
+   */
+  RPM_LIMIT,
+
+  /**
+   * The token bucket held fewer tokens than the call costs. In sequential composition the RPM
+   * timestamp appended before the bucket ran stays counted; in reserve-then-commit composition
+   * nothing was charged.
+   */
+  BURST_LIMIT,
+
+  /**
+   * The call costs more tokens than the bucket can ever hold: waiting never helps, and nothing
+   * was charged.
+   */
+  COST_EXCEEDS_CAPACITY,
+
+  /**
+   * The store already tracks its maximum number of keys and this key is new to it: nothing was
+   * charged, and the call may succeed once idle keys have been dropped.
+   */
+  TRACKED_KEYS_LIMIT
+}
