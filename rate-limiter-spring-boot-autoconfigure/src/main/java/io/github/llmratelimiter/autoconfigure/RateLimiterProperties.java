@@ -82,102 +82,227 @@ public class RateLimiterProperties {
   /** Micrometer metrics. */
   private final Metrics metrics = new Metrics();
 
+  /**
+   * Returns the setting: whether rate limiting is enabled at all.
+   *
+   * @return the enabled setting
+   */
   public boolean isEnabled() {
     return enabled;
   }
 
+  /**
+   * Sets the setting: whether rate limiting is enabled at all.
+   *
+   * @param enabled the new value
+   */
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
   }
 
+  /**
+   * Returns the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   *
+   * @return the composition setting
+   */
   public Composition getComposition() {
     return composition;
   }
 
+  /**
+   * Sets the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   *
+   * @param composition the new value
+   */
   public void setComposition(Composition composition) {
     this.composition = composition;
   }
 
+  /**
+   * Returns the setting: the policy applied where none is named (a route or an annotation without a policy).
+   *
+   * @return the defaultPolicy setting
+   */
   public String getDefaultPolicy() {
     return defaultPolicy;
   }
 
+  /**
+   * Sets the setting: the policy applied where none is named (a route or an annotation without a policy).
+   *
+   * @param defaultPolicy the new value
+   */
   public void setDefaultPolicy(String defaultPolicy) {
     this.defaultPolicy = defaultPolicy;
   }
 
+  /**
+   * Returns the setting: requests-per-window limit of the default policy, inherited by every named policy.
+   *
+   * @return the rpm setting
+   */
   public Rpm getRpm() {
     return rpm;
   }
 
+  /**
+   * Returns the setting: token bucket of the default policy, inherited by every named policy; unset means no bucket.
+   *
+   * @return the burst setting
+   */
   public Burst getBurst() {
     return burst;
   }
 
+  /**
+   * Returns the setting: what the default policy's budgets are counted per.
+   *
+   * @return the scope setting
+   */
   public KeyScope getScope() {
     return scope;
   }
 
+  /**
+   * Sets the setting: what the default policy's budgets are counted per.
+   *
+   * @param scope the new value
+   */
   public void setScope(KeyScope scope) {
     this.scope = scope;
   }
 
+  /**
+   * Returns the setting: per-model overrides of the default policy, by model name (for example "gpt-4o").
+   *
+   * @return the models setting
+   */
   public Map<String, Limits> getModels() {
     return models;
   }
 
+  /**
+   * Sets the setting: per-model overrides of the default policy, by model name (for example "gpt-4o").
+   *
+   * @param models the new value
+   */
   public void setModels(Map<String, Limits> models) {
     this.models = models;
   }
 
+  /**
+   * Returns the setting: named policies, by name; each overrides the top-level limits it sets.
+   *
+   * @return the policies setting
+   */
   public Map<String, Policy> getPolicies() {
     return policies;
   }
 
+  /**
+   * Sets the setting: named policies, by name; each overrides the top-level limits it sets.
+   *
+   * @param policies the new value
+   */
   public void setPolicies(Map<String, Policy> policies) {
     this.policies = policies;
   }
 
+  /**
+   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   *
+   * @return the missingKey setting
+   */
   public MissingKey getMissingKey() {
     return missingKey;
   }
 
+  /**
+   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   *
+   * @param missingKey the new value
+   */
   public void setMissingKey(MissingKey missingKey) {
     this.missingKey = missingKey;
   }
 
+  /**
+   * Returns the setting: the key that requests without an API key share when "missing-key" is anonymous.
+   *
+   * @return the anonymousKey setting
+   */
   public String getAnonymousKey() {
     return anonymousKey;
   }
 
+  /**
+   * Sets the setting: the key that requests without an API key share when "missing-key" is anonymous.
+   *
+   * @param anonymousKey the new value
+   */
   public void setAnonymousKey(String anonymousKey) {
     this.anonymousKey = anonymousKey;
   }
 
+  /**
+   * Returns the setting: what a decision does when the store fails (for example a distributed store is unreachable): "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   *
+   * @return the storeFailure setting
+   */
   public StoreFailure getStoreFailure() {
     return storeFailure;
   }
 
+  /**
+   * Sets the setting: what a decision does when the store fails (for example a distributed store is unreachable): "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   *
+   * @param storeFailure the new value
+   */
   public void setStoreFailure(StoreFailure storeFailure) {
     this.storeFailure = storeFailure;
   }
 
+  /**
+   * Returns the setting: route-based enforcement by the Spring MVC interceptor.
+   *
+   * @return the web setting
+   */
   public Web getWeb() {
     return web;
   }
 
+  /**
+   * Returns the setting: enforcement of "@RateLimited" by the AspectJ aspect.
+   *
+   * @return the aspect setting
+   */
   public Aspect getAspect() {
     return aspect;
   }
 
+  /**
+   * Returns the setting: the in-memory store (used when no other RateLimitStore bean is defined).
+   *
+   * @return the inMemory setting
+   */
   public InMemory getInMemory() {
     return inMemory;
   }
 
+  /**
+   * Returns the setting: the Actuator endpoint "ratelimiter".
+   *
+   * @return the endpoint setting
+   */
   public Endpoint getEndpoint() {
     return endpoint;
   }
 
+  /**
+   * Returns the setting: micrometer metrics.
+   *
+   * @return the metrics setting
+   */
   public Metrics getMetrics() {
     return metrics;
   }
@@ -207,18 +332,38 @@ public class RateLimiterProperties {
     /** The window's length. */
     private Duration window = Duration.ofMinutes(1);
 
+    /**
+     * Returns the setting: requests admitted per window and key.
+     *
+     * @return the limit setting
+     */
     public long getLimit() {
       return limit;
     }
 
+    /**
+     * Sets the setting: requests admitted per window and key.
+     *
+     * @param limit the new value
+     */
     public void setLimit(long limit) {
       this.limit = limit;
     }
 
+    /**
+     * Returns the setting: the window's length.
+     *
+     * @return the window setting
+     */
     public Duration getWindow() {
       return window;
     }
 
+    /**
+     * Sets the setting: the window's length.
+     *
+     * @param window the new value
+     */
     public void setWindow(Duration window) {
       this.window = window;
     }
@@ -233,18 +378,38 @@ public class RateLimiterProperties {
     /** Tokens regained per second; required with a capacity; 0 means the bucket never refills. */
     private @Nullable Double refillPerSecond;
 
+    /**
+     * Returns the setting: tokens the bucket holds when full (the largest burst); unset means no bucket.
+     *
+     * @return the capacity setting
+     */
     public @Nullable Double getCapacity() {
       return capacity;
     }
 
+    /**
+     * Sets the setting: tokens the bucket holds when full (the largest burst); unset means no bucket.
+     *
+     * @param capacity the new value
+     */
     public void setCapacity(@Nullable Double capacity) {
       this.capacity = capacity;
     }
 
+    /**
+     * Returns the setting: tokens regained per second; required with a capacity; 0 means the bucket never refills.
+     *
+     * @return the refillPerSecond setting
+     */
     public @Nullable Double getRefillPerSecond() {
       return refillPerSecond;
     }
 
+    /**
+     * Sets the setting: tokens regained per second; required with a capacity; 0 means the bucket never refills.
+     *
+     * @param refillPerSecond the new value
+     */
     public void setRefillPerSecond(@Nullable Double refillPerSecond) {
       this.refillPerSecond = refillPerSecond;
     }
@@ -259,18 +424,38 @@ public class RateLimiterProperties {
     /** The window's length; inherited when unset. */
     private @Nullable Duration window;
 
+    /**
+     * Returns the setting: requests admitted per window and key; inherited when unset.
+     *
+     * @return the limit setting
+     */
     public @Nullable Long getLimit() {
       return limit;
     }
 
+    /**
+     * Sets the setting: requests admitted per window and key; inherited when unset.
+     *
+     * @param limit the new value
+     */
     public void setLimit(@Nullable Long limit) {
       this.limit = limit;
     }
 
+    /**
+     * Returns the setting: the window's length; inherited when unset.
+     *
+     * @return the window setting
+     */
     public @Nullable Duration getWindow() {
       return window;
     }
 
+    /**
+     * Sets the setting: the window's length; inherited when unset.
+     *
+     * @param window the new value
+     */
     public void setWindow(@Nullable Duration window) {
       this.window = window;
     }
@@ -285,10 +470,20 @@ public class RateLimiterProperties {
     /** Token bucket override. */
     private final Burst burst = new Burst();
 
+    /**
+     * Returns the setting: requests-per-window override.
+     *
+     * @return the rpm setting
+     */
     public RpmOverride getRpm() {
       return rpm;
     }
 
+    /**
+     * Returns the setting: token bucket override.
+     *
+     * @return the burst setting
+     */
     public Burst getBurst() {
       return burst;
     }
@@ -309,26 +504,56 @@ public class RateLimiterProperties {
      */
     private @Nullable String parent;
 
+    /**
+     * Returns the setting: what this policy's budgets are counted per; inherits the top-level scope when unset.
+     *
+     * @return the scope setting
+     */
     public @Nullable KeyScope getScope() {
       return scope;
     }
 
+    /**
+     * Sets the setting: what this policy's budgets are counted per; inherits the top-level scope when unset.
+     *
+     * @param scope the new value
+     */
     public void setScope(@Nullable KeyScope scope) {
       this.scope = scope;
     }
 
+    /**
+     * Returns the setting: per-model overrides of this policy, by model name.
+     *
+     * @return the models setting
+     */
     public Map<String, Limits> getModels() {
       return models;
     }
 
+    /**
+     * Sets the setting: per-model overrides of this policy, by model name.
+     *
+     * @param models the new value
+     */
     public void setModels(Map<String, Limits> models) {
       this.models = models;
     }
 
+    /**
+     * Returns the setting: the policy one level above this one in a hierarchy (for example a per-key budget above a per-key-and-model one); both are decided in one atomic store call.
+     *
+     * @return the parent setting
+     */
     public @Nullable String getParent() {
       return parent;
     }
 
+    /**
+     * Sets the setting: the policy one level above this one in a hierarchy (for example a per-key budget above a per-key-and-model one); both are decided in one atomic store call.
+     *
+     * @param parent the new value
+     */
     public void setParent(@Nullable String parent) {
       this.parent = parent;
     }
@@ -352,42 +577,92 @@ public class RateLimiterProperties {
     /** The "type" URI of the 429 problem response. */
     private String problemType = "urn:llmratelimiter:problem:rate-limited";
 
+    /**
+     * Returns the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     *
+     * @return the enabled setting
+     */
     public boolean isEnabled() {
       return enabled;
     }
 
+    /**
+     * Sets the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     *
+     * @param enabled the new value
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
 
+    /**
+     * Returns the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     *
+     * @return the routes setting
+     */
     public List<Route> getRoutes() {
       return routes;
     }
 
+    /**
+     * Sets the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     *
+     * @param routes the new value
+     */
     public void setRoutes(List<Route> routes) {
       this.routes = routes;
     }
 
+    /**
+     * Returns the setting: whether the model is read from the "model" field of a JSON request body.
+     *
+     * @return the modelFromBody setting
+     */
     public boolean isModelFromBody() {
       return modelFromBody;
     }
 
+    /**
+     * Sets the setting: whether the model is read from the "model" field of a JSON request body.
+     *
+     * @param modelFromBody the new value
+     */
     public void setModelFromBody(boolean modelFromBody) {
       this.modelFromBody = modelFromBody;
     }
 
+    /**
+     * Returns the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     *
+     * @return the maxBodyPeek setting
+     */
     public DataSize getMaxBodyPeek() {
       return maxBodyPeek;
     }
 
+    /**
+     * Sets the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     *
+     * @param maxBodyPeek the new value
+     */
     public void setMaxBodyPeek(DataSize maxBodyPeek) {
       this.maxBodyPeek = maxBodyPeek;
     }
 
+    /**
+     * Returns the setting: the "type" URI of the 429 problem response.
+     *
+     * @return the problemType setting
+     */
     public String getProblemType() {
       return problemType;
     }
 
+    /**
+     * Sets the setting: the "type" URI of the 429 problem response.
+     *
+     * @param problemType the new value
+     */
     public void setProblemType(String problemType) {
       this.problemType = problemType;
     }
@@ -405,26 +680,56 @@ public class RateLimiterProperties {
     /** The policy applied to the route; the default policy when unset. */
     private @Nullable String policy;
 
+    /**
+     * Returns the setting: path patterns the route covers (Spring PathPattern syntax, for example "/v1/**").
+     *
+     * @return the include setting
+     */
     public List<String> getInclude() {
       return include;
     }
 
+    /**
+     * Sets the setting: path patterns the route covers (Spring PathPattern syntax, for example "/v1/**").
+     *
+     * @param include the new value
+     */
     public void setInclude(List<String> include) {
       this.include = include;
     }
 
+    /**
+     * Returns the setting: path patterns excluded from the route even when an include pattern matches.
+     *
+     * @return the exclude setting
+     */
     public List<String> getExclude() {
       return exclude;
     }
 
+    /**
+     * Sets the setting: path patterns excluded from the route even when an include pattern matches.
+     *
+     * @param exclude the new value
+     */
     public void setExclude(List<String> exclude) {
       this.exclude = exclude;
     }
 
+    /**
+     * Returns the setting: the policy applied to the route; the default policy when unset.
+     *
+     * @return the policy setting
+     */
     public @Nullable String getPolicy() {
       return policy;
     }
 
+    /**
+     * Sets the setting: the policy applied to the route; the default policy when unset.
+     *
+     * @param policy the new value
+     */
     public void setPolicy(@Nullable String policy) {
       this.policy = policy;
     }
@@ -436,10 +741,20 @@ public class RateLimiterProperties {
     /** Whether the aspect that enforces "@RateLimited" is enabled. */
     private boolean enabled = true;
 
+    /**
+     * Returns the setting: whether the aspect that enforces "@RateLimited" is enabled.
+     *
+     * @return the enabled setting
+     */
     public boolean isEnabled() {
       return enabled;
     }
 
+    /**
+     * Sets the setting: whether the aspect that enforces "@RateLimited" is enabled.
+     *
+     * @param enabled the new value
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
@@ -451,10 +766,20 @@ public class RateLimiterProperties {
     /** The most keys tracked per budget; new keys beyond it are denied until idle keys expire. */
     private long maxKeysPerBudget = 1_000_000L;
 
+    /**
+     * Returns the setting: the most keys tracked per budget; new keys beyond it are denied until idle keys expire.
+     *
+     * @return the maxKeysPerBudget setting
+     */
     public long getMaxKeysPerBudget() {
       return maxKeysPerBudget;
     }
 
+    /**
+     * Sets the setting: the most keys tracked per budget; new keys beyond it are denied until idle keys expire.
+     *
+     * @param maxKeysPerBudget the new value
+     */
     public void setMaxKeysPerBudget(long maxKeysPerBudget) {
       this.maxKeysPerBudget = maxKeysPerBudget;
     }
@@ -469,18 +794,38 @@ public class RateLimiterProperties {
     /** The most keys per budget a request may ask for with "top". */
     private int maxTop = 1000;
 
+    /**
+     * Returns the setting: how many keys per budget the endpoint lists when the request names no "top".
+     *
+     * @return the top setting
+     */
     public int getTop() {
       return top;
     }
 
+    /**
+     * Sets the setting: how many keys per budget the endpoint lists when the request names no "top".
+     *
+     * @param top the new value
+     */
     public void setTop(int top) {
       this.top = top;
     }
 
+    /**
+     * Returns the setting: the most keys per budget a request may ask for with "top".
+     *
+     * @return the maxTop setting
+     */
     public int getMaxTop() {
       return maxTop;
     }
 
+    /**
+     * Sets the setting: the most keys per budget a request may ask for with "top".
+     *
+     * @param maxTop the new value
+     */
     public void setMaxTop(int maxTop) {
       this.maxTop = maxTop;
     }
@@ -492,10 +837,20 @@ public class RateLimiterProperties {
     /** Whether decisions are recorded as Micrometer metrics. */
     private boolean enabled = true;
 
+    /**
+     * Returns the setting: whether decisions are recorded as Micrometer metrics.
+     *
+     * @return the enabled setting
+     */
     public boolean isEnabled() {
       return enabled;
     }
 
+    /**
+     * Sets the setting: whether decisions are recorded as Micrometer metrics.
+     *
+     * @param enabled the new value
+     */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
     }
