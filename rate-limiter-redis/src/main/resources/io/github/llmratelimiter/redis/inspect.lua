@@ -1,0 +1,21 @@
+-- The state of one level at now, for monitoring (InMemoryStore.snapshot). Runs after lib.lua,
+-- which reads ARGV 1-3. Brings the level to now and keeps that, as the in-memory store does.
+--
+-- KEYS: 1 the level's sliding-window log, 2 its token bucket
+-- ARGV: 4-8 the level (see lib.lua)
+-- Returns {} when neither key exists, else {windowUsed, tokens, nextFreeMs} as strings.
+
+local L = load(KEYS[1], KEYS[2], 3)
+if not L.exists then
+  return {}
+end
+save(L)
+-- milliseconds until a unit-cost call would pass both components (BudgetTable.waitMs)
+local ms = 0
+if windowFull(L) then
+  ms = ceilMs(L.oldest + L.window - now)
+end
+if bucketShort(L, 1.0) and L.refill > 0 then
+  ms = math.max(ms, tokensMs(L, 1.0 - L.tokens))
+end
+return {num(L.size), num(L.tokens), num(ms)}
