@@ -3,13 +3,14 @@
 --
 -- KEYS: 1 the level's sliding-window log, 2 its token bucket
 -- ARGV: 4-8 the level (see lib.lua)
--- Returns {} when neither key exists, else {windowUsed, tokens, nextFreeMs} as strings.
+-- Returns {} when the level is untracked or fresh (BudgetTable.isFresh: no admission in the
+-- window, a full bucket), else {windowUsed, tokens, nextFreeMs} as strings.
 
 local L = load(KEYS[1], KEYS[2], 3)
-if not L.exists then
+save(L)
+if not L.exists or (L.size == 0 and (not L.hasBucket or L.tokens >= L.capacity - EPSILON)) then
   return {}
 end
-save(L)
 -- milliseconds until a unit-cost call would pass both components (BudgetTable.waitMs)
 local ms = 0
 if windowFull(L) then
