@@ -49,7 +49,10 @@ final class RedisLink implements AutoCloseable {
 
   /** A link to a Cluster; {@code release} (if any) runs on close, after the connection. */
   static RedisLink cluster(RedisClusterClient client, Duration timeout, @Nullable Runnable release) {
-    return new RedisLink(() -> client.connectAsync(StringCodec.UTF8), timeout, release);
+    return new RedisLink(
+        () -> client.refreshPartitionsAsync().toCompletableFuture() // a cluster connection needs them
+            .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
+        timeout, release);
   }
 
   /**
