@@ -59,9 +59,9 @@ final class BudgetTable {
 
   /** Returns the key's entry, creating it; {@code null} when the key is new and the table is full. */
   @Nullable KeyEntry entry(String key, long now) {
+    maybeSweep(now, false);
     KeyEntry e = entries.get(key);
     if (e != null) {
-      maybeSweep(now, false);
       return e;
     }
     if (entries.size() >= maxKeys) {

@@ -1,0 +1,168 @@
+package io.github.llmratelimiter.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import org.junit.jupiter.api.Test;
+
+/** What only the in-memory store does: per-key locks, idle-key eviction and the key cap. */
+class InMemoryStoreTest {
+
+  private final ManualTicker ticker = new ManualTicker();
+  private final Budget budget =
+      Budget.of("gw", new WindowLimit(5, Duration.ofSeconds(1)), new BucketLimit(2, 1));
+
+  @Test
+  void idleKeysAreDroppedOnceTheirStateIsFresh() {
+    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    store.acquire(budget, "a", 1, Composition.SEQUENTIAL);
+    assertThat(store.trackedKeys(budget)).isEqualTo(1);
+    ticker.advanceMillis(999);
+    store.acquire(budget, "b", 2, Composition.SEQUENTIAL); // "a" is not fresh yet, no sweep due
+    assertThat(store.trackedKeys(budget)).isEqualTo(2);
+    ticker.advanceMillis(1001); // a: window empty, bucket full; b: bucket 1.001 of 2
+    store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
+    assertThat(store.inspect(budget, "a")).isEmpty();
+    assertThat(store.inspect(budget, "b")).isPresent();
+    assertThat(store.trackedKeys(budget)).isEqualTo(2);
+  }
+
+  @Test
+  void aKeyThatWouldNotBeFreshIsNeverDropped() {
+    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    Budget oneShot = new Budget("one-shot", null, new BucketLimit(2, 0));
+    store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL);
+    ticker.advance(Duration.ofDays(30));
+    store.acquire(oneShot, "b", 1, Composition.SEQUENTIAL);
+    assertThat(store.inspect(oneShot, "a")).isPresent();
+    assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+    assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isFalse();
+  }
+
+  @Test
+  void aFullTableTurnsNewKeysAwayAndKeepsEveryTrackedBudget() {
+    RateLimitStore store = RateLimitStore.inMemory(ticker, 2);
+    store.acquire(budget, "a", 2, Composition.SEQUENTIAL);
+    store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
+    Decision c = store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
+    assertThat(c.reason()).isEqualTo(Reason.TRACKED_KEYS_LIMIT);
+    assertThat(c.retryable()).isTrue();
+    assertThat(c.retryAfterMs()).isPositive();
+    assertThat(store.acquire(budget, "a", 1, Composition.SEQUENTIAL).reason())
+        .isEqualTo(Reason.BURST_LIMIT); // a's empty bucket was not reset to make room
+    ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again
+    assertThat(store.acquire(budget, "c", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+  }
+
+  @Test
+  void differentKeysDoNotWaitForEachOtherButTheSameKeyDoes() throws Exception {
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger holderReads = new AtomicInteger();
+    Ticker blocking = () -> {
+      // The holder's second reading happens inside the key's lock: park there.
+      if (Thread.currentThread().getName().equals("holder") && holderReads.incrementAndGet() == 2) {
+        holding.countDown();
+        awaitUninterruptibly(release);
+      }
+      return ticker.read();
+    };
+    InMemoryStore store = new InMemoryStore(blocking, 100);
+    store.table(budget); // created here, so the holder's readings are: lookup, then under the lock
+    ExecutorService pool = Executors.newFixedThreadPool(2);
+    try {
+      Thread holder = new Thread(() -> store.acquire(budget, "a", 1, Composition.SEQUENTIAL), "holder");
+      holder.start();
+      assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+      Future<Decision> otherKey = pool.submit(() -> store.acquire(budget, "b", 1, Composition.SEQUENTIAL));
+      assertThat(otherKey.get(30, TimeUnit.SECONDS).allowed()).isTrue();
+      Future<Decision> sameKey = pool.submit(() -> store.acquire(budget, "a", 1, Composition.SEQUENTIAL));
+      KeyEntry a = store.table(budget).existing("a");
+      while (!a.hasQueuedThreads()) { // bounded by the executor's progress; fails the test on timeout
+        assertThat(sameKey.isDone()).isFalse();
+        Thread.onSpinWait();
+      }
+      assertThat(sameKey.isDone()).isFalse();
+      release.countDown();
+      assertThat(sameKey.get(30, TimeUnit.SECONDS).remaining()).isZero(); // bucket 2: a paid twice
+      holder.join(30_000);
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void sweepsRacingNewKeysNeverLoseACharge() throws Exception {
+    // Every key admits exactly one call per window; sweeps run flat out, retiring fresh entries
+    // while callers are about to charge them. A charge that landed on a retired entry would let a
+    // second call through.
+    InMemoryStore store = new InMemoryStore(ticker, 1_000_000);
+    Budget once = new Budget("once", new WindowLimit(1, Duration.ofHours(1)), null);
+    BudgetTable table = store.table(once);
+    int keys = 5_000;
+    AtomicIntegerArray admitted = new AtomicIntegerArray(keys);
+    AtomicBoolean done = new AtomicBoolean();
+    CompletableFuture<Void> sweeper = CompletableFuture.runAsync(() -> {
+      while (!done.get()) {
+        table.maybeSweep(ticker.read(), true);
+      }
+    });
+    try {
+      RateLimitStoreTck.runConcurrently(3, () -> {
+        for (int k = 0; k < keys; k++) {
+          if (store.acquire(once, "k" + k, 1, Composition.SEQUENTIAL).allowed()) {
+            admitted.incrementAndGet(k);
+          }
+        }
+        return null;
+      });
+    } finally {
+      done.set(true);
+      sweeper.get(30, TimeUnit.SECONDS);
+    }
+    for (int k = 0; k < keys; k++) {
+      assertThat(admitted.get(k)).as("admissions of k%d", k).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void hierarchiesLockInOneGlobalOrderWhateverTheirLevelOrder() throws Exception {
+    // Two hierarchies over the same budgets in opposite orders would deadlock with level-order
+    // locking; with the store's global order they finish.
+    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    Budget x = new Budget("x", WindowLimit.perMinute(1_000_000), null);
+    Budget y = new Budget("y", WindowLimit.perMinute(1_000_000), null);
+    HierarchicalLimiter xy = HierarchicalLimiter.builder().level(x).level(y).store(store).build();
+    HierarchicalLimiter yx = HierarchicalLimiter.builder().level(y).level(x).store(store).build();
+    AtomicInteger turn = new AtomicInteger();
+    List<Integer> allowed = RateLimitStoreTck.runConcurrently(4, () -> {
+      HierarchicalLimiter mine = turn.getAndIncrement() % 2 == 0 ? xy : yx;
+      int n = 0;
+      for (int i = 0; i < 20_000; i++) {
+        n += mine.allow(List.of("shared", "shared")).allowed() ? 1 : 0;
+      }
+      return n;
+    });
+    assertThat(allowed.stream().mapToInt(Integer::intValue).sum()).isEqualTo(80_000);
+    assertThat(store.inspect(x, "shared").orElseThrow().windowUsed()).isEqualTo(80_000);
+  }
+
+  private static void awaitUninterruptibly(CountDownLatch latch) {
+    try {
+      latch.await(60, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
