@@ -8,6 +8,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -43,7 +44,7 @@ abstract class ParityTest {
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3})
   void randomCallsDecideAsInMemory(long seed) {
-    TestTicker ticker = new TestTicker();
+    ManualTicker ticker = new ManualTicker();
     Random rnd = new Random(seed);
     try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
@@ -90,7 +91,7 @@ abstract class ParityTest {
     return s.windowUsed() == 0 && s.tokens() >= s.capacity() - 1e-9;
   }
 
-  private static void advance(TestTicker ticker, Random rnd) {
+  private static void advance(ManualTicker ticker, Random rnd) {
     switch (rnd.nextInt(8)) {
       case 0, 1 -> { } // equal timestamps
       case 2 -> ticker.advanceNanos(1 + rnd.nextInt(1000));
