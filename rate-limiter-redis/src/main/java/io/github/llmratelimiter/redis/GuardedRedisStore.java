@@ -128,7 +128,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     } else {
       LOG.log(Level.WARNING,
           "Redis rate-limit store unavailable ({0}); failure policy {1} answers, Redis is asked"
-              + " again in {2} ms", what, policy, retryNanos / 1_000_000);
+              + " again in {2} ms", what, policy, Long.toString(retryNanos / 1_000_000));
     }
   }
 
@@ -140,10 +140,16 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return f;
   }
 
-  /** Monitoring calls: the fallback answers during an outage if there is one, else they throw. */
+  /**
+   * Monitoring calls, under the same outage rules as decisions: during an outage the fallback
+   * answers if there is one, else they throw.
+   */
   private <T> T admin(Supplier<T> onRedis, Supplier<T> onFallback) {
-    if (fallback != null && down) {
-      return onFallback.get();
+    if (!mayAsk()) {
+      if (fallback != null) {
+        return onFallback.get();
+      }
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
     }
     try {
       T t = onRedis.get();
@@ -161,21 +167,30 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
+    Checks.notBlank("key", key);
+    redis.budget(budget);
     return admin(() -> redis.inspect(budget, key), () -> fallback().inspect(budget, key));
   }
 
   @Override
   public List<KeySnapshot> top(Budget budget, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
+    }
+    redis.budget(budget);
     return admin(() -> redis.top(budget, limit), () -> fallback().top(budget, limit));
   }
 
   @Override
   public boolean reset(Budget budget, String key) {
+    Checks.notBlank("key", key);
+    redis.budget(budget);
     return admin(() -> redis.reset(budget, key), () -> fallback().reset(budget, key));
   }
 
   @Override
   public long trackedKeys(Budget budget) {
+    redis.budget(budget);
     return admin(() -> redis.trackedKeys(budget), () -> fallback().trackedKeys(budget));
   }
 

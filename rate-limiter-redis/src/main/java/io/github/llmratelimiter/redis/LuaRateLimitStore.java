@@ -114,7 +114,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /** Checks the budget and that its name always comes with the same limits in this store. */
-  private Budget budget(@Nullable Budget budget) {
+  Budget budget(@Nullable Budget budget) {
     Checks.notNull("budget", budget);
     Budget known = budgets.putIfAbsent(budget.name(), budget);
     if (known != null && known != budget && !known.equals(budget)) {

@@ -67,6 +67,11 @@ final class RedisServer implements AutoCloseable {
     return RedisURI.create("redis://127.0.0.1:" + port);
   }
 
+  /** Whether the process runs. */
+  synchronized boolean running() {
+    return process != null && process.isAlive();
+  }
+
   /** Kills the process, as a crash would; the port stays reserved for {@link #restart()}. */
   synchronized void stop() {
     kill();
@@ -202,6 +207,7 @@ final class RedisServer implements AutoCloseable {
         }
         if (port + 10000 < 65536) {
           try (ServerSocket bus = new ServerSocket(port + 10000, 1, InetAddress.getLoopbackAddress())) {
+            bus.setReuseAddress(true);
             return port;
           } catch (IOException busTaken) {
             // try another port
