@@ -169,14 +169,19 @@ final class LuaRateLimitStore implements RateLimitStore {
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     Checks.notBlank("key", key);
     budget(budget);
-    Set<String> roots = new LinkedHashSet<>();
+    return busiest(budget, key, new LinkedHashSet<>(keysOf(budget, key).values()));
+  }
+
+  /** The Redis keys that hold {@code key}'s state under {@code budget}, each with its root key. */
+  private Map<String, String> keysOf(Budget budget, String key) {
+    Map<String, String> rootByRedisKey = new LinkedHashMap<>();
     for (String redisKey : scan(layout.pattern(budget.name(), key))) {
       String[] parts = layout.parse(redisKey);
       if (parts != null && parts[1].equals(key)) {
-        roots.add(parts[0]);
+        rootByRedisKey.put(redisKey, parts[0]);
       }
     }
-    return busiest(budget, key, roots);
+    return rootByRedisKey;
   }
 
   /** The most used state of {@code key} over the root keys it was charged under. */
@@ -233,13 +238,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   public boolean reset(Budget budget, String key) {
     Checks.notBlank("key", key);
     budget(budget);
-    List<String> found = new ArrayList<>();
-    for (String redisKey : scan(layout.pattern(budget.name(), key))) {
-      String[] parts = layout.parse(redisKey);
-      if (parts != null && parts[1].equals(key)) {
-        found.add(redisKey);
-      }
-    }
+    Set<String> found = keysOf(budget, key).keySet();
     return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
   }
 
