@@ -33,6 +33,10 @@ final class BudgetTable {
   final double refillPerSecond;
   final double refillPerNano;
 
+  final boolean hasModelTokens;
+  final long modelTokenLimit;
+  final long modelTokenWindowNanos;
+
   private final long maxKeys;
   private final long sweepNanos;
   private final ConcurrentHashMap<String, KeyEntry> entries = new ConcurrentHashMap<>();
@@ -52,8 +56,13 @@ final class BudgetTable {
     this.capacity = bucket == null ? 0 : bucket.capacity();
     this.refillPerSecond = bucket == null ? 0 : bucket.refillPerSecond();
     this.refillPerNano = refillPerSecond / 1e9;
+    ModelTokenLimit modelTokens = budget.modelTokens();
+    this.hasModelTokens = modelTokens != null;
+    this.modelTokenLimit = modelTokens == null ? 0 : modelTokens.limit();
+    this.modelTokenWindowNanos = modelTokens == null ? 0 : modelTokens.window().toNanos();
     this.maxKeys = maxKeys;
-    this.sweepNanos = Math.max(MIN_SWEEP_NANOS, Math.min(MAX_SWEEP_NANOS, windowNanos));
+    this.sweepNanos = Math.max(MIN_SWEEP_NANOS,
+        Math.min(MAX_SWEEP_NANOS, Math.max(windowNanos, modelTokenWindowNanos)));
     this.lastSweep = now;
   }
 
@@ -97,6 +106,9 @@ final class BudgetTable {
     if (hasBucket) {
       e.refill(now, capacity, refillPerNano);
     }
+    if (hasModelTokens) {
+      e.expireModelTokens(now, modelTokenWindowNanos);
+    }
   }
 
   boolean windowFull(KeyEntry e) {
@@ -105,6 +117,52 @@ final class BudgetTable {
 
   boolean bucketShort(KeyEntry e, double cost) {
     return hasBucket && e.tokens < cost - EPSILON;
+  }
+
+  boolean modelTokensShort(KeyEntry e, long estimate) {
+    return hasModelTokens && e.tpmSum + estimate > modelTokenLimit;
+  }
+
+  /** Appends the reservation's estimate when this budget limits model tokens and {@code id != 0}. */
+  void chargeModelTokens(KeyEntry e, long now, long estimate, long id) {
+    if (hasModelTokens && id != 0) {
+      e.appendModelTokens(id, now, estimate);
+    }
+  }
+
+  /** Model tokens still admitted in the window (never negative, even after an under-estimate). */
+  long remainingModelTokens(KeyEntry e) {
+    return Math.max(0, modelTokenLimit - e.tpmSum);
+  }
+
+  /** Milliseconds until the model-token window is empty. */
+  long modelTokensResetMs(KeyEntry e, long now) {
+    if (!hasModelTokens || e.tpmSize == 0) {
+      return 0;
+    }
+    return ceilMs(e.tpmTimes[e.tpmIndex(e.tpmSize - 1)] + modelTokenWindowNanos - now);
+  }
+
+  /**
+   * Milliseconds until enough model tokens leave the window for {@code estimate} to fit: the
+   * oldest entries leave first, so the wait ends when the entry that frees the last needed token
+   * leaves.
+   */
+  long modelTokensRetryMs(KeyEntry e, long now, long estimate) {
+    long excess = e.tpmSum + estimate - modelTokenLimit;
+    for (int i = 0; i < e.tpmSize && excess > 0; i++) {
+      int j = e.tpmIndex(i);
+      excess -= e.tpmTokens[j];
+      if (excess <= 0) {
+        return Math.max(1, ceilMs(e.tpmTimes[j] + modelTokenWindowNanos - now));
+      }
+    }
+    return Math.max(1, ceilMs(modelTokenWindowNanos)); // unreachable while estimate <= limit
+  }
+
+  Decision modelTokensDeny(KeyEntry e, long now, long estimate) {
+    return Decision.retryableDeny(Reason.TPM_LIMIT, remaining(e),
+        modelTokensRetryMs(e, now, estimate), resetMs(e, now), name);
   }
 
   void chargeWindow(KeyEntry e, long now) {
@@ -145,7 +203,7 @@ final class BudgetTable {
     if (hasBucket && refillPerSecond > 0 && e.tokens < capacity) {
       ms = Math.max(ms, tokensMs(capacity - e.tokens));
     }
-    return ms;
+    return Math.max(ms, modelTokensResetMs(e, now));
   }
 
   /** Milliseconds until a call of {@code cost} would pass both components, 0 if it passes now. */
@@ -172,6 +230,11 @@ final class BudgetTable {
     }
     return Decision.retryableDeny(
         Reason.BURST_LIMIT, remaining, tokensMs(cost - e.tokens), resetMs(e, now), name);
+  }
+
+  /** Whether the budget admits a call of this cost and estimate at all (else {@link #neverFits}). */
+  boolean fits(double cost, long estimate) {
+    return budget.fits(cost) && budget.fitsModelTokens(estimate);
   }
 
   Decision neverFits() {
@@ -201,10 +264,28 @@ final class BudgetTable {
     return nanos <= 0 ? 0 : (nanos - 1) / NANOS_PER_MS + 1;
   }
 
+  /**
+   * Applies a reconciliation: the reservation's entry takes the actual amount while it is in the
+   * window; once it has left, only an under-estimate is charged, as a new entry at {@code now}.
+   */
+  void reconcileModelTokens(KeyEntry e, long now, long id, long estimate, long actual) {
+    if (!hasModelTokens) {
+      return;
+    }
+    e.expireModelTokens(now, modelTokenWindowNanos);
+    int j = e.findModelTokens(id);
+    if (j >= 0) {
+      e.tpmSum += actual - e.tpmTokens[j];
+      e.tpmTokens[j] = actual;
+    } else if (actual > estimate) {
+      e.appendModelTokens(id, now, actual - estimate);
+    }
+  }
+
   /** Whether the entry, at {@code now}, equals a fresh one: dropping it grants nothing. */
   boolean isFresh(KeyEntry e, long now) {
     normalize(e, now);
-    return e.size == 0 && (!hasBucket || e.tokens >= capacity - EPSILON);
+    return e.size == 0 && e.tpmSize == 0 && (!hasBucket || e.tokens >= capacity - EPSILON);
   }
 
   /** Removes the key's entry, restoring its full budget; returns whether it was tracked. */

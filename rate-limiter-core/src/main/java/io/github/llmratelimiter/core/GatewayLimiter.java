@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import java.time.Duration;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -69,6 +70,30 @@ public final class GatewayLimiter {
   }
 
   /**
+   * Admits one call and reserves its estimated model tokens, for a budget with a model-token limit.
+   *
+   * @param key the key, not blank
+   * @param tokens the cost in bucket tokens, finite and positive
+   * @param estimatedModelTokens the model tokens the call is expected to use, at least 0
+   * @return the decision with what was reserved; pass it to {@link #reconcile} when the call ends
+   * @throws IllegalArgumentException on a blank key, a bad cost or a negative estimate
+   */
+  public Reservation reserve(String key, double tokens, long estimatedModelTokens) {
+    return store.reserve(List.of(budget), List.of(key), tokens, estimatedModelTokens, composition);
+  }
+
+  /**
+   * Replaces a reservation's estimate with the model tokens the call used (0 for a failed call).
+   *
+   * @param reservation what {@link #reserve} returned
+   * @param actualModelTokens the model tokens used, at least 0
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  public void reconcile(Reservation reservation, long actualModelTokens) {
+    store.reconcile(reservation, actualModelTokens);
+  }
+
+  /**
    * Returns the budget this limiter applies.
    *
    * @return the budget
@@ -95,12 +120,13 @@ public final class GatewayLimiter {
     return store;
   }
 
-  /** Builds a {@link GatewayLimiter}; the window, the bucket or both must be set. */
+  /** Builds a {@link GatewayLimiter}; at least one of the window, bucket or model-token limit. */
   public static final class Builder {
 
     private String name = "default";
     private @Nullable WindowLimit window;
     private @Nullable BucketLimit bucket;
+    private @Nullable ModelTokenLimit modelTokens;
     private Composition composition = Composition.SEQUENTIAL;
     private @Nullable RateLimitStore store;
     private @Nullable Ticker ticker;
@@ -157,6 +183,19 @@ public final class GatewayLimiter {
     }
 
     /**
+     * Sets a limit on the model tokens per window (TPM), checked by {@link #reserve}.
+     *
+     * @param limit model tokens admitted per window, at least 1
+     * @param window the window's length, positive
+     * @return this builder
+     * @throws IllegalArgumentException on a bad limit or window
+     */
+    public Builder modelTokensPerWindow(long limit, Duration window) {
+      this.modelTokens = new ModelTokenLimit(limit, window);
+      return this;
+    }
+
+    /**
      * Sets the composition mode.
      *
      * @param composition the mode
@@ -193,10 +232,10 @@ public final class GatewayLimiter {
      * Builds the limiter.
      *
      * @return the limiter
-     * @throws IllegalArgumentException if neither a window nor a bucket was set
+     * @throws IllegalArgumentException if no limit was set
      */
     public GatewayLimiter build() {
-      Budget budget = new Budget(name, window, bucket);
+      Budget budget = new Budget(name, window, bucket, modelTokens);
       RateLimitStore s = store != null
           ? store
           : RateLimitStore.inMemory(ticker != null ? ticker : Ticker.system());

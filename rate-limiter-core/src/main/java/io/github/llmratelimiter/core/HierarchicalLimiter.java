@@ -71,6 +71,31 @@ public final class HierarchicalLimiter {
   }
 
   /**
+   * Admits one call and reserves its estimated model tokens at every level that limits them.
+   *
+   * @param keys one key per level, root first
+   * @param tokens the cost in bucket tokens, finite and positive
+   * @param estimatedModelTokens the model tokens the call is expected to use, at least 0
+   * @return the decision with what was reserved; pass it to {@link #reconcile} when the call ends
+   * @throws IllegalArgumentException on a blank key, a count that differs from the levels', a bad
+   *     cost or a negative estimate
+   */
+  public Reservation reserve(List<String> keys, double tokens, long estimatedModelTokens) {
+    return store.reserve(levels, keys, tokens, estimatedModelTokens, composition);
+  }
+
+  /**
+   * Replaces a reservation's estimate with the model tokens the call used (0 for a failed call).
+   *
+   * @param reservation what {@link #reserve} returned
+   * @param actualModelTokens the model tokens used, at least 0
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  public void reconcile(Reservation reservation, long actualModelTokens) {
+    store.reconcile(reservation, actualModelTokens);
+  }
+
+  /**
    * Returns the levels, root first.
    *
    * @return the budgets

@@ -9,6 +9,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,6 +28,7 @@ final class InMemoryStore implements RateLimitStore {
   private final long maxKeys;
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
+  private final AtomicLong reservationIds = new AtomicLong();
 
   InMemoryStore(Ticker ticker, long maxKeys) {
     this.ticker = Args.notNull("ticker", ticker);
@@ -64,7 +67,7 @@ final class InMemoryStore implements RateLimitStore {
       e.lock();
       try {
         if (!e.retired) {
-          return decide(t, e, ticker.read(), cost, composition);
+          return decide(t, e, ticker.read(), cost, 0, 0, composition);
         }
       } finally {
         e.unlock();
@@ -72,27 +75,55 @@ final class InMemoryStore implements RateLimitStore {
     }
   }
 
-  /** One level: the window, then the bucket (the seed's order), under the entry's lock. */
-  private static Decision decide(
-      BudgetTable t, KeyEntry e, long now, double cost, Composition composition) {
+  /**
+   * One level, under the entry's lock, in the seed's order: the request window, then the bucket,
+   * then the model-token window. In sequential composition what ran before a deny stays charged.
+   */
+  private static Decision decide(BudgetTable t, KeyEntry e, long now, double cost, long estimate,
+      long id, Composition composition) {
     t.normalize(e, now);
     if (t.windowFull(e)) {
       return t.rpmDeny(e, now);
     }
+    boolean sequential = composition == Composition.SEQUENTIAL;
     if (t.bucketShort(e, cost)) {
-      if (composition == Composition.SEQUENTIAL) {
+      if (sequential) {
         t.chargeWindow(e, now); // the RPM allow already happened: its timestamp stays counted
       }
       return t.burstDeny(e, now, cost);
     }
+    if (t.modelTokensShort(e, estimate)) {
+      if (sequential) {
+        t.chargeWindow(e, now);
+        t.chargeBucket(e, cost);
+      }
+      return t.modelTokensDeny(e, now, estimate);
+    }
     t.chargeWindow(e, now);
     t.chargeBucket(e, cost);
+    t.chargeModelTokens(e, now, estimate, id);
     return Decision.allow(t.remaining(e), t.resetMs(e, now), t.name);
   }
 
   @Override
   public Decision acquire(
       List<Budget> levels, List<String> keys, double cost, Composition composition) {
+    checkLists(levels, keys);
+    if (levels.size() == 1) {
+      return acquire(levels.get(0), keys.get(0), cost, composition);
+    }
+    return decideAll(levels, keys, cost, 0, composition, false).decision();
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      long estimatedModelTokens, Composition composition) {
+    checkLists(levels, keys);
+    Args.notNegative("estimatedModelTokens", estimatedModelTokens);
+    return decideAll(levels, keys, cost, estimatedModelTokens, composition, true);
+  }
+
+  private static void checkLists(List<Budget> levels, List<String> keys) {
     Args.notNull("levels", levels);
     Args.notNull("keys", keys);
     if (levels.isEmpty()) {
@@ -102,11 +133,39 @@ final class InMemoryStore implements RateLimitStore {
       throw new IllegalArgumentException(
           "keys must have one key per level (" + levels.size() + "), but had " + keys.size());
     }
-    if (levels.size() == 1) {
-      return acquire(levels.get(0), keys.get(0), cost, composition);
-    }
+  }
+
+  private Reservation decideAll(List<Budget> levels, List<String> keys, double cost,
+      long estimate, Composition composition, boolean reserve) {
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
+    BudgetTable[] tables = tables(levels, keys);
+    for (BudgetTable t : tables) {
+      if (!t.fits(cost, estimate)) {
+        return new Reservation(t.neverFits(), levels, keys, estimate, 0, 0, 0);
+      }
+    }
+    return withLocked(tables, keys, true, (entries, now) -> {
+      boolean limitsModelTokens = false;
+      for (BudgetTable t : tables) {
+        limitsModelTokens |= t.hasModelTokens;
+      }
+      long id = reserve && limitsModelTokens ? reservationIds.incrementAndGet() : 0;
+      Decision d = decide(tables, entries, now, cost, estimate, id, composition);
+      long remainingTokens = Long.MAX_VALUE;
+      long tokensReset = 0;
+      for (int i = 0; i < tables.length; i++) {
+        if (tables[i].hasModelTokens) {
+          remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
+          tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
+        }
+      }
+      return new Reservation(d, levels, keys, estimate, d.allowed() ? id : 0, remainingTokens,
+          tokensReset);
+    }, i -> new Reservation(tables[i].tableFull(), levels, keys, estimate, 0, 0, 0));
+  }
+
+  private BudgetTable[] tables(List<Budget> levels, List<String> keys) {
     int n = levels.size();
     BudgetTable[] tables = new BudgetTable[n];
     Set<String> names = new HashSet<>();
@@ -118,11 +177,24 @@ final class InMemoryStore implements RateLimitStore {
             + tables[i].name + "' appears twice");
       }
     }
-    for (BudgetTable t : tables) {
-      if (!t.budget.fits(cost)) {
-        return t.neverFits();
-      }
-    }
+    return tables;
+  }
+
+  /** What runs with every level's entry locked; {@code entries} is never null there. */
+  @FunctionalInterface
+  private interface LockedAction<T> {
+    T run(KeyEntry[] entries, long now);
+  }
+
+  /**
+   * Locks the keys' entries in the tables' global order and runs {@code action} at a reading of
+   * the ticker taken under the locks. An entry retired meanwhile is looked up again. When a table
+   * is full and a key is new to it, nothing is locked and {@code full} answers for that level
+   * (unless {@code create} is false: then the missing entry is skipped as {@code null}).
+   */
+  private <T> T withLocked(BudgetTable[] tables, List<String> keys, boolean create,
+      LockedAction<T> action, IntFunction<T> full) {
+    int n = tables.length;
     Integer[] lockOrder = new Integer[n];
     for (int i = 0; i < n; i++) {
       lockOrder[i] = i;
@@ -132,9 +204,9 @@ final class InMemoryStore implements RateLimitStore {
     while (true) {
       long before = ticker.read();
       for (int i = 0; i < n; i++) {
-        entries[i] = tables[i].entry(keys.get(i), before);
-        if (entries[i] == null) {
-          return tables[i].tableFull(); // nothing is locked or charged yet
+        entries[i] = create ? tables[i].entry(keys.get(i), before) : tables[i].existing(keys.get(i));
+        if (entries[i] == null && create) {
+          return full.apply(i); // nothing is locked or charged yet
         }
       }
       int locked = 0;
@@ -142,27 +214,32 @@ final class InMemoryStore implements RateLimitStore {
         boolean stale = false;
         for (; locked < n; locked++) {
           KeyEntry e = entries[lockOrder[locked]];
-          e.lock();
-          stale |= e.retired;
+          if (e != null) {
+            e.lock();
+            stale |= e.retired;
+          }
         }
         if (!stale) {
-          return decide(tables, entries, ticker.read(), cost, composition);
+          return action.run(entries, ticker.read());
         }
       } finally {
         for (int i = locked - 1; i >= 0; i--) {
-          entries[lockOrder[i]].unlock();
+          KeyEntry e = entries[lockOrder[i]];
+          if (e != null) {
+            e.unlock();
+          }
         }
       }
     }
   }
 
   /** Several levels, root first, with every entry locked. */
-  private static Decision decide(
-      BudgetTable[] tables, KeyEntry[] entries, long now, double cost, Composition composition) {
+  private static Decision decide(BudgetTable[] tables, KeyEntry[] entries, long now, double cost,
+      long estimate, long id, Composition composition) {
     int n = tables.length;
     if (composition == Composition.SEQUENTIAL) {
       for (int i = 0; i < n; i++) {
-        Decision d = decide(tables[i], entries[i], now, cost, composition);
+        Decision d = decide(tables[i], entries[i], now, cost, estimate, id, composition);
         if (d.denied()) {
           return d; // levels before i stay charged, as the seed's order implies
         }
@@ -172,16 +249,22 @@ final class InMemoryStore implements RateLimitStore {
         tables[i].normalize(entries[i], now);
       }
       for (int i = 0; i < n; i++) {
-        if (tables[i].windowFull(entries[i])) {
-          return tables[i].rpmDeny(entries[i], now);
+        BudgetTable t = tables[i];
+        KeyEntry e = entries[i];
+        if (t.windowFull(e)) {
+          return t.rpmDeny(e, now);
         }
-        if (tables[i].bucketShort(entries[i], cost)) {
-          return tables[i].burstDeny(entries[i], now, cost);
+        if (t.bucketShort(e, cost)) {
+          return t.burstDeny(e, now, cost);
+        }
+        if (t.modelTokensShort(e, estimate)) {
+          return t.modelTokensDeny(e, now, estimate);
         }
       }
       for (int i = 0; i < n; i++) {
         tables[i].chargeWindow(entries[i], now);
         tables[i].chargeBucket(entries[i], cost);
+        tables[i].chargeModelTokens(entries[i], now, estimate, id);
       }
     }
     long remaining = Long.MAX_VALUE;
@@ -196,6 +279,26 @@ final class InMemoryStore implements RateLimitStore {
       reset = Math.max(reset, tables[i].resetMs(entries[i], now));
     }
     return Decision.allow(remaining, reset, binding);
+  }
+
+  @Override
+  public void reconcile(Reservation reservation, long actualModelTokens) {
+    Args.notNull("reservation", reservation);
+    Args.notNegative("actualModelTokens", actualModelTokens);
+    if (!reservation.reserved()) {
+      return;
+    }
+    BudgetTable[] tables = tables(reservation.levels(), reservation.keys());
+    boolean underEstimate = actualModelTokens > reservation.estimate();
+    withLocked(tables, reservation.keys(), underEstimate, (entries, now) -> {
+      for (int i = 0; i < tables.length; i++) {
+        if (entries[i] != null) {
+          tables[i].reconcileModelTokens(entries[i], now, reservation.id(),
+              reservation.estimate(), actualModelTokens);
+        }
+      }
+      return null;
+    }, i -> null); // a full table cannot take the extra charge of a key it no longer tracks
   }
 
   @Override
@@ -216,7 +319,7 @@ final class InMemoryStore implements RateLimitStore {
       t.normalize(e, now);
       return new KeySnapshot(
           t.name, e.key, t.hasWindow ? e.size : 0, t.limit, t.hasBucket ? e.tokens : 0,
-          t.capacity, t.waitMs(e, now, 1.0));
+          t.capacity, t.waitMs(e, now, 1.0), Math.max(0, e.tpmSum), t.modelTokenLimit);
     } finally {
       e.unlock();
     }

@@ -11,6 +11,8 @@ package io.github.llmratelimiter.core;
  * @param capacity the bucket's capacity (0 when the budget has no bucket)
  * @param nextFreeMs milliseconds until a unit-cost call would be admitted, 0 if it would be now
  *     (for a bucket that does not refill and cannot pay, 0 as well: check {@code tokens})
+ * @param modelTokensUsed model tokens counted in the current model-token window (0 without one)
+ * @param modelTokenLimit the model-token window's limit (0 without one)
  */
 public record KeySnapshot(
     String budget,
@@ -19,7 +21,9 @@ public record KeySnapshot(
     long windowLimit,
     double tokens,
     double capacity,
-    long nextFreeMs) {
+    long nextFreeMs,
+    long modelTokensUsed,
+    long modelTokenLimit) {
 
   /**
    * Validates the snapshot.
@@ -32,6 +36,30 @@ public record KeySnapshot(
     Args.notNegative("windowUsed", windowUsed);
     Args.notNegative("windowLimit", windowLimit);
     Args.notNegative("nextFreeMs", nextFreeMs);
+    Args.notNegative("modelTokensUsed", modelTokensUsed);
+    Args.notNegative("modelTokenLimit", modelTokenLimit);
+  }
+
+  /**
+   * Returns a snapshot of a budget without a model-token limit.
+   *
+   * @param budget the budget's name
+   * @param key the key
+   * @param windowUsed admissions counted in the current window
+   * @param windowLimit the window's limit
+   * @param tokens tokens in the bucket now
+   * @param capacity the bucket's capacity
+   * @param nextFreeMs milliseconds until a unit-cost call would be admitted
+   */
+  public KeySnapshot(
+      String budget,
+      String key,
+      long windowUsed,
+      long windowLimit,
+      double tokens,
+      double capacity,
+      long nextFreeMs) {
+    this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, 0, 0);
   }
 
   /**

@@ -42,6 +42,53 @@ public interface RateLimitStore extends AutoCloseable {
   }
 
   /**
+   * Decides one call like {@link #acquire(List, List, double, Composition)} and, at every level
+   * with a {@link ModelTokenLimit}, also checks and reserves the call's estimated model tokens.
+   *
+   * <p>The model-token window runs after the request window and the bucket, under the same lock
+   * (the same atomic step in a distributed store): in sequential composition a {@link
+   * Reason#TPM_LIMIT} deny leaves the request timestamp and the bucket debit charged; in
+   * reserve-then-commit composition it charges nothing. An estimate above a level's model-token
+   * limit is denied with {@link Reason#COST_EXCEEDS_CAPACITY} before anything is charged.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimatedModelTokens the model tokens the call is expected to use, at least 0
+   * @param composition the composition mode
+   * @return the decision with what was reserved
+   * @throws IllegalArgumentException on a blank key, a bad cost or estimate, or mismatched lists
+   */
+  default Reservation reserve(
+      List<Budget> levels,
+      List<String> keys,
+      double cost,
+      long estimatedModelTokens,
+      Composition composition) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support model-token budgets yet");
+  }
+
+  /**
+   * Replaces a reservation's estimate with the model tokens the call actually used, at every level.
+   *
+   * <p>While the reservation's entry is still in a level's window its amount becomes {@code
+   * actualModelTokens}, refunding an over-estimate or charging an under-estimate in the same entry.
+   * Once it has left the window, an under-estimate is charged as a new entry at the current time
+   * and an over-estimate has nothing left to refund. A failed call is reconciled with 0, which
+   * refunds the whole estimate (its request-window slot stays charged). Call it once per
+   * reservation; a reservation that reserved nothing is ignored.
+   *
+   * @param reservation what {@link #reserve} returned
+   * @param actualModelTokens the model tokens used, at least 0
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  default void reconcile(Reservation reservation, long actualModelTokens) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support model-token budgets yet");
+  }
+
+  /**
    * Returns the state of one key, if the store tracks it.
    *
    * @param budget the budget

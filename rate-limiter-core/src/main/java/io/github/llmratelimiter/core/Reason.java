@@ -20,8 +20,15 @@ public enum Reason {
   BURST_LIMIT,
 
   /**
-   * The call costs more tokens than the bucket can ever hold: waiting never helps, and nothing
-   * was charged.
+   * The model-token window (TPM) held too many tokens to add this call's estimate. In sequential
+   * composition the window's timestamp and the bucket's debit made before stay charged; in
+   * reserve-then-commit composition nothing was charged.
+   */
+  TPM_LIMIT,
+
+  /**
+   * The call costs more tokens than the bucket can ever hold, or estimates more model tokens than
+   * the model-token window admits: waiting never helps, and nothing was charged.
    */
   COST_EXCEEDS_CAPACITY,
 

@@ -73,7 +73,7 @@ class ComponentsTest {
     assertThatIllegalArgumentException().isThrownBy(() -> new Budget(" ", WindowLimit.perMinute(1), null))
         .withMessage("name must not be null or blank, but was ' '");
     assertThatIllegalArgumentException().isThrownBy(() -> new Budget("b", null, null))
-        .withMessageContaining("needs a window, a bucket or both");
+        .withMessageContaining("needs a window, a bucket or a model-token limit");
     assertThatIllegalArgumentException().isThrownBy(() -> new Budget("a{b}", WindowLimit.perMinute(1), null))
         .withMessageContaining("must not contain");
   }
@@ -81,7 +81,7 @@ class ComponentsTest {
   @Test
   void gatewayBuilderRejectsAnEmptyBudgetAndBadLimits() {
     assertThatIllegalArgumentException().isThrownBy(() -> GatewayLimiter.builder().build())
-        .withMessageContaining("needs a window, a bucket or both");
+        .withMessageContaining("needs a window, a bucket or a model-token limit");
     assertThatIllegalArgumentException().isThrownBy(() -> GatewayLimiter.builder().burst(1, -2))
         .withMessage("refillPerSecond must be finite and >= 0, but was -2.0");
   }

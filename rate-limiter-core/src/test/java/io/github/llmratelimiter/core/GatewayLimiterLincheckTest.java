@@ -56,7 +56,7 @@ public class GatewayLimiterLincheckTest {
   @Test
   void decisionsAreLinearizable() {
     new ModelCheckingOptions()
-        .iterations(30)
+        .iterations(15)
         .invocationsPerIteration(300)
         .threads(2)
         .actorsPerThread(3)

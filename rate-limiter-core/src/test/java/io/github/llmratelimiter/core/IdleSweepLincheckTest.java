@@ -38,7 +38,7 @@ public class IdleSweepLincheckTest {
   @Test
   void sweepingNeverChangesADecision() {
     new ModelCheckingOptions()
-        .iterations(30)
+        .iterations(20)
         .invocationsPerIteration(300)
         .threads(2)
         .actorsPerThread(2)

@@ -119,7 +119,7 @@ class InMemoryStoreTest {
       }
     });
     try {
-      RateLimitStoreTck.runConcurrently(3, () -> {
+      StoreTckSupport.runConcurrently(3, () -> {
         for (int k = 0; k < keys; k++) {
           if (store.acquire(once, "k" + k, 1, Composition.SEQUENTIAL).allowed()) {
             admitted.incrementAndGet(k);
@@ -146,7 +146,7 @@ class InMemoryStoreTest {
     HierarchicalLimiter xy = HierarchicalLimiter.builder().level(x).level(y).store(store).build();
     HierarchicalLimiter yx = HierarchicalLimiter.builder().level(y).level(x).store(store).build();
     AtomicInteger turn = new AtomicInteger();
-    List<Integer> allowed = RateLimitStoreTck.runConcurrently(4, () -> {
+    List<Integer> allowed = StoreTckSupport.runConcurrently(4, () -> {
       HierarchicalLimiter mine = turn.getAndIncrement() % 2 == 0 ? xy : yx;
       int n = 0;
       for (int i = 0; i < 20_000; i++) {

@@ -6,15 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -23,33 +15,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The store test suite (TCK): every store, in-memory or distributed, must pass it unchanged.
  *
- * <p>A subclass supplies a fresh, empty store that reads time from the given ticker. Every
+ * <p>A subclass supplies a fresh, empty store that reads time from the given ticker ({@link
+ * StoreTckSupport#newStore}). Every
  * scenario of the seed is here, in both composition modes, through the public limiters, so the
  * gateway, the hierarchy and the modes are shown to run unchanged on the store.
  */
-public abstract class RateLimitStoreTck {
-
-  protected ManualTicker ticker;
-  protected RateLimitStore store;
-
-  /**
-   * Returns a new store with no state that reads time from {@code ticker}.
-   *
-   * @param ticker the test's clock
-   * @return the store under test
-   */
-  protected abstract RateLimitStore newStore(ManualTicker ticker) throws Exception;
-
-  @BeforeEach
-  void createStore() throws Exception {
-    ticker = new ManualTicker();
-    store = newStore(ticker);
-  }
-
-  @AfterEach
-  void closeStore() {
-    store.close();
-  }
+public abstract class RateLimitStoreTck extends StoreTckSupport {
 
   private GatewayLimiter gateway(long rpm, double capacity, double refill, Composition mode) {
     return GatewayLimiter.builder()
@@ -538,31 +509,5 @@ public abstract class RateLimitStoreTck {
     }).stream().flatMap(List::stream).toList();
     assertThat(results).filteredOn(Decision::allowed).hasSize(40);
     assertThat(windowUsed(h.levels().get(0), "acme")).isEqualTo(40);
-  }
-
-  /** Runs {@code task} on {@code threads} threads released together; returns their results. */
-  protected static <T> List<T> runConcurrently(int threads, Callable<T> task) throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      CountDownLatch ready = new CountDownLatch(threads);
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<T>> futures = new ArrayList<>();
-      for (int i = 0; i < threads; i++) {
-        futures.add(pool.submit(() -> {
-          ready.countDown();
-          go.await();
-          return task.call();
-        }));
-      }
-      assertThat(ready.await(30, TimeUnit.SECONDS)).isTrue();
-      go.countDown();
-      List<T> results = new ArrayList<>();
-      for (Future<T> f : futures) {
-        results.add(f.get(60, TimeUnit.SECONDS));
-      }
-      return results;
-    } finally {
-      pool.shutdownNow();
-    }
   }
 }
