@@ -116,6 +116,10 @@ final class LuaRateLimitStore implements RateLimitStore {
   /** Checks the budget and that its name always comes with the same limits in this store. */
   Budget budget(@Nullable Budget budget) {
     Checks.notNull("budget", budget);
+    if (budget.modelTokens() != null) {
+      throw new UnsupportedOperationException("the Redis store does not support model-token"
+          + " budgets yet, but budget '" + budget.name() + "' has " + budget.modelTokens());
+    }
     Budget known = budgets.putIfAbsent(budget.name(), budget);
     if (known != null && known != budget && !known.equals(budget)) {
       throw new IllegalArgumentException(
