@@ -6,6 +6,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
@@ -61,42 +62,80 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   @Override
   public Decision acquire(
       List<Budget> levels, List<String> keys, double cost, Composition composition) {
-    return decide(redis.plan(levels, keys, cost, composition));
+    return decide(redis.plan(levels, keys, cost, composition)).decision();
   }
 
   @Override
   public Decision acquire(Budget budget, String key, double cost, Composition composition) {
-    return decide(redis.plan(budget, key, cost, composition));
+    return decide(redis.plan(budget, key, cost, composition)).decision();
   }
 
-  private Decision decide(LuaRateLimitStore.Call call) {
-    Decision decided = call.decided();
-    if (decided != null) {
-      return decided;
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      long estimatedModelTokens, Composition composition) {
+    return decide(redis.planReserve(levels, keys, cost, estimatedModelTokens, composition));
+  }
+
+  /**
+   * Reconciles on Redis a reservation Redis made, and on the fallback one the fallback made. A
+   * reconciliation that cannot reach Redis is lost (and counted as an error).
+   */
+  @Override
+  public void reconcile(Reservation reservation, long actualModelTokens) {
+    if (!redis.planReconcile(reservation, actualModelTokens)) {
+      return;
+    }
+    if (!LuaRateLimitStore.fromRedis(reservation)) {
+      if (fallback != null) {
+        fallback.reconcile(reservation, actualModelTokens);
+      }
+      return;
+    }
+    if (mayAsk()) {
+      try {
+        redis.executeReconcile(reservation, actualModelTokens);
+        answered();
+      } catch (RedisException e) {
+        failed(e);
+      }
+    }
+  }
+
+  private Reservation decide(LuaRateLimitStore.Call call) {
+    if (call.decided() != null) {
+      return call.decidedReservation();
     }
     if (!mayAsk()) {
       return outage(call);
     }
     try {
-      Decision d = redis.execute(call);
+      Reservation r = redis.execute(call);
       answered();
-      return d;
+      return r;
     } catch (RedisException e) {
       failed(e);
       return outage(call);
     }
   }
 
-  private Decision outage(LuaRateLimitStore.Call call) {
+  private Reservation outage(LuaRateLimitStore.Call call) {
     String root = call.levels().get(0).name();
+    Decision d;
     switch (policy) {
       case FAIL_OPEN:
-        return Decision.allow(0, 0, root);
+        d = Decision.allow(0, 0, root);
+        break;
       case FAIL_CLOSED:
-        return Decision.retryableDeny(Reason.RPM_LIMIT, 0, retryMs, 0, root);
+        d = Decision.retryableDeny(Reason.RPM_LIMIT, 0, retryMs, 0, root);
+        break;
       default:
-        return fallback().acquire(call.levels(), call.keys(), call.cost(), call.composition());
+        if (call.reserve()) {
+          return fallback().reserve(call.levels(), call.keys(), call.cost(), call.estimate(),
+              call.composition());
+        }
+        d = fallback().acquire(call.levels(), call.keys(), call.cost(), call.composition());
     }
+    return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
   }
 
   /** Whether this call may ask Redis: always when healthy, else one probe per retry interval. */

@@ -4,7 +4,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The layout of the store's Redis keys: {@code <prefix>:{<root key>}:<budget>:<key>:w} holds a
- * level's sliding-window log and {@code ...:b} its token bucket.
+ * level's sliding-window log, {@code ...:b} its token bucket, {@code ...:m} and {@code ...:a} its
+ * model-token window; {@code <prefix>:{<root key>}:seq} numbers the root's reservations.
  *
  * <p>The root key (the key of a call's first level) is the hash tag, so every key one decision
  * touches lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
@@ -42,6 +43,21 @@ final class RedisKeys {
   /** The key of the level's token bucket (a hash). */
   String bucket(String root, String budget, String key) {
     return base(root, budget, key) + ":b";
+  }
+
+  /** The key of the level's model-token window (a sorted set of reservation ids). */
+  String modelTokens(String root, String budget, String key) {
+    return base(root, budget, key) + ":m";
+  }
+
+  /** The key of the level's model-token amounts (a hash). */
+  String amounts(String root, String budget, String key) {
+    return base(root, budget, key) + ":a";
+  }
+
+  /** The counter that numbers the reservations of one root key. */
+  String sequence(String root) {
+    return prefix + ":{" + encode(root) + "}:seq";
   }
 
   private String base(String root, String budget, String key) {
