@@ -1,0 +1,466 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.WindowLimit;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The store's Redis side: each decision is one call of {@code acquire.lua} over every level's keys.
+ * Bad input is rejected before Redis is asked; a Redis failure surfaces as Lettuce's {@code
+ * RedisException}, which {@link GuardedRedisStore} turns into the failure policy.
+ *
+ * <p>Time is the Redis server's ({@code TIME}, microseconds) unless a {@link Ticker} is given: then
+ * the ticker's nanoseconds are sent with each call, and keys live at least {@value
+ * #TICKER_MIN_TTL_MS} ms of wall-clock time, since ticker time need not follow the wall clock.
+ */
+final class LuaRateLimitStore implements RateLimitStore {
+
+  static final long TICKER_MIN_TTL_MS = 3_600_000L;
+
+  private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
+  private static final LuaScript INSPECT = LuaScript.load("inspect.lua");
+  private static final LuaScript RECONCILE = LuaScript.load("reconcile.lua");
+
+  /**
+   * Reservation ids numbered by Redis are above this (2^52), so they never meet the small ids of
+   * an in-memory fallback, and stay exact in Lua's doubles.
+   */
+  static final long RESERVATION_ID_BASE = 1L << 52;
+  private static final int SCAN_COUNT = 1000;
+
+  private final RedisLink link;
+  private final RedisKeys layout;
+  private final @Nullable Ticker ticker;
+  private final ConcurrentHashMap<String, Budget> budgets = new ConcurrentHashMap<>();
+
+  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker) {
+    this.link = link;
+    this.layout = layout;
+    this.ticker = ticker;
+  }
+
+  /**
+   * A validated call: decided without Redis ({@code decided} set), or to run on Redis; {@code
+   * reserve} when it reserves {@code estimate} model tokens.
+   */
+  record Call(
+      List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
+      Composition composition, @Nullable Decision decided) {
+
+    /** The call's outcome when it needs no Redis. */
+    Reservation decidedReservation() {
+      return new Reservation(decided, levels, keys, estimate, 0, 0, 0);
+    }
+  }
+
+  /**
+   * Validates a call exactly as the in-memory store does and answers it when Redis is not needed
+   * (a cost no bucket can ever hold).
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  Call plan(List<Budget> levels, List<String> keys, double cost, Composition composition) {
+    checkLists(levels, keys);
+    if (levels.size() == 1) {
+      return plan(levels.get(0), keys.get(0), cost, composition);
+    }
+    return planAll(levels, keys, cost, 0, false, composition);
+  }
+
+  /**
+   * Validates a call that reserves model tokens exactly as the in-memory store does.
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  Call planReserve(List<Budget> levels, List<String> keys, double cost, long estimatedModelTokens,
+      Composition composition) {
+    checkLists(levels, keys);
+    if (estimatedModelTokens < 0) {
+      throw new IllegalArgumentException(
+          "estimatedModelTokens must be >= 0, but was " + estimatedModelTokens);
+    }
+    return planAll(levels, keys, cost, estimatedModelTokens, true, composition);
+  }
+
+  private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
+    Checks.notNull("levels", levels);
+    Checks.notNull("keys", keys);
+    if (levels.isEmpty()) {
+      throw new IllegalArgumentException("levels must not be empty, but was " + levels);
+    }
+    if (levels.size() != keys.size()) {
+      throw new IllegalArgumentException(
+          "keys must have one key per level (" + levels.size() + "), but had " + keys.size());
+    }
+  }
+
+  private Call planAll(List<Budget> levels, List<String> keys, double cost, long estimate,
+      boolean reserve, Composition composition) {
+    Checks.positiveFinite("cost", cost);
+    Checks.notNull("composition", composition);
+    checkLevels(levels, keys);
+    for (Budget b : levels) {
+      if (!b.fits(cost) || !b.fitsModelTokens(estimate)) {
+        return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b));
+      }
+    }
+    return new Call(List.copyOf(levels), List.copyOf(keys), cost, estimate, reserve, composition,
+        null);
+  }
+
+  /** Checks each level's key and budget, and that names are distinct. */
+  private void checkLevels(List<Budget> levels, List<String> keys) {
+    Set<String> names = new HashSet<>();
+    for (int i = 0; i < levels.size(); i++) {
+      Checks.notBlank("keys[" + i + "]", keys.get(i));
+      Budget b = budget(levels.get(i));
+      if (!names.add(b.name())) {
+        throw new IllegalArgumentException(
+            "levels must have distinct names, but '" + b.name() + "' appears twice");
+      }
+    }
+  }
+
+  /** Validates a single-budget call; see {@link #plan(List, List, double, Composition)}. */
+  Call plan(Budget budget, String key, double cost, Composition composition) {
+    Checks.notBlank("key", key);
+    Checks.positiveFinite("cost", cost);
+    Checks.notNull("composition", composition);
+    budget(budget);
+    return new Call(List.of(budget), List.of(key), cost, 0, false, composition,
+        budget.fits(cost) ? null : neverFits(budget));
+  }
+
+  private static Decision neverFits(Budget b) {
+    return Decision.finalDeny(Reason.COST_EXCEEDS_CAPACITY, 0, 0, b.name());
+  }
+
+  /** Checks the budget and that its name always comes with the same limits in this store. */
+  Budget budget(@Nullable Budget budget) {
+    Checks.notNull("budget", budget);
+    Budget known = budgets.putIfAbsent(budget.name(), budget);
+    if (known != null && known != budget && !known.equals(budget)) {
+      throw new IllegalArgumentException(
+          "budget '" + budget.name() + "' is already used with other limits: " + known
+              + ", but was " + budget);
+    }
+    return budget;
+  }
+
+  /** Runs a planned call on Redis: one script call, whatever the number of levels. */
+  Reservation execute(Call call) {
+    if (call.decided() != null) {
+      return call.decidedReservation();
+    }
+    List<Budget> levels = call.levels();
+    int n = levels.size();
+    String root = call.keys().get(0);
+    List<String> args = new ArrayList<>(8 + 7 * n);
+    timeArgs(args);
+    args.add(Double.toString(call.cost()));
+    args.add(call.composition() == Composition.SEQUENTIAL ? "S" : "R");
+    args.add(Integer.toString(n));
+    args.add(Long.toString(call.estimate()));
+    args.add(call.reserve() ? Long.toString(RESERVATION_ID_BASE) : "0");
+    String[] keys = levelKeys(root, levels, call.keys(), args, true);
+    List<Object> r = ACQUIRE.run(link.commands(), keys, args.toArray(String[]::new));
+    boolean allowed = asLong(r.get(0)) == 1;
+    Reason reason = Reason.valueOf((String) r.get(1));
+    String level = levels.get((int) asLong(r.get(2)) - 1).name();
+    Decision d = new Decision(allowed, asLong(r.get(3)), asLong(r.get(4)), asLong(r.get(5)),
+        reason, asLong(r.get(6)) == 1, level);
+    return new Reservation(d, levels, call.keys(), call.estimate(), asLong(r.get(7)),
+        asLong(r.get(8)), asLong(r.get(9)));
+  }
+
+  /**
+   * The four keys of every level (plus the root's reservation counter when {@code counter}), with
+   * each level's 7 values appended to {@code args}.
+   */
+  private String[] levelKeys(String root, List<Budget> levels, List<String> levelKeys,
+      List<String> args, boolean counter) {
+    int n = levels.size();
+    String[] keys = new String[4 * n + (counter ? 1 : 0)];
+    for (int i = 0; i < n; i++) {
+      Budget b = levels.get(i);
+      String key = levelKeys.get(i);
+      keys[4 * i] = layout.window(root, b.name(), key);
+      keys[4 * i + 1] = layout.bucket(root, b.name(), key);
+      keys[4 * i + 2] = layout.modelTokens(root, b.name(), key);
+      keys[4 * i + 3] = layout.amounts(root, b.name(), key);
+      levelArgs(args, b);
+    }
+    if (counter) {
+      keys[4 * n] = layout.sequence(root);
+    }
+    return keys;
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      long estimatedModelTokens, Composition composition) {
+    return execute(planReserve(levels, keys, cost, estimatedModelTokens, composition));
+  }
+
+  /**
+   * Validates a reconciliation; returns whether Redis has anything to do.
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  boolean planReconcile(@Nullable Reservation reservation, long actualModelTokens) {
+    Checks.notNull("reservation", reservation);
+    if (actualModelTokens < 0) {
+      throw new IllegalArgumentException(
+          "actualModelTokens must be >= 0, but was " + actualModelTokens);
+    }
+    if (!reservation.reserved()) {
+      return false;
+    }
+    checkLevels(reservation.levels(), reservation.keys());
+    return true;
+  }
+
+  @Override
+  public void reconcile(Reservation reservation, long actualModelTokens) {
+    if (planReconcile(reservation, actualModelTokens)) {
+      executeReconcile(reservation, actualModelTokens);
+    }
+  }
+
+  /** Runs a validated reconciliation on Redis: one script call. */
+  void executeReconcile(Reservation reservation, long actualModelTokens) {
+    List<Budget> levels = reservation.levels();
+    List<String> args = new ArrayList<>(7 + 7 * levels.size());
+    timeArgs(args);
+    args.add(Integer.toString(levels.size()));
+    args.add(Long.toString(reservation.id()));
+    args.add(Long.toString(reservation.estimate()));
+    args.add(Long.toString(actualModelTokens));
+    String[] keys = levelKeys(reservation.keys().get(0), levels, reservation.keys(), args, false);
+    RECONCILE.run(link.commands(), keys, args.toArray(String[]::new));
+  }
+
+  /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
+  static boolean fromRedis(Reservation reservation) {
+    return reservation.id() > RESERVATION_ID_BASE;
+  }
+
+  @Override
+  public Decision acquire(
+      List<Budget> levels, List<String> keys, double cost, Composition composition) {
+    return execute(plan(levels, keys, cost, composition)).decision();
+  }
+
+  @Override
+  public Decision acquire(Budget budget, String key, double cost, Composition composition) {
+    return execute(plan(budget, key, cost, composition)).decision();
+  }
+
+  @Override
+  public Optional<KeySnapshot> inspect(Budget budget, String key) {
+    Checks.notBlank("key", key);
+    budget(budget);
+    return busiest(budget, key, new LinkedHashSet<>(keysOf(budget, key).values()));
+  }
+
+  /** The Redis keys that hold {@code key}'s state under {@code budget}, each with its root key. */
+  private Map<String, String> keysOf(Budget budget, String key) {
+    Map<String, String> rootByRedisKey = new LinkedHashMap<>();
+    for (String redisKey : scan(layout.pattern(budget.name(), key))) {
+      String[] parts = layout.parse(redisKey);
+      if (parts != null && parts[1].equals(key)) {
+        rootByRedisKey.put(redisKey, parts[0]);
+      }
+    }
+    return rootByRedisKey;
+  }
+
+  /** The most used state of {@code key} over the root keys it was charged under. */
+  private Optional<KeySnapshot> busiest(Budget budget, String key, Set<String> roots) {
+    KeySnapshot best = null;
+    for (String root : roots) {
+      KeySnapshot s = snapshot(budget, root, key);
+      if (s != null && (best == null || use(s) > use(best))) {
+        best = s;
+      }
+    }
+    return Optional.ofNullable(best);
+  }
+
+  private @Nullable KeySnapshot snapshot(Budget budget, String root, String key) {
+    List<String> args = new ArrayList<>(10);
+    timeArgs(args);
+    String[] keys = levelKeys(root, List.of(budget), List.of(key), args, false);
+    List<Object> r = INSPECT.run(link.commands(), keys, args.toArray(String[]::new));
+    if (r.isEmpty()) {
+      return null;
+    }
+    WindowLimit w = budget.window();
+    BucketLimit b = budget.bucket();
+    ModelTokenLimit m = budget.modelTokens();
+    return new KeySnapshot(budget.name(), key, asLong(r.get(0)), w == null ? 0 : w.limit(),
+        asDouble(r.get(1)), b == null ? 0 : b.capacity(), asLong(r.get(2)), asLong(r.get(3)),
+        m == null ? 0 : m.limit());
+  }
+
+  @Override
+  public List<KeySnapshot> top(Budget budget, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
+    }
+    budget(budget);
+    List<KeySnapshot> all = new ArrayList<>();
+    for (Map.Entry<String, Set<String>> e : rootsByKey(budget).entrySet()) {
+      busiest(budget, e.getKey(), e.getValue()).ifPresent(all::add);
+    }
+    all.sort(Comparator.comparingDouble(LuaRateLimitStore::use).reversed()
+        .thenComparing(KeySnapshot::key));
+    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+  }
+
+  /** The larger share of either component in use, from 0 to 1 (as the in-memory store ranks). */
+  private static double use(KeySnapshot s) {
+    double bucketUse = s.capacity() == 0 ? 0 : 1 - s.tokens() / s.capacity();
+    return Math.max(s.windowUtilization(), bucketUse);
+  }
+
+  @Override
+  public boolean reset(Budget budget, String key) {
+    Checks.notBlank("key", key);
+    budget(budget);
+    Set<String> found = keysOf(budget, key).keySet();
+    return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
+  }
+
+  @Override
+  public long trackedKeys(Budget budget) {
+    budget(budget);
+    return rootsByKey(budget).size();
+  }
+
+  private Map<String, Set<String>> rootsByKey(Budget budget) {
+    Map<String, Set<String>> byKey = new LinkedHashMap<>();
+    for (String redisKey : scan(layout.pattern(budget.name()))) {
+      String[] parts = layout.parse(redisKey);
+      if (parts != null) {
+        byKey.computeIfAbsent(parts[1], k -> new LinkedHashSet<>()).add(parts[0]);
+      }
+    }
+    return byKey;
+  }
+
+  /** Every key matching the pattern, on every master of a Cluster; may hold duplicates. */
+  private List<String> scan(String pattern) {
+    RedisClusterCommands<String, String> redis = link.commands();
+    ScanArgs args = ScanArgs.Builder.matches(pattern).limit(SCAN_COUNT);
+    KeyScanCursor<String> cursor = redis.scan(args);
+    List<String> keys = new ArrayList<>(cursor.getKeys());
+    while (!cursor.isFinished()) {
+      cursor = redis.scan(cursor, args);
+      keys.addAll(cursor.getKeys());
+    }
+    return keys;
+  }
+
+  /** Connects, waiting up to {@code wait}, and loads the scripts; throws on failure. */
+  void warmUp(Duration wait) {
+    RedisClusterCommands<String, String> redis = link.commands(wait);
+    redis.scriptLoad(ACQUIRE.source);
+    redis.scriptLoad(INSPECT.source);
+    redis.scriptLoad(RECONCILE.source);
+  }
+
+  /** Sends the PING a health check needs; throws on failure. */
+  void ping() {
+    link.commands().ping();
+  }
+
+  private void timeArgs(List<String> args) {
+    if (ticker == null) {
+      args.add("");
+      args.add("1000");
+      args.add("0");
+    } else {
+      args.add(Long.toString(ticker.read()));
+      args.add("1000000");
+      args.add(Long.toString(TICKER_MIN_TTL_MS));
+    }
+  }
+
+  private void levelArgs(List<String> args, Budget budget) {
+    WindowLimit w = budget.window();
+    BucketLimit b = budget.bucket();
+    if (w == null) {
+      args.add("0");
+      args.add("0");
+    } else {
+      args.add(Long.toString(w.limit()));
+      args.add(units(w.window()));
+    }
+    if (b == null) {
+      args.add("0");
+      args.add("0");
+      args.add("0");
+    } else {
+      args.add(Double.toString(b.capacity()));
+      args.add(Double.toString(b.refillPerSecond()));
+      args.add(Double.toString(b.refillPerSecond() / (ticker == null ? 1e6 : 1e9)));
+    }
+    ModelTokenLimit m = budget.modelTokens();
+    if (m == null) {
+      args.add("0");
+      args.add("0");
+    } else {
+      args.add(Long.toString(m.limit()));
+      args.add(units(m.window()));
+    }
+  }
+
+  /** A duration in the scripts' time units. */
+  private String units(Duration d) {
+    long nanos = d.toNanos();
+    return ticker == null ? Double.toString(nanos / 1000.0) : Long.toString(nanos);
+  }
+
+  /** A script's number; {@code inf} (no limit at a level) saturates as a Java cast does. */
+  private static long asLong(Object o) {
+    if (o instanceof Long l) {
+      return l;
+    }
+    String s = o.toString();
+    return s.endsWith("inf") ? (s.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE)
+        : (long) Double.parseDouble(s);
+  }
+
+  private static double asDouble(Object o) {
+    return o instanceof Long l ? l : Double.parseDouble(o.toString());
+  }
+
+  @Override
+  public void close() {
+    link.close();
+  }
+}

@@ -1,0 +1,337 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Ticker;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A {@link RateLimitStore} on Redis, standalone or Cluster, shared by every gateway instance that
+ * points at the same Redis and key prefix.
+ *
+ * <p>Each decision, a hierarchy's included, is one {@code EVALSHA} of a Lua script that does what
+ * the in-memory store does under its lock, so both stores give the same decisions (reasons, retry
+ * and reset times, remaining, levels) in both {@link io.github.llmratelimiter.core.Composition}
+ * modes. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
+ * expires once its state would be fresh again, except a non-refilling bucket that was charged.
+ *
+ * <p>While Redis does not answer within the command timeout, the {@link FailurePolicy} decides;
+ * Redis is tried again after the retry interval, and the store recovers by itself. Bad input is
+ * rejected with an {@link IllegalArgumentException} before Redis is asked.
+ *
+ * <pre>{@code
+ * RedisRateLimitStore store = RedisRateLimitStore.builder("redis://localhost:6379")
+ *     .failurePolicy(FailurePolicy.LOCAL_FALLBACK)
+ *     .build();
+ * GatewayLimiter limiter = GatewayLimiter.builder().requestsPerMinute(60).store(store).build();
+ * }</pre>
+ *
+ * <p>{@link #inspect}, {@link #top}, {@link #reset} and {@link #trackedKeys} find keys with {@code
+ * SCAN} (on every master of a Cluster): they cost time in the number of keys in the database and
+ * are meant for monitoring, not for the request path. A lower level of a hierarchy keeps its state
+ * per root key (the hash tag); these methods look under every root key, and {@code inspect} reports
+ * the most used state found.
+ */
+public interface RedisRateLimitStore extends RateLimitStore {
+
+  /**
+   * Returns a builder for a standalone Redis at {@code uri}, on a client the store owns.
+   *
+   * @param uri a Redis URI such as {@code redis://localhost:6379}
+   * @return a new builder
+   * @throws IllegalArgumentException if the URI is blank or malformed
+   */
+  static Builder builder(String uri) {
+    Checks.notBlank("uri", uri);
+    try {
+      return builder(RedisURI.create(uri));
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("uri must be a Redis URI, but was '" + uri + "'", e);
+    }
+  }
+
+  /**
+   * Returns a builder for a standalone Redis, on a client the store owns.
+   *
+   * @param uri the server's URI
+   * @return a new builder
+   */
+  static Builder builder(RedisURI uri) {
+    return new Builder(Checks.notNull("uri", uri), null, null, null);
+  }
+
+  /**
+   * Returns a builder for a Redis Cluster reached through the given seed nodes, on a client the
+   * store owns.
+   *
+   * @param seeds one or more nodes of the cluster
+   * @return a new builder
+   * @throws IllegalArgumentException if {@code seeds} is null or empty
+   */
+  static Builder cluster(List<RedisURI> seeds) {
+    Checks.notNull("seeds", seeds);
+    if (seeds.isEmpty()) {
+      throw new IllegalArgumentException("seeds must not be empty, but was " + seeds);
+    }
+    return new Builder(null, List.copyOf(seeds), null, null);
+  }
+
+  /**
+   * Returns a builder on an existing standalone client (for example one shared with the
+   * application); the store opens its own connection to {@code uri} and never shuts the client
+   * down.
+   *
+   * @param client the client
+   * @param uri the server's URI
+   * @return a new builder
+   */
+  static Builder builder(RedisClient client, RedisURI uri) {
+    return new Builder(Checks.notNull("uri", uri), null, Checks.notNull("client", client), null);
+  }
+
+  /**
+   * Returns a builder on an existing Cluster client; the store opens its own connection and never
+   * shuts the client down.
+   *
+   * @param client the client
+   * @return a new builder
+   */
+  static Builder builder(RedisClusterClient client) {
+    return new Builder(null, null, null, Checks.notNull("client", client));
+  }
+
+  /**
+   * Returns how many calls to Redis failed (errors and timeouts) since the store was built.
+   *
+   * @return the error count, for a metric
+   */
+  long errorCount();
+
+  /**
+   * Returns whether Redis is considered unavailable, so that the failure policy answers.
+   *
+   * @return {@code true} from a failed call until Redis answers again
+   */
+  boolean degraded();
+
+  /**
+   * Sends a {@code PING} within the command timeout, for a health check; an answer ends a
+   * degraded period at once.
+   *
+   * @return whether Redis answered
+   */
+  boolean ping();
+
+  /**
+   * Returns the policy applied while Redis does not answer.
+   *
+   * @return the failure policy
+   */
+  FailurePolicy failurePolicy();
+
+  /**
+   * Closes the store's connection, and the client if the store created it.
+   */
+  @Override
+  void close();
+
+  /** Builds a {@link RedisRateLimitStore}; every setting has a default. */
+  final class Builder {
+
+    /** The default command timeout: 50 ms. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(50);
+
+    /** The default retry interval after a failure: 1 s. */
+    public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofSeconds(1);
+
+    /** The default key prefix: {@code rl}. */
+    public static final String DEFAULT_KEY_PREFIX = "rl";
+
+    private static final Duration MIN_CONNECT_TIMEOUT = Duration.ofSeconds(1);
+
+    private final @Nullable RedisURI uri;
+    private final @Nullable List<RedisURI> seeds;
+    private final @Nullable RedisClient client;
+    private final @Nullable RedisClusterClient clusterClient;
+    private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+    private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+    private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
+    private @Nullable Ticker ticker;
+    private @Nullable ClientResources clientResources;
+
+    private Builder(
+        @Nullable RedisURI uri,
+        @Nullable List<RedisURI> seeds,
+        @Nullable RedisClient client,
+        @Nullable RedisClusterClient clusterClient) {
+      this.uri = uri;
+      this.seeds = seeds;
+      this.client = client;
+      this.clusterClient = clusterClient;
+    }
+
+    /**
+     * Sets the prefix of every key (default {@value #DEFAULT_KEY_PREFIX}); stores that share a
+     * prefix on one Redis share their budgets.
+     *
+     * @param keyPrefix the prefix, not blank, without whitespace or any of {@code %{}*?[]\}
+     * @return this builder
+     * @throws IllegalArgumentException on a bad prefix
+     */
+    public Builder keyPrefix(String keyPrefix) {
+      new RedisKeys(keyPrefix);
+      this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /**
+     * Sets the longest a caller waits for Redis on one command (default 50 ms); a decision that
+     * finds its script flushed from the server sends it once more, so waits at most twice this.
+     *
+     * @param commandTimeout the timeout, positive
+     * @return this builder
+     * @throws IllegalArgumentException if the timeout is null, zero or negative
+     */
+    public Builder commandTimeout(Duration commandTimeout) {
+      this.commandTimeout = positive("commandTimeout", commandTimeout);
+      return this;
+    }
+
+    /**
+     * Sets how long after a failed call the store answers by its failure policy before it asks
+     * Redis again (default 1 s); a fail-closed deny asks callers to retry after this long.
+     *
+     * @param retryInterval the interval, positive
+     * @return this builder
+     * @throws IllegalArgumentException if the interval is null, zero or negative
+     */
+    public Builder retryInterval(Duration retryInterval) {
+      this.retryInterval = positive("retryInterval", retryInterval);
+      return this;
+    }
+
+    /**
+     * Sets the policy applied while Redis does not answer (default {@link
+     * FailurePolicy#LOCAL_FALLBACK}).
+     *
+     * @param failurePolicy the policy
+     * @return this builder
+     */
+    public Builder failurePolicy(FailurePolicy failurePolicy) {
+      this.failurePolicy = Checks.notNull("failurePolicy", failurePolicy);
+      return this;
+    }
+
+    /**
+     * Sets the Lettuce resources (event loops) of the client the store creates; the store never
+     * shuts them down. Ignored when the store is built on an existing client.
+     *
+     * @param clientResources the resources, for example the application's shared ones
+     * @return this builder
+     */
+    public Builder clientResources(ClientResources clientResources) {
+      this.clientResources = Checks.notNull("clientResources", clientResources);
+      return this;
+    }
+
+    /**
+     * Reads time from {@code ticker} instead of the Redis server's {@code TIME}; <strong>for tests
+     * and special cases only</strong>.
+     *
+     * <p>Every store sharing the Redis keys must then read the same ticker, and the retry interval
+     * runs on it too. Since ticker time need not follow the wall clock, keys then live at least an
+     * hour of wall-clock time instead of expiring exactly when fresh.
+     *
+     * @param ticker the time source, in nanoseconds; readings must stay below 2^53 (about 104
+     *     days) for exact arithmetic in Lua
+     * @return this builder
+     */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Checks.notNull("ticker", ticker);
+      return this;
+    }
+
+    /**
+     * Builds the store and starts connecting; it never fails because Redis is down (the failure
+     * policy answers until Redis does).
+     *
+     * @return the store
+     */
+    public RedisRateLimitStore build() {
+      Duration connectTimeout =
+          commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
+      RedisLink link;
+      if (client != null) {
+        link = RedisLink.standalone(client, uri, commandTimeout, null);
+      } else if (clusterClient != null) {
+        link = RedisLink.cluster(clusterClient, commandTimeout, null);
+      } else {
+        ClientResources shared = clientResources;
+        ClientResources resources = shared != null
+            ? shared
+            : DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(
+                    Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .build();
+        Runnable releaseResources = shared != null ? () -> {} : () -> resources.shutdown();
+        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
+        if (seeds != null) {
+          RedisClusterClient c = RedisClusterClient.create(resources, seeds);
+          c.setOptions(ClusterClientOptions.builder()
+              .autoReconnect(true)
+              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+              .socketOptions(socket)
+              .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+              .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                  .enableAllAdaptiveRefreshTriggers()
+                  .enablePeriodicRefresh(Duration.ofSeconds(30))
+                  .build())
+              .build());
+          link = RedisLink.cluster(c, commandTimeout, () -> {
+            c.shutdown();
+            releaseResources.run();
+          });
+        } else {
+          RedisClient c = RedisClient.create(resources);
+          c.setOptions(ClientOptions.builder()
+              .autoReconnect(true)
+              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+              .socketOptions(socket)
+              .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+              .build());
+          link = RedisLink.standalone(c, uri, commandTimeout, () -> {
+            c.shutdown();
+            releaseResources.run();
+          });
+        }
+      }
+      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix), ticker);
+      GuardedRedisStore store = new GuardedRedisStore(
+          redis, failurePolicy, retryInterval, ticker != null ? ticker : Ticker.system());
+      store.warmUp(connectTimeout);
+      return store;
+    }
+
+    private static Duration positive(String name, @Nullable Duration value) {
+      Checks.notNull(name, value);
+      if (value.isNegative() || value.isZero()) {
+        throw new IllegalArgumentException(name + " must be > 0, but was " + value);
+      }
+      return value;
+    }
+  }
+}

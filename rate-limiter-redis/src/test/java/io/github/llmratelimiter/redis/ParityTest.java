@@ -1,0 +1,145 @@
+package io.github.llmratelimiter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Differential test: random calls (hierarchies, both modes, fractional costs, equal timestamps,
+ * window and refill boundaries) on the in-memory store and the Redis store under one ticker must
+ * give equal decisions, call for call, and equal monitoring snapshots.
+ */
+abstract class ParityTest {
+
+  /** The Redis store under test, on {@code ticker}. */
+  abstract RedisRateLimitStore.Builder redis(Ticker ticker);
+
+  private static final Budget ORG = Budget.of("org",
+      new WindowLimit(7, Duration.ofSeconds(2)), new BucketLimit(5, 2.5));
+  private static final Budget USER = Budget.of("user",
+      new WindowLimit(4, Duration.ofMillis(700)), new BucketLimit(2.5, 0.7));
+  private static final Budget MODEL = new Budget("model:x", null, new BucketLimit(3, 3));
+  private static final Budget WINDOW_ONLY = new Budget("window-only",
+      new WindowLimit(3, Duration.ofMillis(250)), null);
+  private static final Budget ONE_SHOT = new Budget("one-shot", null, new BucketLimit(4, 0));
+  private static final Budget MINUTE = Budget.of("per-minute",
+      WindowLimit.perMinute(10), new BucketLimit(1.5, 0.1));
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3})
+  void randomCallsDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        List<Budget> levels = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        pick(rnd, levels, keys);
+        double cost = cost(rnd);
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        Decision expected = memory.acquire(levels, keys, cost, mode);
+        Decision actual = redis.acquire(levels, keys, cost, mode);
+        assertThat(actual).as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode)
+            .isEqualTo(expected);
+        if (op % 10 == 0) {
+          for (int i = 0; i < levels.size(); i++) {
+            assertSameState(memory.inspect(levels.get(i), keys.get(i)),
+                redis.inspect(levels.get(i), keys.get(i)), op);
+          }
+        }
+      }
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  /**
+   * Equal snapshots, where a fresh one equals none (the Redis store reports fresh keys as
+   * untracked; the in-memory store drops them at its next sweep). Tokens may differ in the last
+   * bits: a sweep of the in-memory store refills its keys in more steps.
+   */
+  private static void assertSameState(Optional<KeySnapshot> memory, Optional<KeySnapshot> redis, int op) {
+    Optional<KeySnapshot> m = memory.filter(s -> !fresh(s));
+    assertThat(redis.isPresent()).as("op %d: %s vs %s", op, memory, redis).isEqualTo(m.isPresent());
+    if (redis.isPresent()) {
+      KeySnapshot r = redis.get();
+      KeySnapshot e = m.get();
+      assertThat(r.tokens()).as("op %d", op).isCloseTo(e.tokens(), within(1e-12));
+      assertThat(new KeySnapshot(r.budget(), r.key(), r.windowUsed(), r.windowLimit(), e.tokens(),
+          r.capacity(), r.nextFreeMs())).as("op %d", op).isEqualTo(e);
+    }
+  }
+
+  private static boolean fresh(KeySnapshot s) {
+    return s.windowUsed() == 0 && s.tokens() >= s.capacity() - 1e-9;
+  }
+
+  private static void advance(ManualTicker ticker, Random rnd) {
+    switch (rnd.nextInt(8)) {
+      case 0, 1 -> { } // equal timestamps
+      case 2 -> ticker.advanceNanos(1 + rnd.nextInt(1000));
+      case 3 -> ticker.advanceNanos(999_999);
+      case 4 -> ticker.advance(Duration.ofMillis(250));
+      case 5 -> ticker.advance(Duration.ofMillis(rnd.nextInt(400)));
+      case 6 -> ticker.advanceNanos(rnd.nextInt(2_000_000_000));
+      default -> ticker.advance(Duration.ofMillis(100));
+    }
+  }
+
+  private static double cost(Random rnd) {
+    switch (rnd.nextInt(6)) {
+      case 0: return 0.5;
+      case 1: return 2.3;
+      case 2: return 1e-3;
+      case 3: return 1 + rnd.nextInt(5); // sometimes above a level's capacity
+      default: return 1.0;
+    }
+  }
+
+  /** A hierarchy org > user > model, or a single budget; each lower key belongs to one org. */
+  private static void pick(Random rnd, List<Budget> levels, List<String> keys) {
+    String org = "org-" + rnd.nextInt(2);
+    String user = org + "/u" + rnd.nextInt(2);
+    switch (rnd.nextInt(6)) {
+      case 0 -> add(levels, keys, ORG, org);
+      case 1 -> {
+        add(levels, keys, ORG, org);
+        add(levels, keys, USER, user);
+      }
+      case 2 -> {
+        add(levels, keys, ORG, org);
+        add(levels, keys, USER, user);
+        add(levels, keys, MODEL, user + "/gpt");
+      }
+      case 3 -> add(levels, keys, WINDOW_ONLY, "w{" + rnd.nextInt(2) + "}:*");
+      case 4 -> add(levels, keys, ONE_SHOT, "one-" + rnd.nextInt(2));
+      default -> add(levels, keys, MINUTE, "m-" + rnd.nextInt(2));
+    }
+  }
+
+  private static void add(List<Budget> levels, List<String> keys, Budget b, String key) {
+    levels.add(b);
+    keys.add(key);
+  }
+
+  private static List<String> names(List<Budget> levels) {
+    return levels.stream().map(Budget::name).toList();
+  }
+}

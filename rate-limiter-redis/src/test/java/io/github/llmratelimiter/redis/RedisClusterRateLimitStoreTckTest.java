@@ -1,0 +1,14 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.RateLimitStoreTck;
+
+/** The Redis store, on a 3-master Redis Cluster, passes the store TCK. */
+class RedisClusterRateLimitStoreTckTest extends RateLimitStoreTck {
+
+  @Override
+  protected RateLimitStore newStore(ManualTicker ticker) {
+    return TestRedis.cluster(ticker).build();
+  }
+}

@@ -1,0 +1,233 @@
+package io.github.llmratelimiter.redis;
+
+import io.lettuce.core.RedisURI;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * A real {@code redis-server} process on a free loopback port, run from the binary that the Maven
+ * artifact {@code com.github.codemonstur:embedded-redis} ships (extracted to {@code target/}).
+ * Stopped by {@link #close()}, and at the latest when the test JVM exits.
+ */
+final class RedisServer implements AutoCloseable {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
+  private static final Path WORK = Path.of("target", "redis-server");
+
+  private final int port;
+  private final List<String> extraArgs;
+  private final Path dir;
+  private Process process;
+
+  private RedisServer(int port, List<String> extraArgs) {
+    this.port = port;
+    this.extraArgs = extraArgs;
+    this.dir = WORK.resolve("node-" + port);
+    Runtime.getRuntime().addShutdownHook(new Thread(this::kill));
+  }
+
+  /** Starts a server on a free port. */
+  static RedisServer start(String... extraArgs) {
+    RedisServer s = new RedisServer(freePort(false), List.of(extraArgs));
+    s.startProcess();
+    return s;
+  }
+
+  /** Starts a Cluster-enabled node on a free port whose bus port (+10000) is free as well. */
+  static RedisServer startClusterNode() {
+    int port = freePort(true);
+    RedisServer s = new RedisServer(port, List.of(
+        "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+        "--cluster-node-timeout", "5000"));
+    s.startProcess();
+    return s;
+  }
+
+  int port() {
+    return port;
+  }
+
+  RedisURI uri() {
+    return RedisURI.create("redis://127.0.0.1:" + port);
+  }
+
+  /** Whether the process runs. */
+  synchronized boolean running() {
+    return process != null && process.isAlive();
+  }
+
+  /** Kills the process, as a crash would; the port stays reserved for {@link #restart()}. */
+  synchronized void stop() {
+    kill();
+  }
+
+  /** Starts the process again on the same port, with an empty data set. */
+  synchronized void restart() {
+    kill();
+    startProcess();
+  }
+
+  /** Suspends the process (SIGSTOP): it holds its connections but answers nothing. */
+  void freeze() {
+    signal("-STOP");
+  }
+
+  /** Resumes a frozen process (SIGCONT). */
+  void thaw() {
+    signal("-CONT");
+  }
+
+  @Override
+  public synchronized void close() {
+    kill();
+  }
+
+  private synchronized void kill() {
+    Process p = process;
+    if (p != null && p.isAlive()) {
+      p.destroyForcibly();
+      try {
+        p.waitFor(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private void signal(String sig) {
+    try {
+      Process kill = new ProcessBuilder("kill", sig, Long.toString(process.pid())).inheritIO().start();
+      if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        throw new IllegalStateException("kill " + sig + " failed");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private synchronized void startProcess() {
+    try {
+      deleteRecursively(dir);
+      Files.createDirectories(dir);
+      List<String> cmd = new ArrayList<>(List.of(
+          binary().toAbsolutePath().toString(), "--port", Integer.toString(port),
+          "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"));
+      cmd.addAll(extraArgs);
+      process = new ProcessBuilder(cmd)
+          .directory(dir.toFile())
+          .redirectErrorStream(true)
+          .redirectOutput(dir.resolve("redis.log").toFile())
+          .start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start redis-server", e);
+    }
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!answersPing()) {
+      if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+        kill();
+        throw new IllegalStateException("redis-server did not answer on port " + port + "; see "
+            + dir.resolve("redis.log").toAbsolutePath());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded wait for start-up
+    }
+  }
+
+  private boolean answersPing() {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 500);
+      s.setSoTimeout(500);
+      OutputStream out = s.getOutputStream();
+      out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      byte[] buf = new byte[7];
+      int n = s.getInputStream().read(buf);
+      return n > 0 && new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** The binary for this platform, extracted once from the embedded-redis jar. */
+  static synchronized Path binary() throws IOException {
+    String os = System.getProperty("os.name").toLowerCase(Locale.ROOT);
+    String arch = System.getProperty("os.arch").toLowerCase(Locale.ROOT);
+    String name;
+    if (os.contains("linux")) {
+      name = arch.contains("aarch64") || arch.contains("arm64")
+          ? "redis-server-6.2.7-linux-arm64" : "redis-server-6.2.6-v5-linux-amd64";
+    } else if (os.contains("mac")) {
+      name = arch.contains("aarch64") ? "redis-server-6.2.6-v5-darwin-arm64"
+          : "redis-server-6.2.6-v5-darwin-amd64";
+    } else {
+      throw new IllegalStateException("no redis-server binary for " + os + "/" + arch);
+    }
+    Path target = WORK.resolve(name);
+    if (!Files.isExecutable(target)) {
+      Files.createDirectories(WORK);
+      try (InputStream in = RedisServer.class.getClassLoader().getResourceAsStream(name)) {
+        if (in == null) {
+          throw new IllegalStateException(name + " is not on the test classpath (embedded-redis)");
+        }
+        Path tmp = Files.createTempFile(WORK, name, ".tmp");
+        Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+        if (!tmp.toFile().setExecutable(true)) {
+          throw new IOException("cannot make " + tmp + " executable");
+        }
+        Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      }
+    }
+    return target;
+  }
+
+  private static int freePort(boolean withBus) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        int port = s.getLocalPort();
+        if (!withBus) {
+          return port;
+        }
+        if (port + 10000 < 65536) {
+          try (ServerSocket bus = new ServerSocket(port + 10000, 1, InetAddress.getLoopbackAddress())) {
+            bus.setReuseAddress(true);
+            return port;
+          } catch (IOException busTaken) {
+            // try another port
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    throw new IllegalStateException("no free loopback port found");
+  }
+
+  private static void deleteRecursively(Path p) throws IOException {
+    if (!Files.exists(p)) {
+      return;
+    }
+    try (var walk = Files.walk(p)) {
+      for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(q);
+      }
+    }
+  }
+}

@@ -1,0 +1,206 @@
+package io.github.llmratelimiter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.WindowLimit;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.SlotHash;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** What only the Redis store has: its keys, their expiry, server time, scripts, round trips. */
+class RedisStoreBehaviourTest {
+
+  private static final Budget ORG = Budget.of("org",
+      new WindowLimit(100, Duration.ofSeconds(10)), new BucketLimit(10, 2));
+  private static final Budget KEY = new Budget("key", new WindowLimit(5, Duration.ofSeconds(3)), null);
+  private static final Budget MODEL = new Budget("model", null, new BucketLimit(4, 0));
+
+  private static StatefulRedisConnection<String, String> admin;
+  private static RedisCommands<String, String> redis;
+
+  @BeforeAll
+  static void connect() {
+    admin = TestRedis.standaloneClient().connect(TestRedis.standaloneUri());
+    redis = admin.sync();
+  }
+
+  @AfterAll
+  static void disconnect() {
+    admin.close();
+  }
+
+  private static RedisRateLimitStore serverTimeStore(String prefix) {
+    return RedisRateLimitStore.builder(TestRedis.standaloneClient(), TestRedis.standaloneUri())
+        .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).build();
+  }
+
+  @Test
+  void aHierarchysKeysShareTheRootsHashTagAndSlot() {
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "k1/gpt"), 1,
+          Composition.SEQUENTIAL);
+      List<String> keys = redis.keys(prefix + ":*");
+      assertThat(keys).containsExactlyInAnyOrder(
+          prefix + ":{acme}:org:acme:w", prefix + ":{acme}:org:acme:b",
+          prefix + ":{acme}:key:k1:w", prefix + ":{acme}:model:k1/gpt:b");
+      assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
+    }
+  }
+
+  @Test
+  void everyKeyExpiresOnceItsStateWouldBeFreshAgain() {
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "m"), 3, Composition.SEQUENTIAL);
+      // window of 10 s: fresh 10 s after the admission
+      assertThat(redis.pttl(prefix + ":{acme}:org:acme:w")).isBetween(9_000L, 10_001L);
+      // 3 tokens short at 2 per second: full in 1.5 s
+      assertThat(redis.pttl(prefix + ":{acme}:org:acme:b")).isBetween(500L, 1_501L);
+      assertThat(redis.pttl(prefix + ":{acme}:key:k1:w")).isBetween(2_000L, 3_001L);
+      // a bucket that never refills is a one-shot budget: it must not expire
+      assertThat(redis.pttl(prefix + ":{acme}:model:m:b")).isEqualTo(-1L);
+    }
+  }
+
+  @Test
+  void serverTimeDrivesRetriesInMilliseconds() {
+    String prefix = TestRedis.freshPrefix();
+    Budget perMinute = new Budget("pm", WindowLimit.perMinute(1), null);
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      assertThat(store.acquire(perMinute, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      Decision d = store.acquire(perMinute, "t", 1, Composition.SEQUENTIAL);
+      assertThat(d.reason()).isEqualTo(Reason.RPM_LIMIT);
+      assertThat(d.retryAfterMs()).isBetween(50_000L, 60_000L).isEqualTo(d.resetAfterMs());
+    }
+  }
+
+  @Test
+  void equalTimestampsAreDistinctAdmissions() {
+    ManualTicker ticker = new ManualTicker(); // never advanced: every call at the same instant
+    String prefix = TestRedis.freshPrefix();
+    Budget b = new Budget("w", new WindowLimit(5, Duration.ofSeconds(1)), null);
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+      for (int i = 0; i < 7; i++) {
+        store.acquire(b, "t", 1, Composition.SEQUENTIAL);
+      }
+      assertThat(redis.zcard(prefix + ":{t}:w:t:w")).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void oneScriptCallPerDecisionWhateverTheLevels() {
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      store.acquire(ORG, "warm-up", 1, Composition.SEQUENTIAL);
+      redis.configResetstat();
+      for (int i = 0; i < 10; i++) {
+        store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k" + i, "m" + i), 1,
+            i % 2 == 0 ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT);
+      }
+      Map<String, Long> calls = commandCalls();
+      assertThat(calls).containsEntry("evalsha", 10L);
+      // everything else was called by the script itself, or by this test
+      assertThat(calls.keySet()).isSubsetOf("evalsha", "time", "zremrangebyscore", "zcard",
+          "zrange", "hmget", "zcount", "zadd", "hset", "pexpire", "persist", "del", "info",
+          "config");
+    }
+  }
+
+  @Test
+  void scriptFlushNeverReachesACaller() {
+    String prefix = TestRedis.freshPrefix();
+    Budget b = new Budget("flush", new WindowLimit(3, Duration.ofMinutes(1)), null);
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      assertThat(store.acquire(b, "t", 1, Composition.SEQUENTIAL).remaining()).isEqualTo(2);
+      redis.scriptFlush();
+      assertThat(store.acquire(b, "t", 1, Composition.SEQUENTIAL).remaining()).isEqualTo(1);
+      redis.scriptFlush();
+      assertThat(store.inspect(b, "t").orElseThrow().windowUsed()).isEqualTo(2);
+      assertThat(store.errorCount()).isZero();
+      assertThat(store.degraded()).isFalse();
+    }
+  }
+
+  @Test
+  void storesWithDifferentPrefixesDoNotShare() {
+    Budget b = new Budget("p", new WindowLimit(1, Duration.ofMinutes(1)), null);
+    try (RedisRateLimitStore one = serverTimeStore(TestRedis.freshPrefix());
+        RedisRateLimitStore two = serverTimeStore(TestRedis.freshPrefix())) {
+      assertThat(one.acquire(b, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      assertThat(two.acquire(b, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      assertThat(one.trackedKeys(b)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aBudgetNameMustKeepItsLimitsWithinAStore() {
+    try (RedisRateLimitStore store = serverTimeStore(TestRedis.freshPrefix())) {
+      store.acquire(new Budget("b", WindowLimit.perMinute(1), null), "t", 1, Composition.SEQUENTIAL);
+      assertThatIllegalArgumentException().isThrownBy(() -> store.acquire(
+              new Budget("b", WindowLimit.perMinute(2), null), "t", 1, Composition.SEQUENTIAL))
+          .withMessageContaining("budget 'b' is already used with other limits");
+    }
+  }
+
+  @Test
+  void keysWithSpecialCharactersAreTrackedAndListedInClear() {
+    Budget b = new Budget("odd", new WindowLimit(10, Duration.ofMinutes(1)), null);
+    Set<String> odd = Set.of("a}b", "{x}", "c:d", "50%", "*", "?[]\\");
+    try (RedisRateLimitStore store = serverTimeStore(TestRedis.freshPrefix())) {
+      odd.forEach(k -> store.acquire(b, k, 1, Composition.SEQUENTIAL));
+      store.acquire(b, "*", 1, Composition.SEQUENTIAL);
+      assertThat(store.trackedKeys(b)).isEqualTo(odd.size());
+      assertThat(store.top(b, 10).stream().map(s -> s.key()).collect(Collectors.toSet()))
+          .isEqualTo(odd);
+      assertThat(store.inspect(b, "*").orElseThrow().windowUsed()).isEqualTo(2);
+      assertThat(store.reset(b, "*")).isTrue();
+      assertThat(store.trackedKeys(b)).isEqualTo(odd.size() - 1);
+    }
+  }
+
+  @Test
+  void builderRejectsBadSettingsNamingThem() {
+    assertThatIllegalArgumentException().isThrownBy(() -> RedisRateLimitStore.builder(" "))
+        .withMessageContaining("uri");
+    assertThatIllegalArgumentException().isThrownBy(() -> RedisRateLimitStore.builder("nope://x"))
+        .withMessageContaining("uri").withMessageContaining("nope://x");
+    RedisRateLimitStore.Builder b = RedisRateLimitStore.builder("redis://127.0.0.1:1");
+    assertThatIllegalArgumentException().isThrownBy(() -> b.commandTimeout(Duration.ZERO))
+        .withMessageContaining("commandTimeout").withMessageContaining("PT0S");
+    assertThatIllegalArgumentException().isThrownBy(() -> b.retryInterval(Duration.ofMillis(-1)))
+        .withMessageContaining("retryInterval");
+    assertThatIllegalArgumentException().isThrownBy(() -> b.keyPrefix("a{b"))
+        .withMessageContaining("keyPrefix");
+    assertThatIllegalArgumentException().isThrownBy(() -> RedisRateLimitStore.cluster(List.of()))
+        .withMessageContaining("seeds");
+  }
+
+  private static Map<String, Long> commandCalls() {
+    Map<String, Long> calls = new HashMap<>();
+    for (String line : redis.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_")) {
+        String name = line.substring("cmdstat_".length(), line.indexOf(':'));
+        String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(','));
+        calls.put(name, Long.parseLong(count));
+      }
+    }
+    return calls;
+  }
+}

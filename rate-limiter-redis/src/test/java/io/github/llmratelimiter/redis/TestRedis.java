@@ -1,0 +1,132 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.Ticker;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.IntStream;
+
+/**
+ * The Redis servers the tests share, started once per test JVM: a standalone server ({@code
+ * REDIS_URL} when set) and a 3-master Redis Cluster on loopback ports, each with one Lettuce client
+ * that the stores under test borrow. Tests isolate themselves with a fresh key prefix.
+ */
+final class TestRedis {
+
+  /** A generous timeout for tests that are not about timeouts, so a busy CI machine never trips it. */
+  static final Duration TEST_TIMEOUT = Duration.ofSeconds(5);
+
+  private static final AtomicInteger PREFIXES = new AtomicInteger();
+  private static RedisURI standaloneUri;
+  private static RedisClient standaloneClient;
+  private static List<RedisServer> clusterNodes;
+  private static RedisClusterClient clusterClient;
+
+  private TestRedis() {}
+
+  /** A key prefix no other store in this JVM uses. */
+  static String freshPrefix() {
+    return "t" + ProcessHandle.current().pid() + "-" + PREFIXES.incrementAndGet();
+  }
+
+  static synchronized RedisURI standaloneUri() {
+    if (standaloneUri == null) {
+      String url = System.getenv("REDIS_URL");
+      standaloneUri = url != null && !url.isBlank() ? RedisURI.create(url) : RedisServer.start().uri();
+    }
+    return standaloneUri;
+  }
+
+  static synchronized RedisClient standaloneClient() {
+    if (standaloneClient == null) {
+      standaloneClient = RedisClient.create(standaloneUri());
+      Runtime.getRuntime().addShutdownHook(new Thread(standaloneClient::shutdown));
+    }
+    return standaloneClient;
+  }
+
+  /** A store on the shared standalone server, reading time from {@code ticker}. */
+  static RedisRateLimitStore.Builder standalone(Ticker ticker) {
+    return RedisRateLimitStore.builder(standaloneClient(), standaloneUri())
+        .keyPrefix(freshPrefix())
+        .commandTimeout(TEST_TIMEOUT)
+        .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .ticker(ticker);
+  }
+
+  /** A store on the shared 3-master Cluster, reading time from {@code ticker}. */
+  static RedisRateLimitStore.Builder cluster(Ticker ticker) {
+    return RedisRateLimitStore.builder(clusterClient())
+        .keyPrefix(freshPrefix())
+        .commandTimeout(TEST_TIMEOUT)
+        .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .ticker(ticker);
+  }
+
+  static synchronized RedisClusterClient clusterClient() {
+    if (clusterClient == null) {
+      List<RedisServer> nodes = startCluster(3);
+      List<RedisURI> seeds = new ArrayList<>();
+      nodes.forEach(n -> seeds.add(n.uri()));
+      clusterClient = RedisClusterClient.create(seeds);
+      clusterNodes = nodes;
+      Runtime.getRuntime().addShutdownHook(new Thread(clusterClient::shutdown));
+    }
+    return clusterClient;
+  }
+
+  static synchronized List<RedisServer> clusterNodes() {
+    clusterClient();
+    return clusterNodes;
+  }
+
+  /**
+   * Starts {@code masters} Cluster-enabled nodes, gives each an equal share of the 16384 slots
+   * ({@code CLUSTER ADDSLOTS}), introduces them ({@code CLUSTER MEET}) and waits until every node
+   * reports {@code cluster_state:ok}.
+   */
+  static List<RedisServer> startCluster(int masters) {
+    List<RedisServer> nodes = new ArrayList<>();
+    for (int i = 0; i < masters; i++) {
+      nodes.add(RedisServer.startClusterNode());
+    }
+    List<RedisClient> clients = new ArrayList<>();
+    try {
+      List<RedisCommands<String, String>> admin = new ArrayList<>();
+      for (RedisServer n : nodes) {
+        RedisClient c = RedisClient.create(n.uri());
+        clients.add(c);
+        StatefulRedisConnection<String, String> conn = c.connect();
+        admin.add(conn.sync());
+      }
+      int per = 16384 / masters;
+      for (int i = 0; i < masters; i++) {
+        int from = i * per;
+        int to = i == masters - 1 ? 16384 : from + per;
+        admin.get(i).clusterAddSlots(IntStream.range(from, to).toArray());
+      }
+      for (int i = 1; i < masters; i++) {
+        admin.get(0).clusterMeet("127.0.0.1", nodes.get(i).port());
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (!admin.stream().allMatch(a -> a.clusterInfo().contains("cluster_state:ok")
+          && a.clusterInfo().contains("cluster_known_nodes:" + masters))) {
+        if (System.nanoTime() - deadline > 0) {
+          throw new IllegalStateException("the test cluster did not reach cluster_state:ok");
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // bounded wait for start-up
+      }
+    } finally {
+      clients.forEach(RedisClient::shutdown);
+    }
+    return nodes;
+  }
+}
