@@ -1,6 +1,5 @@
 package io.github.llmratelimiter.autoconfigure;
 
-import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.Burst;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.Limits;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.Policy;
 import io.github.llmratelimiter.core.BucketLimit;
@@ -15,6 +14,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -244,17 +244,14 @@ public final class RateLimitPolicies {
     }
 
     private Budget budget(String name, Source source) {
-      Long limit = source.find(l -> l instanceof Limits x ? x.getRpm().getLimit() : null,
-          props.getRpm().getLimit());
-      String limitPath = source.path(l -> l instanceof Limits x ? x.getRpm().getLimit() : null, "rpm.limit");
-      checkLimit(limitPath, limit);
-      Duration window = source.find(l -> l instanceof Limits x ? x.getRpm().getWindow() : null,
-          props.getRpm().getWindow());
-      checkWindow(source.path(l -> l instanceof Limits x ? x.getRpm().getWindow() : null, "rpm.window"), window);
-      Double capacity = source.find(l -> burstOf(l).getCapacity(), props.getBurst().getCapacity());
-      Double refill = source.find(l -> burstOf(l).getRefillPerSecond(), props.getBurst().getRefillPerSecond());
-      String capacityPath = source.path(l -> burstOf(l).getCapacity(), "burst.capacity");
-      String refillPath = source.path(l -> burstOf(l).getRefillPerSecond(), "burst.refill-per-second");
+      Long limit = source.find(l -> l.getRpm().getLimit(), props.getRpm().getLimit());
+      checkLimit(source.path(l -> l.getRpm().getLimit(), "rpm.limit"), limit);
+      Duration window = source.find(l -> l.getRpm().getWindow(), props.getRpm().getWindow());
+      checkWindow(source.path(l -> l.getRpm().getWindow(), "rpm.window"), window);
+      Double capacity = source.find(l -> l.getBurst().getCapacity(), props.getBurst().getCapacity());
+      Double refill = source.find(l -> l.getBurst().getRefillPerSecond(), props.getBurst().getRefillPerSecond());
+      String capacityPath = source.path(l -> l.getBurst().getCapacity(), "burst.capacity");
+      String refillPath = source.path(l -> l.getBurst().getRefillPerSecond(), "burst.refill-per-second");
       BucketLimit bucket = null;
       if (capacity != null || refill != null) {
         if (capacity == null || !(capacity > 0) || capacity.isInfinite()) {
@@ -268,10 +265,6 @@ public final class RateLimitPolicies {
         bucket = new BucketLimit(capacity, refill);
       }
       return new Budget(name, new WindowLimit(limit, window), bucket);
-    }
-
-    private Burst burstOf(Object limits) {
-      return limits instanceof Limits l ? l.getBurst() : props.getBurst();
     }
 
     private static void checkLimit(String path, @Nullable Long limit) {
@@ -291,23 +284,23 @@ public final class RateLimitPolicies {
    * Where a value comes from: the most specific properties first (a model's, then the policy's),
    * falling back to the top level.
    */
-  private record Source(@Nullable Object limits, String prefix, @Nullable Source parent) {
+  private record Source(@Nullable Limits limits, String prefix, @Nullable Source parent) {
 
     static final Source TOP = new Source(null, PREFIX, null);
 
-    <T> @Nullable T find(java.util.function.Function<Object, @Nullable T> getter, @Nullable T topValue) {
+    /** The most specific value set, else {@code topValue}. */
+    <T> @Nullable T find(Function<Limits, @Nullable T> getter, @Nullable T topValue) {
       for (Source s = this; s != null; s = s.parent) {
-        if (s.limits != null) {
-          T v = getter.apply(s.limits);
-          if (v != null) {
-            return v;
-          }
+        T v = s.limits == null ? null : getter.apply(s.limits);
+        if (v != null) {
+          return v;
         }
       }
       return topValue;
     }
 
-    String path(java.util.function.Function<Object, @Nullable Object> getter, String suffix) {
+    /** The full name of the property {@link #find} takes its value from. */
+    String path(Function<Limits, @Nullable Object> getter, String suffix) {
       for (Source s = this; s != null; s = s.parent) {
         if (s.limits != null && getter.apply(s.limits) != null) {
           return s.prefix + suffix;

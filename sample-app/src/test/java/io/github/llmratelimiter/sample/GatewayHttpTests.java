@@ -75,7 +75,13 @@ class GatewayHttpTests {
     assertThat(JsonPath.<String>read(denied.body(), "$.error.code")).isEqualTo("rate_limit_exceeded");
     assertThat(denied.body()).doesNotContain(key);
     // another model has its own budget under the same per-key level
-    assertThat(chat(key, body("gpt-4o-mini")).statusCode()).isEqualTo(200);
+    HttpResponse<String> mini = chat(key, body("gpt-4o-mini"));
+    assertThat(mini.statusCode()).isEqualTo(200);
+    assertThat(mini.headers().firstValue("RateLimit").orElseThrow()).startsWith("\"chat\";r=4;");
+    // reserve-commit: the denied call charged no level, so the per-key level counts 3 + 1 calls
+    HttpResponse<String> state = get("/actuator/ratelimiter/" + key, null);
+    assertThat(JsonPath.<List<Integer>>read(state.body(), "$.budgets[?(@.budget=='per-key')].windowUsed"))
+        .containsExactly(4);
   }
 
   @Test
@@ -131,6 +137,7 @@ class GatewayHttpTests {
     String key = "sk-http-actuator-0000cafe";
     chat(key, body("gpt-4o"));
     chat(key, body("gpt-4o"));
+    chat(key, body("gpt-4o-mini"));
     HttpResponse<String> report = get("/actuator/ratelimiter", null);
     assertThat(report.statusCode()).isEqualTo(200);
     assertThat(report.body()).doesNotContain(key);
@@ -142,6 +149,10 @@ class GatewayHttpTests {
     assertThat(models).containsExactly("gpt-4o");
     HttpResponse<String> one = get("/actuator/ratelimiter/" + key, null);
     assertThat(JsonPath.<String>read(one.body(), "$.key")).isEqualTo("****cafe");
+    assertThat(JsonPath.<List<Integer>>read(one.body(), "$.budgets[?(@.budget=='per-key')].windowUsed"))
+        .containsExactly(3);
+    assertThat(JsonPath.<List<String>>read(one.body(), "$.budgets[?(@.budget=='chat')].model"))
+        .containsExactly("gpt-4o-mini");
     assertThat(one.body()).doesNotContain(key);
   }
 

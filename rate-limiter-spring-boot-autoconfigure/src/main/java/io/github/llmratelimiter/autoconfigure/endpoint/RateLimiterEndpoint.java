@@ -33,7 +33,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  *   <li>{@code GET /actuator/ratelimiter?top=N}: the effective configuration and, per budget, the
  *       number of tracked keys and the N most used (default {@code ratelimiter.endpoint.top},
  *       at most {@code ratelimiter.endpoint.max-top});
- *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget;
+ *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget (the
+ *       per-key-and-model entries of models without an override are found among the {@code
+ *       max-top} most used of their budget; {@code model} names one to look up directly);
  *   <li>{@code DELETE /actuator/ratelimiter/{key}?model=M}: resets that key's budgets; available
  *       only when the application grants {@code management.endpoint.ratelimiter.access=unrestricted}
  *       (the default access is read-only).
@@ -168,15 +170,26 @@ public final class RateLimiterEndpoint {
           continue;
         }
         for (String m : models) {
-          Budget budget = level.budgetFor(m);
-          String storeKey = level.keyFor(RateLimitKey.of(apiKey, m));
-          if (seen.add(budget.name() + '\u0000' + storeKey)) {
-            keys.add(Map.entry(budget, storeKey));
+          add(keys, seen, level.budgetFor(m), level.keyFor(RateLimitKey.of(apiKey, m)));
+        }
+        if (level.scope() == KeyScope.API_KEY_AND_MODEL) {
+          // models without an override share the level's budget, one entry per model: find them
+          for (KeySnapshot s : store.top(level.budget(), maxTop)) {
+            if (apiKey.equals(apiKeyOf(s))) {
+              add(keys, seen, level.budget(), s.key());
+            }
           }
         }
       }
     }
     return keys;
+  }
+
+  private static void add(
+      List<Map.Entry<Budget, String>> keys, Set<String> seen, Budget budget, String storeKey) {
+    if (seen.add(budget.name() + '\u0000' + storeKey)) {
+      keys.add(Map.entry(budget, storeKey));
+    }
   }
 
   private KeyState state(KeySnapshot s) {

@@ -378,4 +378,60 @@ class RateLimitWebTests {
           .trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
     });
   }
+
+  @Test
+  void storeFailureDeniesWith503ByDefaultOrPassesWhenConfiguredToAllow() {
+    RateLimitStore broken = new FailingStore();
+    withMvc(runner.withBean(RateLimitStore.class, () -> broken), mvc -> {
+      try {
+        mvc.perform(get("/v1/routed").header("X-API-Key", KEY))
+            .andExpect(status().isServiceUnavailable())
+            .andExpect(content().contentType(MediaType.APPLICATION_PROBLEM_JSON))
+            .andExpect(content().json("{\"status\":503,\"policy\":\"routed\"}"));
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+    withMvc(runner.withBean(RateLimitStore.class, () -> broken)
+        .withPropertyValues("ratelimiter.store-failure=allow"), mvc -> {
+      try {
+        mvc.perform(get("/v1/routed").header("X-API-Key", KEY))
+            .andExpect(status().isOk())
+            .andExpect(header().doesNotExist("RateLimit"));
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+  }
+
+  /** A store whose backend is down: every decision fails (as a timed-out remote store would). */
+  static final class FailingStore implements RateLimitStore {
+    @Override
+    public io.github.llmratelimiter.core.Decision acquire(java.util.List<io.github.llmratelimiter.core.Budget> levels,
+        java.util.List<String> keys, double cost, io.github.llmratelimiter.core.Composition composition) {
+      throw new IllegalStateException("store unreachable");
+    }
+
+    @Override
+    public java.util.Optional<io.github.llmratelimiter.core.KeySnapshot> inspect(
+        io.github.llmratelimiter.core.Budget budget, String key) {
+      return java.util.Optional.empty();
+    }
+
+    @Override
+    public java.util.List<io.github.llmratelimiter.core.KeySnapshot> top(
+        io.github.llmratelimiter.core.Budget budget, int limit) {
+      return java.util.List.of();
+    }
+
+    @Override
+    public boolean reset(io.github.llmratelimiter.core.Budget budget, String key) {
+      return false;
+    }
+
+    @Override
+    public long trackedKeys(io.github.llmratelimiter.core.Budget budget) {
+      return 0;
+    }
+  }
 }
