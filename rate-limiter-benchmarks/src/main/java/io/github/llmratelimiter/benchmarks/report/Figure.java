@@ -1,0 +1,73 @@
+package io.github.llmratelimiter.benchmarks.report;
+
+import java.util.List;
+
+/**
+ * One measured benchmark: who was measured, on which case, with how many threads, and what it
+ * scored.
+ *
+ * @param subject what was measured: {@code GatewayLimiter}, {@code HierarchicalLimiter} or a peer
+ *     ({@code Bucket4j}, {@code Resilience4j}, {@code Guava}, {@code Naive})
+ * @param mode the composition mode of the limiter's benchmarks, empty for the peers
+ * @param method the benchmark method, which names its case
+ * @param threads the benchmark threads
+ * @param opsPerSecond the throughput of all threads together
+ * @param error the half-width of the 99.9% confidence interval of the throughput (NaN if unknown)
+ * @param bytesPerOp bytes allocated per operation ({@code -prof gc}), NaN if not measured
+ */
+public record Figure(
+    String subject,
+    String mode,
+    String method,
+    int threads,
+    double opsPerSecond,
+    double error,
+    double bytesPerOp) {
+
+  /** The subjects that are peers; the others are the limiter's own. */
+  static final List<String> PEERS = List.of("Bucket4j", "Resilience4j", "Guava", "Naive");
+
+  /**
+   * Returns whether this figure measures a peer rather than the limiter.
+   *
+   * @return {@code true} for Bucket4j, Resilience4j, Guava and the naive baseline
+   */
+  public boolean isPeer() {
+    return PEERS.contains(subject);
+  }
+
+  /**
+   * Returns the case a peer's figure must share to be compared with this one: the method without
+   * the limiter's refinements (which reason denied, whether the decision escapes).
+   *
+   * @return the comparable case, for example {@code deniedOneKey} for {@code deniedRpmOneKey}
+   */
+  public String comparableCase() {
+    return method.replace("DecisionEscapes", "").replace("Rpm", "").replace("Burst", "");
+  }
+
+  /**
+   * Returns the case in words, for the report.
+   *
+   * @return for example {@code allowed, 10,000 keys}
+   */
+  public String caseLabel() {
+    StringBuilder s = new StringBuilder(method.startsWith("allowed") ? "allowed" : "denied");
+    if (method.contains("Rpm")) {
+      s.append(" (window full)");
+    } else if (method.contains("Burst")) {
+      s.append(" (bucket empty)");
+    }
+    if (method.contains("TenThousandKeys")) {
+      s.append(", 10,000 keys");
+    } else if (method.contains("OwnKey")) {
+      s.append(", own key per thread");
+    } else {
+      s.append(", 1 key");
+    }
+    if (method.contains("DecisionEscapes")) {
+      s.append(", decision escapes");
+    }
+    return s.toString();
+  }
+}

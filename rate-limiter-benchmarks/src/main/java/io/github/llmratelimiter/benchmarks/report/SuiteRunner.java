@@ -1,0 +1,205 @@
+package io.github.llmratelimiter.benchmarks.report;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.NoBenchmarksException;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.ProfilerConfig;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Runs the {@link Suite} through JMH, always with {@code -prof gc}, and writes the report.
+ *
+ * <p>Arguments: {@code --out FILE} (default {@code docs/benchmarks.md}), {@code --json FILE} (raw
+ * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
+ * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
+ * also matches), and these JMH options, which override the suite's defaults: {@code -f}, {@code
+ * -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code -jvmArgsAppend}. A benchmark that
+ * gets a wrong answer throws, and the run fails.
+ */
+public final class SuiteRunner {
+
+  static final int FORKS = 1;
+  static final int WARMUP_ITERATIONS = 3;
+  static final TimeValue WARMUP_TIME = TimeValue.seconds(1);
+  static final int MEASUREMENT_ITERATIONS = 5;
+  static final TimeValue MEASUREMENT_TIME = TimeValue.seconds(1);
+  /** A fixed heap, so that GC sizing does not differ between benchmarks. */
+  static final List<String> JVM_ARGS = List.of("-Xms2g", "-Xmx2g");
+
+  private SuiteRunner() {}
+
+  /**
+   * Runs the suite and writes the report.
+   *
+   * @param args the arguments described above
+   * @throws Exception if an argument is wrong, a benchmark fails or a file cannot be written
+   */
+  public static void main(String[] args) throws Exception {
+    Path out = Path.of("docs/benchmarks.md");
+    Path json = null;
+    Path notes = Path.of("bench/notes.md");
+    String only = "";
+    List<String> jmhArgs = new ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--out" -> out = Path.of(value(args, ++i));
+        case "--json" -> json = Path.of(value(args, ++i));
+        case "--notes" -> notes = Path.of(value(args, ++i));
+        case "--only" -> only = value(args, ++i);
+        default -> jmhArgs.add(args[i]);
+      }
+    }
+    CommandLineOptions cli = new CommandLineOptions(jmhArgs.toArray(String[]::new));
+    if (!cli.getIncludes().isEmpty()) {
+      throw new CommandLineOptionException("pass --only REGEX, not a JMH include pattern");
+    }
+    String loadBefore = Machine.loadAverage();
+    long start = System.nanoTime();
+    List<RunResult> results = new ArrayList<>();
+    for (Suite.Run run : Suite.RUNS) {
+      results.addAll(run(options(cli, run, only)));
+    }
+    double minutes = (System.nanoTime() - start) / 60e9;
+    if (results.isEmpty()) {
+      throw new IllegalArgumentException("no benchmark of the suite matches --only " + only);
+    }
+    if (json != null) {
+      Files.createDirectories(json.toAbsolutePath().getParent());
+      try (PrintStream s = new PrintStream(Files.newOutputStream(json), true, StandardCharsets.UTF_8)) {
+        ResultFormatFactory.getInstance(ResultFormatType.JSON, s).writeOut(results);
+      }
+    }
+    List<Figure> figures = new ArrayList<>();
+    for (RunResult r : results) {
+      figures.add(figure(r));
+    }
+    String command = System.getProperty("bench.command",
+        "java -cp rate-limiter-benchmarks/target/benchmarks.jar " + SuiteRunner.class.getName()
+            + " " + String.join(" ", quoted(args))).strip();
+    MarkdownReport.Context context = new MarkdownReport.Context(
+        Machine.current(), versions(), settings(cli), command, loadBefore, Machine.loadAverage(),
+        minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
+    Path parent = out.toAbsolutePath().getParent();
+    Files.createDirectories(parent);
+    Files.writeString(out, MarkdownReport.render(figures, context));
+    System.out.println("Wrote " + out.toAbsolutePath());
+  }
+
+  private static Collection<RunResult> run(ChainedOptionsBuilder options) throws RunnerException {
+    try {
+      return new Runner(options.build()).run();
+    } catch (NoBenchmarksException e) {
+      return List.of(); // --only left nothing of this run
+    }
+  }
+
+  private static List<String> quoted(String[] args) {
+    List<String> quoted = new ArrayList<>();
+    for (String arg : args) {
+      quoted.add(arg.matches("[\\w./=:,+-]+") ? arg : "'" + arg.replace("'", "'\\''") + "'");
+    }
+    return quoted;
+  }
+
+  private static String value(String[] args, int i) {
+    if (i >= args.length) {
+      throw new IllegalArgumentException(args[i - 1] + " needs a value");
+    }
+    return args[i];
+  }
+
+  static ChainedOptionsBuilder options(CommandLineOptions cli, Suite.Run run, String only) {
+    ChainedOptionsBuilder b = new OptionsBuilder()
+        .include(Suite.include(run, only))
+        .threads(run.threads())
+        .forks(cli.getForkCount().orElse(FORKS))
+        .warmupIterations(cli.getWarmupIterations().orElse(WARMUP_ITERATIONS))
+        .warmupTime(cli.getWarmupTime().orElse(WARMUP_TIME))
+        .measurementIterations(cli.getMeasurementIterations().orElse(MEASUREMENT_ITERATIONS))
+        .measurementTime(cli.getMeasurementTime().orElse(MEASUREMENT_TIME))
+        .jvmArgsAppend(jvmArgs(cli).toArray(String[]::new))
+        .shouldFailOnError(true)
+        .addProfiler("gc");
+    for (ProfilerConfig p : cli.getProfilers()) {
+      if (!p.getKlass().equals("gc")) {
+        b.addProfiler(p.getKlass(), p.getOpts());
+      }
+    }
+    return b;
+  }
+
+  private static List<String> jvmArgs(CommandLineOptions cli) {
+    List<String> jvmArgs = new ArrayList<>(JVM_ARGS);
+    jvmArgs.addAll(cli.getJvmArgsAppend().orElse(List.of()));
+    return jvmArgs;
+  }
+
+  static String settings(CommandLineOptions cli) {
+    StringBuilder profilers = new StringBuilder("gc");
+    for (ProfilerConfig p : cli.getProfilers()) {
+      if (!p.getKlass().equals("gc")) {
+        profilers.append(", ").append(p.getKlass());
+      }
+    }
+    return "throughput, " + cli.getForkCount().orElse(FORKS) + " fork(s), warmup "
+        + cli.getWarmupIterations().orElse(WARMUP_ITERATIONS) + " × "
+        + cli.getWarmupTime().orElse(WARMUP_TIME) + ", measurement "
+        + cli.getMeasurementIterations().orElse(MEASUREMENT_ITERATIONS) + " × "
+        + cli.getMeasurementTime().orElse(MEASUREMENT_TIME) + ", profilers " + profilers
+        + ", JVM args " + String.join(" ", jvmArgs(cli)) + ", fail on error";
+  }
+
+  static Figure figure(RunResult r) {
+    BenchmarkParams p = r.getParams();
+    String name = p.getBenchmark();
+    int dot = name.lastIndexOf('.');
+    String type = name.substring(name.lastIndexOf('.', dot - 1) + 1, dot);
+    String mode = p.getParam("composition");
+    Result<?> primary = r.getPrimaryResult();
+    double bytes = Double.NaN;
+    for (Map.Entry<String, Result> e : r.getSecondaryResults().entrySet()) {
+      if (e.getKey().endsWith("gc.alloc.rate.norm")) {
+        bytes = e.getValue().getScore();
+      }
+    }
+    return new Figure(type.replace("Benchmark", ""), mode == null ? "" : mode,
+        name.substring(dot + 1), p.getThreads(), primary.getScore(), primary.getScoreError(), bytes);
+  }
+
+  static Map<String, String> versions() throws IOException {
+    Properties p = new Properties();
+    try (InputStream in = SuiteRunner.class.getResourceAsStream("/benchmark-versions.properties")) {
+      if (in != null) {
+        p.load(in);
+      }
+    }
+    Map<String, String> versions = new LinkedHashMap<>();
+    versions.put("rate-limiter", p.getProperty("rate-limiter", "unknown"));
+    versions.put("JMH", p.getProperty("jmh", "unknown"));
+    versions.put("Bucket4j (bucket4j_jdk17-core)", p.getProperty("bucket4j", "unknown"));
+    versions.put("Resilience4j (resilience4j-ratelimiter)", p.getProperty("resilience4j", "unknown"));
+    versions.put("Guava", p.getProperty("guava", "unknown"));
+    return versions;
+  }
+}

@@ -1,0 +1,102 @@
+package io.github.llmratelimiter.benchmarks.report;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/** The targets of issue 7, each judged on figures of one run. */
+public final class Targets {
+
+  /** Bytes per operation below which a path counts as allocation-free (JMH reports noise). */
+  static final double ZERO_BYTES = 0.5;
+
+  private static final String GATEWAY = "GatewayLimiter";
+  private static final String SEQUENTIAL = "SEQUENTIAL";
+  private static final List<String> ZERO_ALLOCATION_CASES = List.of(
+      "allowedOneKey", "allowedTenThousandKeys", "deniedRpmOneKey", "deniedBurstOneKey",
+      "deniedTenThousandKeys");
+
+  /**
+   * One target and how the run did against it.
+   *
+   * @param target the target, in words
+   * @param measured what the run measured, in words
+   * @param verdict {@code met}, {@code missed} or {@code not measured}
+   */
+  public record Outcome(String target, String measured, String verdict) {}
+
+  private Targets() {}
+
+  /**
+   * Judges every target on {@code figures}.
+   *
+   * @param figures the figures of one run
+   * @return one outcome per target, in the issue's order
+   */
+  public static List<Outcome> evaluate(List<Figure> figures) {
+    List<Outcome> outcomes = new ArrayList<>();
+    outcomes.add(ratio(
+        "Sequential composed check ≥ 1.5 × Bucket4j two-bandwidth bucket, 1 thread, 1 key",
+        find(figures, GATEWAY, SEQUENTIAL, "allowedOneKey", 1),
+        find(figures, "Bucket4j", "", "allowedOneKey", 1), 1.5));
+    outcomes.add(ratio(
+        "Sequential composed check ≥ 3 × naive baseline over 10,000 keys, 1 thread",
+        find(figures, GATEWAY, SEQUENTIAL, "allowedTenThousandKeys", 1),
+        find(figures, "Naive", "", "allowedTenThousandKeys", 1), 3));
+    outcomes.add(zeroAllocation(figures));
+    outcomes.add(ratio(
+        "2 threads on 2 different keys ≥ 1.6 × one thread (sequential)",
+        find(figures, GATEWAY, SEQUENTIAL, "allowedOwnKey", 2),
+        find(figures, GATEWAY, SEQUENTIAL, "allowedOneKey", 1), 1.6));
+    String noRedis = "not measured: the Redis store (rate-limiter-redis) does not exist yet";
+    outcomes.add(new Outcome("Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1`", noRedis, "not measured"));
+    outcomes.add(new Outcome(
+        "Redis: 8 threads on one hot key ≥ 5 × Bucket4j-Lettuce", noRedis, "not measured"));
+    outcomes.add(new Outcome(
+        "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported",
+        "not measured: the sample app does not exist yet", "not measured"));
+    return outcomes;
+  }
+
+  private static Outcome ratio(
+      String target, Optional<Figure> subject, Optional<Figure> base, double goal) {
+    if (subject.isEmpty() || base.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    double r = subject.get().opsPerSecond() / base.get().opsPerSecond();
+    String measured = String.format(Locale.ROOT, "%.2f × (%s ÷ %s ops/s)", r,
+        MarkdownReport.ops(subject.get().opsPerSecond()), MarkdownReport.ops(base.get().opsPerSecond()));
+    return new Outcome(target, measured, r >= goal ? "met" : "missed");
+  }
+
+  private static Outcome zeroAllocation(List<Figure> figures) {
+    String target = "0 B/op on the allowed and denied paths after a key's first call "
+        + "(sequential, 1 thread, decision's fields read)";
+    List<String> parts = new ArrayList<>();
+    boolean all = true;
+    boolean zero = true;
+    for (String method : ZERO_ALLOCATION_CASES) {
+      Optional<Figure> f = find(figures, GATEWAY, SEQUENTIAL, method, 1);
+      if (f.isEmpty() || Double.isNaN(f.get().bytesPerOp())) {
+        all = false;
+        continue;
+      }
+      parts.add(f.get().caseLabel() + ": " + MarkdownReport.bytes(f.get().bytesPerOp()));
+      zero &= f.get().bytesPerOp() < ZERO_BYTES;
+    }
+    if (parts.isEmpty()) {
+      return new Outcome(target, "not in this run (needs -prof gc)", "not measured");
+    }
+    String verdict = !zero ? "missed" : all ? "met" : "not measured";
+    return new Outcome(target, String.join("; ", parts), verdict);
+  }
+
+  static Optional<Figure> find(
+      List<Figure> figures, String subject, String mode, String method, int threads) {
+    return figures.stream()
+        .filter(f -> f.subject().equals(subject) && f.mode().equals(mode)
+            && f.method().equals(method) && f.threads() == threads)
+        .findFirst();
+  }
+}

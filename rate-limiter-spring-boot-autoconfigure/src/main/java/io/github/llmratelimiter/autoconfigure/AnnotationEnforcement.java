@@ -1,0 +1,7 @@
+package io.github.llmratelimiter.autoconfigure;
+
+/**
+ * Marks the bean that enforces {@link RateLimited}: while one exists, the route interceptor leaves
+ * annotated handler methods to it, so a request is charged once.
+ */
+public interface AnnotationEnforcement {}

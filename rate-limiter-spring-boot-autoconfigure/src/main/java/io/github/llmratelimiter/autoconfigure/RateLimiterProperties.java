@@ -1,0 +1,858 @@
+package io.github.llmratelimiter.autoconfigure;
+
+import io.github.llmratelimiter.core.Composition;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * Configuration of the rate limiter, under the prefix {@code ratelimiter}.
+ *
+ * <p>The top-level {@code rpm}, {@code burst}, {@code scope} and {@code models} describe the policy
+ * named {@code default}; every named policy under {@code policies} inherits the top-level {@code
+ * rpm} and {@code burst} values it does not set. A policy's {@code parent} names the policy one
+ * level above it: a call is decided on the whole chain, root first, in one atomic store call.
+ */
+@ConfigurationProperties("ratelimiter")
+public class RateLimiterProperties {
+
+  /** The name of the policy built from the top-level settings. */
+  public static final String DEFAULT_POLICY = "default";
+
+  /** Whether rate limiting is enabled at all. */
+  private boolean enabled = true;
+
+  /**
+   * How the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the
+   * window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged
+   * or none).
+   */
+  private Composition composition = Composition.SEQUENTIAL;
+
+  /** The policy applied where none is named (a route or an annotation without a policy). */
+  private String defaultPolicy = DEFAULT_POLICY;
+
+  /** Requests-per-window limit of the default policy, inherited by every named policy. */
+  private final Rpm rpm = new Rpm();
+
+  /** Token bucket of the default policy, inherited by every named policy; unset means no bucket. */
+  private final Burst burst = new Burst();
+
+  /** What the default policy's budgets are counted per. */
+  private KeyScope scope = KeyScope.API_KEY;
+
+  /** Per-model overrides of the default policy, by model name (for example "gpt-4o"). */
+  private Map<String, Limits> models = new LinkedHashMap<>();
+
+  /** Named policies, by name; each overrides the top-level limits it sets. */
+  private Map<String, Policy> policies = new LinkedHashMap<>();
+
+  /**
+   * What happens to a request without an API key: "reject" (a 401 problem response) or
+   * "anonymous" (all such requests share the budget of "anonymous-key").
+   */
+  private MissingKey missingKey = MissingKey.REJECT;
+
+  /** The key that requests without an API key share when "missing-key" is anonymous. */
+  private String anonymousKey = "anonymous";
+
+  /**
+   * What a decision does when the store fails (for example a distributed store is unreachable):
+   * "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   */
+  private StoreFailure storeFailure = StoreFailure.DENY;
+
+  /** Route-based enforcement by the Spring MVC interceptor. */
+  private final Web web = new Web();
+
+  /** Enforcement of "@RateLimited" by the AspectJ aspect. */
+  private final Aspect aspect = new Aspect();
+
+  /** The in-memory store (used when no other RateLimitStore bean is defined). */
+  private final InMemory inMemory = new InMemory();
+
+  /** The Actuator endpoint "ratelimiter". */
+  private final Endpoint endpoint = new Endpoint();
+
+  /** Micrometer metrics. */
+  private final Metrics metrics = new Metrics();
+
+  /**
+   * Returns the setting: whether rate limiting is enabled at all.
+   *
+   * @return the enabled setting
+   */
+  public boolean isEnabled() {
+    return enabled;
+  }
+
+  /**
+   * Sets the setting: whether rate limiting is enabled at all.
+   *
+   * @param enabled the new value
+   */
+  public void setEnabled(boolean enabled) {
+    this.enabled = enabled;
+  }
+
+  /**
+   * Returns the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   *
+   * @return the composition setting
+   */
+  public Composition getComposition() {
+    return composition;
+  }
+
+  /**
+   * Sets the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   *
+   * @param composition the new value
+   */
+  public void setComposition(Composition composition) {
+    this.composition = composition;
+  }
+
+  /**
+   * Returns the setting: the policy applied where none is named (a route or an annotation without a policy).
+   *
+   * @return the defaultPolicy setting
+   */
+  public String getDefaultPolicy() {
+    return defaultPolicy;
+  }
+
+  /**
+   * Sets the setting: the policy applied where none is named (a route or an annotation without a policy).
+   *
+   * @param defaultPolicy the new value
+   */
+  public void setDefaultPolicy(String defaultPolicy) {
+    this.defaultPolicy = defaultPolicy;
+  }
+
+  /**
+   * Returns the setting: requests-per-window limit of the default policy, inherited by every named policy.
+   *
+   * @return the rpm setting
+   */
+  public Rpm getRpm() {
+    return rpm;
+  }
+
+  /**
+   * Returns the setting: token bucket of the default policy, inherited by every named policy; unset means no bucket.
+   *
+   * @return the burst setting
+   */
+  public Burst getBurst() {
+    return burst;
+  }
+
+  /**
+   * Returns the setting: what the default policy's budgets are counted per.
+   *
+   * @return the scope setting
+   */
+  public KeyScope getScope() {
+    return scope;
+  }
+
+  /**
+   * Sets the setting: what the default policy's budgets are counted per.
+   *
+   * @param scope the new value
+   */
+  public void setScope(KeyScope scope) {
+    this.scope = scope;
+  }
+
+  /**
+   * Returns the setting: per-model overrides of the default policy, by model name (for example "gpt-4o").
+   *
+   * @return the models setting
+   */
+  public Map<String, Limits> getModels() {
+    return models;
+  }
+
+  /**
+   * Sets the setting: per-model overrides of the default policy, by model name (for example "gpt-4o").
+   *
+   * @param models the new value
+   */
+  public void setModels(Map<String, Limits> models) {
+    this.models = models;
+  }
+
+  /**
+   * Returns the setting: named policies, by name; each overrides the top-level limits it sets.
+   *
+   * @return the policies setting
+   */
+  public Map<String, Policy> getPolicies() {
+    return policies;
+  }
+
+  /**
+   * Sets the setting: named policies, by name; each overrides the top-level limits it sets.
+   *
+   * @param policies the new value
+   */
+  public void setPolicies(Map<String, Policy> policies) {
+    this.policies = policies;
+  }
+
+  /**
+   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   *
+   * @return the missingKey setting
+   */
+  public MissingKey getMissingKey() {
+    return missingKey;
+  }
+
+  /**
+   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   *
+   * @param missingKey the new value
+   */
+  public void setMissingKey(MissingKey missingKey) {
+    this.missingKey = missingKey;
+  }
+
+  /**
+   * Returns the setting: the key that requests without an API key share when "missing-key" is anonymous.
+   *
+   * @return the anonymousKey setting
+   */
+  public String getAnonymousKey() {
+    return anonymousKey;
+  }
+
+  /**
+   * Sets the setting: the key that requests without an API key share when "missing-key" is anonymous.
+   *
+   * @param anonymousKey the new value
+   */
+  public void setAnonymousKey(String anonymousKey) {
+    this.anonymousKey = anonymousKey;
+  }
+
+  /**
+   * Returns the setting: what a decision does when the store fails (for example a distributed store is unreachable): "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   *
+   * @return the storeFailure setting
+   */
+  public StoreFailure getStoreFailure() {
+    return storeFailure;
+  }
+
+  /**
+   * Sets the setting: what a decision does when the store fails (for example a distributed store is unreachable): "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   *
+   * @param storeFailure the new value
+   */
+  public void setStoreFailure(StoreFailure storeFailure) {
+    this.storeFailure = storeFailure;
+  }
+
+  /**
+   * Returns the setting: route-based enforcement by the Spring MVC interceptor.
+   *
+   * @return the web setting
+   */
+  public Web getWeb() {
+    return web;
+  }
+
+  /**
+   * Returns the setting: enforcement of "@RateLimited" by the AspectJ aspect.
+   *
+   * @return the aspect setting
+   */
+  public Aspect getAspect() {
+    return aspect;
+  }
+
+  /**
+   * Returns the setting: the in-memory store (used when no other RateLimitStore bean is defined).
+   *
+   * @return the inMemory setting
+   */
+  public InMemory getInMemory() {
+    return inMemory;
+  }
+
+  /**
+   * Returns the setting: the Actuator endpoint "ratelimiter".
+   *
+   * @return the endpoint setting
+   */
+  public Endpoint getEndpoint() {
+    return endpoint;
+  }
+
+  /**
+   * Returns the setting: micrometer metrics.
+   *
+   * @return the metrics setting
+   */
+  public Metrics getMetrics() {
+    return metrics;
+  }
+
+  /** What a request without an API key gets. */
+  public enum MissingKey {
+    /** A 401 problem response; the request is not served. */
+    REJECT,
+    /** The request is limited on the shared budget of the anonymous key. */
+    ANONYMOUS
+  }
+
+  /** What a decision does when the store fails. */
+  public enum StoreFailure {
+    /** Fail closed: a 503 problem response. */
+    DENY,
+    /** Fail open: the call passes without a limit. */
+    ALLOW
+  }
+
+  /** The top-level requests-per-window limit, with defaults. */
+  public static class Rpm {
+
+    /** Requests admitted per window and key. */
+    private long limit = 60;
+
+    /** The window's length. */
+    private Duration window = Duration.ofMinutes(1);
+
+    /**
+     * Returns the setting: requests admitted per window and key.
+     *
+     * @return the limit setting
+     */
+    public long getLimit() {
+      return limit;
+    }
+
+    /**
+     * Sets the setting: requests admitted per window and key.
+     *
+     * @param limit the new value
+     */
+    public void setLimit(long limit) {
+      this.limit = limit;
+    }
+
+    /**
+     * Returns the setting: the window's length.
+     *
+     * @return the window setting
+     */
+    public Duration getWindow() {
+      return window;
+    }
+
+    /**
+     * Sets the setting: the window's length.
+     *
+     * @param window the new value
+     */
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+  }
+
+  /** The top-level token bucket; without a capacity there is no bucket. */
+  public static class Burst {
+
+    /** Tokens the bucket holds when full (the largest burst); unset means no bucket. */
+    private @Nullable Double capacity;
+
+    /** Tokens regained per second; required with a capacity; 0 means the bucket never refills. */
+    private @Nullable Double refillPerSecond;
+
+    /**
+     * Returns the setting: tokens the bucket holds when full (the largest burst); unset means no bucket.
+     *
+     * @return the capacity setting
+     */
+    public @Nullable Double getCapacity() {
+      return capacity;
+    }
+
+    /**
+     * Sets the setting: tokens the bucket holds when full (the largest burst); unset means no bucket.
+     *
+     * @param capacity the new value
+     */
+    public void setCapacity(@Nullable Double capacity) {
+      this.capacity = capacity;
+    }
+
+    /**
+     * Returns the setting: tokens regained per second; required with a capacity; 0 means the bucket never refills.
+     *
+     * @return the refillPerSecond setting
+     */
+    public @Nullable Double getRefillPerSecond() {
+      return refillPerSecond;
+    }
+
+    /**
+     * Sets the setting: tokens regained per second; required with a capacity; 0 means the bucket never refills.
+     *
+     * @param refillPerSecond the new value
+     */
+    public void setRefillPerSecond(@Nullable Double refillPerSecond) {
+      this.refillPerSecond = refillPerSecond;
+    }
+  }
+
+  /** A requests-per-window override: each unset value is inherited. */
+  public static class RpmOverride {
+
+    /** Requests admitted per window and key; inherited when unset. */
+    private @Nullable Long limit;
+
+    /** The window's length; inherited when unset. */
+    private @Nullable Duration window;
+
+    /**
+     * Returns the setting: requests admitted per window and key; inherited when unset.
+     *
+     * @return the limit setting
+     */
+    public @Nullable Long getLimit() {
+      return limit;
+    }
+
+    /**
+     * Sets the setting: requests admitted per window and key; inherited when unset.
+     *
+     * @param limit the new value
+     */
+    public void setLimit(@Nullable Long limit) {
+      this.limit = limit;
+    }
+
+    /**
+     * Returns the setting: the window's length; inherited when unset.
+     *
+     * @return the window setting
+     */
+    public @Nullable Duration getWindow() {
+      return window;
+    }
+
+    /**
+     * Sets the setting: the window's length; inherited when unset.
+     *
+     * @param window the new value
+     */
+    public void setWindow(@Nullable Duration window) {
+      this.window = window;
+    }
+  }
+
+  /** Limits that override inherited ones: a model's overrides. */
+  public static class Limits {
+
+    /** Requests-per-window override. */
+    private final RpmOverride rpm = new RpmOverride();
+
+    /** Token bucket override. */
+    private final Burst burst = new Burst();
+
+    /**
+     * Returns the setting: requests-per-window override.
+     *
+     * @return the rpm setting
+     */
+    public RpmOverride getRpm() {
+      return rpm;
+    }
+
+    /**
+     * Returns the setting: token bucket override.
+     *
+     * @return the burst setting
+     */
+    public Burst getBurst() {
+      return burst;
+    }
+  }
+
+  /** A named policy: limits, what they are counted per, per-model overrides and a parent level. */
+  public static class Policy extends Limits {
+
+    /** What this policy's budgets are counted per; inherits the top-level scope when unset. */
+    private @Nullable KeyScope scope;
+
+    /** Per-model overrides of this policy, by model name. */
+    private Map<String, Limits> models = new LinkedHashMap<>();
+
+    /**
+     * The policy one level above this one in a hierarchy (for example a per-key budget above a
+     * per-key-and-model one); both are decided in one atomic store call.
+     */
+    private @Nullable String parent;
+
+    /**
+     * Returns the setting: what this policy's budgets are counted per; inherits the top-level scope when unset.
+     *
+     * @return the scope setting
+     */
+    public @Nullable KeyScope getScope() {
+      return scope;
+    }
+
+    /**
+     * Sets the setting: what this policy's budgets are counted per; inherits the top-level scope when unset.
+     *
+     * @param scope the new value
+     */
+    public void setScope(@Nullable KeyScope scope) {
+      this.scope = scope;
+    }
+
+    /**
+     * Returns the setting: per-model overrides of this policy, by model name.
+     *
+     * @return the models setting
+     */
+    public Map<String, Limits> getModels() {
+      return models;
+    }
+
+    /**
+     * Sets the setting: per-model overrides of this policy, by model name.
+     *
+     * @param models the new value
+     */
+    public void setModels(Map<String, Limits> models) {
+      this.models = models;
+    }
+
+    /**
+     * Returns the setting: the policy one level above this one in a hierarchy (for example a per-key budget above a per-key-and-model one); both are decided in one atomic store call.
+     *
+     * @return the parent setting
+     */
+    public @Nullable String getParent() {
+      return parent;
+    }
+
+    /**
+     * Sets the setting: the policy one level above this one in a hierarchy (for example a per-key budget above a per-key-and-model one); both are decided in one atomic store call.
+     *
+     * @param parent the new value
+     */
+    public void setParent(@Nullable String parent) {
+      this.parent = parent;
+    }
+  }
+
+  /** Route-based enforcement. */
+  public static class Web {
+
+    /** Whether the Spring MVC interceptor and the 429/401 problem responses are enabled. */
+    private boolean enabled = true;
+
+    /** Routes the interceptor limits; the first route whose patterns match a request applies. */
+    private List<Route> routes = new ArrayList<>();
+
+    /** Whether the model is read from the "model" field of a JSON request body. */
+    private boolean modelFromBody = true;
+
+    /** The largest JSON request body read for its "model" field; larger bodies are not read. */
+    private DataSize maxBodyPeek = DataSize.ofKilobytes(256);
+
+    /** The "type" URI of the 429 problem response. */
+    private String problemType = "urn:llmratelimiter:problem:rate-limited";
+
+    /**
+     * Returns the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     *
+     * @return the enabled setting
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     *
+     * @param enabled the new value
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+
+    /**
+     * Returns the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     *
+     * @return the routes setting
+     */
+    public List<Route> getRoutes() {
+      return routes;
+    }
+
+    /**
+     * Sets the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     *
+     * @param routes the new value
+     */
+    public void setRoutes(List<Route> routes) {
+      this.routes = routes;
+    }
+
+    /**
+     * Returns the setting: whether the model is read from the "model" field of a JSON request body.
+     *
+     * @return the modelFromBody setting
+     */
+    public boolean isModelFromBody() {
+      return modelFromBody;
+    }
+
+    /**
+     * Sets the setting: whether the model is read from the "model" field of a JSON request body.
+     *
+     * @param modelFromBody the new value
+     */
+    public void setModelFromBody(boolean modelFromBody) {
+      this.modelFromBody = modelFromBody;
+    }
+
+    /**
+     * Returns the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     *
+     * @return the maxBodyPeek setting
+     */
+    public DataSize getMaxBodyPeek() {
+      return maxBodyPeek;
+    }
+
+    /**
+     * Sets the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     *
+     * @param maxBodyPeek the new value
+     */
+    public void setMaxBodyPeek(DataSize maxBodyPeek) {
+      this.maxBodyPeek = maxBodyPeek;
+    }
+
+    /**
+     * Returns the setting: the "type" URI of the 429 problem response.
+     *
+     * @return the problemType setting
+     */
+    public String getProblemType() {
+      return problemType;
+    }
+
+    /**
+     * Sets the setting: the "type" URI of the 429 problem response.
+     *
+     * @param problemType the new value
+     */
+    public void setProblemType(String problemType) {
+      this.problemType = problemType;
+    }
+  }
+
+  /** One route of the interceptor: path patterns and the policy that limits them. */
+  public static class Route {
+
+    /** Path patterns the route covers (Spring PathPattern syntax, for example "/v1/**"). */
+    private List<String> include = new ArrayList<>();
+
+    /** Path patterns excluded from the route even when an include pattern matches. */
+    private List<String> exclude = new ArrayList<>();
+
+    /** The policy applied to the route; the default policy when unset. */
+    private @Nullable String policy;
+
+    /**
+     * Returns the setting: path patterns the route covers (Spring PathPattern syntax, for example "/v1/**").
+     *
+     * @return the include setting
+     */
+    public List<String> getInclude() {
+      return include;
+    }
+
+    /**
+     * Sets the setting: path patterns the route covers (Spring PathPattern syntax, for example "/v1/**").
+     *
+     * @param include the new value
+     */
+    public void setInclude(List<String> include) {
+      this.include = include;
+    }
+
+    /**
+     * Returns the setting: path patterns excluded from the route even when an include pattern matches.
+     *
+     * @return the exclude setting
+     */
+    public List<String> getExclude() {
+      return exclude;
+    }
+
+    /**
+     * Sets the setting: path patterns excluded from the route even when an include pattern matches.
+     *
+     * @param exclude the new value
+     */
+    public void setExclude(List<String> exclude) {
+      this.exclude = exclude;
+    }
+
+    /**
+     * Returns the setting: the policy applied to the route; the default policy when unset.
+     *
+     * @return the policy setting
+     */
+    public @Nullable String getPolicy() {
+      return policy;
+    }
+
+    /**
+     * Sets the setting: the policy applied to the route; the default policy when unset.
+     *
+     * @param policy the new value
+     */
+    public void setPolicy(@Nullable String policy) {
+      this.policy = policy;
+    }
+  }
+
+  /** Enforcement of {@code @RateLimited}. */
+  public static class Aspect {
+
+    /** Whether the aspect that enforces "@RateLimited" is enabled. */
+    private boolean enabled = true;
+
+    /**
+     * Returns the setting: whether the aspect that enforces "@RateLimited" is enabled.
+     *
+     * @return the enabled setting
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets the setting: whether the aspect that enforces "@RateLimited" is enabled.
+     *
+     * @param enabled the new value
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** The in-memory store. */
+  public static class InMemory {
+
+    /** The most keys tracked per budget; new keys beyond it are denied until idle keys expire. */
+    private long maxKeysPerBudget = 1_000_000L;
+
+    /**
+     * Returns the setting: the most keys tracked per budget; new keys beyond it are denied until idle keys expire.
+     *
+     * @return the maxKeysPerBudget setting
+     */
+    public long getMaxKeysPerBudget() {
+      return maxKeysPerBudget;
+    }
+
+    /**
+     * Sets the setting: the most keys tracked per budget; new keys beyond it are denied until idle keys expire.
+     *
+     * @param maxKeysPerBudget the new value
+     */
+    public void setMaxKeysPerBudget(long maxKeysPerBudget) {
+      this.maxKeysPerBudget = maxKeysPerBudget;
+    }
+  }
+
+  /** The Actuator endpoint. */
+  public static class Endpoint {
+
+    /** How many keys per budget the endpoint lists when the request names no "top". */
+    private int top = 20;
+
+    /** The most keys per budget a request may ask for with "top". */
+    private int maxTop = 1000;
+
+    /**
+     * Returns the setting: how many keys per budget the endpoint lists when the request names no "top".
+     *
+     * @return the top setting
+     */
+    public int getTop() {
+      return top;
+    }
+
+    /**
+     * Sets the setting: how many keys per budget the endpoint lists when the request names no "top".
+     *
+     * @param top the new value
+     */
+    public void setTop(int top) {
+      this.top = top;
+    }
+
+    /**
+     * Returns the setting: the most keys per budget a request may ask for with "top".
+     *
+     * @return the maxTop setting
+     */
+    public int getMaxTop() {
+      return maxTop;
+    }
+
+    /**
+     * Sets the setting: the most keys per budget a request may ask for with "top".
+     *
+     * @param maxTop the new value
+     */
+    public void setMaxTop(int maxTop) {
+      this.maxTop = maxTop;
+    }
+  }
+
+  /** Micrometer metrics. */
+  public static class Metrics {
+
+    /** Whether decisions are recorded as Micrometer metrics. */
+    private boolean enabled = true;
+
+    /**
+     * Returns the setting: whether decisions are recorded as Micrometer metrics.
+     *
+     * @return the enabled setting
+     */
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    /**
+     * Sets the setting: whether decisions are recorded as Micrometer metrics.
+     *
+     * @param enabled the new value
+     */
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+}

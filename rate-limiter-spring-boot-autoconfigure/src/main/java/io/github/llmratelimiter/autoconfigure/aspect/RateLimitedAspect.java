@@ -1,0 +1,141 @@
+package io.github.llmratelimiter.autoconfigure.aspect;
+
+import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
+import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
+import io.github.llmratelimiter.autoconfigure.RateLimitKey;
+import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.RateLimited;
+import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.aspectj.lang.ProceedingJoinPoint;
+import org.aspectj.lang.annotation.Around;
+import org.aspectj.lang.annotation.Aspect;
+import org.aspectj.lang.reflect.MethodSignature;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.expression.BeanFactoryResolver;
+import org.springframework.context.expression.MethodBasedEvaluationContext;
+import org.springframework.core.DefaultParameterNameDiscoverer;
+import org.springframework.core.ParameterNameDiscoverer;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.EvaluationException;
+import org.springframework.expression.Expression;
+import org.springframework.expression.spel.standard.SpelExpressionParser;
+
+/**
+ * Enforces {@link RateLimited}: decides the call before the method runs and throws {@link
+ * RateLimitExceededException} on a deny. Inside an HTTP request that was already charged (by a
+ * route or an outer annotated method) the call is not charged again.
+ */
+@Aspect
+final class RateLimitedAspect implements AnnotationEnforcement {
+
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
+
+  private final RateLimitEnforcer enforcer;
+  private final ObjectProvider<RateLimitRequestSupport> requests;
+  private final BeanFactory beanFactory;
+  private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
+
+  RateLimitedAspect(RateLimitEnforcer enforcer, ObjectProvider<RateLimitRequestSupport> requests,
+      BeanFactory beanFactory) {
+    this.enforcer = enforcer;
+    this.requests = requests;
+    this.beanFactory = beanFactory;
+  }
+
+  @Around("@annotation(io.github.llmratelimiter.autoconfigure.RateLimited) "
+      + "|| (@within(io.github.llmratelimiter.autoconfigure.RateLimited) && execution(public * *(..)))")
+  public @Nullable Object limit(ProceedingJoinPoint call) throws Throwable {
+    Method method = ((MethodSignature) call.getSignature()).getMethod();
+    Class<?> target = call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
+    Method specific = AopUtils.getMostSpecificMethod(method, target);
+    RateLimited annotation = find(specific, target);
+    if (annotation == null) {
+      return call.proceed();
+    }
+    RateLimitRequestSupport support = requests.getIfAvailable();
+    boolean inRequest = support != null && support.currentRequest() != null;
+    if (inRequest && support.alreadyCharged()) {
+      return call.proceed();
+    }
+    MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
+        call.getTarget(), specific, call.getArgs(), NAMES);
+    context.setBeanResolver(new BeanFactoryResolver(beanFactory));
+    context.setVariable("args", call.getArgs());
+    context.setVariable("request", inRequest ? support.currentRequest() : null);
+    String where = target.getSimpleName() + "." + specific.getName() + "()";
+    String model = annotation.model().isEmpty() ? null : string(annotation.model(), context, where, "model");
+    RateLimitKey key;
+    if (annotation.key().isEmpty()) {
+      if (!inRequest) {
+        throw new IllegalStateException("@RateLimited on " + where
+            + " is called outside an HTTP request: set key = \"<SpEL>\" to name the caller");
+      }
+      key = support.resolveKey(model);
+    } else {
+      String apiKey = string(annotation.key(), context, where, "key");
+      if (apiKey == null || apiKey.isBlank()) {
+        throw new InvalidRateLimitRequestException("the key expression '" + annotation.key()
+            + "' of @RateLimited on " + where + " gave no key", null);
+      }
+      key = RateLimitKey.of(apiKey, model != null ? model : inRequest ? support.currentModel() : null);
+    }
+    double cost = annotation.cost().isEmpty() ? 1.0 : cost(annotation.cost(), context, where);
+    RateLimitOutcome outcome = enforcer.acquire(annotation.policy(), key, cost);
+    if (inRequest) {
+      support.record(outcome);
+    }
+    if (outcome.decision().denied()) {
+      throw new RateLimitExceededException(outcome);
+    }
+    return call.proceed();
+  }
+
+  static @Nullable RateLimited find(Method method, Class<?> target) {
+    RateLimited onMethod = AnnotatedElementUtils.findMergedAnnotation(method, RateLimited.class);
+    return onMethod != null ? onMethod : AnnotatedElementUtils.findMergedAnnotation(target, RateLimited.class);
+  }
+
+  private @Nullable Object evaluate(String expression, MethodBasedEvaluationContext context,
+      String where, String attribute) {
+    try {
+      return expressions.computeIfAbsent(expression, PARSER::parseExpression).getValue(context);
+    } catch (EvaluationException e) {
+      throw new InvalidRateLimitRequestException("the " + attribute + " expression '" + expression
+          + "' of @RateLimited on " + where + " failed: " + e.getMessage(), e);
+    }
+  }
+
+  private @Nullable String string(String expression, MethodBasedEvaluationContext context,
+      String where, String attribute) {
+    Object value = evaluate(expression, context, where, attribute);
+    return value == null ? null : value.toString();
+  }
+
+  private double cost(String expression, MethodBasedEvaluationContext context, String where) {
+    Object value = evaluate(expression, context, where, "cost");
+    double cost;
+    if (value instanceof Number n) {
+      cost = n.doubleValue();
+    } else {
+      try {
+        cost = value == null ? Double.NaN : Double.parseDouble(value.toString());
+      } catch (NumberFormatException e) {
+        cost = Double.NaN;
+      }
+    }
+    if (!(cost > 0) || Double.isInfinite(cost)) {
+      throw new InvalidRateLimitRequestException("the cost expression '" + expression
+          + "' of @RateLimited on " + where + " must give a finite number > 0, but gave " + value, null);
+    }
+    return cost;
+  }
+}

@@ -1,0 +1,331 @@
+package io.github.llmratelimiter.autoconfigure.endpoint;
+
+import io.github.llmratelimiter.autoconfigure.KeyMasking;
+import io.github.llmratelimiter.autoconfigure.KeyScope;
+import io.github.llmratelimiter.autoconfigure.RateLimitKey;
+import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
+import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+
+/**
+ * The Actuator endpoint {@code ratelimiter}.
+ *
+ * <ul>
+ *   <li>{@code GET /actuator/ratelimiter?top=N}: the effective configuration and, per budget, the
+ *       number of tracked keys and the N most used (default {@code ratelimiter.endpoint.top},
+ *       at most {@code ratelimiter.endpoint.max-top});
+ *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget;
+ *   <li>{@code DELETE /actuator/ratelimiter/{key}?model=M}: resets that key's budgets; available
+ *       only when the application grants {@code management.endpoint.ratelimiter.access=unrestricted}
+ *       (the default access is read-only).
+ * </ul>
+ *
+ * <p>The {@code {key}} is the API key in clear or its {@code id} as this endpoint shows it; keys are
+ * only ever shown masked ({@code ****} and the last 4 characters) with that id (a hash prefix).
+ */
+@Endpoint(id = "ratelimiter", defaultAccess = Access.READ_ONLY)
+public final class RateLimiterEndpoint {
+
+  private final RateLimitStore store;
+  private final RateLimitPolicies policies;
+  private final int defaultTop;
+  private final int maxTop;
+  private final Map<String, KeyScope> scopes = new HashMap<>();
+
+  /**
+   * Creates the endpoint.
+   *
+   * @param store the store to inspect
+   * @param policies the policies
+   * @param defaultTop keys listed per budget when the request names no {@code top}
+   * @param maxTop the most keys per budget a request may ask for
+   */
+  public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies, int defaultTop, int maxTop) {
+    this.store = store;
+    this.policies = policies;
+    this.defaultTop = defaultTop;
+    this.maxTop = maxTop;
+    for (RateLimitPolicy p : policies.all().values()) {
+      for (RateLimitPolicy.Level level : p.levels()) {
+        scopes.put(level.budget().name(), level.scope());
+        level.models().values().forEach(b -> scopes.put(b.name(), level.scope()));
+      }
+    }
+  }
+
+  /**
+   * Returns the configuration and the most used keys of every budget.
+   *
+   * @param top how many keys to list per budget, from 1 to the configured maximum
+   * @return the report
+   */
+  @ReadOperation
+  public Report report(@Nullable Integer top) {
+    int n = top == null ? defaultTop : Math.max(1, Math.min(maxTop, top));
+    Map<String, PolicyView> views = new LinkedHashMap<>();
+    policies.all().forEach((name, p) -> views.put(name, PolicyView.of(p)));
+    List<BudgetState> budgets = new ArrayList<>();
+    for (Budget b : policies.allBudgets()) {
+      List<KeyState> keys = new ArrayList<>();
+      for (KeySnapshot s : store.top(b, n)) {
+        keys.add(state(s));
+      }
+      budgets.add(new BudgetState(b.name(), store.trackedKeys(b), keys));
+    }
+    return new Report(policies.composition().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+        store.getClass().getSimpleName(), policies.defaultPolicy(), views, budgets);
+  }
+
+  /**
+   * Returns one API key's state in every budget it is tracked in.
+   *
+   * @param key the API key in clear, or its id
+   * @param model a model to look up besides those with overrides, or null
+   * @return the key's state, or {@code null} (404) when no budget tracks it
+   */
+  @ReadOperation
+  public @Nullable KeyReport key(@Selector String key, @Nullable String model) {
+    String apiKey = resolve(key);
+    List<KeyState> states = new ArrayList<>();
+    for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
+      Optional<KeySnapshot> s = store.inspect(e.getKey(), e.getValue());
+      s.ifPresent(snapshot -> states.add(state(snapshot)));
+    }
+    return states.isEmpty() ? null
+        : new KeyReport(KeyMasking.mask(apiKey), KeyMasking.hash(apiKey), states);
+  }
+
+  /**
+   * Resets one API key in every budget, giving it full budgets again.
+   *
+   * @param key the API key in clear, or its id
+   * @param model a model to reset besides those with overrides, or null
+   * @return how many budget entries were reset
+   */
+  @DeleteOperation
+  public ResetReport reset(@Selector String key, @Nullable String model) {
+    String apiKey = resolve(key);
+    int reset = 0;
+    for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
+      if (store.reset(e.getKey(), e.getValue())) {
+        reset++;
+      }
+    }
+    return new ResetReport(KeyMasking.mask(apiKey), KeyMasking.hash(apiKey), reset);
+  }
+
+  /** The API key a selector names: a tracked key whose id it is, else the selector itself. */
+  private String resolve(String selector) {
+    if (selector.length() == 16 && selector.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+      for (Budget b : policies.allBudgets()) {
+        for (KeySnapshot s : store.top(b, maxTop)) {
+          String apiKey = apiKeyOf(s);
+          if (apiKey != null && KeyMasking.hash(apiKey).equals(selector)) {
+            return apiKey;
+          }
+        }
+      }
+    }
+    return selector;
+  }
+
+  /** Every (budget, store key) an API key can have: without a model, and with each known model. */
+  private List<Map.Entry<Budget, String>> storeKeys(String apiKey, @Nullable String model) {
+    Set<@Nullable String> models = new LinkedHashSet<>();
+    models.add(null);
+    if (model != null && !model.isBlank()) {
+      models.add(model);
+    }
+    for (RateLimitPolicy p : policies.all().values()) {
+      for (RateLimitPolicy.Level level : p.levels()) {
+        models.addAll(level.models().keySet());
+      }
+    }
+    Set<String> seen = new HashSet<>();
+    List<Map.Entry<Budget, String>> keys = new ArrayList<>();
+    for (RateLimitPolicy p : policies.all().values()) {
+      for (RateLimitPolicy.Level level : p.levels()) {
+        if (level.scope() == KeyScope.GLOBAL) {
+          continue;
+        }
+        for (String m : models) {
+          Budget budget = level.budgetFor(m);
+          String storeKey = level.keyFor(RateLimitKey.of(apiKey, m));
+          if (seen.add(budget.name() + '\u0000' + storeKey)) {
+            keys.add(Map.entry(budget, storeKey));
+          }
+        }
+      }
+    }
+    return keys;
+  }
+
+  private KeyState state(KeySnapshot s) {
+    String apiKey = apiKeyOf(s);
+    String model = modelOf(s);
+    return new KeyState(s.budget(), apiKey == null ? s.key() : KeyMasking.mask(apiKey),
+        apiKey == null ? null : KeyMasking.hash(apiKey), model, s.windowUsed(), s.windowLimit(),
+        s.tokens(), s.capacity(), s.nextFreeMs());
+  }
+
+  /** The API key of a snapshot, or null for the global key. */
+  private @Nullable String apiKeyOf(KeySnapshot s) {
+    KeyScope scope = scopes.getOrDefault(s.budget(), KeyScope.API_KEY);
+    if (scope == KeyScope.GLOBAL) {
+      return null;
+    }
+    String[] parts = scope == KeyScope.API_KEY_AND_MODEL ? composite(s.key()) : null;
+    return parts == null ? s.key() : parts[0];
+  }
+
+  private @Nullable String modelOf(KeySnapshot s) {
+    int slash = s.budget().indexOf('/');
+    if (slash >= 0) {
+      return s.budget().substring(slash + 1);
+    }
+    String[] parts = scopes.get(s.budget()) == KeyScope.API_KEY_AND_MODEL ? composite(s.key()) : null;
+    return parts == null ? null : parts[1];
+  }
+
+  /** Splits {@code length:apiKey:model}, or returns null when the key is not composite. */
+  private static String @Nullable [] composite(String key) {
+    int colon = key.indexOf(':');
+    if (colon <= 0) {
+      return null;
+    }
+    int length;
+    try {
+      length = Integer.parseInt(key.substring(0, colon));
+    } catch (NumberFormatException e) {
+      return null;
+    }
+    int end = colon + 1 + length;
+    if (length <= 0 || end >= key.length() || key.charAt(end) != ':') {
+      return null;
+    }
+    return new String[] {key.substring(colon + 1, end), key.substring(end + 1)};
+  }
+
+  /**
+   * The endpoint's main report.
+   *
+   * @param composition the composition mode
+   * @param store the store's type
+   * @param defaultPolicy the default policy's name
+   * @param policies the policies, by name
+   * @param budgets the live state of every budget
+   */
+  public record Report(String composition, String store, String defaultPolicy,
+      Map<String, PolicyView> policies, List<BudgetState> budgets) {}
+
+  /**
+   * A policy's configuration.
+   *
+   * @param levels the levels, root first
+   */
+  public record PolicyView(List<LevelView> levels) {
+
+    static PolicyView of(RateLimitPolicy policy) {
+      List<LevelView> levels = new ArrayList<>();
+      for (RateLimitPolicy.Level l : policy.levels()) {
+        Map<String, BudgetView> models = new LinkedHashMap<>();
+        l.models().forEach((m, b) -> models.put(m, BudgetView.of(b)));
+        levels.add(new LevelView(l.policy(), l.scope().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+            BudgetView.of(l.budget()), models));
+      }
+      return new PolicyView(levels);
+    }
+  }
+
+  /**
+   * One level's configuration.
+   *
+   * @param policy the policy that defines the level
+   * @param scope what the level counts per
+   * @param budget the level's budget
+   * @param models the per-model budgets
+   */
+  public record LevelView(String policy, String scope, BudgetView budget, Map<String, BudgetView> models) {}
+
+  /**
+   * A budget's limits.
+   *
+   * @param name the budget's name
+   * @param rpmLimit requests per window, or null
+   * @param window the window, ISO-8601, or null
+   * @param burstCapacity the bucket's capacity, or null
+   * @param refillPerSecond the bucket's refill rate, or null
+   */
+  public record BudgetView(String name, @Nullable Long rpmLimit, @Nullable String window,
+      @Nullable Double burstCapacity, @Nullable Double refillPerSecond) {
+
+    static BudgetView of(Budget b) {
+      WindowLimit w = b.window();
+      BucketLimit k = b.bucket();
+      return new BudgetView(b.name(), w == null ? null : w.limit(), w == null ? null : w.window().toString(),
+          k == null ? null : k.capacity(), k == null ? null : k.refillPerSecond());
+    }
+  }
+
+  /**
+   * A budget's live state.
+   *
+   * @param budget the budget's name
+   * @param trackedKeys how many keys the store tracks for it
+   * @param top the most used keys, most used first
+   */
+  public record BudgetState(String budget, long trackedKeys, List<KeyState> top) {}
+
+  /**
+   * One key's state in one budget.
+   *
+   * @param budget the budget's name
+   * @param key the API key, masked (or {@code global})
+   * @param id a hash prefix identifying the API key, or null for the global key
+   * @param model the model, when the budget is per model
+   * @param windowUsed calls counted in the current window
+   * @param windowLimit the window's limit
+   * @param tokens tokens in the bucket
+   * @param capacity the bucket's capacity
+   * @param nextFreeMs milliseconds until a unit-cost call would be admitted
+   */
+  public record KeyState(String budget, String key, @Nullable String id, @Nullable String model,
+      long windowUsed, long windowLimit, double tokens, double capacity, long nextFreeMs) {}
+
+  /**
+   * One API key's state.
+   *
+   * @param key the API key, masked
+   * @param id the key's hash prefix
+   * @param budgets its state in each budget that tracks it
+   */
+  public record KeyReport(String key, String id, List<KeyState> budgets) {}
+
+  /**
+   * The result of a reset.
+   *
+   * @param key the API key, masked
+   * @param id the key's hash prefix
+   * @param reset how many budget entries were reset
+   */
+  public record ResetReport(String key, String id, int reset) {}
+}

@@ -1,0 +1,94 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.RateLimitStoreUnavailableException;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.Reason;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ProblemDetail;
+
+/**
+ * The default problem bodies. A 429 carries {@code type}, {@code title}, {@code status}, {@code
+ * detail}, {@code instance} (the request path) and the members {@code reason}, {@code policy},
+ * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}. A deny that waiting
+ * cannot clear says so in its {@code detail} and has {@code retryable: false}.
+ */
+public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
+
+  private final URI rateLimitedType;
+
+  /**
+   * Creates the factory.
+   *
+   * @param rateLimitedType the {@code type} of 429 problems
+   */
+  public DefaultRateLimitProblemFactory(URI rateLimitedType) {
+    this.rateLimitedType = rateLimitedType;
+  }
+
+  @Override
+  public ProblemDetail rateLimited(RateLimitOutcome outcome, HttpServletRequest request) {
+    Decision d = outcome.decision();
+    String policy = outcome.policy().name();
+    String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
+        + d.level() + "'). " + (d.retryable()
+            ? "Retry after " + d.retryAfterMs() + " ms."
+            : "Waiting will not clear this limit (" + whyFinal(d.reason()) + "): do not retry.");
+    ProblemDetail problem = problem(HttpStatus.TOO_MANY_REQUESTS, detail, request);
+    problem.setType(rateLimitedType);
+    problem.setProperty("reason", d.reason().name());
+    problem.setProperty("policy", policy);
+    problem.setProperty("level", d.level());
+    problem.setProperty("retryable", d.retryable());
+    if (d.retryable()) {
+      problem.setProperty("retryAfterMs", d.retryAfterMs());
+    }
+    return problem;
+  }
+
+  private static String whyFinal(Reason reason) {
+    return reason == Reason.COST_EXCEEDS_CAPACITY
+        ? "the call costs more tokens than the bucket can hold"
+        : "the bucket does not refill";
+  }
+
+  @Override
+  public ProblemDetail missingApiKey(HttpServletRequest request) {
+    return problem(HttpStatus.UNAUTHORIZED,
+        "The request carries no API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
+        request);
+  }
+
+  @Override
+  public ProblemDetail invalidRequest(
+      InvalidRateLimitRequestException exception, HttpServletRequest request) {
+    return problem(HttpStatus.BAD_REQUEST, exception.getMessage(), request);
+  }
+
+  @Override
+  public ProblemDetail storeUnavailable(
+      RateLimitStoreUnavailableException exception, HttpServletRequest request) {
+    ProblemDetail problem = problem(HttpStatus.SERVICE_UNAVAILABLE,
+        "The rate limiter cannot decide right now; the request was not served.", request);
+    problem.setProperty("policy", exception.policy());
+    return problem;
+  }
+
+  /**
+   * Returns a problem with the status's reason phrase as title and the request path as instance.
+   *
+   * @param status the status
+   * @param detail the detail
+   * @param request the request
+   * @return the problem
+   */
+  protected ProblemDetail problem(HttpStatus status, String detail, HttpServletRequest request) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, detail);
+    problem.setTitle(status.getReasonPhrase());
+    problem.setInstance(URI.create(request.getRequestURI()));
+    return problem;
+  }
+}

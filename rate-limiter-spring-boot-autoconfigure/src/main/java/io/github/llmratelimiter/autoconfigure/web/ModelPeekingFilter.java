@@ -1,0 +1,124 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedReader;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.SequenceInputStream;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import org.springframework.web.filter.OncePerRequestFilter;
+
+/**
+ * Buffers a small JSON request body so the key resolver can read its {@code "model"} field before
+ * the handler reads the body; the handler then reads the same bytes. Bodies larger than the limit
+ * are not buffered (the bytes already read are replayed ahead of the rest).
+ */
+final class ModelPeekingFilter extends OncePerRequestFilter {
+
+  static final String BODY_ATTRIBUTE = ModelPeekingFilter.class.getName() + ".body";
+
+  private final int maxBytes;
+
+  ModelPeekingFilter(long maxBytes) {
+    this.maxBytes = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(0, maxBytes));
+  }
+
+  @Override
+  protected boolean shouldNotFilter(HttpServletRequest request) {
+    String contentType = request.getContentType();
+    String method = request.getMethod();
+    return maxBytes == 0 || contentType == null
+        || !contentType.toLowerCase(Locale.ROOT).contains("json")
+        || !("POST".equals(method) || "PUT".equals(method) || "PATCH".equals(method))
+        || request.getContentLengthLong() > maxBytes;
+  }
+
+  @Override
+  protected void doFilterInternal(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws ServletException, IOException {
+    InputStream in = request.getInputStream();
+    byte[] prefix = in.readNBytes(maxBytes + 1);
+    HttpServletRequest wrapped;
+    if (prefix.length <= maxBytes) {
+      request.setAttribute(BODY_ATTRIBUTE, prefix);
+      wrapped = new ReplayingRequest(request, new ByteArrayInputStream(prefix));
+    } else {
+      wrapped = new ReplayingRequest(request, new SequenceInputStream(new ByteArrayInputStream(prefix), in));
+    }
+    chain.doFilter(wrapped, response);
+  }
+
+  /** A request whose body is read from a replay stream. */
+  private static final class ReplayingRequest extends HttpServletRequestWrapper {
+
+    private final ServletInputStream body;
+
+    ReplayingRequest(HttpServletRequest request, InputStream body) {
+      super(request);
+      this.body = new ReplayStream(body);
+    }
+
+    @Override
+    public ServletInputStream getInputStream() {
+      return body;
+    }
+
+    @Override
+    public BufferedReader getReader() {
+      String encoding = getCharacterEncoding();
+      Charset charset = encoding == null ? StandardCharsets.UTF_8 : Charset.forName(encoding);
+      return new BufferedReader(new InputStreamReader(body, charset));
+    }
+  }
+
+  /** A blocking servlet input stream over a plain one. */
+  private static final class ReplayStream extends ServletInputStream {
+
+    private final InputStream in;
+    private boolean finished;
+
+    ReplayStream(InputStream in) {
+      this.in = in;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = in.read();
+      finished = b < 0;
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = in.read(b, off, len);
+      finished = n < 0;
+      return n;
+    }
+
+    @Override
+    public boolean isFinished() {
+      return finished;
+    }
+
+    @Override
+    public boolean isReady() {
+      return true;
+    }
+
+    @Override
+    public void setReadListener(ReadListener listener) {
+      throw new UnsupportedOperationException("asynchronous reads of a replayed body");
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.autoconfigure.MissingApiKeyException;
+import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
+import io.github.llmratelimiter.autoconfigure.RateLimitStoreUnavailableException;
+import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+
+/**
+ * Turns the limiter's exceptions into {@code application/problem+json} responses: 429 with the
+ * rate-limit headers, 401, 400 and 503. Ordered first, so an application's catch-all handler does
+ * not turn a deny into a 500.
+ */
+@RestControllerAdvice
+@Order(Ordered.HIGHEST_PRECEDENCE)
+final class RateLimitExceptionHandler {
+
+  private final RateLimitProblemFactory problems;
+
+  RateLimitExceptionHandler(RateLimitProblemFactory problems) {
+    this.problems = problems;
+  }
+
+  @ExceptionHandler(RateLimitExceededException.class)
+  ResponseEntity<ProblemDetail> rateLimited(RateLimitExceededException e, HttpServletRequest request) {
+    ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    RateLimitHeaders.of(e.outcome()).forEach(response::header);
+    return response.body(problems.rateLimited(e.outcome(), request));
+  }
+
+  @ExceptionHandler(MissingApiKeyException.class)
+  ResponseEntity<ProblemDetail> missingApiKey(HttpServletRequest request) {
+    return ResponseEntity.status(HttpStatus.UNAUTHORIZED)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .header("WWW-Authenticate", "Bearer")
+        .body(problems.missingApiKey(request));
+  }
+
+  @ExceptionHandler(InvalidRateLimitRequestException.class)
+  ResponseEntity<ProblemDetail> invalid(InvalidRateLimitRequestException e, HttpServletRequest request) {
+    return ResponseEntity.status(HttpStatus.BAD_REQUEST)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .body(problems.invalidRequest(e, request));
+  }
+
+  @ExceptionHandler(RateLimitStoreUnavailableException.class)
+  ResponseEntity<ProblemDetail> unavailable(
+      RateLimitStoreUnavailableException e, HttpServletRequest request) {
+    return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .body(problems.storeUnavailable(e, request));
+  }
+}

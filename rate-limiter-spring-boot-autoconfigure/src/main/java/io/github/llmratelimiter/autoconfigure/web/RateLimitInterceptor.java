@@ -1,0 +1,89 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
+import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
+import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.RateLimited;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.http.server.PathContainer;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.util.UrlPathHelper;
+import org.springframework.web.util.pattern.PathPattern;
+
+/**
+ * Limits the requests whose path matches a configured route, with the route's policy, at cost 1.
+ * A handler method that carries {@link RateLimited} (or whose class does) is left to the aspect
+ * while one is active, and a request already charged is not charged again.
+ */
+final class RateLimitInterceptor implements HandlerInterceptor {
+
+  private static final UrlPathHelper PATHS = UrlPathHelper.defaultInstance;
+
+  private final List<Route> routes;
+  private final RateLimitEnforcer enforcer;
+  private final ServletRateLimitRequestSupport support;
+  private final boolean annotationsEnforced;
+
+  RateLimitInterceptor(List<Route> routes, RateLimitEnforcer enforcer,
+      ServletRateLimitRequestSupport support, boolean annotationsEnforced) {
+    this.routes = List.copyOf(routes);
+    this.enforcer = enforcer;
+    this.support = support;
+    this.annotationsEnforced = annotationsEnforced;
+  }
+
+  @Override
+  public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+    if (routes.isEmpty() || support.alreadyCharged(request)) {
+      return true;
+    }
+    Route route = match(PathContainer.parsePath(PATHS.getPathWithinApplication(request)));
+    if (route == null || (annotationsEnforced && annotated(handler))) {
+      return true;
+    }
+    RateLimitOutcome outcome = enforcer.acquire(route.policy(), support.resolveKey(request, null), 1.0);
+    support.record(request, response, outcome);
+    if (outcome.decision().denied()) {
+      throw new RateLimitExceededException(outcome);
+    }
+    return true;
+  }
+
+  private @Nullable Route match(PathContainer path) {
+    for (Route r : routes) {
+      if (r.matches(path)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  private static boolean annotated(Object handler) {
+    return handler instanceof HandlerMethod m
+        && (AnnotatedElementUtils.hasAnnotation(m.getMethod(), RateLimited.class)
+            || AnnotatedElementUtils.hasAnnotation(m.getBeanType(), RateLimited.class));
+  }
+
+  /** A compiled route: include and exclude patterns and the policy (null: the default). */
+  record Route(List<PathPattern> include, List<PathPattern> exclude, @Nullable String policy) {
+
+    boolean matches(PathContainer path) {
+      for (PathPattern p : exclude) {
+        if (p.matches(path)) {
+          return false;
+        }
+      }
+      for (PathPattern p : include) {
+        if (p.matches(path)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+}

@@ -1,0 +1,202 @@
+package io.github.llmratelimiter.autoconfigure;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class RateLimiterAutoConfigurationTests {
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(RateLimiterAutoConfiguration.class));
+
+  @Test
+  void runWhenNothingConfiguredShouldProvideInMemoryStoreAndDefaultPolicy() {
+    runner.run(context -> {
+      assertThat(context).hasSingleBean(RateLimitStore.class).hasSingleBean(RateLimitEnforcer.class);
+      RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+      assertThat(policies.all()).containsOnlyKeys("default");
+      Budget budget = policies.policy(null).levels().get(0).budget();
+      assertThat(budget.window().limit()).isEqualTo(60);
+      assertThat(budget.window().window()).isEqualTo(Duration.ofMinutes(1));
+      assertThat(budget.bucket()).isNull();
+      assertThat(policies.composition()).isEqualTo(Composition.SEQUENTIAL);
+    });
+  }
+
+  @Test
+  void runWhenDisabledShouldDefineNoBeans() {
+    runner.withPropertyValues("ratelimiter.enabled=false").run(context -> assertThat(context)
+        .doesNotHaveBean(RateLimitStore.class)
+        .doesNotHaveBean(RateLimitEnforcer.class)
+        .doesNotHaveBean(RateLimitPolicies.class));
+  }
+
+  @Test
+  void runWhenUserDefinesStoreShouldUseIt() {
+    runner.withUserConfiguration(RecordingStoreConfig.class).run(context -> {
+      assertThat(context).hasSingleBean(RateLimitStore.class);
+      assertThat(context.getBean(RateLimitStore.class)).isInstanceOf(RecordingStore.class);
+      assertThat(context.getBean(RateLimitEnforcer.class).store()).isInstanceOf(RecordingStore.class);
+    });
+  }
+
+  @Test
+  void runWhenTickerBeanShouldDriveTheInMemoryStore() {
+    runner.withUserConfiguration(TickerConfig.class)
+        .withPropertyValues("ratelimiter.rpm.limit=2", "ratelimiter.rpm.window=10s")
+        .run(context -> {
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          RateLimitKey key = RateLimitKey.of("sk-tenant-0001", null);
+          assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
+          assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
+          Decision denied = enforcer.acquire(null, key, 1).decision();
+          assertThat(denied.reason()).isEqualTo(Reason.RPM_LIMIT);
+          assertThat(denied.retryAfterMs()).isEqualTo(10_000);
+          context.getBean(ManualTicker.class).advance(Duration.ofSeconds(10));
+          assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
+        });
+  }
+
+  @Test
+  void runWhenPolicyOmitsValuesShouldInheritTopLevelOnes() {
+    runner.withPropertyValues("ratelimiter.rpm.limit=50", "ratelimiter.rpm.window=30s",
+            "ratelimiter.burst.capacity=5", "ratelimiter.burst.refill-per-second=0.5",
+            "ratelimiter.policies.premium.rpm.limit=500",
+            "ratelimiter.policies.premium.models.gpt-4o.burst.capacity=2",
+            "ratelimiter.composition=reserve-commit")
+        .run(context -> {
+          RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+          assertThat(policies.composition()).isEqualTo(Composition.RESERVE_COMMIT);
+          RateLimitPolicy.Level premium = policies.policy("premium").levels().get(0);
+          assertThat(premium.budget().window().limit()).isEqualTo(500);
+          assertThat(premium.budget().window().window()).isEqualTo(Duration.ofSeconds(30));
+          assertThat(premium.budget().bucket().capacity()).isEqualTo(5);
+          Budget gpt4o = premium.budgetFor("gpt-4o");
+          assertThat(gpt4o.name()).isEqualTo("premium/gpt-4o");
+          assertThat(gpt4o.window().limit()).isEqualTo(500);
+          assertThat(gpt4o.bucket().capacity()).isEqualTo(2);
+          assertThat(gpt4o.bucket().refillPerSecond()).isEqualTo(0.5);
+          assertThat(premium.budgetFor("gpt-4o-mini")).isEqualTo(premium.budget());
+        });
+  }
+
+  @Test
+  void runWhenHierarchyConfiguredShouldDecideEveryLevelInOneStoreCall() {
+    runner.withUserConfiguration(RecordingStoreConfig.class)
+        .withPropertyValues("ratelimiter.policies.per-key.rpm.limit=100",
+            "ratelimiter.policies.chat.parent=per-key",
+            "ratelimiter.policies.chat.scope=api-key-and-model",
+            "ratelimiter.policies.chat.rpm.limit=10")
+        .run(context -> {
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          RateLimitOutcome outcome = enforcer.acquire("chat", RateLimitKey.of("sk-tenant-0001", "gpt-4o"), 2.5);
+          RecordingStore store = context.getBean(RecordingStore.class);
+          assertThat(store.calls).hasSize(1);
+          Call call = store.calls.get(0);
+          assertThat(call.levels).extracting(Budget::name).containsExactly("per-key", "chat");
+          assertThat(call.keys).containsExactly("sk-tenant-0001", "14:sk-tenant-0001:gpt-4o");
+          assertThat(call.cost).isEqualTo(2.5);
+          assertThat(outcome.decision().allowed()).isTrue();
+        });
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "ratelimiter.rpm.limit=0 | ratelimiter.rpm.limit | an integer from 1",
+      "ratelimiter.policies.premium.rpm.limit=-5 | ratelimiter.policies.premium.rpm.limit | an integer from 1",
+      "ratelimiter.rpm.window=0s | ratelimiter.rpm.window | a positive duration",
+      "ratelimiter.policies.p.rpm.window=-1s | ratelimiter.policies.p.rpm.window | a positive duration",
+      "ratelimiter.burst.capacity=10,ratelimiter.burst.refill-per-second=-1 | ratelimiter.burst.refill-per-second | a finite number >= 0",
+      "ratelimiter.burst.capacity=0,ratelimiter.burst.refill-per-second=1 | ratelimiter.burst.capacity | a finite number > 0",
+      "ratelimiter.burst.capacity=10 | ratelimiter.burst.refill-per-second | required with ratelimiter.burst.capacity",
+      "ratelimiter.models.gpt-4o.burst.refill-per-second=-2,ratelimiter.burst.capacity=1,ratelimiter.burst.refill-per-second=1 | ratelimiter.models.gpt-4o.burst.refill-per-second | a finite number >= 0",
+      "ratelimiter.composition=fastest | ratelimiter.composition | one of sequential, reserve-commit",
+      "ratelimiter.rpm.window=soon | ratelimiter.rpm.window | a positive duration",
+      "ratelimiter.default-policy=gold | ratelimiter.default-policy | one of the policies [default]",
+      "ratelimiter.policies.chat.parent=org | ratelimiter.policies.chat.parent | one of the policies [default, chat]",
+      "ratelimiter.policies.a.parent=b,ratelimiter.policies.b.parent=a | ratelimiter.policies.a.parent | is a cycle",
+      "ratelimiter.web.routes[0].include=/v1/**,ratelimiter.web.routes[0].policy=gold | ratelimiter.web.routes[0].policy | one of the policies [default]",
+      "ratelimiter.scope=per-tenant | ratelimiter.scope | one of api-key, api-key-and-model, global",
+  })
+  void runWhenPropertyInvalidShouldFailWithAnalysisNamingPropertyAndRange(
+      String properties, String property, String range) {
+    runner.withPropertyValues(properties.split(",")).run(context -> {
+      assertThat(context).hasFailed();
+      FailureAnalysis analysis = new RateLimiterFailureAnalyzer().analyze(context.getStartupFailure());
+      assertThat(analysis).isNotNull();
+      assertThat(analysis.getDescription()).contains("'" + property + "'").contains(range);
+      assertThat(analysis.getAction()).contains(property);
+    });
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class TickerConfig {
+    @Bean
+    ManualTicker ticker() {
+      return new ManualTicker();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class RecordingStoreConfig {
+    @Bean
+    RecordingStore recordingStore() {
+      return new RecordingStore(RateLimitStore.inMemory());
+    }
+  }
+
+  record Call(List<Budget> levels, List<String> keys, double cost) {}
+
+  /** A store that records the calls it receives and delegates to the in-memory store. */
+  static final class RecordingStore implements RateLimitStore {
+    final List<Call> calls = new ArrayList<>();
+    private final RateLimitStore delegate;
+
+    RecordingStore(RateLimitStore delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public synchronized Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition c) {
+      calls.add(new Call(levels, keys, cost));
+      return delegate.acquire(levels, keys, cost, c);
+    }
+
+    @Override
+    public Optional<KeySnapshot> inspect(Budget budget, String key) {
+      return delegate.inspect(budget, key);
+    }
+
+    @Override
+    public List<KeySnapshot> top(Budget budget, int limit) {
+      return delegate.top(budget, limit);
+    }
+
+    @Override
+    public boolean reset(Budget budget, String key) {
+      return delegate.reset(budget, key);
+    }
+
+    @Override
+    public long trackedKeys(Budget budget) {
+      return delegate.trackedKeys(budget);
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.github.llmratelimiter.sample;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.springframework.http.MediaType;
+import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RestController;
+import org.springframework.web.servlet.mvc.method.annotation.StreamingResponseBody;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * {@code POST /v1/chat/completions} in the OpenAI shape, plain or streamed. It carries no
+ * annotation: the route {@code /v1/chat/**} in {@code application.yml} limits it, with the model
+ * read from the request body.
+ */
+@RestController
+class ChatCompletionsController {
+
+  private final ChatModel model;
+  private final GatewayProperties gateway;
+  private final JsonMapper json;
+
+  ChatCompletionsController(ChatModel model, GatewayProperties gateway, JsonMapper json) {
+    this.model = model;
+    this.gateway = gateway;
+    this.json = json;
+  }
+
+  @PostMapping(path = "/v1/chat/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
+  ResponseEntity<StreamingResponseBody> complete(@RequestBody ChatCompletionRequest request) {
+    validate(request);
+    ChatModel.Reply reply = model.complete(request);
+    String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
+    long created = Instant.now().getEpochSecond();
+    if (!request.streaming()) {
+      byte[] body = json.writeValueAsBytes(completion(id, created, request.model(), reply));
+      return ResponseEntity.ok().contentType(MediaType.APPLICATION_JSON).body(out -> out.write(body));
+    }
+    StreamingResponseBody body = out -> stream(out, id, created, request, reply);
+    return ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(body);
+  }
+
+  private void validate(ChatCompletionRequest request) {
+    if (request.model() == null || request.model().isBlank()) {
+      throw new InvalidOpenAiRequestException("you must provide a model parameter", "model", null);
+    }
+    if (!gateway.models().contains(request.model())) {
+      throw new InvalidOpenAiRequestException("The model '" + request.model()
+          + "' does not exist; this gateway serves " + gateway.models(), "model", "model_not_found");
+    }
+    if (request.messages() == null || request.messages().isEmpty()) {
+      throw new InvalidOpenAiRequestException("messages must not be empty", "messages", null);
+    }
+  }
+
+  private static Map<String, Object> completion(String id, long created, String model, ChatModel.Reply reply) {
+    Map<String, Object> message = new LinkedHashMap<>();
+    message.put("role", "assistant");
+    message.put("content", reply.content());
+    message.put("refusal", null);
+    Map<String, Object> choice = new LinkedHashMap<>();
+    choice.put("index", 0);
+    choice.put("message", message);
+    choice.put("logprobs", null);
+    choice.put("finish_reason", "stop");
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("id", id);
+    body.put("object", "chat.completion");
+    body.put("created", created);
+    body.put("model", model);
+    body.put("choices", List.of(choice));
+    body.put("usage", usage(reply));
+    return body;
+  }
+
+  private static Map<String, Object> usage(ChatModel.Reply reply) {
+    return Map.of("prompt_tokens", reply.promptTokens(), "completion_tokens", reply.completionTokens(),
+        "total_tokens", reply.promptTokens() + reply.completionTokens());
+  }
+
+  /** One chunk per word, a final chunk with the finish reason, usage if asked, then [DONE]. */
+  private void stream(OutputStream out, String id, long created, ChatCompletionRequest request,
+      ChatModel.Reply reply) throws IOException {
+    String[] words = reply.content().split(" ");
+    List<Map<String, Object>> chunks = new ArrayList<>();
+    for (int i = 0; i < words.length; i++) {
+      Map<String, Object> delta = new LinkedHashMap<>();
+      if (i == 0) {
+        delta.put("role", "assistant");
+      }
+      delta.put("content", i == 0 ? words[i] : " " + words[i]);
+      chunks.add(chunk(id, created, request.model(), delta, null));
+    }
+    chunks.add(chunk(id, created, request.model(), Map.of(), "stop"));
+    if (request.includeUsage()) {
+      Map<String, Object> last = new LinkedHashMap<>(chunk(id, created, request.model(), null, null));
+      last.put("choices", List.of());
+      last.put("usage", usage(reply));
+      chunks.add(last);
+    }
+    for (Map<String, Object> c : chunks) {
+      out.write(("data: " + json.writeValueAsString(c) + "\n\n").getBytes(StandardCharsets.UTF_8));
+      out.flush();
+    }
+    out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+
+  private static Map<String, Object> chunk(
+      String id, long created, String model, Map<String, Object> delta, String finishReason) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("id", id);
+    body.put("object", "chat.completion.chunk");
+    body.put("created", created);
+    body.put("model", model);
+    if (delta != null) {
+      Map<String, Object> choice = new LinkedHashMap<>();
+      choice.put("index", 0);
+      choice.put("delta", delta);
+      choice.put("logprobs", null);
+      choice.put("finish_reason", finishReason);
+      body.put("choices", List.of(choice));
+    }
+    return body;
+  }
+}

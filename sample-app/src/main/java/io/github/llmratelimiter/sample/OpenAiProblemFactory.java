@@ -1,0 +1,53 @@
+package io.github.llmratelimiter.sample;
+
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.web.DefaultRateLimitProblemFactory;
+import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.http.ProblemDetail;
+
+/**
+ * The starter's RFC 9457 problems plus the {@code error} object OpenAI clients read, so a 429, 401
+ * or 400 from the gateway looks like OpenAI's own to an SDK.
+ */
+class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
+
+  OpenAiProblemFactory() {
+    super(URI.create("urn:llmratelimiter:problem:rate-limited"));
+  }
+
+  @Override
+  public ProblemDetail rateLimited(RateLimitOutcome outcome, HttpServletRequest request) {
+    ProblemDetail problem = super.rateLimited(outcome, request);
+    problem.setProperty("error", error(problem.getDetail(), "requests", null, "rate_limit_exceeded"));
+    return problem;
+  }
+
+  @Override
+  public ProblemDetail missingApiKey(HttpServletRequest request) {
+    ProblemDetail problem = super.missingApiKey(request);
+    problem.setProperty("error", error(problem.getDetail(), "invalid_request_error", null, "invalid_api_key"));
+    return problem;
+  }
+
+  @Override
+  public ProblemDetail invalidRequest(InvalidRateLimitRequestException e, HttpServletRequest request) {
+    ProblemDetail problem = super.invalidRequest(e, request);
+    problem.setProperty("error", error(problem.getDetail(), "invalid_request_error", null, null));
+    return problem;
+  }
+
+  static Map<String, Object> error(
+      @Nullable String message, String type, @Nullable String param, @Nullable String code) {
+    Map<String, Object> error = new LinkedHashMap<>();
+    error.put("message", message);
+    error.put("type", type);
+    error.put("param", param);
+    error.put("code", code);
+    return error;
+  }
+}

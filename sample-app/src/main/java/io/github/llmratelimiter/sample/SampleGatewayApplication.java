@@ -1,0 +1,35 @@
+package io.github.llmratelimiter.sample;
+
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * A runnable OpenAI-compatible LLM gateway, rate-limited by the starter. The "model" behind it is
+ * a local stand-in ({@link EchoChatModel}); replace the {@link ChatModel} bean with a real provider
+ * client to put it in front of one.
+ */
+@SpringBootApplication
+@EnableConfigurationProperties(GatewayProperties.class)
+public class SampleGatewayApplication {
+
+  /**
+   * Starts the gateway.
+   *
+   * @param args command-line arguments
+   */
+  public static void main(String[] args) {
+    SpringApplication.run(SampleGatewayApplication.class, args);
+  }
+
+  @Bean
+  ChatModel chatModel() {
+    return new EchoChatModel();
+  }
+
+  @Bean
+  OpenAiProblemFactory openAiProblemFactory() {
+    return new OpenAiProblemFactory();
+  }
+}
