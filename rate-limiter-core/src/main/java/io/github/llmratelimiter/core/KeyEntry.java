@@ -99,9 +99,11 @@ final class KeyEntry extends ReentrantLock {
   void appendModelTokens(long id, long now, long tokens) {
     if (tpmSize == tpmTimes.length) {
       int capacity = Math.max(4, tpmTimes.length * 2);
-      tpmIds = unroll(tpmIds, capacity);
+      long[] ids = unroll(tpmIds, capacity);
+      long[] tokensRing = unroll(tpmTokens, capacity);
       tpmTimes = unroll(tpmTimes, capacity);
-      tpmTokens = unroll(tpmTokens, capacity);
+      tpmIds = ids;
+      tpmTokens = tokensRing;
       tpmHead = 0;
     }
     int tail = tpmIndex(tpmSize);

@@ -152,7 +152,12 @@ if sequential then
     end
   end
   for i = #levels + 1, n do
+    -- a level the deny never reached is not charged, nor its window or bucket normalized; only
+    -- its model-token window is brought to now, to report what is left of it now
     levels[i] = load(keysOf(i), base(i), false)
+    if levels[i].hasTpm then
+      loadModelTokens(levels[i], true)
+    end
   end
 else
   for i = 1, n do
@@ -195,8 +200,7 @@ if not result then
   result = {1, 'OK', binding, num(best), '0', num(reset), 1}
 end
 
--- what is left of the model-token windows, over every level that limits them (as stored for a
--- level a sequential deny never reached)
+-- what is left of the model-token windows now, over every level that limits them
 local tpmRemaining = math.huge
 local tpmReset = 0
 for i = 1, n do
