@@ -156,6 +156,7 @@ final class InMemoryStore implements RateLimitStore {
       long tokensReset = 0;
       for (int i = 0; i < tables.length; i++) {
         if (tables[i].hasModelTokens) {
+          tables[i].normalize(entries[i], now); // a level a sequential deny never reached, too
           remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
           tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
         }

@@ -36,5 +36,11 @@ public enum Reason {
    * The store already tracks its maximum number of keys and this key is new to it: nothing was
    * charged, and the call may succeed once idle keys have been dropped.
    */
-  TRACKED_KEYS_LIMIT
+  TRACKED_KEYS_LIMIT,
+
+  /**
+   * The store could not decide (a distributed store that does not answer) and its failure policy is
+   * to deny: nothing was charged, and the call may succeed once the store answers again.
+   */
+  STORE_UNAVAILABLE
 }

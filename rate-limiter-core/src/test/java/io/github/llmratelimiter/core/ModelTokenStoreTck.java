@@ -171,6 +171,31 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
   }
 
   @Test
+  void reservationsKeepTheirAmountsWhenTheWindowWrapsAndGrows() {
+    // Entries leave from the front while new ones arrive, so the window's storage wraps around and
+    // then has to grow while wrapped.
+    Budget b = new Budget("tpm", null, null, new ModelTokenLimit(1_000_000, Duration.ofSeconds(10)));
+    List<Reservation> live = new java.util.ArrayList<>();
+    reserve(b, "t", 1000, Composition.SEQUENTIAL);
+    reserve(b, "t", 2000, Composition.SEQUENTIAL); // t0: these two leave first
+    ticker.advanceMillis(5000);
+    for (int i = 1; i <= 2; i++) {
+      live.add(reserve(b, "t", i, Composition.SEQUENTIAL)); // t0 + 5 s
+    }
+    ticker.advanceMillis(5000); // t0 + 10 s: the first two have left
+    for (int i = 3; i <= 12; i++) {
+      live.add(reserve(b, "t", i, Composition.SEQUENTIAL));
+    }
+    assertThat(used(b, "t")).isEqualTo(78); // 1 + 2 + ... + 12
+    for (int i = 0; i < live.size(); i++) {
+      store.reconcile(live.get(i), 100 + i); // each entry keeps its own identity
+    }
+    assertThat(used(b, "t")).isEqualTo(12 * 100 + 66);
+    ticker.advanceMillis(5000); // t0 + 15 s: the two from t0 + 5 s leave
+    assertThat(used(b, "t")).isEqualTo(12 * 100 + 66 - 100 - 101);
+  }
+
+  @Test
   void badEstimatesAndUsagesAreRejected() {
     Budget b = tpm("tpm", 1000);
     assertThatIllegalArgumentException().isThrownBy(() -> reserve(b, "t", -1, Composition.SEQUENTIAL))
