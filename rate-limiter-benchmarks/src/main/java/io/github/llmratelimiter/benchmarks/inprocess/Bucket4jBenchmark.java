@@ -39,10 +39,11 @@ public class Bucket4jBenchmark {
 
   static Bucket allowing() {
     long tokens = Limits.ALLOW_TOKENS;
-    return Bucket.builder()
-        .addLimit(Bandwidth.builder().capacity(tokens).refillGreedy(tokens, Duration.ofMinutes(1)).build())
-        .addLimit(Bandwidth.builder().capacity(tokens).refillGreedy(MAX_REFILL, Duration.ofSeconds(1)).build())
-        .build();
+    Bandwidth perMinute =
+        Bandwidth.builder().capacity(tokens).refillGreedy(tokens, Duration.ofMinutes(1)).build();
+    Bandwidth burst =
+        Bandwidth.builder().capacity(tokens).refillGreedy(MAX_REFILL, Duration.ofSeconds(1)).build();
+    return Bucket.builder().addLimit(perMinute).addLimit(burst).build();
   }
 
   static Bucket denying() {

@@ -42,12 +42,12 @@ public class GatewayLimiterBenchmark {
     keys = Limits.keys("tenant", Limits.KEY_COUNT);
     allowing = GatewayLimiter.builder()
         .requestsPerWindow(Limits.ALLOW_WINDOW_LIMIT, Limits.ALLOW_WINDOW)
-        .burst(Limits.ALLOW_TOKENS, Limits.ALLOW_TOKENS)
+        .burst(Limits.ALLOW_TOKENS, Limits.ALLOW_REFILL_PER_SECOND)
         .composition(composition)
         .build();
     rpmDenying = GatewayLimiter.builder()
         .requestsPerWindow(1, Limits.DENY_WINDOW)
-        .burst(Limits.ALLOW_TOKENS, Limits.ALLOW_TOKENS)
+        .burst(Limits.ALLOW_TOKENS, Limits.ALLOW_REFILL_PER_SECOND)
         .composition(composition)
         .build();
     burstDenying = GatewayLimiter.builder()

@@ -42,7 +42,7 @@ public class HierarchicalLimiterBenchmark {
   @Setup
   public void setUp() {
     WindowLimit window = new WindowLimit(Limits.ALLOW_WINDOW_LIMIT, Limits.ALLOW_WINDOW);
-    BucketLimit bucket = new BucketLimit(Limits.ALLOW_TOKENS, Limits.ALLOW_TOKENS);
+    BucketLimit bucket = new BucketLimit(Limits.ALLOW_TOKENS, Limits.ALLOW_REFILL_PER_SECOND);
     Budget org = Budget.of("org", window, bucket);
     Budget apiKey = Budget.of("api-key", window, bucket);
     allowing = HierarchicalLimiter.builder()

@@ -27,8 +27,10 @@ public class NaiveBenchmark {
   public void setUp() {
     keys = Limits.keys("tenant", Limits.KEY_COUNT);
     allowing = new NaiveLimiter(
-        Limits.ALLOW_WINDOW_LIMIT, Limits.ALLOW_WINDOW, Limits.ALLOW_TOKENS, Limits.ALLOW_TOKENS);
-    denying = new NaiveLimiter(1, Limits.DENY_WINDOW, Limits.ALLOW_TOKENS, Limits.ALLOW_TOKENS);
+        Limits.ALLOW_WINDOW_LIMIT, Limits.ALLOW_WINDOW, Limits.ALLOW_TOKENS,
+        Limits.ALLOW_REFILL_PER_SECOND);
+    denying = new NaiveLimiter(
+        1, Limits.DENY_WINDOW, Limits.ALLOW_TOKENS, Limits.ALLOW_REFILL_PER_SECOND);
     for (String key : keys) {
       Check.allowed(allowing.allow(key));
       Check.allowed(denying.allow(key));

@@ -52,6 +52,9 @@ public record Figure(
    * @return for example {@code allowed, 10,000 keys}
    */
   public String caseLabel() {
+    if (!method.startsWith("allowed") && !method.startsWith("denied")) {
+      return method; // a floor primitive, not a limiter's case
+    }
     StringBuilder s = new StringBuilder(method.startsWith("allowed") ? "allowed" : "denied");
     if (method.contains("Rpm")) {
       s.append(" (window full)");

@@ -11,7 +11,7 @@ import java.util.Optional;
 public final class MarkdownReport {
 
   private static final List<String> SUBJECTS = List.of(
-      "GatewayLimiter", "HierarchicalLimiter", "Bucket4j", "Resilience4j", "Guava", "Naive");
+      "GatewayLimiter", "HierarchicalLimiter", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor");
   private static final List<String> METHODS = List.of(
       "allowedOneKey", "allowedOneKeyDecisionEscapes", "allowedOwnKey", "allowedTenThousandKeys",
       "deniedRpmOneKey", "deniedBurstOneKey", "deniedOneKey", "deniedTenThousandKeys");
@@ -63,7 +63,9 @@ public final class MarkdownReport {
         .append("bytes allocated per operation (`-prof gc`, `gc.alloc.rate.norm`), and the ratio ")
         .append("of the row's throughput to each peer's on the same case and thread count ")
         .append("(above 1: the row is faster). Peers on one key call one limiter object directly; ")
-        .append("on 10,000 keys they look it up in a `ConcurrentHashMap`.\n\n")
+        .append("on 10,000 keys they look it up in a `ConcurrentHashMap`. The Floor rows are not a ")
+        .append("limiter: they measure what any per-key locked limiter on the system clock pays ")
+        .append("per call (a map lookup, a lock, one `System.nanoTime()`).\n\n")
         .append("| Subject | Mode | Case | Threads | ops/s | ± | B/op |");
     for (String peer : Figure.PEERS) {
       md.append(" ÷ ").append(peer).append(" |");

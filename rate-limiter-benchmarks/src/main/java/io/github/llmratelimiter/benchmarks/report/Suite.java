@@ -22,6 +22,7 @@ public final class Suite {
   public static final List<Run> RUNS = List.of(
       new Run("in-process, 1 thread", 1,
           IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+)$"),
+      new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\."),
       new Run("in-process, 2 threads", 2,
           IN_PROCESS + "(allowedOneKey|allowedOwnKey|allowedTenThousandKeys)$"));
 

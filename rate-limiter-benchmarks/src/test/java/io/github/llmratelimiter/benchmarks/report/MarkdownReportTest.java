@@ -21,13 +21,15 @@ class MarkdownReportTest {
       new Figure("GatewayLimiter", "RESERVE_COMMIT", "allowedOneKey", 1, 29e6, 1e6, 0.0),
       new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0),
       new Figure("Bucket4j", "", "deniedOneKey", 1, 20e6, 1e6, 128.0),
-      new Figure("Naive", "", "allowedTenThousandKeys", 1, 5e6, 1e6, 24.0));
+      new Figure("Naive", "", "allowedTenThousandKeys", 1, 5e6, 1e6, 24.0),
+      new Figure("Floor", "", "mapGetLockNanoTime", 1, 40e6, 1e6, 0.0));
 
   @Test
   void targetsAreJudgedOnRatiosOfTheSameRun() {
     List<Targets.Outcome> outcomes = Targets.evaluate(FIGURES);
     assertThat(outcomes.get(0).measured()).startsWith("1.50 ×");
     assertThat(outcomes.get(0).verdict()).isEqualTo("met");
+    assertThat(outcomes.get(0).measured()).endsWith("the floor (map get + lock + nanoTime) is 2.00 × Bucket4j");
     assertThat(outcomes.get(1).measured()).startsWith("2.40 ×");
     assertThat(outcomes.get(1).verdict()).isEqualTo("missed");
     assertThat(outcomes.get(2).verdict()).isEqualTo("missed"); // the RPM deny allocates 48 B
@@ -53,7 +55,8 @@ class MarkdownReportTest {
         "| GatewayLimiter | SEQUENTIAL | denied (window full), 1 key | 1 | 40.00 M | 1.00 M | 48.0 | 2.00 |");
     assertThat(md).contains("| Bucket4j | – | allowed, 1 key | 1 | 20.00 M | 1.00 M | 128.0 | – |");
     assertThat(md.lines().filter(l -> l.startsWith("| GatewayLimiter") || l.startsWith("| Bucket4j")
-        || l.startsWith("| Naive"))).hasSize(FIGURES.size());
+        || l.startsWith("| Naive") || l.startsWith("| Floor"))).hasSize(FIGURES.size());
+    assertThat(md).contains("| Floor | – | mapGetLockNanoTime | 1 | 40.00 M | 1.00 M | 0.0 | – | – | – | – |");
     assertThat(md).contains("- CPU: Test CPU", "- Processors: 2", "- JVM: Test JVM", "- JMH: 1.37",
         "bench/run -wi 1", "## Profiling notes", "- tried a thing");
   }
