@@ -66,9 +66,11 @@ final class BudgetTable {
     this.lastSweep = now;
   }
 
-  /** Returns the key's entry, creating it; {@code null} when the key is new and the table is full. */
+  /**
+   * Returns the key's entry, creating it; {@code null} when the key is new and the table is full
+   * even after a sweep. Callers sweep with {@link #maybeSweep} after each decision.
+   */
   @Nullable KeyEntry entry(String key, long now) {
-    maybeSweep(now, false);
     KeyEntry e = entries.get(key);
     if (e != null) {
       return e;

@@ -30,11 +30,16 @@ public final class GatewayLimiter {
   private final Budget budget;
   private final Composition composition;
   private final RateLimitStore store;
+  /** The in-memory store and this budget's table in it, resolved once; null for other stores. */
+  private final @Nullable InMemoryStore memory;
+  private final @Nullable BudgetTable table;
 
   private GatewayLimiter(Budget budget, Composition composition, RateLimitStore store) {
     this.budget = budget;
     this.composition = composition;
     this.store = store;
+    this.memory = store instanceof InMemoryStore m ? m : null;
+    this.table = memory != null ? memory.table(budget) : null;
   }
 
   /**
@@ -54,7 +59,7 @@ public final class GatewayLimiter {
    * @throws IllegalArgumentException if the key is null or blank
    */
   public Decision allow(String key) {
-    return store.acquire(budget, key, 1.0, composition);
+    return allow(key, 1.0);
   }
 
   /**
@@ -66,7 +71,28 @@ public final class GatewayLimiter {
    * @throws IllegalArgumentException if the key is blank or the cost is not finite and positive
    */
   public Decision allow(String key, double tokens) {
+    InMemoryStore m = memory;
+    if (m != null) {
+      return m.acquire(table, key, tokens, composition);
+    }
     return store.acquire(budget, key, tokens, composition);
+  }
+
+  /**
+   * Admits and charges one call exactly like {@link #allow(String, double)}, telling only whether
+   * it was admitted: on the in-memory store it allocates nothing.
+   *
+   * @param key the key, not blank
+   * @param tokens the cost in bucket tokens, finite and positive (fractions allowed)
+   * @return whether the call was admitted
+   * @throws IllegalArgumentException if the key is blank or the cost is not finite and positive
+   */
+  public boolean tryAcquire(String key, double tokens) {
+    InMemoryStore m = memory;
+    if (m != null) {
+      return m.tryAcquire(table, key, tokens, composition);
+    }
+    return store.acquire(budget, key, tokens, composition).allowed();
   }
 
   /**

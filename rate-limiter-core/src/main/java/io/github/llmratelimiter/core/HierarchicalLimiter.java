@@ -31,10 +31,19 @@ public final class HierarchicalLimiter {
   private final Composition composition;
   private final RateLimitStore store;
 
+  /** The in-memory store, the levels' tables in it and their lock order; null for other stores. */
+  private final @Nullable InMemoryStore memory;
+
+  private final BudgetTable @Nullable [] tables;
+  private final int @Nullable [] lockOrder;
+
   private HierarchicalLimiter(List<Budget> levels, Composition composition, RateLimitStore store) {
     this.levels = levels;
     this.composition = composition;
     this.store = store;
+    this.memory = store instanceof InMemoryStore m && levels.size() > 1 ? m : null;
+    this.tables = memory != null ? memory.tables(levels) : null;
+    this.lockOrder = tables != null ? InMemoryStore.lockOrder(tables) : null;
   }
 
   /**
@@ -67,6 +76,13 @@ public final class HierarchicalLimiter {
    *     cost is not finite and positive
    */
   public Decision allow(List<String> keys, double tokens) {
+    InMemoryStore m = memory;
+    if (m != null) {
+      if (keys == null || keys.size() != levels.size()) {
+        return store.acquire(levels, keys, tokens, composition); // throws, naming the problem
+      }
+      return m.acquire(tables, lockOrder, keys, tokens, composition);
+    }
     return store.acquire(levels, keys, tokens, composition);
   }
 

@@ -1,16 +1,12 @@
 package io.github.llmratelimiter.core;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.IntFunction;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,57 +48,122 @@ final class InMemoryStore implements RateLimitStore {
 
   @Override
   public Decision acquire(Budget budget, String key, double cost, Composition composition) {
+    return acquire(table(budget), key, cost, composition);
+  }
+
+  /** One level, on a table resolved once by the caller (the hot path of {@link GatewayLimiter}). */
+  Decision acquire(BudgetTable t, String key, double cost, Composition composition) {
     Args.notBlank("key", key);
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
-    BudgetTable t = table(budget);
-    if (!budget.fits(cost)) {
+    if (!t.budget.fits(cost)) {
       return t.neverFits();
     }
     while (true) {
-      KeyEntry e = t.entry(key, ticker.read());
+      KeyEntry e = lookUp(t, key);
       if (e == null) {
         return t.tableFull();
       }
+      long now;
+      Decision d;
       e.lock();
       try {
-        if (!e.retired) {
-          return decide(t, e, ticker.read(), cost, 0, 0, composition);
+        if (e.retired) {
+          continue;
         }
+        now = ticker.read();
+        d = decision(t, e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
       } finally {
         e.unlock();
       }
+      t.maybeSweep(now, false);
+      return d;
     }
+  }
+
+  /** Like {@link #acquire(BudgetTable, String, double, Composition)}, telling only whether allowed. */
+  boolean tryAcquire(BudgetTable t, String key, double cost, Composition composition) {
+    Args.notBlank("key", key);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
+    if (!t.budget.fits(cost)) {
+      return false;
+    }
+    while (true) {
+      KeyEntry e = lookUp(t, key);
+      if (e == null) {
+        return false;
+      }
+      long now;
+      Reason r;
+      e.lock();
+      try {
+        if (e.retired) {
+          continue;
+        }
+        now = ticker.read();
+        r = apply(t, e, now, cost, 0, 0, composition);
+      } finally {
+        e.unlock();
+      }
+      t.maybeSweep(now, false);
+      return r == Reason.OK;
+    }
+  }
+
+  /** The key's entry: a tracked one without reading the ticker, else a new one (null if full). */
+  private @Nullable KeyEntry lookUp(BudgetTable t, String key) {
+    KeyEntry e = t.existing(key);
+    return e != null ? e : t.entry(key, ticker.read());
   }
 
   /**
    * One level, under the entry's lock, in the seed's order: the request window, then the bucket,
-   * then the model-token window. In sequential composition what ran before a deny stays charged.
+   * then the model-token window. Charges what the composition says and returns {@link Reason#OK}
+   * or the denying component's reason; in sequential composition what ran before a deny stays
+   * charged.
    */
-  private static Decision decide(BudgetTable t, KeyEntry e, long now, double cost, long estimate,
+  private static Reason apply(BudgetTable t, KeyEntry e, long now, double cost, long estimate,
       long id, Composition composition) {
     t.normalize(e, now);
     if (t.windowFull(e)) {
-      return t.rpmDeny(e, now);
+      return Reason.RPM_LIMIT;
     }
     boolean sequential = composition == Composition.SEQUENTIAL;
     if (t.bucketShort(e, cost)) {
       if (sequential) {
         t.chargeWindow(e, now); // the RPM allow already happened: its timestamp stays counted
       }
-      return t.burstDeny(e, now, cost);
+      return Reason.BURST_LIMIT;
     }
     if (t.modelTokensShort(e, estimate)) {
       if (sequential) {
         t.chargeWindow(e, now);
         t.chargeBucket(e, cost);
       }
-      return t.modelTokensDeny(e, now, estimate);
+      return Reason.TPM_LIMIT;
     }
     t.chargeWindow(e, now);
     t.chargeBucket(e, cost);
     t.chargeModelTokens(e, now, estimate, id);
-    return Decision.allow(t.remaining(e), t.resetMs(e, now), t.name);
+    return Reason.OK;
+  }
+
+  /** The decision of one level for what {@link #apply} returned, still under the entry's lock. */
+  private static Decision decision(
+      BudgetTable t, KeyEntry e, long now, double cost, long estimate, Reason reason) {
+    switch (reason) {
+      case OK:
+        return Decision.allow(t.remaining(e), t.resetMs(e, now), t.name);
+      case RPM_LIMIT:
+        return t.rpmDeny(e, now);
+      case BURST_LIMIT:
+        return t.burstDeny(e, now, cost);
+      case TPM_LIMIT:
+        return t.modelTokensDeny(e, now, estimate);
+      default:
+        throw new IllegalStateException("apply never returns " + reason);
+    }
   }
 
   @Override
@@ -112,15 +173,40 @@ final class InMemoryStore implements RateLimitStore {
     if (levels.size() == 1) {
       return acquire(levels.get(0), keys.get(0), cost, composition);
     }
-    return decideAll(levels, keys, cost, 0, composition, false).decision();
+    BudgetTable[] tables = tables(levels);
+    return acquire(tables, lockOrder(tables), keys, cost, composition);
+  }
+
+  /** Several levels on tables and a lock order resolved once by the caller. */
+  Decision acquire(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
+      Composition composition) {
+    checkKeys(keys);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
+    for (BudgetTable t : tables) {
+      if (!t.budget.fits(cost)) {
+        return t.neverFits();
+      }
+    }
+    return (Decision) decideAll(tables, lockOrder, keys, cost, 0, composition, false);
   }
 
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       long estimatedModelTokens, Composition composition) {
     checkLists(levels, keys);
+    checkKeys(keys);
+    Args.positiveFinite("cost", cost);
     Args.notNegative("estimatedModelTokens", estimatedModelTokens);
-    return decideAll(levels, keys, cost, estimatedModelTokens, composition, true);
+    Args.notNull("composition", composition);
+    BudgetTable[] tables = tables(levels);
+    for (BudgetTable t : tables) {
+      if (!t.fits(cost, estimatedModelTokens)) {
+        return new Reservation(t.neverFits(), levels, keys, estimatedModelTokens, 0, 0, 0);
+      }
+    }
+    return (Reservation)
+        decideAll(tables, lockOrder(tables), keys, cost, estimatedModelTokens, composition, true);
   }
 
   private static void checkLists(List<Budget> levels, List<String> keys) {
@@ -135,101 +221,147 @@ final class InMemoryStore implements RateLimitStore {
     }
   }
 
-  private Reservation decideAll(List<Budget> levels, List<String> keys, double cost,
-      long estimate, Composition composition, boolean reserve) {
-    Args.positiveFinite("cost", cost);
-    Args.notNull("composition", composition);
-    BudgetTable[] tables = tables(levels, keys);
-    for (BudgetTable t : tables) {
-      if (!t.fits(cost, estimate)) {
-        return new Reservation(t.neverFits(), levels, keys, estimate, 0, 0, 0);
+  private static void checkKeys(List<String> keys) {
+    for (int i = 0; i < keys.size(); i++) {
+      String key = keys.get(i);
+      if (key == null || key.isBlank()) {
+        Args.notBlank("keys[" + i + "]", key); // builds the message only when it throws
       }
     }
-    return withLocked(tables, keys, true, (entries, now) -> {
-      boolean limitsModelTokens = false;
-      for (BudgetTable t : tables) {
-        limitsModelTokens |= t.hasModelTokens;
-      }
-      long id = reserve && limitsModelTokens ? reservationIds.incrementAndGet() : 0;
-      Decision d = decide(tables, entries, now, cost, estimate, id, composition);
-      long remainingTokens = Long.MAX_VALUE;
-      long tokensReset = 0;
-      for (int i = 0; i < tables.length; i++) {
-        if (tables[i].hasModelTokens) {
-          tables[i].normalize(entries[i], now); // a level a sequential deny never reached, too
-          remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
-          tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
-        }
-      }
-      return new Reservation(d, levels, keys, estimate, d.allowed() ? id : 0, remainingTokens,
-          tokensReset);
-    }, i -> new Reservation(tables[i].tableFull(), levels, keys, estimate, 0, 0, 0));
   }
 
-  private BudgetTable[] tables(List<Budget> levels, List<String> keys) {
+  /** The levels' tables, one per distinct name. */
+  BudgetTable[] tables(List<Budget> levels) {
     int n = levels.size();
     BudgetTable[] tables = new BudgetTable[n];
-    Set<String> names = new HashSet<>();
     for (int i = 0; i < n; i++) {
-      Args.notBlank("keys[" + i + "]", keys.get(i));
-      tables[i] = table(levels.get(i));
-      if (!names.add(tables[i].name)) {
-        throw new IllegalArgumentException("levels must have distinct names, but '"
-            + tables[i].name + "' appears twice");
+      BudgetTable t = table(levels.get(i));
+      for (int j = 0; j < i; j++) {
+        if (tables[j] == t) { // one table per name
+          throw new IllegalArgumentException(
+              "levels must have distinct names, but '" + t.name + "' appears twice");
+        }
       }
+      tables[i] = t;
     }
     return tables;
   }
 
-  /** What runs with every level's entry locked; {@code entries} is never null there. */
-  @FunctionalInterface
-  private interface LockedAction<T> {
-    T run(KeyEntry[] entries, long now);
+  /** The indexes of {@code tables} in the store's global lock order (an insertion sort: few levels). */
+  static int[] lockOrder(BudgetTable[] tables) {
+    int[] order = new int[tables.length];
+    for (int i = 0; i < tables.length; i++) {
+      int j = i;
+      while (j > 0 && tables[order[j - 1]].order > tables[i].order) {
+        order[j] = order[j - 1];
+        j--;
+      }
+      order[j] = i;
+    }
+    return order;
   }
 
   /**
-   * Locks the keys' entries in the tables' global order and runs {@code action} at a reading of
-   * the ticker taken under the locks. An entry retired meanwhile is looked up again. When a table
-   * is full and a key is new to it, nothing is locked and {@code full} answers for that level
-   * (unless {@code create} is false: then the missing entry is skipped as {@code null}).
+   * Locks every level's entry in the global order and decides; returns a {@link Decision}, or a
+   * {@link Reservation} when {@code reserve}.
    */
-  private <T> T withLocked(BudgetTable[] tables, List<String> keys, boolean create,
-      LockedAction<T> action, IntFunction<T> full) {
+  private Object decideAll(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
+      long estimate, Composition composition, boolean reserve) {
     int n = tables.length;
-    Integer[] lockOrder = new Integer[n];
-    for (int i = 0; i < n; i++) {
-      lockOrder[i] = i;
-    }
-    Arrays.sort(lockOrder, Comparator.comparingInt(i -> tables[i].order));
     KeyEntry[] entries = new KeyEntry[n];
     while (true) {
-      long before = ticker.read();
-      for (int i = 0; i < n; i++) {
-        entries[i] = create ? tables[i].entry(keys.get(i), before) : tables[i].existing(keys.get(i));
-        if (entries[i] == null && create) {
-          return full.apply(i); // nothing is locked or charged yet
-        }
+      int full = lookUpAll(tables, keys, entries, true);
+      if (full >= 0) {
+        Decision d = tables[full].tableFull(); // nothing is locked or charged yet
+        return reserve ? new Reservation(d, levels(tables), keys, estimate, 0, 0, 0) : d;
       }
-      int locked = 0;
+      if (!lockAll(entries, lockOrder)) {
+        continue; // an entry was retired meanwhile: look up again
+      }
+      long now;
+      Object result;
       try {
-        boolean stale = false;
-        for (; locked < n; locked++) {
-          KeyEntry e = entries[lockOrder[locked]];
-          if (e != null) {
-            e.lock();
-            stale |= e.retired;
-          }
-        }
-        if (!stale) {
-          return action.run(entries, ticker.read());
-        }
+        now = ticker.read();
+        long id = reserve && limitsModelTokens(tables) ? reservationIds.incrementAndGet() : 0;
+        Decision d = decide(tables, entries, now, cost, estimate, id, composition);
+        result = reserve ? reservation(tables, entries, now, keys, estimate, id, d) : d;
       } finally {
-        for (int i = locked - 1; i >= 0; i--) {
-          KeyEntry e = entries[lockOrder[i]];
-          if (e != null) {
-            e.unlock();
-          }
-        }
+        unlockAll(entries, lockOrder);
+      }
+      for (BudgetTable t : tables) {
+        t.maybeSweep(now, false);
+      }
+      return result;
+    }
+  }
+
+  private static boolean limitsModelTokens(BudgetTable[] tables) {
+    for (BudgetTable t : tables) {
+      if (t.hasModelTokens) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static List<Budget> levels(BudgetTable[] tables) {
+    List<Budget> levels = new ArrayList<>(tables.length);
+    for (BudgetTable t : tables) {
+      levels.add(t.budget);
+    }
+    return levels;
+  }
+
+  private static Reservation reservation(BudgetTable[] tables, KeyEntry[] entries, long now,
+      List<String> keys, long estimate, long id, Decision d) {
+    long remainingTokens = Long.MAX_VALUE;
+    long tokensReset = 0;
+    for (int i = 0; i < tables.length; i++) {
+      if (tables[i].hasModelTokens) {
+        tables[i].normalize(entries[i], now); // a level a sequential deny never reached, too
+        remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
+        tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
+      }
+    }
+    return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
+        remainingTokens, tokensReset);
+  }
+
+  /**
+   * Fills {@code entries} with the keys' entries; with {@code create}, returns the index of a full
+   * table that turned a new key away (else -1); without, leaves untracked keys' entries null.
+   */
+  private int lookUpAll(BudgetTable[] tables, List<String> keys, KeyEntry[] entries, boolean create) {
+    for (int i = 0; i < tables.length; i++) {
+      entries[i] = create ? lookUp(tables[i], keys.get(i)) : tables[i].existing(keys.get(i));
+      if (entries[i] == null && create) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Locks the non-null entries in order; if one was retired, unlocks them all and says false. */
+  private static boolean lockAll(KeyEntry[] entries, int[] lockOrder) {
+    boolean stale = false;
+    for (int i : lockOrder) {
+      KeyEntry e = entries[i];
+      if (e != null) {
+        e.lock();
+        stale |= e.retired;
+      }
+    }
+    if (stale) {
+      unlockAll(entries, lockOrder);
+    }
+    return !stale;
+  }
+
+  private static void unlockAll(KeyEntry[] entries, int[] lockOrder) {
+    for (int i = lockOrder.length - 1; i >= 0; i--) {
+      KeyEntry e = entries[lockOrder[i]];
+      if (e != null) {
+        e.unlock();
       }
     }
   }
@@ -240,9 +372,10 @@ final class InMemoryStore implements RateLimitStore {
     int n = tables.length;
     if (composition == Composition.SEQUENTIAL) {
       for (int i = 0; i < n; i++) {
-        Decision d = decide(tables[i], entries[i], now, cost, estimate, id, composition);
-        if (d.denied()) {
-          return d; // levels before i stay charged, as the seed's order implies
+        Reason r = apply(tables[i], entries[i], now, cost, estimate, id, composition);
+        if (r != Reason.OK) {
+          // levels before i stay charged, as the seed's order implies
+          return decision(tables[i], entries[i], now, cost, estimate, r);
         }
       }
     } else {
@@ -289,17 +422,30 @@ final class InMemoryStore implements RateLimitStore {
     if (!reservation.reserved()) {
       return;
     }
-    BudgetTable[] tables = tables(reservation.levels(), reservation.keys());
-    boolean underEstimate = actualModelTokens > reservation.estimate();
-    withLocked(tables, reservation.keys(), underEstimate, (entries, now) -> {
-      for (int i = 0; i < tables.length; i++) {
-        if (entries[i] != null) {
-          tables[i].reconcileModelTokens(entries[i], now, reservation.id(),
-              reservation.estimate(), actualModelTokens);
-        }
+    BudgetTable[] tables = tables(reservation.levels());
+    int[] lockOrder = lockOrder(tables);
+    List<String> keys = reservation.keys();
+    // Only an under-estimate may need an entry the store no longer tracks.
+    boolean create = actualModelTokens > reservation.estimate();
+    KeyEntry[] entries = new KeyEntry[tables.length];
+    while (true) {
+      lookUpAll(tables, keys, entries, create); // a full table cannot take the extra charge
+      if (!lockAll(entries, lockOrder)) {
+        continue;
       }
-      return null;
-    }, i -> null); // a full table cannot take the extra charge of a key it no longer tracks
+      try {
+        long now = ticker.read();
+        for (int i = 0; i < tables.length; i++) {
+          if (entries[i] != null) {
+            tables[i].reconcileModelTokens(entries[i], now, reservation.id(),
+                reservation.estimate(), actualModelTokens);
+          }
+        }
+        return;
+      } finally {
+        unlockAll(entries, lockOrder);
+      }
+    }
   }
 
   @Override

@@ -39,6 +39,11 @@ public class GatewayLimiterLincheckTest {
   }
 
   @Operation
+  public boolean trySequential(@Param(name = "key") int key, @Param(name = "cost") int halves) {
+    return sequential.tryAcquire("k" + key, halves / 2.0);
+  }
+
+  @Operation
   public Decision reserve(@Param(name = "key") int key, @Param(name = "cost") int halves) {
     return reserve.allow("k" + key, halves / 2.0);
   }

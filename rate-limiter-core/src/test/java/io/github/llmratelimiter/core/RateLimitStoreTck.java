@@ -279,6 +279,26 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
 
   @ParameterizedTest
   @EnumSource(Composition.class)
+  void tryAcquireChargesExactlyLikeAllow(Composition mode) {
+    GatewayLimiter detailed = gateway(4, 2, 1, mode);
+    GatewayLimiter bare = GatewayLimiter.builder().name("gw-bare").requestsPerMinute(4)
+        .burst(2, 1).composition(mode).store(store).build();
+    for (int i = 0; i < 12; i++) {
+      double cost = i % 3 == 0 ? 1.5 : 0.5;
+      assertThat(bare.tryAcquire("t", cost)).as("call %d", i)
+          .isEqualTo(detailed.allow("t", cost).allowed());
+      ticker.advanceMillis(700);
+    }
+    KeySnapshot a = store.inspect(detailed.budget(), "t").orElseThrow();
+    KeySnapshot b = store.inspect(bare.budget(), "t").orElseThrow();
+    assertThat(b.windowUsed()).isEqualTo(a.windowUsed());
+    assertThat(b.tokens()).isEqualTo(a.tokens());
+    assertThat(bare.tryAcquire("t", 3)).isFalse(); // never fits: nothing charged
+    assertThat(store.inspect(bare.budget(), "t").orElseThrow().windowUsed()).isEqualTo(b.windowUsed());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
   void twoThreadsOneTenantOneTokenLeftRoomInTheWindow(Composition mode) throws Exception {
     // The seed's design scenario.
     GatewayLimiter limiter = gateway(10, 2, 0, mode);

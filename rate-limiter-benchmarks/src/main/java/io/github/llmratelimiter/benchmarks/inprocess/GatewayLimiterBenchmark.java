@@ -20,7 +20,8 @@ import org.openjdk.jmh.annotations.State;
  *
  * <p>The allowed cases return {@link Decision#remaining()} (a caller reads the decision's fields);
  * {@link #allowedOneKeyDecisionEscapes} hands the whole decision to JMH instead, so that it
- * always escapes.
+ * always escapes. The {@code tryAcquire…} cases call {@link GatewayLimiter#tryAcquire}, which
+ * charges the same way and returns only the verdict, with no decision to allocate.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -103,5 +104,35 @@ public class GatewayLimiterBenchmark {
   @Benchmark
   public long deniedTenThousandKeys(ThreadKeys t) {
     return Check.denied(rpmDenying.allow(keys[t.next()]), Reason.RPM_LIMIT).retryAfterMs();
+  }
+
+  /** {@link GatewayLimiter#tryAcquire}: the same charge, only the verdict; one key. */
+  @Benchmark
+  public boolean tryAcquireOneKey() {
+    return Check.allowed(allowing.tryAcquire(keys[0], 1.0));
+  }
+
+  /** {@link GatewayLimiter#tryAcquire} over 10,000 keys. */
+  @Benchmark
+  public boolean tryAcquireTenThousandKeys(ThreadKeys t) {
+    return Check.allowed(allowing.tryAcquire(keys[t.next()], 1.0));
+  }
+
+  /** {@link GatewayLimiter#tryAcquire} with a full window. */
+  @Benchmark
+  public boolean tryAcquireDeniedRpmOneKey() {
+    return Check.denied(rpmDenying.tryAcquire(keys[0], 1.0));
+  }
+
+  /** {@link GatewayLimiter#tryAcquire} with an empty bucket. */
+  @Benchmark
+  public boolean tryAcquireDeniedBurstOneKey() {
+    return Check.denied(burstDenying.tryAcquire(keys[0], 1.0));
+  }
+
+  /** {@link GatewayLimiter#tryAcquire} over 10,000 keys whose windows are full. */
+  @Benchmark
+  public boolean tryAcquireDeniedTenThousandKeys(ThreadKeys t) {
+    return Check.denied(rpmDenying.tryAcquire(keys[t.next()], 1.0));
   }
 }

@@ -43,8 +43,21 @@ public record Figure(
    * @return the comparable case, for example {@code deniedOneKey} for {@code deniedRpmOneKey}
    */
   public String comparableCase() {
-    return method.replace("DecisionEscapes", "").replace("Rpm", "").replace("Burst", "");
+    return limiterCase().replace("DecisionEscapes", "").replace("Rpm", "").replace("Burst", "");
   }
+
+  /** The method as an allowed/denied case: {@code tryAcquireDeniedRpmOneKey} is {@code deniedRpmOneKey}. */
+  private String limiterCase() {
+    if (method.startsWith(TRY_ACQUIRE + "Denied")) {
+      return "denied" + method.substring(TRY_ACQUIRE.length() + "Denied".length());
+    }
+    if (method.startsWith(TRY_ACQUIRE)) {
+      return "allowed" + method.substring(TRY_ACQUIRE.length());
+    }
+    return method;
+  }
+
+  private static final String TRY_ACQUIRE = "tryAcquire";
 
   /**
    * Returns the case in words, for the report.
@@ -52,10 +65,12 @@ public record Figure(
    * @return for example {@code allowed, 10,000 keys}
    */
   public String caseLabel() {
+    String method = limiterCase();
     if (!method.startsWith("allowed") && !method.startsWith("denied")) {
       return method; // a floor primitive, not a limiter's case
     }
-    StringBuilder s = new StringBuilder(method.startsWith("allowed") ? "allowed" : "denied");
+    StringBuilder s = new StringBuilder(this.method.startsWith(TRY_ACQUIRE) ? "tryAcquire " : "");
+    s.append(method.startsWith("allowed") ? "allowed" : "denied");
     if (method.contains("Rpm")) {
       s.append(" (window full)");
     } else if (method.contains("Burst")) {

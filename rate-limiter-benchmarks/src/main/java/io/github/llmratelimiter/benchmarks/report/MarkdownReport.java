@@ -14,7 +14,9 @@ public final class MarkdownReport {
       "GatewayLimiter", "HierarchicalLimiter", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor");
   private static final List<String> METHODS = List.of(
       "allowedOneKey", "allowedOneKeyDecisionEscapes", "allowedOwnKey", "allowedTenThousandKeys",
-      "deniedRpmOneKey", "deniedBurstOneKey", "deniedOneKey", "deniedTenThousandKeys");
+      "deniedRpmOneKey", "deniedBurstOneKey", "deniedOneKey", "deniedTenThousandKeys",
+      "tryAcquireOneKey", "tryAcquireTenThousandKeys", "tryAcquireDeniedRpmOneKey",
+      "tryAcquireDeniedBurstOneKey", "tryAcquireDeniedTenThousandKeys");
 
   /**
    * Everything about a run besides its figures.

@@ -21,7 +21,7 @@ public final class Suite {
   /** The runs of the suite, in order. */
   public static final List<Run> RUNS = List.of(
       new Run("in-process, 1 thread", 1,
-          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+)$"),
+          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+)$"),
       new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\."),
       new Run("in-process, 2 threads", 2,
           IN_PROCESS + "(allowedOneKey|allowedOwnKey|allowedTenThousandKeys)$"));

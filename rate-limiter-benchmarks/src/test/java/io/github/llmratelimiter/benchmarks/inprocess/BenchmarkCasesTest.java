@@ -30,7 +30,7 @@ class BenchmarkCasesTest {
     GatewayLimiterBenchmark b = new GatewayLimiterBenchmark();
     b.composition = composition;
     b.setUp();
-    assertThat(callAll(b, keys(thread(0, 1)))).hasSize(7);
+    assertThat(callAll(b, keys(thread(0, 1)))).hasSize(12);
   }
 
   @ParameterizedTest
