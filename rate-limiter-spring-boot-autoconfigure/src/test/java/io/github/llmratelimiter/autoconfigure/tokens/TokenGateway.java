@@ -5,6 +5,7 @@ import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
 import io.github.llmratelimiter.autoconfigure.RateLimitObserver;
 import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -117,7 +118,7 @@ public class TokenGateway {
       this.gate = gate;
     }
 
-    @PostMapping(path = "/llm/chat", consumes = MediaType.APPLICATION_JSON_VALUE)
+    @PostMapping(path = {"/llm/chat", "/bulk/chat"}, consumes = MediaType.APPLICATION_JSON_VALUE)
     public ResponseEntity<Map<String, Object>> chat(@RequestBody Map<String, Object> body,
         @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String fail,
         @RequestParam(defaultValue = "-1") long settle) {
@@ -148,13 +149,16 @@ public class TokenGateway {
     @PostMapping(path = "/llm/stream", consumes = MediaType.APPLICATION_JSON_VALUE)
     public ResponseEntity<StreamingResponseBody> stream(@RequestBody Map<String, Object> body,
         @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "false") boolean hold,
-        @RequestParam(defaultValue = "false") boolean fail) {
+        @RequestParam(defaultValue = "false") boolean fail, HttpServletResponse response) {
       gate.reservation = ModelTokens.current().orElse(null);
+      // Spring 7 makes flush() of this stream a no-op (spring.http.response.flush.enabled):
+      // flushing the servlet response sends each event as it is written
+      Flusher flush = response::flushBuffer;
       StreamingResponseBody out = os -> {
         if (fail) {
           throw new IllegalStateException("upstream refused the stream");
         }
-        event(os, "{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}");
+        event(os, flush, "{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}");
         if (hold) {
           gate.firstChunkSent.countDown();
           try {
@@ -166,24 +170,30 @@ public class TokenGateway {
             throw new IOException(e);
           }
           for (int i = 0; i < 100_000; i++) { // fails once the peer has reset the connection
-            event(os, "{\"choices\":[{\"delta\":{\"content\":\"" + "x".repeat(1000) + "\"}}]}");
+            event(os, flush, "{\"choices\":[{\"delta\":{\"content\":\"" + "x".repeat(1000) + "\"}}]}");
           }
         }
-        event(os, "{\"choices\":[{\"delta\":{\"content\":\"b\"}}]}");
-        event(os, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}");
+        event(os, flush, "{\"choices\":[{\"delta\":{\"content\":\"b\"}}]}");
+        event(os, flush, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":null}");
         if (usage >= 0) {
-          event(os, "{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":"
+          event(os, flush, "{\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":"
               + (usage - 1) + ",\"total_tokens\":" + usage + "}}");
         }
         os.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
-        os.flush();
+        flush.flush();
       };
       return ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(out);
     }
 
-    private static void event(OutputStream os, String json) throws IOException {
+    private static void event(OutputStream os, Flusher flush, String json) throws IOException {
       os.write(("data: " + json + "\n\n").getBytes(StandardCharsets.UTF_8));
-      os.flush();
+      flush.flush();
+    }
+
+    /** Sends what was written. */
+    @FunctionalInterface
+    private interface Flusher {
+      void flush() throws IOException;
     }
   }
 }
