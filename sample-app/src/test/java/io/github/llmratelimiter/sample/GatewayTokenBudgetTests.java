@@ -94,6 +94,7 @@ class GatewayTokenBudgetTests {
     assertThat(third.statusCode()).isEqualTo(429);
     assertThat(JsonPath.<String>read(third.body(), "$.reason")).isEqualTo("TPM_LIMIT");
     assertThat(JsonPath.<String>read(third.body(), "$.error.code")).isEqualTo("rate_limit_exceeded");
+    assertThat(JsonPath.<String>read(third.body(), "$.error.type")).isEqualTo("tokens");
     assertThat(third.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue(Long.toString(500 - 2 * usage));
     long retryMs = Long.parseLong(third.headers().firstValue("retry-after-ms").orElseThrow());
     assertThat(retryMs).isBetween(50_000L, 60_000L); // when the first call's usage leaves the window
