@@ -4,7 +4,11 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.StoreFailure
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
+import java.util.function.LongSupplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 
@@ -14,10 +18,16 @@ import org.springframework.beans.factory.ObjectProvider;
  * io.github.llmratelimiter.core.Composition) store call}, so every level of a hierarchy is decided
  * atomically, and tells the {@link RateLimitObserver}s.
  *
+ * <p>When a level limits model tokens (TPM), the call's estimated model tokens are reserved in the
+ * same store call ({@link RateLimitStore#reserve}) and the outcome carries a {@link
+ * ModelTokenReservation} that settles them with the call's usage.
+ *
  * <p>It depends only on the {@link RateLimitStore} interface: the in-memory store and distributed
  * stores are interchangeable.
  */
 public final class RateLimitEnforcer {
+
+  private static final Log LOG = LogFactory.getLog(RateLimitEnforcer.class);
 
   private final RateLimitStore store;
   private final RateLimitPolicies policies;
@@ -53,6 +63,25 @@ public final class RateLimitEnforcer {
    * @throws RateLimitStoreUnavailableException if the store fails and failures deny
    */
   public RateLimitOutcome acquire(@Nullable String policyName, RateLimitKey key, double cost) {
+    return acquire(policyName, key, cost, () -> 0);
+  }
+
+  /**
+   * Decides one call and charges it as the policy's composition says, reserving its estimated model
+   * tokens on every level that limits them, in the same atomic store call.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller
+   * @param cost the call's cost in bucket tokens (the window counts the call once)
+   * @param estimate the call's estimated model tokens; asked only when a level limits them
+   * @return the outcome, allowed or denied; when it reserved model tokens, with the handle that
+   *     settles them
+   * @throws InvalidRateLimitRequestException if the policy is unknown, the cost is not a finite
+   *     positive number or the estimate is negative
+   * @throws RateLimitStoreUnavailableException if the store fails and failures deny
+   */
+  public RateLimitOutcome acquire(
+      @Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
     RateLimitPolicy policy;
     try {
       policy = policies.policy(policyName);
@@ -67,9 +96,22 @@ public final class RateLimitEnforcer {
     List<String> keys = policy.keys(key);
     long start = System.nanoTime();
     RateLimitOutcome outcome;
+    boolean limitsModelTokens = levels.stream().anyMatch(b -> b.modelTokens() != null);
+    long estimated = limitsModelTokens ? estimate.getAsLong() : 0;
+    if (estimated < 0) {
+      throw new InvalidRateLimitRequestException(
+          "the model-token estimate must be >= 0, but was " + estimated, null);
+    }
     try {
-      Decision decision = store.acquire(levels, keys, cost, policies.composition());
-      outcome = new RateLimitOutcome(policy, key, decision, levels, false);
+      if (limitsModelTokens) {
+        Reservation r = store.reserve(levels, keys, cost, estimated, policies.composition());
+        ModelTokenReservation handle =
+            r.reserved() ? new ModelTokenReservation(this, policy.name(), r) : null;
+        outcome = new RateLimitOutcome(policy, key, r.decision(), levels, false, r, handle);
+      } else {
+        Decision decision = store.acquire(levels, keys, cost, policies.composition());
+        outcome = new RateLimitOutcome(policy, key, decision, levels, false);
+      }
     } catch (IllegalArgumentException e) {
       throw new InvalidRateLimitRequestException(
           "the call cannot be limited: " + e.getMessage(), e);
@@ -85,6 +127,21 @@ public final class RateLimitEnforcer {
       o.onDecision(outcome, nanos);
     }
     return outcome;
+  }
+
+  /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
+  void reconcile(ModelTokenReservation handle, long actual) {
+    try {
+      store.reconcile(handle.reservation(), actual);
+    } catch (RuntimeException e) {
+      // the call is over: the estimate stays charged until it leaves the window
+      LOG.warn("Could not reconcile the model tokens of a call on policy '" + handle.policy()
+          + "': " + e);
+      return;
+    }
+    for (RateLimitObserver o : observers()) {
+      o.onReconcile(handle.policy(), handle.estimate(), actual);
+    }
   }
 
   /**

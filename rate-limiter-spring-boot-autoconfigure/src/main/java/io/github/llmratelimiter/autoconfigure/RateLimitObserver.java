@@ -14,4 +14,13 @@ public interface RateLimitObserver {
    * @param nanos how long the store took to decide, in nanoseconds
    */
   void onDecision(RateLimitOutcome outcome, long nanos);
+
+  /**
+   * Called after a call's reserved model tokens were reconciled with its usage.
+   *
+   * @param policy the name of the policy whose budgets held the reservation
+   * @param estimate the model tokens reserved before the call
+   * @param actual the model tokens the call used (0 for a failed call, which is refunded)
+   */
+  default void onReconcile(String policy, long estimate, long actual) {}
 }

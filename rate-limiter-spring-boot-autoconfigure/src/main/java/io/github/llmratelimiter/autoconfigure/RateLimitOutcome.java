@@ -2,7 +2,9 @@ package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A decision together with what it was taken on: the policy, the caller and the levels.
@@ -13,9 +15,19 @@ import java.util.List;
  * @param levels the budgets decided on, root first
  * @param degraded whether the store failed and the call was let through by {@code
  *     ratelimiter.store-failure=allow} (the decision then reflects no budget)
+ * @param reservation the store's answer on the model-token (TPM) budgets, or {@code null} when no
+ *     level limits model tokens (or the outcome is degraded)
+ * @param modelTokens the handle that settles the model tokens an allowed call reserved, or {@code
+ *     null} when it reserved none
  */
 public record RateLimitOutcome(
-    RateLimitPolicy policy, RateLimitKey key, Decision decision, List<Budget> levels, boolean degraded) {
+    RateLimitPolicy policy,
+    RateLimitKey key,
+    Decision decision,
+    List<Budget> levels,
+    boolean degraded,
+    @Nullable Reservation reservation,
+    @Nullable ModelTokenReservation modelTokens) {
 
   /**
    * Validates the outcome.
@@ -27,6 +39,20 @@ public record RateLimitOutcome(
       throw new IllegalArgumentException("policy, key, decision and levels must be set, levels not empty");
     }
     levels = List.copyOf(levels);
+  }
+
+  /**
+   * Returns an outcome on budgets without a model-token limit.
+   *
+   * @param policy the policy applied
+   * @param key the caller
+   * @param decision the store's decision
+   * @param levels the budgets decided on, root first
+   * @param degraded whether the store failed and the call was let through
+   */
+  public RateLimitOutcome(
+      RateLimitPolicy policy, RateLimitKey key, Decision decision, List<Budget> levels, boolean degraded) {
+    this(policy, key, decision, levels, degraded, null, null);
   }
 
   /**

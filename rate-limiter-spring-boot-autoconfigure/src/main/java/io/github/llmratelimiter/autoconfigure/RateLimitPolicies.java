@@ -5,6 +5,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.Policy;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,6 +30,7 @@ public final class RateLimitPolicies {
   static final String WINDOW_RANGE = "a positive duration, for example 1m, 30s or 500ms";
   static final String CAPACITY_RANGE = "a finite number > 0";
   static final String REFILL_RANGE = "a finite number >= 0 (0: the bucket never refills)";
+  static final String TPM_RANGE = "an integer >= 1 (model tokens per window)";
 
   private final Map<String, RateLimitPolicy> policies;
   private final String defaultPolicy;
@@ -187,6 +189,24 @@ public final class RateLimitPolicies {
       }
       checkLimit(PREFIX + "rpm.limit", props.getRpm().getLimit());
       checkWindow(PREFIX + "rpm.window", props.getRpm().getWindow());
+      RateLimiterProperties.Tpm tpm = props.getTpm();
+      checkWindow(PREFIX + "tpm.window", tpm.getWindow());
+      if (tpm.getBytesPerToken() < 1) {
+        throw new InvalidRateLimitPropertyException(
+            PREFIX + "tpm.bytes-per-token", tpm.getBytesPerToken(), "an integer >= 1");
+      }
+      if (tpm.getTokensPerMessage() < 0) {
+        throw new InvalidRateLimitPropertyException(
+            PREFIX + "tpm.tokens-per-message", tpm.getTokensPerMessage(), "an integer >= 0");
+      }
+      if (tpm.getTokensPerRequest() < 0) {
+        throw new InvalidRateLimitPropertyException(
+            PREFIX + "tpm.tokens-per-request", tpm.getTokensPerRequest(), "an integer >= 0");
+      }
+      if (tpm.getDefaultCompletionTokens() < 0) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "tpm.default-completion-tokens",
+            tpm.getDefaultCompletionTokens(), "an integer >= 0");
+      }
     }
 
     /** The policy's own level; {@code policy} is null for the implicit default policy. */
@@ -264,7 +284,22 @@ public final class RateLimitPolicies {
         }
         bucket = new BucketLimit(capacity, refill);
       }
-      return new Budget(name, new WindowLimit(limit, window), bucket);
+      return new Budget(name, new WindowLimit(limit, window), bucket, modelTokens(source));
+    }
+
+    /** The model-token (TPM) limit, or null when none is set at any level of the source. */
+    private @Nullable ModelTokenLimit modelTokens(Source source) {
+      Long limit = source.find(l -> l.getTpm().getLimit(), props.getTpm().getLimit());
+      if (limit == null) {
+        return null;
+      }
+      if (limit < 1) {
+        throw new InvalidRateLimitPropertyException(
+            source.path(l -> l.getTpm().getLimit(), "tpm.limit"), limit, TPM_RANGE);
+      }
+      Duration window = source.find(l -> l.getTpm().getWindow(), props.getTpm().getWindow());
+      checkWindow(source.path(l -> l.getTpm().getWindow(), "tpm.window"), window);
+      return new ModelTokenLimit(limit, window);
     }
 
     private static void checkLimit(String path, @Nullable Long limit) {

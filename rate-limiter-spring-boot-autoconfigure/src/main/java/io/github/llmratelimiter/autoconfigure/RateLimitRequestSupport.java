@@ -48,4 +48,13 @@ public interface RateLimitRequestSupport {
    * @param outcome the outcome
    */
   void record(RateLimitOutcome outcome);
+
+  /**
+   * Estimates the model tokens of the current request, for the tokens-per-window (TPM) budgets.
+   *
+   * @return the estimate; 0 outside a request
+   */
+  default long estimateModelTokens() {
+    return 0;
+  }
 }

@@ -24,7 +24,7 @@ import java.lang.annotation.Target;
  * {@code HttpServletRequest}, or null outside HTTP); and {@code @beanName} references.
  *
  * <pre>{@code
- * @RateLimited(policy = "chat", model = "#body.model", cost = "#body.maxTokens ?: 1")
+ * @RateLimited(policy = "chat", model = "#body.model", cost = "#body.n ?: 1")
  * @PostMapping("/v1/chat/completions")
  * ChatResponse chat(@RequestBody ChatRequest body) { ... }
  * }</pre>

@@ -12,7 +12,8 @@ import org.springframework.context.annotation.Bean;
 /**
  * Core auto-configuration: binds {@code ratelimiter.*}, resolves the policies, and provides the
  * {@link RateLimitStore} (in-memory unless another auto-configuration or the application defines
- * one) and the {@link RateLimitEnforcer} every other concern uses.
+ * one), the {@link ModelTokenEstimator} of the tokens-per-window budgets and the {@link
+ * RateLimitEnforcer} every other concern uses.
  *
  * <p>The in-memory store reads time from the application's {@link Ticker} bean when there is one
  * (tests drive time with it), else from the system ticker. A distributed store's auto-configuration
@@ -37,6 +38,12 @@ public final class RateLimiterAutoConfiguration {
   RateLimitStore rateLimitStore(ObjectProvider<Ticker> ticker, RateLimiterProperties properties) {
     return RateLimitStore.inMemory(
         ticker.getIfAvailable(Ticker::system), properties.getInMemory().getMaxKeysPerBudget());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  ModelTokenEstimator modelTokenEstimator(RateLimiterProperties properties) {
+    return DefaultModelTokenEstimator.of(properties.getTpm());
   }
 
   @Bean

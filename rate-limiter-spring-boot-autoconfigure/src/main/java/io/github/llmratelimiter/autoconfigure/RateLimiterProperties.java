@@ -43,6 +43,12 @@ public class RateLimiterProperties {
   /** Token bucket of the default policy, inherited by every named policy; unset means no bucket. */
   private final Burst burst = new Burst();
 
+  /**
+   * Model tokens per window (TPM) of the default policy, inherited by every named policy, and how a
+   * request's model tokens are estimated before the call; without a limit there is no TPM budget.
+   */
+  private final Tpm tpm = new Tpm();
+
   /** What the default policy's budgets are counted per. */
   private KeyScope scope = KeyScope.API_KEY;
 
@@ -152,6 +158,15 @@ public class RateLimiterProperties {
    */
   public Burst getBurst() {
     return burst;
+  }
+
+  /**
+   * Returns the setting: model tokens per window (TPM) of the default policy, inherited by every named policy, and how a request's model tokens are estimated before the call.
+   *
+   * @return the tpm setting
+   */
+  public Tpm getTpm() {
+    return tpm;
   }
 
   /**
@@ -470,6 +485,9 @@ public class RateLimiterProperties {
     /** Token bucket override. */
     private final Burst burst = new Burst();
 
+    /** Model tokens per window (TPM) override. */
+    private final TpmOverride tpm = new TpmOverride();
+
     /**
      * Returns the setting: requests-per-window override.
      *
@@ -486,6 +504,15 @@ public class RateLimiterProperties {
      */
     public Burst getBurst() {
       return burst;
+    }
+
+    /**
+     * Returns the setting: model tokens per window (TPM) override.
+     *
+     * @return the tpm setting
+     */
+    public TpmOverride getTpm() {
+      return tpm;
     }
   }
 
@@ -556,6 +583,192 @@ public class RateLimiterProperties {
      */
     public void setParent(@Nullable String parent) {
       this.parent = parent;
+    }
+  }
+
+  /**
+   * The top-level model-token budget (TPM) and the default estimator's rule. Model tokens are the
+   * prompt and completion tokens an LLM call consumes, not the burst bucket's permits.
+   */
+  public static class Tpm {
+
+    /** Model tokens admitted per window and key; unset means no TPM budget. */
+    private @Nullable Long limit;
+
+    /** The model-token window's length. */
+    private Duration window = Duration.ofMinutes(1);
+
+    /**
+     * UTF-8 bytes of prompt text counted as one model token by the default estimator (4 matches
+     * the characters/4 rule of thumb for English; 1 makes the prompt estimate an upper bound for
+     * byte-level BPE tokenizers).
+     */
+    private int bytesPerToken = 4;
+
+    /** Model tokens the default estimator adds per chat message (role and framing). */
+    private int tokensPerMessage = 4;
+
+    /** Model tokens the default estimator adds per request (the reply's priming). */
+    private int tokensPerRequest = 3;
+
+    /**
+     * Completion tokens the default estimator assumes when a request sets none of max_tokens,
+     * max_completion_tokens and max_output_tokens.
+     */
+    private long defaultCompletionTokens = 256;
+
+    /**
+     * Returns the setting: model tokens admitted per window and key; unset means no TPM budget.
+     *
+     * @return the limit setting
+     */
+    public @Nullable Long getLimit() {
+      return limit;
+    }
+
+    /**
+     * Sets the setting: model tokens admitted per window and key; unset means no TPM budget.
+     *
+     * @param limit the new value
+     */
+    public void setLimit(@Nullable Long limit) {
+      this.limit = limit;
+    }
+
+    /**
+     * Returns the setting: the model-token window's length.
+     *
+     * @return the window setting
+     */
+    public Duration getWindow() {
+      return window;
+    }
+
+    /**
+     * Sets the setting: the model-token window's length.
+     *
+     * @param window the new value
+     */
+    public void setWindow(Duration window) {
+      this.window = window;
+    }
+
+    /**
+     * Returns the setting: UTF-8 bytes of prompt text counted as one model token by the default estimator.
+     *
+     * @return the bytesPerToken setting
+     */
+    public int getBytesPerToken() {
+      return bytesPerToken;
+    }
+
+    /**
+     * Sets the setting: UTF-8 bytes of prompt text counted as one model token by the default estimator.
+     *
+     * @param bytesPerToken the new value
+     */
+    public void setBytesPerToken(int bytesPerToken) {
+      this.bytesPerToken = bytesPerToken;
+    }
+
+    /**
+     * Returns the setting: model tokens the default estimator adds per chat message.
+     *
+     * @return the tokensPerMessage setting
+     */
+    public int getTokensPerMessage() {
+      return tokensPerMessage;
+    }
+
+    /**
+     * Sets the setting: model tokens the default estimator adds per chat message.
+     *
+     * @param tokensPerMessage the new value
+     */
+    public void setTokensPerMessage(int tokensPerMessage) {
+      this.tokensPerMessage = tokensPerMessage;
+    }
+
+    /**
+     * Returns the setting: model tokens the default estimator adds per request.
+     *
+     * @return the tokensPerRequest setting
+     */
+    public int getTokensPerRequest() {
+      return tokensPerRequest;
+    }
+
+    /**
+     * Sets the setting: model tokens the default estimator adds per request.
+     *
+     * @param tokensPerRequest the new value
+     */
+    public void setTokensPerRequest(int tokensPerRequest) {
+      this.tokensPerRequest = tokensPerRequest;
+    }
+
+    /**
+     * Returns the setting: completion tokens the default estimator assumes when a request sets no maximum.
+     *
+     * @return the defaultCompletionTokens setting
+     */
+    public long getDefaultCompletionTokens() {
+      return defaultCompletionTokens;
+    }
+
+    /**
+     * Sets the setting: completion tokens the default estimator assumes when a request sets no maximum.
+     *
+     * @param defaultCompletionTokens the new value
+     */
+    public void setDefaultCompletionTokens(long defaultCompletionTokens) {
+      this.defaultCompletionTokens = defaultCompletionTokens;
+    }
+  }
+
+  /** A model-token (TPM) override: each unset value is inherited. */
+  public static class TpmOverride {
+
+    /** Model tokens admitted per window and key; inherited when unset. */
+    private @Nullable Long limit;
+
+    /** The model-token window's length; inherited when unset. */
+    private @Nullable Duration window;
+
+    /**
+     * Returns the setting: model tokens admitted per window and key; inherited when unset.
+     *
+     * @return the limit setting
+     */
+    public @Nullable Long getLimit() {
+      return limit;
+    }
+
+    /**
+     * Sets the setting: model tokens admitted per window and key; inherited when unset.
+     *
+     * @param limit the new value
+     */
+    public void setLimit(@Nullable Long limit) {
+      this.limit = limit;
+    }
+
+    /**
+     * Returns the setting: the model-token window's length; inherited when unset.
+     *
+     * @return the window setting
+     */
+    public @Nullable Duration getWindow() {
+      return window;
+    }
+
+    /**
+     * Sets the setting: the model-token window's length; inherited when unset.
+     *
+     * @param window the new value
+     */
+    public void setWindow(@Nullable Duration window) {
+      this.window = window;
     }
   }
 

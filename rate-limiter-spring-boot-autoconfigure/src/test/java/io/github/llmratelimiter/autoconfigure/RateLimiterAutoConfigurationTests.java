@@ -6,6 +6,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import java.time.Duration;
@@ -117,6 +118,49 @@ class RateLimiterAutoConfigurationTests {
         });
   }
 
+  @Test
+  void runWhenTpmConfiguredShouldMapItOntoModelTokenLimitsWithPolicyAndModelOverrides() {
+    runner.withPropertyValues("ratelimiter.tpm.limit=10000",
+            "ratelimiter.policies.chat.tpm.limit=2000", "ratelimiter.policies.chat.tpm.window=30s",
+            "ratelimiter.policies.chat.models.gpt-4o.tpm.limit=500",
+            "ratelimiter.policies.plain.rpm.limit=5")
+        .run(context -> {
+          RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+          Budget top = policies.policy("default").levels().get(0).budget();
+          assertThat(top.modelTokens()).isEqualTo(new ModelTokenLimit(10_000, Duration.ofMinutes(1)));
+          RateLimitPolicy.Level chat = policies.policy("chat").levels().get(0);
+          assertThat(chat.budget().modelTokens()).isEqualTo(new ModelTokenLimit(2000, Duration.ofSeconds(30)));
+          // the model override sets the limit and inherits the policy's window
+          assertThat(chat.budgetFor("gpt-4o").modelTokens())
+              .isEqualTo(new ModelTokenLimit(500, Duration.ofSeconds(30)));
+          assertThat(policies.policy("plain").levels().get(0).budget().modelTokens())
+              .isEqualTo(new ModelTokenLimit(10_000, Duration.ofMinutes(1)));
+        });
+  }
+
+  @Test
+  void runWhenNoTpmLimitShouldLeaveBudgetsWithoutModelTokensAndDecideWithoutReserving() {
+    runner.run(context -> {
+      RateLimitPolicies policies = context.getBean(RateLimitPolicies.class);
+      assertThat(policies.allBudgets()).allSatisfy(b -> assertThat(b.modelTokens()).isNull());
+      RateLimitOutcome outcome = context.getBean(RateLimitEnforcer.class)
+          .acquire(null, RateLimitKey.of("sk-no-tpm-00001", null), 1, () -> {
+            throw new AssertionError("no TPM level: the estimate is never asked for");
+          });
+      assertThat(outcome.decision().allowed()).isTrue();
+      assertThat(outcome.reservation()).isNull();
+      assertThat(outcome.modelTokens()).isNull();
+    });
+  }
+
+  @Test
+  void runWhenUserDefinesEstimatorShouldUseIt() {
+    runner.withBean(ModelTokenEstimator.class, () -> body -> 42).run(context -> {
+      assertThat(context).hasSingleBean(ModelTokenEstimator.class);
+      assertThat(context.getBean(ModelTokenEstimator.class).estimate(java.util.Map.of())).isEqualTo(42);
+    });
+  }
+
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "ratelimiter.rpm.limit=0 | ratelimiter.rpm.limit | an integer from 1",
@@ -134,6 +178,11 @@ class RateLimiterAutoConfigurationTests {
       "ratelimiter.policies.a.parent=b,ratelimiter.policies.b.parent=a | ratelimiter.policies.a.parent | is a cycle",
       "ratelimiter.web.routes[0].include=/v1/**,ratelimiter.web.routes[0].policy=gold | ratelimiter.web.routes[0].policy | one of the policies [default]",
       "ratelimiter.scope=per-tenant | ratelimiter.scope | one of api-key, api-key-and-model, global",
+      "ratelimiter.tpm.limit=0 | ratelimiter.tpm.limit | an integer >= 1 (model tokens per window)",
+      "ratelimiter.tpm.limit=10,ratelimiter.policies.chat.models.gpt-4o.tpm.window=0s | ratelimiter.policies.chat.models.gpt-4o.tpm.window | a positive duration",
+      "ratelimiter.policies.chat.tpm.limit=-3 | ratelimiter.policies.chat.tpm.limit | an integer >= 1",
+      "ratelimiter.tpm.bytes-per-token=0 | ratelimiter.tpm.bytes-per-token | an integer >= 1",
+      "ratelimiter.tpm.default-completion-tokens=-1 | ratelimiter.tpm.default-completion-tokens | an integer >= 0",
   })
   void runWhenPropertyInvalidShouldFailWithAnalysisNamingPropertyAndRange(
       String properties, String property, String range) {

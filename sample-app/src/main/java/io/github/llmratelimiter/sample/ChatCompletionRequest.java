@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * @param model the model's name
  * @param messages the conversation
  * @param stream whether to answer as server-sent events
- * @param maxTokens the client's cap on the reply, or null
+ * @param maxTokens the client's cap on the reply (the older name), or null
+ * @param maxCompletionTokens the client's cap on the reply, or null
  * @param streamOptions OpenAI's stream options ({@code include_usage}), or null
  */
 @JsonIgnoreProperties(ignoreUnknown = true)
@@ -21,6 +22,7 @@ public record ChatCompletionRequest(
     @Nullable List<Message> messages,
     @Nullable Boolean stream,
     @JsonProperty("max_tokens") @Nullable Integer maxTokens,
+    @JsonProperty("max_completion_tokens") @Nullable Integer maxCompletionTokens,
     @JsonProperty("stream_options") @Nullable Map<String, Object> streamOptions) {
 
   /**
@@ -30,6 +32,15 @@ public record ChatCompletionRequest(
    */
   public boolean streaming() {
     return Boolean.TRUE.equals(stream);
+  }
+
+  /**
+   * Returns the cap on the reply's tokens: {@code max_completion_tokens}, else {@code max_tokens}.
+   *
+   * @return the cap, or null when the request sets none
+   */
+  public @Nullable Integer completionCap() {
+    return maxCompletionTokens != null ? maxCompletionTokens : maxTokens;
   }
 
   /**

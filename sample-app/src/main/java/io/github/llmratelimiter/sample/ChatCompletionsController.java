@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.sample;
 
+import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
+import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -20,7 +22,9 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * {@code POST /v1/chat/completions} in the OpenAI shape, plain or streamed. It carries no
  * annotation: the route {@code /v1/chat/**} in {@code application.yml} limits it, with the model
- * read from the request body.
+ * read from the request body. The limiter reserves the request's estimated model tokens (TPM)
+ * before this runs and settles them from the {@code usage} this writes (the JSON body's, or the
+ * stream's usage chunk when {@code stream_options.include_usage} is set, else the estimate).
  */
 @RestController
 class ChatCompletionsController {
@@ -38,7 +42,16 @@ class ChatCompletionsController {
   @PostMapping(path = "/v1/chat/completions", consumes = MediaType.APPLICATION_JSON_VALUE)
   ResponseEntity<StreamingResponseBody> complete(@RequestBody ChatCompletionRequest request) {
     validate(request);
-    ChatModel.Reply reply = model.complete(request);
+    ChatModel.Reply reply;
+    try {
+      reply = model.complete(request);
+    } catch (RuntimeException e) {
+      // The upstream call failed: give back the model tokens the limiter reserved for it. (The
+      // usage filter would refund the error response anyway; this shows the explicit handle.)
+      // The request's RPM slot stays charged.
+      ModelTokens.current().ifPresent(ModelTokenReservation::refund);
+      throw new UpstreamFailureException(e);
+    }
     String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
     long created = Instant.now().getEpochSecond();
     if (!request.streaming()) {
@@ -71,7 +84,7 @@ class ChatCompletionsController {
     choice.put("index", 0);
     choice.put("message", message);
     choice.put("logprobs", null);
-    choice.put("finish_reason", "stop");
+    choice.put("finish_reason", reply.finishReason());
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
     body.put("object", "chat.completion");
@@ -100,7 +113,7 @@ class ChatCompletionsController {
       delta.put("content", i == 0 ? words[i] : " " + words[i]);
       chunks.add(chunk(id, created, request.model(), delta, null));
     }
-    chunks.add(chunk(id, created, request.model(), Map.of(), "stop"));
+    chunks.add(chunk(id, created, request.model(), Map.of(), reply.finishReason()));
     if (request.includeUsage()) {
       Map<String, Object> last = new LinkedHashMap<>(chunk(id, created, request.model(), null, null));
       last.put("choices", List.of());

@@ -17,6 +17,29 @@ public interface ChatModel {
    * @param content the assistant's text
    * @param promptTokens tokens in the request's messages
    * @param completionTokens tokens in the reply
+   * @param finishReason why the reply ended: {@code stop}, or {@code length} when the request's
+   *     token cap cut it
    */
-  record Reply(String content, int promptTokens, int completionTokens) {}
+  record Reply(String content, int promptTokens, int completionTokens, String finishReason) {
+
+    /**
+     * Returns a reply that ended by itself.
+     *
+     * @param content the assistant's text
+     * @param promptTokens tokens in the request's messages
+     * @param completionTokens tokens in the reply
+     */
+    public Reply(String content, int promptTokens, int completionTokens) {
+      this(content, promptTokens, completionTokens, "stop");
+    }
+
+    /**
+     * Returns the model tokens the call used, as OpenAI's {@code usage.total_tokens} reports them.
+     *
+     * @return prompt plus completion tokens
+     */
+    public int totalTokens() {
+      return promptTokens + completionTokens;
+    }
+  }
 }

@@ -2,7 +2,10 @@ package io.github.llmratelimiter.sample;
 
 /**
  * A local stand-in for a model: it echoes the last user message. Tokens are counted as
- * whitespace-separated words, so the usage numbers are deterministic.
+ * whitespace-separated words, so the usage numbers are deterministic: the prompt tokens are the
+ * words of every message, the completion tokens the words of the reply, which a request's {@code
+ * max_completion_tokens} / {@code max_tokens} cuts short (finish reason {@code length}) as a real
+ * model does.
  */
 final class EchoChatModel implements ChatModel {
 
@@ -18,6 +21,11 @@ final class EchoChatModel implements ChatModel {
       }
     }
     String content = "Echo from " + request.model() + ": " + (last.isBlank() ? "(nothing)" : last.strip());
+    Integer cap = request.completionCap();
+    String[] reply = content.split("\\s+");
+    if (cap != null && cap >= 0 && reply.length > cap) {
+      return new Reply(String.join(" ", java.util.Arrays.copyOf(reply, cap)), Math.max(1, prompt), cap, "length");
+    }
     return new Reply(content, Math.max(1, prompt), words(content));
   }
 

@@ -12,13 +12,27 @@ import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
-/** Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object. */
+/**
+ * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object; a
+ * failed upstream call: a 502 in the same shape.
+ */
 @RestControllerAdvice
 class OpenAiErrorHandler {
 
   @ExceptionHandler(InvalidOpenAiRequestException.class)
   ResponseEntity<ProblemDetail> invalid(InvalidOpenAiRequestException e, HttpServletRequest request) {
     return badRequest(e.getMessage(), e.param(), e.code(), request);
+  }
+
+  @ExceptionHandler(UpstreamFailureException.class)
+  ResponseEntity<ProblemDetail> upstream(UpstreamFailureException e, HttpServletRequest request) {
+    String message = "The model provider failed to answer; no model tokens were charged for it.";
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_GATEWAY, message);
+    problem.setTitle(HttpStatus.BAD_GATEWAY.getReasonPhrase());
+    problem.setInstance(URI.create(request.getRequestURI()));
+    problem.setProperty("error", OpenAiProblemFactory.error(message, "api_error", null, "upstream_error"));
+    return ResponseEntity.status(HttpStatus.BAD_GATEWAY).contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .body(problem);
   }
 
   @ExceptionHandler(HttpMessageNotReadableException.class)

@@ -23,7 +23,12 @@ class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
   @Override
   public ProblemDetail rateLimited(RateLimitOutcome outcome, HttpServletRequest request) {
     ProblemDetail problem = super.rateLimited(outcome, request);
-    problem.setProperty("error", error(problem.getDetail(), "requests", null, "rate_limit_exceeded"));
+    // OpenAI's error type names what ran out: "tokens" for a model-token (TPM) limit
+    boolean tokens = outcome.decision().reason() == io.github.llmratelimiter.core.Reason.TPM_LIMIT
+        || (outcome.reservation() != null
+            && !outcome.decidingBudget().fitsModelTokens(outcome.reservation().estimate()));
+    problem.setProperty("error",
+        error(problem.getDetail(), tokens ? "tokens" : "requests", null, "rate_limit_exceeded"));
     return problem;
   }
 

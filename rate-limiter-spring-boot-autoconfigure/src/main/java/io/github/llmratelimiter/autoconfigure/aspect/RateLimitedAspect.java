@@ -89,7 +89,8 @@ final class RateLimitedAspect implements AnnotationEnforcement {
       key = RateLimitKey.of(apiKey, model != null ? model : inRequest ? support.currentModel() : null);
     }
     double cost = annotation.cost().isEmpty() ? 1.0 : cost(annotation.cost(), context, where);
-    RateLimitOutcome outcome = enforcer.acquire(annotation.policy(), key, cost);
+    RateLimitOutcome outcome = enforcer.acquire(annotation.policy(), key, cost,
+        inRequest ? support::estimateModelTokens : () -> 0);
     if (inRequest) {
       support.record(outcome);
     }

@@ -8,6 +8,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.util.ArrayList;
@@ -197,7 +198,7 @@ public final class RateLimiterEndpoint {
     String model = modelOf(s);
     return new KeyState(s.budget(), apiKey == null ? s.key() : KeyMasking.mask(apiKey),
         apiKey == null ? null : KeyMasking.hash(apiKey), model, s.windowUsed(), s.windowLimit(),
-        s.tokens(), s.capacity(), s.nextFreeMs());
+        s.tokens(), s.capacity(), s.nextFreeMs(), s.modelTokensUsed(), s.modelTokenLimit());
   }
 
   /** The API key of a snapshot, or null for the global key. */
@@ -287,15 +288,20 @@ public final class RateLimiterEndpoint {
    * @param window the window, ISO-8601, or null
    * @param burstCapacity the bucket's capacity, or null
    * @param refillPerSecond the bucket's refill rate, or null
+   * @param tpmLimit model tokens per model-token window, or null
+   * @param tpmWindow the model-token window, ISO-8601, or null
    */
   public record BudgetView(String name, @Nullable Long rpmLimit, @Nullable String window,
-      @Nullable Double burstCapacity, @Nullable Double refillPerSecond) {
+      @Nullable Double burstCapacity, @Nullable Double refillPerSecond, @Nullable Long tpmLimit,
+      @Nullable String tpmWindow) {
 
     static BudgetView of(Budget b) {
       WindowLimit w = b.window();
       BucketLimit k = b.bucket();
+      ModelTokenLimit m = b.modelTokens();
       return new BudgetView(b.name(), w == null ? null : w.limit(), w == null ? null : w.window().toString(),
-          k == null ? null : k.capacity(), k == null ? null : k.refillPerSecond());
+          k == null ? null : k.capacity(), k == null ? null : k.refillPerSecond(),
+          m == null ? null : m.limit(), m == null ? null : m.window().toString());
     }
   }
 
@@ -320,9 +326,13 @@ public final class RateLimiterEndpoint {
    * @param tokens tokens in the bucket
    * @param capacity the bucket's capacity
    * @param nextFreeMs milliseconds until a unit-cost call would be admitted
+   * @param modelTokensUsed model tokens counted in the current model-token window (reserved
+   *     estimates of calls in flight, usage of settled ones)
+   * @param modelTokenLimit the model-token limit (0 without one)
    */
   public record KeyState(String budget, String key, @Nullable String id, @Nullable String model,
-      long windowUsed, long windowLimit, double tokens, double capacity, long nextFreeMs) {}
+      long windowUsed, long windowLimit, double tokens, double capacity, long nextFreeMs,
+      long modelTokensUsed, long modelTokenLimit) {}
 
   /**
    * One API key's state.

@@ -5,6 +5,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.RateLimitStoreUnavailableException;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import org.springframework.http.HttpStatus;
@@ -13,7 +14,8 @@ import org.springframework.http.ProblemDetail;
 /**
  * The default problem bodies. A 429 carries {@code type}, {@code title}, {@code status}, {@code
  * detail}, {@code instance} (the request path) and the members {@code reason}, {@code policy},
- * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}. A deny that waiting
+ * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}; when the policy
+ * limits model tokens, also {@code estimatedModelTokens}. A deny that waiting
  * cannot clear says so in its {@code detail} and has {@code retryable: false}.
  */
 public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
@@ -36,7 +38,7 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
         + d.level() + "'). " + (d.retryable()
             ? "Retry after " + d.retryAfterMs() + " ms."
-            : "Waiting will not clear this limit (" + whyFinal(d.reason()) + "): do not retry.");
+            : "Waiting will not clear this limit (" + whyFinal(outcome) + "): do not retry.");
     ProblemDetail problem = problem(HttpStatus.TOO_MANY_REQUESTS, detail, request);
     problem.setType(rateLimitedType);
     problem.setProperty("reason", d.reason().name());
@@ -46,13 +48,22 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     if (d.retryable()) {
       problem.setProperty("retryAfterMs", d.retryAfterMs());
     }
+    if (outcome.reservation() != null) {
+      problem.setProperty("estimatedModelTokens", outcome.reservation().estimate());
+    }
     return problem;
   }
 
-  private static String whyFinal(Reason reason) {
-    return reason == Reason.COST_EXCEEDS_CAPACITY
-        ? "the call costs more tokens than the bucket can hold"
-        : "the bucket does not refill";
+  private static String whyFinal(RateLimitOutcome outcome) {
+    Reservation r = outcome.reservation();
+    if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
+      return "the bucket does not refill";
+    }
+    if (r != null && !outcome.decidingBudget().fitsModelTokens(r.estimate())) {
+      return "the call's estimate of " + r.estimate()
+          + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
+    }
+    return "the call costs more tokens than the bucket can hold";
   }
 
   @Override

@@ -46,7 +46,8 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     if (route == null || (annotationsEnforced && annotated(handler))) {
       return true;
     }
-    RateLimitOutcome outcome = enforcer.acquire(route.policy(), support.resolveKey(request, null), 1.0);
+    RateLimitOutcome outcome = enforcer.acquire(route.policy(), support.resolveKey(request, null),
+        1.0, () -> support.estimateModelTokens(request));
     support.record(request, response, outcome);
     if (outcome.decision().denied()) {
       throw new RateLimitExceededException(outcome);

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.ModelTokenEstimator;
 import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
@@ -27,8 +28,9 @@ import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Spring MVC auto-configuration: the route interceptor ({@code ratelimiter.web.routes}), key
- * resolution from the request, the filter that lets the resolver read a JSON body's model, and the
- * problem responses. Active in a servlet web application with Spring MVC, unless {@code
+ * resolution from the request, the filter that lets the resolver read a JSON body's model (and the
+ * model-token estimator its messages), the filter that settles reserved model tokens from the
+ * response's usage, and the problem responses. Active in a servlet web application with Spring MVC, unless {@code
  * ratelimiter.web.enabled=false}.
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class)
@@ -60,9 +62,9 @@ public final class RateLimiterWebAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean(RateLimitRequestSupport.class)
-  RateLimitRequestSupport rateLimitRequestSupport(
-      RateLimitKeyResolver resolver, RateLimiterProperties properties) {
-    return support(resolver, properties);
+  RateLimitRequestSupport rateLimitRequestSupport(RateLimitKeyResolver resolver,
+      RateLimiterProperties properties, ModelTokenEstimator estimator) {
+    return support(resolver, properties, estimator);
   }
 
   @Bean
@@ -74,13 +76,14 @@ public final class RateLimiterWebAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "rateLimitWebMvcConfigurer")
   WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitEnforcer enforcer, RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations) {
+      RateLimiterProperties properties, ModelTokenEstimator estimator,
+      ObjectProvider<AnnotationEnforcement> annotations) {
     List<RateLimitInterceptor.Route> routes = routes(properties.getWeb().getRoutes());
     return new WebMvcConfigurer() {
       @Override
       public void addInterceptors(InterceptorRegistry registry) {
         registry.addInterceptor(new RateLimitInterceptor(routes, enforcer,
-            support(resolver, properties), annotations.getIfAvailable() != null));
+            support(resolver, properties, estimator), annotations.getIfAvailable() != null));
       }
     };
   }
@@ -92,10 +95,16 @@ public final class RateLimiterWebAutoConfiguration {
     return new ModelPeekingFilter(properties.getWeb().getMaxBodyPeek().toBytes());
   }
 
-  private static ServletRateLimitRequestSupport support(
-      RateLimitKeyResolver resolver, RateLimiterProperties properties) {
+  @Bean
+  @ConditionalOnMissingBean
+  ModelTokenUsageFilter rateLimitModelTokenUsageFilter() {
+    return new ModelTokenUsageFilter();
+  }
+
+  private static ServletRateLimitRequestSupport support(RateLimitKeyResolver resolver,
+      RateLimiterProperties properties, ModelTokenEstimator estimator) {
     return new ServletRateLimitRequestSupport(
-        resolver, properties.getMissingKey(), properties.getAnonymousKey());
+        resolver, properties.getMissingKey(), properties.getAnonymousKey(), estimator);
   }
 
   private static List<RateLimitInterceptor.Route> routes(List<RateLimiterProperties.Route> configured) {

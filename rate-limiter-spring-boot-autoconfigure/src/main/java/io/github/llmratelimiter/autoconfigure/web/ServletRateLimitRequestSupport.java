@@ -1,13 +1,18 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.MissingApiKeyException;
+import io.github.llmratelimiter.autoconfigure.ModelTokenEstimator;
+import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
 import io.github.llmratelimiter.autoconfigure.RateLimitKey;
 import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.MissingKey;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -15,7 +20,8 @@ import org.springframework.web.context.request.ServletRequestAttributes;
 /**
  * The servlet side of key resolution and charge tracking, shared by the interceptor and the
  * {@code @RateLimited} aspect: the "charged" mark is a request attribute, so a request is charged
- * once whichever of them gets there first.
+ * once whichever of them gets there first. An allowed call's model-token reservation is kept as the
+ * request attribute {@link ModelTokens#ATTRIBUTE}, where {@link ModelTokenUsageFilter} settles it.
  */
 final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
 
@@ -24,11 +30,14 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
   private final RateLimitKeyResolver resolver;
   private final MissingKey missingKey;
   private final String anonymousKey;
+  private final ModelTokenEstimator estimator;
 
-  ServletRateLimitRequestSupport(RateLimitKeyResolver resolver, MissingKey missingKey, String anonymousKey) {
+  ServletRateLimitRequestSupport(RateLimitKeyResolver resolver, MissingKey missingKey,
+      String anonymousKey, ModelTokenEstimator estimator) {
     this.resolver = resolver;
     this.missingKey = missingKey;
     this.anonymousKey = anonymousKey;
+    this.estimator = estimator;
   }
 
   @Override
@@ -66,6 +75,30 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
     }
   }
 
+  @Override
+  public long estimateModelTokens() {
+    ServletRequestAttributes attributes = attributes();
+    return attributes == null ? 0 : estimateModelTokens(attributes.getRequest());
+  }
+
+  /**
+   * Estimates a request from its JSON body as {@link ModelPeekingFilter} buffered it, else from its
+   * length alone (also when the body is not a JSON object: the handler reports that).
+   */
+  long estimateModelTokens(HttpServletRequest request) {
+    if (!(request.getAttribute(ModelPeekingFilter.BODY_ATTRIBUTE) instanceof byte[] body)) {
+      return estimator.estimateUnread(request.getContentLengthLong());
+    }
+    Map<String, Object> map;
+    try {
+      map = body.length == 0 ? Map.of()
+          : JsonParserFactory.getJsonParser().parseMap(new String(body, StandardCharsets.UTF_8));
+    } catch (RuntimeException e) { // JsonParseException, or a non-object body
+      return estimator.estimateUnread(body.length);
+    }
+    return estimator.estimate(map);
+  }
+
   boolean alreadyCharged(HttpServletRequest request) {
     return request.getAttribute(CHARGED_ATTRIBUTE) != null;
   }
@@ -83,6 +116,10 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
 
   void record(HttpServletRequest request, @Nullable HttpServletResponse response, RateLimitOutcome outcome) {
     request.setAttribute(CHARGED_ATTRIBUTE, outcome);
+    ModelTokenReservation reservation = outcome.modelTokens();
+    if (reservation != null) {
+      request.setAttribute(ModelTokens.ATTRIBUTE, reservation);
+    }
     if (response != null && !response.isCommitted() && outcome.decision().allowed()) {
       RateLimitHeaders.of(outcome).forEach(response::setHeader);
     }
