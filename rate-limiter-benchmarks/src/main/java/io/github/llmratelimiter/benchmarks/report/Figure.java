@@ -6,8 +6,9 @@ import java.util.List;
  * One measured benchmark: who was measured, on which case, with how many threads, and what it
  * scored.
  *
- * @param subject what was measured: {@code GatewayLimiter}, {@code HierarchicalLimiter} or a peer
- *     ({@code Bucket4j}, {@code Resilience4j}, {@code Guava}, {@code Naive})
+ * @param subject what was measured: {@code GatewayLimiter}, {@code HierarchicalLimiter}, {@code
+ *     RedisStore}, a peer ({@code Bucket4j}, {@code Resilience4j}, {@code Guava}, {@code Naive},
+ *     {@code Bucket4jLettuce}) or a floor ({@code Floor}, {@code Evalsha})
  * @param mode the composition mode of the limiter's benchmarks, empty for the peers
  * @param method the benchmark method, which names its case
  * @param threads the benchmark threads
@@ -28,12 +29,27 @@ public record Figure(
   static final List<String> PEERS = List.of("Bucket4j", "Resilience4j", "Guava", "Naive");
 
   /**
+   * The subjects measured on Redis: the limiter on the Redis store, the raw {@code EVALSHA} floor
+   * and the Bucket4j-Lettuce peer.
+   */
+  static final List<String> REDIS = List.of("RedisStore", "Evalsha", "Bucket4jLettuce");
+
+  /**
    * Returns whether this figure measures a peer rather than the limiter.
    *
    * @return {@code true} for Bucket4j, Resilience4j, Guava and the naive baseline
    */
   public boolean isPeer() {
     return PEERS.contains(subject);
+  }
+
+  /**
+   * Returns whether this figure was measured on Redis.
+   *
+   * @return {@code true} for the Redis store, raw {@code EVALSHA} and Bucket4j-Lettuce
+   */
+  public boolean isRedis() {
+    return REDIS.contains(subject);
   }
 
   /**
@@ -78,6 +94,8 @@ public record Figure(
     }
     if (method.contains("TenThousandKeys")) {
       s.append(", 10,000 keys");
+    } else if (method.contains("ThousandKeys")) {
+      s.append(", 1,000 keys");
     } else if (method.contains("OwnKey")) {
       s.append(", own key per thread");
     } else {

@@ -3,30 +3,63 @@ package io.github.llmratelimiter.benchmarks.report;
 import java.util.List;
 
 /**
- * The benchmarks that {@code bench/run} runs, as JMH include patterns, one run per thread count.
- *
- * <p>Redis benchmarks (issue 7) are not here yet: the Redis store does not exist. They go in a
- * package {@code io.github.llmratelimiter.benchmarks.redis} and get runs of their own here (one
- * thread, 8 threads on one key, 8 threads on 1,000 keys, pipelined), each starting its own
- * {@code redis-server} in its {@code @Setup}.
+ * The benchmarks that {@code bench/run} runs: JMH runs (include patterns, one run per thread
+ * count), in-process then on Redis (each Redis benchmark starts its own {@code redis-server} in
+ * its {@code @Setup}), then the load runs outside JMH: the pipelined Redis run and the HTTP run of
+ * the sample gateway.
  */
 public final class Suite {
 
   private static final String IN_PROCESS =
       "\\.inprocess\\.(GatewayLimiter|HierarchicalLimiter|Bucket4j|Resilience4j|Guava|Naive)Benchmark\\.";
 
+  private static final String REDIS =
+      "\\.redis\\.(Evalsha|RedisStore|Bucket4jLettuce)Benchmark\\.";
+
+  /** Which part of the suite a run belongs to, for {@code --skip-…}. */
+  public enum Part {
+    /** The in-process JMH benchmarks. */
+    IN_PROCESS,
+    /** The Redis JMH benchmarks and the pipelined Redis run. */
+    REDIS,
+    /** The HTTP run of the sample gateway. */
+    HTTP
+  }
+
   /** One JMH run: the benchmarks it includes and the threads it uses. */
-  public record Run(String title, int threads, String include) {}
+  public record Run(String title, int threads, String include, Part part) {}
+
+  /** The pipelined Redis run, by the name {@code --only} matches. */
+  public static final String PIPELINED = "io.github.llmratelimiter.benchmarks.redis.PipelinedRun";
+
+  /** The HTTP run, by the name {@code --only} matches. */
+  public static final String HTTP = "io.github.llmratelimiter.benchmarks.http.HttpRun";
 
   /** The runs of the suite, in order. */
   public static final List<Run> RUNS = List.of(
       new Run("in-process, 1 thread", 1,
-          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+)$"),
-      new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\."),
+          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+)$",
+          Part.IN_PROCESS),
+      new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\.", Part.IN_PROCESS),
       new Run("in-process, 2 threads", 2,
-          IN_PROCESS + "(allowedOneKey|allowedOwnKey|allowedTenThousandKeys)$"));
+          IN_PROCESS + "(allowedOneKey|allowedOwnKey|allowedTenThousandKeys)$", Part.IN_PROCESS),
+      new Run("Redis, 1 thread", 1, REDIS + "(evalshaReturnOne|allowedOneKey)$", Part.REDIS),
+      new Run("Redis, 8 threads", 8,
+          REDIS + "(evalshaReturnOne|allowedOneKey|allowedThousandKeys)$", Part.REDIS));
 
   private Suite() {}
+
+  /**
+   * Returns whether a load run (by its name, {@link #PIPELINED} or {@link #HTTP}) is selected by
+   * {@code only}.
+   *
+   * @param name the load run's name
+   * @param only a pattern the name must contain a match of, or empty for every run
+   * @return whether to run it
+   */
+  public static boolean selected(String name, String only) {
+    return only.isEmpty() || java.util.regex.Pattern.compile(only).matcher(name).find();
+  }
 
   /**
    * Returns the include pattern of {@code run} narrowed to benchmarks that also match {@code

@@ -7,7 +7,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import io.github.llmratelimiter.benchmarks.http.HttpRun;
+import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
+import io.github.llmratelimiter.benchmarks.redis.RedisServer;
+import java.time.Duration;
 import java.util.Collection;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +39,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <p>Arguments: {@code --out FILE} (default {@code docs/benchmarks.md}), {@code --json FILE} (raw
  * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
  * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
- * also matches), and these JMH options, which override the suite's defaults: {@code -f}, {@code
+ * also matches; the load runs are named {@link Suite#PIPELINED} and {@link Suite#HTTP}), {@code
+ * --skip-inprocess}, {@code --skip-redis}, {@code --skip-http} (leave out a part of the suite),
+ * {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up and measured period of
+ * each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value #LOAD_SECONDS}), {@code
+ * --sample-app JAR} (default {@code sample-app/target/sample-app.jar}), and these JMH options, which override the suite's defaults: {@code -f}, {@code
  * -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code -jvmArgsAppend}. A benchmark that
  * gets a wrong answer throws, and the run fails.
  */
@@ -46,6 +56,8 @@ public final class SuiteRunner {
   static final TimeValue MEASUREMENT_TIME = TimeValue.seconds(1);
   /** A fixed heap, so that GC sizing does not differ between benchmarks. */
   static final List<String> JVM_ARGS = List.of("-Xms2g", "-Xmx2g");
+  static final int LOAD_WARMUP_SECONDS = 10;
+  static final int LOAD_SECONDS = 20;
 
   private SuiteRunner() {}
 
@@ -60,6 +72,10 @@ public final class SuiteRunner {
     Path json = null;
     Path notes = Path.of("bench/notes.md");
     String only = "";
+    Path sampleApp = Path.of("sample-app/target/sample-app.jar");
+    Duration loadWarmup = Duration.ofSeconds(LOAD_WARMUP_SECONDS);
+    Duration loadMeasure = Duration.ofSeconds(LOAD_SECONDS);
+    Set<Suite.Part> parts = EnumSet.allOf(Suite.Part.class);
     List<String> jmhArgs = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -67,6 +83,12 @@ public final class SuiteRunner {
         case "--json" -> json = Path.of(value(args, ++i));
         case "--notes" -> notes = Path.of(value(args, ++i));
         case "--only" -> only = value(args, ++i);
+        case "--skip-inprocess" -> parts.remove(Suite.Part.IN_PROCESS);
+        case "--skip-redis" -> parts.remove(Suite.Part.REDIS);
+        case "--skip-http" -> parts.remove(Suite.Part.HTTP);
+        case "--sample-app" -> sampleApp = Path.of(value(args, ++i));
+        case "--load-warmup" -> loadWarmup = seconds(args[i], value(args, ++i), true);
+        case "--load-seconds" -> loadMeasure = seconds(args[i], value(args, ++i), false);
         default -> jmhArgs.add(args[i]);
       }
     }
@@ -78,13 +100,30 @@ public final class SuiteRunner {
     long start = System.nanoTime();
     List<RunResult> results = new ArrayList<>();
     for (Suite.Run run : Suite.RUNS) {
-      results.addAll(run(options(cli, run, only)));
+      if (parts.contains(run.part())) {
+        results.addAll(run(options(cli, run, only)));
+      }
+    }
+    List<LoadFigure> loads = new ArrayList<>();
+    if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.PIPELINED, only)) {
+      System.out.println("# Load run: " + Suite.PIPELINED);
+      LoadFigure f = PipelinedRun.run(loadWarmup, loadMeasure);
+      System.out.println(f);
+      loads.add(f);
+    }
+    if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
+      System.out.println("# Load run: " + Suite.HTTP);
+      for (LoadFigure f : HttpRun.run(sampleApp, loadWarmup, loadMeasure)) {
+        System.out.println(f);
+        loads.add(f);
+      }
     }
     double minutes = (System.nanoTime() - start) / 60e9;
-    if (results.isEmpty()) {
-      throw new IllegalArgumentException("no benchmark of the suite matches --only " + only);
+    if (results.isEmpty() && loads.isEmpty()) {
+      throw new IllegalArgumentException("no benchmark of the suite matches --only " + only
+          + " in the parts not skipped " + parts);
     }
-    if (json != null) {
+    if (json != null && !results.isEmpty()) {
       Files.createDirectories(json.toAbsolutePath().getParent());
       try (PrintStream s = new PrintStream(Files.newOutputStream(json), true, StandardCharsets.UTF_8)) {
         ResultFormatFactory.getInstance(ResultFormatType.JSON, s).writeOut(results);
@@ -98,11 +137,13 @@ public final class SuiteRunner {
         "java -cp rate-limiter-benchmarks/target/benchmarks.jar " + SuiteRunner.class.getName()
             + " " + String.join(" ", quoted(args))).strip();
     MarkdownReport.Context context = new MarkdownReport.Context(
-        Machine.current(), versions(), settings(cli), command, loadBefore, Machine.loadAverage(),
+        Machine.current(), versions(), settings(cli),
+        loads.isEmpty() ? "" : loadSettings(loadWarmup, loadMeasure), command, loadBefore,
+        Machine.loadAverage(),
         minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
     Path parent = out.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Files.writeString(out, MarkdownReport.render(figures, context));
+    Files.writeString(out, MarkdownReport.render(figures, loads, context));
     System.out.println("Wrote " + out.toAbsolutePath());
   }
 
@@ -127,6 +168,27 @@ public final class SuiteRunner {
       throw new IllegalArgumentException(args[i - 1] + " needs a value");
     }
     return args[i];
+  }
+
+  private static Duration seconds(String option, String value, boolean zeroAllowed) {
+    long n;
+    try {
+      n = Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      n = -1;
+    }
+    if (n < 0 || (n == 0 && !zeroAllowed)) {
+      throw new IllegalArgumentException(option + " must be a whole number of seconds"
+          + (zeroAllowed ? " >= 0" : " > 0") + ", but was " + value);
+    }
+    return Duration.ofSeconds(n);
+  }
+
+  static String loadSettings(Duration warmup, Duration measure) {
+    return "closed loop, warm-up " + warmup.toSeconds() + " s then " + measure.toSeconds()
+        + " s measured per run; pipelined Redis " + PipelinedRun.CONCURRENCY + " threads; HTTP "
+        + HttpRun.CONCURRENCY + " clients, gateway JVM args "
+        + String.join(" ", HttpRun.GATEWAY_JVM_ARGS);
   }
 
   static ChainedOptionsBuilder options(CommandLineOptions cli, Suite.Run run, String only) {
@@ -187,6 +249,19 @@ public final class SuiteRunner {
         name.substring(dot + 1), p.getThreads(), primary.getScore(), primary.getScoreError(), bytes);
   }
 
+  /** The version in a dependency's {@code pom.properties}, which the shaded jar keeps. */
+  private static String mavenVersion(String groupId, String artifactId) throws IOException {
+    Properties p = new Properties();
+    try (InputStream in = SuiteRunner.class.getResourceAsStream(
+        "/META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties")) {
+      if (in == null) {
+        return "unknown";
+      }
+      p.load(in);
+    }
+    return p.getProperty("version", "unknown");
+  }
+
   static Map<String, String> versions() throws IOException {
     Properties p = new Properties();
     try (InputStream in = SuiteRunner.class.getResourceAsStream("/benchmark-versions.properties")) {
@@ -200,6 +275,11 @@ public final class SuiteRunner {
     versions.put("Bucket4j (bucket4j_jdk17-core)", p.getProperty("bucket4j", "unknown"));
     versions.put("Resilience4j (resilience4j-ratelimiter)", p.getProperty("resilience4j", "unknown"));
     versions.put("Guava", p.getProperty("guava", "unknown"));
+    versions.put("Bucket4j-Lettuce (bucket4j_jdk17-lettuce)", p.getProperty("bucket4j", "unknown"));
+    versions.put("Lettuce", mavenVersion("io.lettuce", "lettuce-core"));
+    versions.put("redis-server", RedisServer.version() + " (from embedded-redis "
+        + p.getProperty("embedded-redis", "unknown") + ")");
+    versions.put("Spring Boot (sample gateway)", p.getProperty("spring-boot", "unknown"));
     return versions;
   }
 }

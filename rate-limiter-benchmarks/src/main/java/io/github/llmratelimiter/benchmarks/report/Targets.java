@@ -13,6 +13,7 @@ public final class Targets {
 
   private static final String GATEWAY = "GatewayLimiter";
   private static final String SEQUENTIAL = "SEQUENTIAL";
+  private static final String REDIS_STORE = "RedisStore";
   private static final List<String> DECISION_CASES = List.of(
       "allowedOneKey", "allowedTenThousandKeys", "deniedRpmOneKey", "deniedBurstOneKey",
       "deniedTenThousandKeys");
@@ -38,6 +39,17 @@ public final class Targets {
    * @return one outcome per target, in the issue's order
    */
   public static List<Outcome> evaluate(List<Figure> figures) {
+    return evaluate(figures, List.of());
+  }
+
+  /**
+   * Judges every target on the JMH {@code figures} and the load runs of one suite run.
+   *
+   * @param figures the JMH figures of one run
+   * @param loads the load runs of the same run (pipelined Redis, HTTP)
+   * @return one outcome per target, in the issue's order
+   */
+  public static List<Outcome> evaluate(List<Figure> figures, List<LoadFigure> loads) {
     List<Outcome> outcomes = new ArrayList<>();
     Optional<Figure> bucket4j = find(figures, "Bucket4j", "", "allowedOneKey", 1);
     Outcome first = ratio(
@@ -69,14 +81,65 @@ public final class Targets {
         "2 threads on 2 different keys ≥ 1.6 × one thread (sequential)",
         find(figures, GATEWAY, SEQUENTIAL, "allowedOwnKey", 2),
         find(figures, GATEWAY, SEQUENTIAL, "allowedOneKey", 1), 1.6));
-    String noRedis = "not measured: the suite has no Redis benchmark yet";
-    outcomes.add(new Outcome("Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1`", noRedis, "not measured"));
-    outcomes.add(new Outcome(
-        "Redis: 8 threads on one hot key ≥ 5 × Bucket4j-Lettuce", noRedis, "not measured"));
-    outcomes.add(new Outcome(
-        "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported",
-        "not measured: the suite has no HTTP load run yet", "not measured"));
+    outcomes.addAll(redis(figures, loads));
+    outcomes.add(http(loads));
     return outcomes;
+  }
+
+  private static List<Outcome> redis(List<Figure> figures, List<LoadFigure> loads) {
+    List<Outcome> outcomes = new ArrayList<>();
+    String target = "Redis: exactly one round trip per decision";
+    Optional<LoadFigure> pipelined = load(loads, LoadFigure.REDIS_PIPELINED);
+    boolean jmh = figures.stream().anyMatch(f -> f.subject().equals(REDIS_STORE));
+    if (pipelined.isEmpty() && !jmh) {
+      outcomes.add(new Outcome(target, "not in this run", "not measured"));
+    } else {
+      List<String> parts = new ArrayList<>();
+      pipelined.ifPresent(p -> parts.add(String.format(Locale.ROOT,
+          "%.3f commands per decision over the pipelined run (%,d decisions)",
+          p.roundTripsPerDecision(), p.calls())));
+      if (jmh) {
+        parts.add("checked in every iteration of the RedisStore benchmarks");
+      }
+      boolean one = pipelined.map(p -> p.roundTripsPerDecision() == 1.0).orElse(true);
+      outcomes.add(new Outcome(target, String.join("; ", parts)
+          + " (commands the store's Lettuce client completed, and EVALSHA/EVAL calls in the "
+          + "server's INFO commandstats, each equal to the decisions; any other count fails the run)",
+          one ? "met" : "missed"));
+    }
+    outcomes.add(ratio("Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1` (sequential, 1 key)",
+        find(figures, REDIS_STORE, "", "allowedOneKey", 1),
+        find(figures, "Evalsha", "", "evalshaReturnOne", 1), 0.9));
+    outcomes.add(ratio("Redis: 8 threads on one hot key ≥ 5 × Bucket4j-Lettuce",
+        find(figures, REDIS_STORE, "", "allowedOneKey", 8),
+        find(figures, "Bucket4jLettuce", "", "allowedOneKey", 8), 5));
+    outcomes.add(pipelined.map(p -> new Outcome(
+            "Redis: a pipelined run reports decisions per second and Redis CPU",
+            String.format(Locale.ROOT, "%,.0f decisions/s from %d threads; Redis CPU %.0f %% of "
+                + "one core, %.1f µs per decision", p.callsPerSecond(), p.concurrency(),
+                p.serverCpuPercent(), p.serverCpuMicrosPerCall()), "reported"))
+        .orElse(new Outcome("Redis: a pipelined run reports decisions per second and Redis CPU",
+            "not in this run", "not measured")));
+    return outcomes;
+  }
+
+  private static Outcome http(List<LoadFigure> loads) {
+    String target = "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported";
+    Optional<LoadFigure> on = load(loads, LoadFigure.HTTP_ON);
+    Optional<LoadFigure> off = load(loads, LoadFigure.HTTP_OFF);
+    if (on.isEmpty() || off.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    double r = on.get().callsPerSecond() / off.get().callsPerSecond();
+    return new Outcome(target, String.format(Locale.ROOT,
+        "%.2f × (%,.0f ÷ %,.0f requests/s); p99 %.2f ms on, %.2f ms off; p50 %.2f ms on, "
+            + "%.2f ms off", r, on.get().callsPerSecond(), off.get().callsPerSecond(),
+        on.get().p99Ms(), off.get().p99Ms(), on.get().p50Ms(), off.get().p50Ms()),
+        r >= 0.95 ? "met" : "missed");
+  }
+
+  static Optional<LoadFigure> load(List<LoadFigure> loads, String subject) {
+    return loads.stream().filter(l -> l.subject().equals(subject)).findFirst();
   }
 
   private static Outcome ratio(

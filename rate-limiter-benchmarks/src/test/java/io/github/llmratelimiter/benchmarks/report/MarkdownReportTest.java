@@ -10,7 +10,7 @@ class MarkdownReportTest {
 
   private static final MarkdownReport.Context CONTEXT = new MarkdownReport.Context(
       new Machine(2, "Test CPU", "1 kB", "Linux", "Test JVM"), Map.of("JMH", "1.37"),
-      "test settings", "bench/run -wi 1", "1.00 0.50 0.20", "1.10 0.60 0.30", 1.5,
+      "test settings", "closed loop, test", "bench/run -wi 1", "1.00 0.50 0.20", "1.10 0.60 0.30", 1.5,
       "- tried a thing");
 
   private static final List<Figure> FIGURES = List.of(
@@ -69,5 +69,68 @@ class MarkdownReportTest {
     assertThat(md.indexOf("| GatewayLimiter | SEQUENTIAL | allowed, 1 key | 1"))
         .isLessThan(md.indexOf("| GatewayLimiter | RESERVE_COMMIT | allowed, 1 key | 1"));
     assertThat(md.indexOf("| Naive |")).isLessThan(md.indexOf("| GatewayLimiter | SEQUENTIAL | allowed, own key"));
+  }
+
+  private static final List<Figure> REDIS = List.of(
+      new Figure("RedisStore", "", "allowedOneKey", 1, 12_000, 500, 900),
+      new Figure("Evalsha", "", "evalshaReturnOne", 1, 13_000, 500, 300),
+      new Figure("RedisStore", "", "allowedOneKey", 8, 60_000, 1_000, 900),
+      new Figure("RedisStore", "", "allowedThousandKeys", 8, 61_000, 1_000, 900),
+      new Figure("Bucket4jLettuce", "", "allowedOneKey", 8, 10_000, 1_000, 2000),
+      new Figure("Bucket4j", "", "allowedOneKey", 8, 20e6, 1e6, 128.0));
+
+  private static final List<LoadFigure> LOADS = List.of(
+      new LoadFigure(LoadFigure.REDIS_PIPELINED, "1,000 keys", 32, 20, 1_000_000, 50_000, 0.5, 2.0,
+          80, 1.0),
+      new LoadFigure(LoadFigure.HTTP_OFF, "POST", 16, 20, 200_000, 10_000, 1.5, 6.0,
+          Double.NaN, Double.NaN),
+      new LoadFigure(LoadFigure.HTTP_ON, "POST", 16, 20, 192_000, 9_600, 1.6, 7.0,
+          Double.NaN, Double.NaN));
+
+  @Test
+  void redisAndHttpTargetsAreJudgedOnTheirOwnFigures() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(REDIS, LOADS);
+    assertThat(outcomes).extracting(Targets.Outcome::target).contains(
+        "Redis: exactly one round trip per decision",
+        "Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1` (sequential, 1 key)",
+        "Redis: 8 threads on one hot key ≥ 5 × Bucket4j-Lettuce");
+    assertThat(outcome(outcomes, "Redis: exactly one")).satisfies(o -> {
+      assertThat(o.verdict()).isEqualTo("met");
+      assertThat(o.measured()).startsWith("1.000 commands per decision");
+    });
+    assertThat(outcome(outcomes, "Redis: 1 thread").measured()).startsWith("0.92 × (12.0 k ÷ 13.0 k");
+    assertThat(outcome(outcomes, "Redis: 1 thread").verdict()).isEqualTo("met");
+    assertThat(outcome(outcomes, "Redis: 8 threads").measured()).startsWith("6.00 ×");
+    assertThat(outcome(outcomes, "Redis: 8 threads").verdict()).isEqualTo("met");
+    assertThat(outcome(outcomes, "Redis: a pipelined").measured())
+        .isEqualTo("50,000 decisions/s from 32 threads; Redis CPU 80 % of one core, 16.0 µs per decision");
+    assertThat(outcome(outcomes, "HTTP").measured()).startsWith("0.96 × (9,600 ÷ 10,000 requests/s); p99 7.00 ms on, 6.00 ms off");
+    assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("met");
+  }
+
+  @Test
+  void missingRedisAndHttpRunsAreNotMeasured() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(FIGURES, List.of(LOADS.get(2)));
+    assertThat(outcome(outcomes, "Redis: exactly one").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "Redis: 1 thread").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("not measured");
+  }
+
+  @Test
+  void redisFiguresHaveATableOfTheirOwnWithRatiosToTheirPeers() {
+    String md = MarkdownReport.render(REDIS, LOADS, CONTEXT);
+    assertThat(md).contains("| RedisStore | allowed, 1 key | 1 | 12.0 k | 0.5 k | 900.0 | 0.92 | – |");
+    assertThat(md).contains("| RedisStore | allowed, 1 key | 8 | 60.0 k | 1.0 k | 900.0 | – | 6.00 |");
+    assertThat(md).contains("| RedisStore | allowed, 1,000 keys | 8 | 61.0 k");
+    assertThat(md).contains("| 1,000 keys | 50,000 | 0.500 ms | 2.000 ms | 80 % | 16.0 µs | 1.000 |");
+    assertThat(md).contains("| off | POST | 10,000 | 1.50 ms | 6.00 ms | 200,000 |",
+        "| on | POST | 9,600 | 1.60 ms | 7.00 ms | 192,000 |", "limiter on ÷ off: 0.96",
+        "- Load runs: closed loop, test");
+    // the in-process table never compares a Redis row with the in-process Bucket4j
+    assertThat(md.lines().filter(l -> l.startsWith("| RedisStore | –"))).isEmpty();
+  }
+
+  private static Targets.Outcome outcome(List<Targets.Outcome> outcomes, String prefix) {
+    return outcomes.stream().filter(o -> o.target().startsWith(prefix)).findFirst().orElseThrow();
   }
 }

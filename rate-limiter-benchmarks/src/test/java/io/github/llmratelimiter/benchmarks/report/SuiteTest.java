@@ -9,6 +9,9 @@ import io.github.llmratelimiter.benchmarks.inprocess.GuavaBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.HierarchicalLimiterBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.NaiveBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.Resilience4jBenchmark;
+import io.github.llmratelimiter.benchmarks.redis.Bucket4jLettuceBenchmark;
+import io.github.llmratelimiter.benchmarks.redis.EvalshaBenchmark;
+import io.github.llmratelimiter.benchmarks.redis.RedisStoreBenchmark;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,7 +24,8 @@ class SuiteTest {
   private static final List<Class<?>> BENCHMARKS = List.of(
       GatewayLimiterBenchmark.class, HierarchicalLimiterBenchmark.class, Bucket4jBenchmark.class,
       Resilience4jBenchmark.class, GuavaBenchmark.class, NaiveBenchmark.class,
-      FloorBenchmark.class);
+      FloorBenchmark.class, EvalshaBenchmark.class, RedisStoreBenchmark.class,
+      Bucket4jLettuceBenchmark.class);
 
   @Test
   void everyBenchmarkRunsInSomeRun() {
@@ -38,6 +42,21 @@ class SuiteTest {
       String include = Suite.include(run, "");
       assertThat(matches(include, run.threads() == 1 ? ownKey : denied)).as(run.title()).isFalse();
     }
+  }
+
+  @Test
+  void redisRunsHaveOneAndEightThreadsAndTheHotKeyInBoth() {
+    String hot = RedisStoreBenchmark.class.getName() + ".allowedOneKey";
+    String peer = Bucket4jLettuceBenchmark.class.getName() + ".allowedOneKey";
+    String thousand = RedisStoreBenchmark.class.getName() + ".allowedThousandKeys";
+    for (int threads : new int[] {1, 8}) {
+      assertThat(Suite.RUNS).anyMatch(run -> run.part() == Suite.Part.REDIS
+          && run.threads() == threads && matches(Suite.include(run, ""), hot)
+          && matches(Suite.include(run, ""), peer));
+    }
+    assertThat(Suite.RUNS).noneMatch(run -> run.threads() == 1 && matches(run.include(), thousand));
+    assertThat(Suite.RUNS).noneMatch(run -> run.part() != Suite.Part.REDIS
+        && matches(run.include(), hot));
   }
 
   @Test

@@ -1,0 +1,118 @@
+package io.github.llmratelimiter.benchmarks.http;
+
+import io.github.llmratelimiter.benchmarks.load.ChildProcesses;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The sample gateway ({@code sample-app}'s executable jar) in a JVM of its own on a free loopback
+ * port, with extra application arguments; stopped by {@link #close()}, and at the latest when this
+ * JVM exits.
+ */
+final class SampleApp implements AutoCloseable {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  /** The gateway's JVM: a fixed heap, as the JMH forks have. */
+  static final List<String> JVM_ARGS = HttpRun.GATEWAY_JVM_ARGS;
+
+  private final Process process;
+  private final Path log;
+  final int port;
+
+  private SampleApp(Process process, Path log, int port) {
+    this.process = process;
+    this.log = log;
+    this.port = port;
+    Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+  }
+
+  /**
+   * Starts the gateway and waits until its health endpoint answers.
+   *
+   * @param jar the executable jar, {@code sample-app/target/sample-app.jar}
+   * @param args application arguments, such as {@code --ratelimiter.enabled=false}
+   * @return the running gateway
+   */
+  static SampleApp start(Path jar, List<String> args) throws IOException, InterruptedException {
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalArgumentException("no sample-app jar at " + jar.toAbsolutePath()
+          + "; build it with ./mvnw -pl sample-app -am package -DskipTests");
+    }
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.addAll(JVM_ARGS);
+    cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "--server.port=" + port,
+        "--server.address=127.0.0.1", "--spring.main.banner-mode=off",
+        "--logging.level.root=WARN"));
+    cmd.addAll(args);
+    Path log = Files.createTempFile("sample-app-", ".log");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    SampleApp app = new SampleApp(p, log, port);
+    app.awaitHealthy();
+    return app;
+  }
+
+  private void awaitHealthy() throws InterruptedException {
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+    HttpRequest health = HttpRequest.newBuilder(URI.create(base() + "/actuator/health"))
+        .timeout(Duration.ofSeconds(2)).build();
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (true) {
+      try {
+        if (http.send(health, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+          return;
+        }
+      } catch (IOException e) {
+        // not listening yet
+      }
+      if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+        close();
+        throw new IllegalStateException("the sample app did not start on port " + port + ": "
+            + tail());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // bounded wait for start-up
+    }
+  }
+
+  /** Returns {@code http://127.0.0.1:<port>}. */
+  String base() {
+    return "http://127.0.0.1:" + port;
+  }
+
+  /** Returns the end of the gateway's log, for an error message. */
+  String tail() {
+    try {
+      String s = Files.readString(log);
+      return s.length() > 4000 ? s.substring(s.length() - 4000) : s;
+    } catch (IOException e) {
+      return "(no log: " + e + ")";
+    }
+  }
+
+  @Override
+  public void close() {
+    ChildProcesses.stop(process, 20);
+    try {
+      Files.deleteIfExists(log);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

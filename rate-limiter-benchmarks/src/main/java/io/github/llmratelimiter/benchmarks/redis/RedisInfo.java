@@ -1,0 +1,71 @@
+package io.github.llmratelimiter.benchmarks.redis;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.util.Locale;
+
+/**
+ * An administrative connection to a Redis server, on a client of its own (so that its commands
+ * are never counted with the measured client's): reads {@code INFO commandstats} and {@code INFO
+ * cpu}.
+ */
+final class RedisInfo implements AutoCloseable {
+
+  private final RedisClient client;
+  private final StatefulRedisConnection<String, String> connection;
+
+  RedisInfo(String uri) {
+    client = RedisClient.create(uri);
+    connection = client.connect();
+  }
+
+  /** Returns how many times the server ran {@code command} ({@code cmdstat_<command>:calls}). */
+  long calls(String command) {
+    return calls(connection.sync().info("commandstats"), command);
+  }
+
+  /** Returns the CPU seconds the server used, system and user ({@code INFO cpu}). */
+  double cpuSeconds() {
+    String info = connection.sync().info("cpu");
+    return field(info, "used_cpu_sys") + field(info, "used_cpu_user");
+  }
+
+  /** Returns the server's version ({@code INFO server}). */
+  String version() {
+    for (String line : connection.sync().info("server").split("\r?\n")) {
+      if (line.startsWith("redis_version:")) {
+        return line.substring("redis_version:".length()).trim();
+      }
+    }
+    return "unknown";
+  }
+
+  static long calls(String commandstats, String command) {
+    String prefix = "cmdstat_" + command.toLowerCase(Locale.ROOT) + ":";
+    for (String line : commandstats.split("\r?\n")) {
+      if (line.startsWith(prefix)) {
+        for (String part : line.substring(prefix.length()).split(",")) {
+          if (part.startsWith("calls=")) {
+            return Long.parseLong(part.substring("calls=".length()).trim());
+          }
+        }
+      }
+    }
+    return 0; // never called
+  }
+
+  static double field(String info, String name) {
+    for (String line : info.split("\r?\n")) {
+      if (line.startsWith(name + ":")) {
+        return Double.parseDouble(line.substring(name.length() + 1).trim());
+      }
+    }
+    throw new IllegalStateException("INFO has no " + name);
+  }
+
+  @Override
+  public void close() {
+    connection.close();
+    client.shutdown();
+  }
+}

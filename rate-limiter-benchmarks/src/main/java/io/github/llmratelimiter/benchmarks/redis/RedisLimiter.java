@@ -1,0 +1,82 @@
+package io.github.llmratelimiter.benchmarks.redis;
+
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.GatewayLimiter;
+import io.github.llmratelimiter.redis.FailurePolicy;
+import io.github.llmratelimiter.redis.RedisRateLimitStore;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
+
+/**
+ * The limiter under test on Redis: its own {@code redis-server}, a {@link RedisRateLimitStore} on
+ * one connection whose client counts every command it sends, and a sequential {@link
+ * GatewayLimiter} (window and bucket) with limits that never deny during a run.
+ *
+ * <p>The store fails closed with a long command timeout, so that a Redis error or timeout shows as
+ * a deny, which the benchmarks count as a failed run.
+ */
+final class RedisLimiter implements AutoCloseable {
+
+  /** A window this short keeps the sorted set of one hot key small (as in the in-process runs). */
+  static final Duration WINDOW = Duration.ofMillis(10);
+  static final int WINDOW_LIMIT = 100_000_000;
+  /** More tokens than a run can spend, refilled slowly. */
+  static final double TOKENS = 10_000_000_000.0;
+  static final double REFILL_PER_SECOND = 1;
+
+  final RedisServer server;
+  final RedisInfo info;
+  final CommandCounter commands = new CommandCounter();
+  final RoundTrips roundTrips;
+  private final ClientResources resources;
+  private final RedisRateLimitStore store;
+  final GatewayLimiter limiter;
+
+  RedisLimiter() {
+    server = RedisServer.start();
+    info = new RedisInfo(server.uri());
+    resources = DefaultClientResources.builder().commandLatencyRecorder(commands).build();
+    store = RedisRateLimitStore.builder(server.uri())
+        .clientResources(resources)
+        .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .commandTimeout(Duration.ofSeconds(5))
+        .build();
+    limiter = GatewayLimiter.builder()
+        .requestsPerWindow(WINDOW_LIMIT, WINDOW)
+        .burst(TOKENS, REFILL_PER_SECOND)
+        .composition(Composition.SEQUENTIAL)
+        .store(store)
+        .build();
+    roundTrips = new RoundTrips(commands, info);
+  }
+
+  /** Returns the limiter's decision for {@code key}, which must be an allow. */
+  Decision allowed(String key) {
+    Decision d = limiter.allow(key);
+    if (!d.allowed()) {
+      throw new IllegalStateException("an allowed case was denied: " + d
+          + " (Redis errors so far: " + store.errorCount() + ")");
+    }
+    return d;
+  }
+
+  /** Throws if any Redis call failed. */
+  void checkNoErrors() {
+    if (store.errorCount() != 0) {
+      throw new IllegalStateException(store.errorCount() + " Redis calls failed");
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      store.close();
+      resources.shutdown();
+      info.close();
+    } finally {
+      server.close();
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package io.github.llmratelimiter.benchmarks.report;
+
+/**
+ * One closed-loop load run outside JMH: the pipelined Redis run or an HTTP run of the sample
+ * gateway.
+ *
+ * @param subject what was measured, e.g. {@code RedisStore pipelined} or {@code HTTP limiter on}
+ * @param scenario the case, in words
+ * @param concurrency the concurrent callers
+ * @param seconds the measured period
+ * @param calls the calls started in the measured period
+ * @param callsPerSecond their throughput
+ * @param p50Ms the median latency, in milliseconds
+ * @param p99Ms the 99th percentile latency, in milliseconds
+ * @param serverCpuPercent the Redis server's CPU over the measured period, in % of one core (NaN
+ *     when not measured)
+ * @param roundTripsPerDecision commands per decision, checked to be exactly 1 (NaN when not
+ *     measured)
+ */
+public record LoadFigure(
+    String subject,
+    String scenario,
+    int concurrency,
+    double seconds,
+    long calls,
+    double callsPerSecond,
+    double p50Ms,
+    double p99Ms,
+    double serverCpuPercent,
+    double roundTripsPerDecision) {
+
+  /** Subject of the pipelined Redis run. */
+  public static final String REDIS_PIPELINED = "RedisStore pipelined";
+  /** Subject of the HTTP run with the limiter on. */
+  public static final String HTTP_ON = "HTTP limiter on";
+  /** Subject of the HTTP run with the limiter off. */
+  public static final String HTTP_OFF = "HTTP limiter off";
+
+  /**
+   * Validates the figure.
+   *
+   * @throws IllegalArgumentException if the concurrency or the period is not positive
+   */
+  public LoadFigure {
+    if (concurrency < 1) {
+      throw new IllegalArgumentException("concurrency must be >= 1, but was " + concurrency);
+    }
+    if (!(seconds > 0)) {
+      throw new IllegalArgumentException("seconds must be > 0, but was " + seconds);
+    }
+  }
+
+  /**
+   * Returns the Redis CPU time per decision.
+   *
+   * @return microseconds of Redis CPU per call, or NaN when not measured
+   */
+  public double serverCpuMicrosPerCall() {
+    return serverCpuPercent / 100 * seconds * 1e6 / calls;
+  }
+}
