@@ -42,6 +42,7 @@ public final class HttpRun {
       "--ratelimiter.policies.chat.burst.capacity=1000000000",
       "--ratelimiter.policies.chat.burst.refill-per-second=1000000",
       "--ratelimiter.policies.chat.models.gpt-4o.rpm.limit=1000000000",
+      "--ratelimiter.policies.chat.tpm.limit=1000000000000",
       "--ratelimiter.policies.models.rpm.limit=1000000000");
 
   private static final String MODEL = "gpt-4o-mini";
