@@ -53,7 +53,7 @@ final class TestRedis {
     return standaloneClient;
   }
 
-  /** A store on the shared standalone server, reading time from {@code ticker}. */
+  /** A store on the shared standalone server, reading time from {@code ticker}, keys hashed. */
   static RedisRateLimitStore.Builder standalone(Ticker ticker) {
     return RedisRateLimitStore.builder(standaloneClient(), standaloneUri())
         .keyPrefix(freshPrefix())
@@ -62,10 +62,14 @@ final class TestRedis {
         .ticker(ticker);
   }
 
-  /** A store on the shared 3-master Cluster, reading time from {@code ticker}. */
+  /**
+   * A store on the shared 3-master Cluster, reading time from {@code ticker}, with keys in clear
+   * (the standalone stores hash them, as by default, so both layouts run every suite).
+   */
   static RedisRateLimitStore.Builder cluster(Ticker ticker) {
     return RedisRateLimitStore.builder(clusterClient())
         .keyPrefix(freshPrefix())
+        .hashKeys(false)
         .commandTimeout(TEST_TIMEOUT)
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
         .ticker(ticker);
