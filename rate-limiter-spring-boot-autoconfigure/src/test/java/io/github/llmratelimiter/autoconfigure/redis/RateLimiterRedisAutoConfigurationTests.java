@@ -2,10 +2,12 @@ package io.github.llmratelimiter.autoconfigure.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.autoconfigure.KeyMasking;
 import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimitKey;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
+import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
@@ -131,6 +133,37 @@ class RateLimiterRedisAutoConfigurationTests {
     } finally {
       nodes.forEach(RedisServer::close);
     }
+  }
+
+  @Test
+  void runWhenKeysAreHashedShouldShowThemHashedInTheActuatorEndpoint() {
+    runner().withPropertyValues("ratelimiter.store=redis", "ratelimiter.redis.key-prefix=ep-" + System.nanoTime(),
+            "ratelimiter.policies.chat.scope=api-key-and-model", "ratelimiter.policies.chat.rpm.limit=5")
+        .run(context -> {
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          enforcer.acquire(null, RateLimitKey.of(API_KEY, null), 1);
+          enforcer.acquire("chat", RateLimitKey.of(API_KEY, "gpt-4o"), 1);
+          RateLimiterEndpoint endpoint = new RateLimiterEndpoint(
+              enforcer.store(), enforcer.policies(), 20, 1000);
+          RateLimiterEndpoint.Report report = endpoint.report(null);
+          List<RateLimiterEndpoint.KeyState> top = report.budgets().stream()
+              .flatMap(b -> b.top().stream()).toList();
+          assertThat(top).hasSize(2).allSatisfy(k -> {
+            assertThat(k.key()).startsWith("#").hasSize(23);
+            assertThat(k.id()).isNull();
+          });
+          assertThat(top).extracting(RateLimiterEndpoint.KeyState::key)
+              .contains(RedisRateLimitStore.hashedKey(API_KEY));
+          assertThat(report.toString()).doesNotContain(API_KEY).doesNotContain("sk-live");
+          // looked up by the API key in clear, it is found and shown masked
+          RateLimiterEndpoint.KeyReport one = endpoint.key(API_KEY, "gpt-4o");
+          assertThat(one).isNotNull();
+          assertThat(one.key()).isEqualTo(KeyMasking.mask(API_KEY));
+          assertThat(one.budgets()).hasSize(2);
+          assertThat(one.toString()).doesNotContain(API_KEY);
+          assertThat(endpoint.reset(API_KEY, "gpt-4o").reset()).isEqualTo(2);
+          assertThat(endpoint.key(API_KEY, "gpt-4o")).isNull();
+        });
   }
 
   @Test
