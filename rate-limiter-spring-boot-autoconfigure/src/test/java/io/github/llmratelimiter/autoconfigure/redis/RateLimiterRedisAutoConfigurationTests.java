@@ -14,7 +14,6 @@ import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RedisServer;
 import io.github.llmratelimiter.redis.TestRedis;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -92,7 +91,7 @@ class RateLimiterRedisAutoConfigurationTests {
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isFalse();
-          List<String> keys = redisKeys(prefix + ":*");
+          List<String> keys = RedisKeysOnServer.keys(server, prefix + ":*");
           assertThat(keys).hasSize(1).allSatisfy(k -> assertThat(k)
               .contains(RedisRateLimitStore.hashedKey(API_KEY)).doesNotContain("sk-live"));
         });
@@ -107,7 +106,7 @@ class RateLimiterRedisAutoConfigurationTests {
           RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
           assertThat(store.failurePolicy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
           context.getBean(RateLimitEnforcer.class).acquire(null, RateLimitKey.of("tenant-a", null), 1);
-          assertThat(redisKeys(prefix + ":*")).containsExactly(prefix + ":{tenant-a}:default:tenant-a:w");
+          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactly(prefix + ":{tenant-a}:default:tenant-a:w");
         });
   }
 
@@ -243,14 +242,5 @@ class RateLimiterRedisAutoConfigurationTests {
         .withClassLoader(new FilteredClassLoader(HealthIndicator.class, MeterRegistry.class))
         .run(context -> assertThat(context).hasSingleBean(RedisRateLimitStore.class)
             .doesNotHaveBean("rateLimiterHealthIndicator").doesNotHaveBean("rateLimitStoreMetrics"));
-  }
-
-  private static List<String> redisKeys(String pattern) {
-    RedisClient client = RedisClient.create(server.uri());
-    try (StatefulRedisConnection<String, String> c = client.connect()) {
-      return c.sync().keys(pattern);
-    } finally {
-      client.shutdown();
-    }
   }
 }
