@@ -40,6 +40,18 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     return new Budget(name, null, new BucketLimit(capacity, refill));
   }
 
+  /**
+   * Returns how the store under test names {@code key} in {@link RateLimitStore#top}: the key
+   * itself, unless the store keeps only a one-way form of keys (a store that hashes secrets);
+   * {@code inspect} and {@code reset} always take the key itself.
+   *
+   * @param key a key as passed to the store
+   * @return the key as {@code top} reports it
+   */
+  protected String topKey(String key) {
+    return key;
+  }
+
   private long windowUsed(Budget budget, String key) {
     return store.inspect(budget, key).map(KeySnapshot::windowUsed).orElse(0L);
   }
@@ -475,7 +487,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     limiter.allow("middle");
     limiter.allow("middle");
     List<KeySnapshot> top = store.top(limiter.budget(), 2);
-    assertThat(top).extracting(KeySnapshot::key).containsExactly("busy", "middle");
+    assertThat(top).extracting(KeySnapshot::key).containsExactly(topKey("busy"), topKey("middle"));
     assertThat(store.trackedKeys(limiter.budget())).isEqualTo(3);
   }
 

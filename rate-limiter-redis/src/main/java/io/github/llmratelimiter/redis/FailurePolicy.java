@@ -16,8 +16,8 @@ public enum FailurePolicy {
   /**
    * Deny every call: limits over availability. The decision is a retryable deny with {@code
    * remaining} 0 whose {@code retryAfterMs} is the store's retry interval, naming the root level
-   * and carrying {@link io.github.llmratelimiter.core.Reason#RPM_LIMIT} (the core has no reason
-   * for a store outage yet).
+   * and carrying {@link io.github.llmratelimiter.core.Reason#STORE_UNAVAILABLE}; nothing is
+   * charged.
    */
   FAIL_CLOSED,
 

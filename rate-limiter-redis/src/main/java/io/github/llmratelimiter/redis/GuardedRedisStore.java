@@ -126,7 +126,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         d = Decision.allow(0, 0, root);
         break;
       case FAIL_CLOSED:
-        d = Decision.retryableDeny(Reason.RPM_LIMIT, 0, retryMs, 0, root);
+        d = Decision.retryableDeny(Reason.STORE_UNAVAILABLE, 0, retryMs, 0, root);
         break;
       default:
         if (call.reserve()) {

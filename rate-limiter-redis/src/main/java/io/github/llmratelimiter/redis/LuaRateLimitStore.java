@@ -198,23 +198,31 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   /**
    * The four keys of every level (plus the root's reservation counter when {@code counter}), with
-   * each level's 7 values appended to {@code args}.
+   * each level's 7 values appended to {@code args}; {@code root} and {@code levelKeys} in clear.
    */
   private String[] levelKeys(String root, List<Budget> levels, List<String> levelKeys,
+      List<String> args, boolean counter) {
+    List<String> parts = new ArrayList<>(levelKeys.size());
+    for (String k : levelKeys) {
+      parts.add(layout.part(k));
+    }
+    // the root is the first level's key: its part is already computed
+    return levelKeysOfParts(root.equals(levelKeys.get(0)) ? parts.get(0) : layout.part(root),
+        levels, parts, args, counter);
+  }
+
+  /** As {@link #levelKeys}, from the parts that stand for the root and the keys in Redis. */
+  private String[] levelKeysOfParts(String rootPart, List<Budget> levels, List<String> keyParts,
       List<String> args, boolean counter) {
     int n = levels.size();
     String[] keys = new String[4 * n + (counter ? 1 : 0)];
     for (int i = 0; i < n; i++) {
       Budget b = levels.get(i);
-      String key = levelKeys.get(i);
-      keys[4 * i] = layout.window(root, b.name(), key);
-      keys[4 * i + 1] = layout.bucket(root, b.name(), key);
-      keys[4 * i + 2] = layout.modelTokens(root, b.name(), key);
-      keys[4 * i + 3] = layout.amounts(root, b.name(), key);
+      System.arraycopy(layout.level(rootPart, b.name(), keyParts.get(i)), 0, keys, 4 * i, 4);
       levelArgs(args, b);
     }
     if (counter) {
-      keys[4 * n] = layout.sequence(root);
+      keys[4 * n] = layout.sequence(rootPart);
     }
     return keys;
   }
@@ -283,26 +291,35 @@ final class LuaRateLimitStore implements RateLimitStore {
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     Checks.notBlank("key", key);
     budget(budget);
-    return busiest(budget, key, new LinkedHashSet<>(keysOf(budget, key).values()));
+    return busiest(budget, key, layout.part(key),
+        new LinkedHashSet<>(keysOf(budget, key).values()));
   }
 
-  /** The Redis keys that hold {@code key}'s state under {@code budget}, each with its root key. */
+  /**
+   * The Redis keys that hold {@code key}'s state under {@code budget}, each with the part of its
+   * root key.
+   */
   private Map<String, String> keysOf(Budget budget, String key) {
+    String keyPart = layout.part(key);
     Map<String, String> rootByRedisKey = new LinkedHashMap<>();
     for (String redisKey : scan(layout.pattern(budget.name(), key))) {
       String[] parts = layout.parse(redisKey);
-      if (parts != null && parts[1].equals(key)) {
+      if (parts != null && parts[1].equals(keyPart)) {
         rootByRedisKey.put(redisKey, parts[0]);
       }
     }
     return rootByRedisKey;
   }
 
-  /** The most used state of {@code key} over the root keys it was charged under. */
-  private Optional<KeySnapshot> busiest(Budget budget, String key, Set<String> roots) {
+  /**
+   * The most used state of a key (shown as {@code shown}, stored as {@code keyPart}) over the root
+   * keys it was charged under.
+   */
+  private Optional<KeySnapshot> busiest(
+      Budget budget, String shown, String keyPart, Set<String> rootParts) {
     KeySnapshot best = null;
-    for (String root : roots) {
-      KeySnapshot s = snapshot(budget, root, key);
+    for (String rootPart : rootParts) {
+      KeySnapshot s = snapshot(budget, rootPart, keyPart, shown);
       if (s != null && (best == null || use(s) > use(best))) {
         best = s;
       }
@@ -310,10 +327,11 @@ final class LuaRateLimitStore implements RateLimitStore {
     return Optional.ofNullable(best);
   }
 
-  private @Nullable KeySnapshot snapshot(Budget budget, String root, String key) {
+  private @Nullable KeySnapshot snapshot(
+      Budget budget, String rootPart, String keyPart, String shown) {
     List<String> args = new ArrayList<>(10);
     timeArgs(args);
-    String[] keys = levelKeys(root, List.of(budget), List.of(key), args, false);
+    String[] keys = levelKeysOfParts(rootPart, List.of(budget), List.of(keyPart), args, false);
     List<Object> r = INSPECT.run(link.commands(), keys, args.toArray(String[]::new));
     if (r.isEmpty()) {
       return null;
@@ -321,11 +339,17 @@ final class LuaRateLimitStore implements RateLimitStore {
     WindowLimit w = budget.window();
     BucketLimit b = budget.bucket();
     ModelTokenLimit m = budget.modelTokens();
-    return new KeySnapshot(budget.name(), key, asLong(r.get(0)), w == null ? 0 : w.limit(),
+    return new KeySnapshot(budget.name(), shown, asLong(r.get(0)), w == null ? 0 : w.limit(),
         asDouble(r.get(1)), b == null ? 0 : b.capacity(), asLong(r.get(2)), asLong(r.get(3)),
         m == null ? 0 : m.limit());
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>When the store hashes keys (the default), the snapshots name each key by its hashed form
+   * ({@link RedisRateLimitStore#hashedKey(String)}): the key in clear is not in Redis.
+   */
   @Override
   public List<KeySnapshot> top(Budget budget, int limit) {
     if (limit < 1) {
@@ -334,7 +358,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     budget(budget);
     List<KeySnapshot> all = new ArrayList<>();
     for (Map.Entry<String, Set<String>> e : rootsByKey(budget).entrySet()) {
-      busiest(budget, e.getKey(), e.getValue()).ifPresent(all::add);
+      busiest(budget, layout.shown(e.getKey()), e.getKey(), e.getValue()).ifPresent(all::add);
     }
     all.sort(Comparator.comparingDouble(LuaRateLimitStore::use).reversed()
         .thenComparing(KeySnapshot::key));
@@ -361,6 +385,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     return rootsByKey(budget).size();
   }
 
+  /** The key parts of {@code budget}, each with the parts of the roots it sits under. */
   private Map<String, Set<String>> rootsByKey(Budget budget) {
     Map<String, Set<String>> byKey = new LinkedHashMap<>();
     for (String redisKey : scan(layout.pattern(budget.name()))) {

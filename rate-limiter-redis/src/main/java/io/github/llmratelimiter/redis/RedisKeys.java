@@ -1,26 +1,40 @@
 package io.github.llmratelimiter.redis;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The layout of the store's Redis keys: {@code <prefix>:{<root key>}:<budget>:<key>:w} holds a
- * level's sliding-window log, {@code ...:b} its token bucket, {@code ...:m} and {@code ...:a} its
- * model-token window; {@code <prefix>:{<root key>}:seq} numbers the root's reservations.
+ * The layout of the store's Redis keys: {@code <prefix>:{<root>}:<budget>:<key>:w} holds a level's
+ * sliding-window log, {@code ...:b} its token bucket, {@code ...:m} and {@code ...:a} its
+ * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations.
  *
- * <p>The root key (the key of a call's first level) is the hash tag, so every key one decision
- * touches lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
- * Each part is percent-encoded for {@code % : { } * ? [ ] \}, so parts never run into each other,
- * the hash tag is exactly the encoded root key, and the parts are safe inside {@code SCAN MATCH}
- * patterns.
+ * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
+ * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
+ *
+ * <p>The limiter keys (root and key) appear as <em>parts</em>: hashed by default, {@code #}
+ * followed by the first 128 bits of their SHA-256 in base64url (22 characters), so API keys never
+ * appear in clear in Redis; or, without hashing, percent-encoded for {@code % : { } * ? [ ] \}.
+ * Either way parts never run into each other, the hash tag is exactly the root's part, and parts
+ * are safe inside {@code SCAN MATCH} patterns. Budget names are configuration, not secrets: they
+ * are always percent-encoded only.
  */
 final class RedisKeys {
 
   private static final String SPECIAL = "%:{}*?[]\\";
   private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+  /** The first character of a hashed part. */
+  static final char HASH_MARK = '#';
+  private static final int HASH_BYTES = 16;
+  private static final int HASHED_LENGTH = 1 + 22;
 
   private final String prefix;
+  private final boolean hashed;
 
-  RedisKeys(String prefix) {
+  RedisKeys(String prefix, boolean hashed) {
     if (prefix == null || prefix.isBlank()) {
       throw new IllegalArgumentException(
           "keyPrefix must not be null or blank, but was " + (prefix == null ? "null" : "'" + prefix + "'"));
@@ -33,40 +47,51 @@ final class RedisKeys {
       }
     }
     this.prefix = prefix;
+    this.hashed = hashed;
   }
 
-  /** The key of the level's sliding-window log (a sorted set). */
+  /** Whether limiter keys are hashed. */
+  boolean hashed() {
+    return hashed;
+  }
+
+  /** The part that stands for a limiter key (root or key) in Redis key names. */
+  String part(String key) {
+    return hashed ? hash(key) : encode(key);
+  }
+
+  /** The limiter key a part shows in {@code top}: the hashed part itself, or the decoded key. */
+  String shown(String part) {
+    return hashed ? part : decode(part);
+  }
+
+  /** The key of the level's sliding-window log (a sorted set), from limiter keys in clear. */
   String window(String root, String budget, String key) {
-    return base(root, budget, key) + ":w";
+    return level(part(root), budget, part(key))[0];
   }
 
-  /** The key of the level's token bucket (a hash). */
+  /** The key of the level's token bucket (a hash), from limiter keys in clear. */
   String bucket(String root, String budget, String key) {
-    return base(root, budget, key) + ":b";
+    return level(part(root), budget, part(key))[1];
   }
 
-  /** The key of the level's model-token window (a sorted set of reservation ids). */
-  String modelTokens(String root, String budget, String key) {
-    return base(root, budget, key) + ":m";
+  /**
+   * The four keys of one level, from parts: its window log, bucket, model-token window and
+   * model-token amounts.
+   */
+  String[] level(String rootPart, String budget, String keyPart) {
+    String base = prefix + ":{" + rootPart + "}:" + encode(budget) + ":" + keyPart;
+    return new String[] {base + ":w", base + ":b", base + ":m", base + ":a"};
   }
 
-  /** The key of the level's model-token amounts (a hash). */
-  String amounts(String root, String budget, String key) {
-    return base(root, budget, key) + ":a";
+  /** The counter that numbers the reservations of one root key, from its part. */
+  String sequence(String rootPart) {
+    return prefix + ":{" + rootPart + "}:seq";
   }
 
-  /** The counter that numbers the reservations of one root key. */
-  String sequence(String root) {
-    return prefix + ":{" + encode(root) + "}:seq";
-  }
-
-  private String base(String root, String budget, String key) {
-    return prefix + ":{" + encode(root) + "}:" + encode(budget) + ":" + encode(key);
-  }
-
-  /** A {@code SCAN MATCH} pattern for both keys of {@code (budget, key)} under every root key. */
+  /** A {@code SCAN MATCH} pattern for the keys of {@code (budget, key)} under every root key. */
   String pattern(String budget, String key) {
-    return prefix + ":{*}:" + encode(budget) + ":" + encode(key) + ":?";
+    return prefix + ":{*}:" + encode(budget) + ":" + part(key) + ":?";
   }
 
   /** A {@code SCAN MATCH} pattern for every key of {@code budget}. */
@@ -75,9 +100,10 @@ final class RedisKeys {
   }
 
   /**
-   * Splits a key of this layout into its root key and limiter key.
+   * Splits a key of this layout into its root part and key part.
    *
-   * @return {@code {root, key}}, or {@code null} if the key does not follow the layout
+   * @return {@code {root part, key part}}, or {@code null} if the key does not follow the layout
+   *     (or, when hashing, holds a part that is not hashed)
    */
   String @Nullable [] parse(String redisKey) {
     int open = prefix.length() + 1;
@@ -89,7 +115,40 @@ final class RedisKeys {
     if (rest.length != 3) {
       return null;
     }
-    return new String[] {decode(redisKey.substring(open + 1, close)), decode(rest[1])};
+    String root = redisKey.substring(open + 1, close);
+    if (hashed && !(isHash(root) && isHash(rest[1]))) {
+      return null;
+    }
+    return new String[] {root, rest[1]};
+  }
+
+  /**
+   * The hashed form of a limiter key: {@code #} and the first 128 bits of its UTF-8 SHA-256 in
+   * base64url without padding.
+   */
+  static String hash(String key) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return HASH_MARK + Base64.getUrlEncoder().withoutPadding()
+          .encodeToString(Arrays.copyOf(digest, HASH_BYTES));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is not available", e);
+    }
+  }
+
+  /** Whether {@code s} has the shape of a hashed part. */
+  static boolean isHash(String s) {
+    if (s.length() != HASHED_LENGTH || s.charAt(0) != HASH_MARK) {
+      return false;
+    }
+    for (int i = 1; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+          || c == '_')) {
+        return false;
+      }
+    }
+    return true;
   }
 
   static String encode(String s) {

@@ -39,6 +39,11 @@ import org.jspecify.annotations.Nullable;
  * GatewayLimiter limiter = GatewayLimiter.builder().requestsPerMinute(60).store(store).build();
  * }</pre>
  *
+ * <p>Limiter keys are API keys and other secrets: by default the store names them in Redis only by
+ * a hash ({@link #hashedKey(String)}), so {@link #top} reports hashed keys, while {@link #inspect}
+ * and {@link #reset} take keys in clear and hash them the same way. {@link Builder#hashKeys
+ * hashKeys(false)} keeps them readable.
+ *
  * <p>{@link #inspect}, {@link #top}, {@link #reset} and {@link #trackedKeys} find keys with {@code
  * SCAN} (on every master of a Cluster): they cost time in the number of keys in the database and
  * are meant for monitoring, not for the request path. A lower level of a hierarchy keeps its state
@@ -114,6 +119,19 @@ public interface RedisRateLimitStore extends RateLimitStore {
   }
 
   /**
+   * Returns the form in which a store that hashes keys (the default) names {@code key} in Redis
+   * and in {@link #top}: {@code #} followed by the first 128 bits of the SHA-256 of its UTF-8
+   * bytes, in base64url without padding (23 characters in all).
+   *
+   * @param key a limiter key in clear
+   * @return its hashed form
+   * @throws IllegalArgumentException if the key is null or blank
+   */
+  static String hashedKey(String key) {
+    return RedisKeys.hash(Checks.notBlank("key", key));
+  }
+
+  /**
    * Returns how many calls to Redis failed (errors and timeouts) since the store was built.
    *
    * @return the error count, for a metric
@@ -167,6 +185,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private final @Nullable RedisClient client;
     private final @Nullable RedisClusterClient clusterClient;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
+    private boolean hashKeys = true;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
     private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
     private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
@@ -193,8 +212,22 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @throws IllegalArgumentException on a bad prefix
      */
     public Builder keyPrefix(String keyPrefix) {
-      new RedisKeys(keyPrefix);
+      new RedisKeys(keyPrefix, hashKeys);
       this.keyPrefix = keyPrefix;
+      return this;
+    }
+
+    /**
+     * Sets whether limiter keys (API keys, tenants) are hashed in Redis key names (default {@code
+     * true}): with hashing, Redis never holds a key in clear and {@link #top} names keys by their
+     * {@link #hashedKey(String) hashed form}; without, key names and {@code top} are readable.
+     * Stores sharing a prefix must agree on this setting, or they do not share budgets.
+     *
+     * @param hashKeys whether to hash keys
+     * @return this builder
+     */
+    public Builder hashKeys(boolean hashKeys) {
+      this.hashKeys = hashKeys;
       return this;
     }
 
@@ -319,7 +352,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
           });
         }
       }
-      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix), ticker);
+      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys), ticker);
       GuardedRedisStore store = new GuardedRedisStore(
           redis, failurePolicy, retryInterval, ticker != null ? ticker : Ticker.system());
       store.warmUp(connectTimeout);

@@ -4,7 +4,7 @@ import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.RateLimitStoreTck;
 
-/** The Redis store, on a 3-master Redis Cluster, passes the store TCK. */
+/** The Redis store, on a 3-master Redis Cluster and with keys in clear, passes the store TCK. */
 class RedisClusterRateLimitStoreTckTest extends RateLimitStoreTck {
 
   @Override

@@ -10,7 +10,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class RedisKeysTest {
 
-  private final RedisKeys keys = new RedisKeys("rl");
+  private final RedisKeys keys = new RedisKeys("rl", false);
+  private final RedisKeys hashed = new RedisKeys("rl", true);
 
   @Test
   void layoutIsPrefixRootTagBudgetKey() {
@@ -24,8 +25,8 @@ class RedisKeysTest {
     String a = keys.window(root, "org", root);
     String b = keys.bucket(root, "key:with:colons", "k}1");
     assertThat(SlotHash.getSlot(a)).isEqualTo(SlotHash.getSlot(b));
-    assertThat(keys.parse(a)).containsExactly(root, root);
-    assertThat(keys.parse(b)).containsExactly(root, "k}1");
+    assertThat(keys.parse(a)).extracting(keys::shown).containsExactly(root, root);
+    assertThat(keys.parse(b)).extracting(keys::shown).containsExactly(root, "k}1");
   }
 
   @Test
@@ -50,7 +51,45 @@ class RedisKeysTest {
   @ParameterizedTest
   @ValueSource(strings = {"", " ", "a b", "a{", "x}", "a*", "q?", "[x]", "p%", "back\\slash"})
   void badPrefixesAreRejectedNamingTheValue(String prefix) {
-    assertThatIllegalArgumentException().isThrownBy(() -> new RedisKeys(prefix))
+    assertThatIllegalArgumentException().isThrownBy(() -> new RedisKeys(prefix, true))
         .withMessageContaining("keyPrefix").withMessageContaining("'" + prefix + "'");
+  }
+
+  @Test
+  void hashedLayoutNamesKeysByTheirSha256AndNeverInClear() {
+    String h = RedisKeys.hash("sk-secret-1234");
+    assertThat(h).hasSize(23).startsWith("#").matches("#[A-Za-z0-9_-]{22}");
+    assertThat(h).isEqualTo(RedisKeys.hash("sk-secret-1234")).isNotEqualTo(RedisKeys.hash("sk-secret-1235"));
+    // base64url of the first 16 bytes of SHA-256("abc") = ba7816bf 8f01cfea 414140de 5dae2223
+    assertThat(RedisKeys.hash("abc")).isEqualTo("#ungWv48Bz-pBQUDeXa4iIw");
+    String w = hashed.window("acme", "org", "sk-secret-1234");
+    assertThat(w).isEqualTo("rl:{" + RedisKeys.hash("acme") + "}:org:" + h + ":w")
+        .doesNotContain("acme:").doesNotContain("sk-secret");
+    assertThat(hashed.parse(w)).containsExactly(RedisKeys.hash("acme"), h);
+    assertThat(hashed.shown(h)).isEqualTo(h);
+  }
+
+  @Test
+  void theExamplesOfDocsRedisMdHold() {
+    assertThat(hashed.window("acme", "org", "acme"))
+        .isEqualTo("rl:{#giszrYfBSKCiClunzV68qg}:org:#giszrYfBSKCiClunzV68qg:w");
+    assertThat(hashed.bucket("5:sk-12:gpt-4o", "api-key-model", "5:sk-12:gpt-4o"))
+        .isEqualTo("rl:{#tePIGEmfBcr47W7RK0F1zg}:api-key-model:#tePIGEmfBcr47W7RK0F1zg:b");
+    assertThat(keys.bucket("acme", "api-key-model", "5:sk-12:gpt-4o"))
+        .isEqualTo("rl:{acme}:api-key-model:5%3Ask-12%3Agpt-4o:b");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"a}b", "{x}", "a:b", "plain", "ünï cödé"})
+  void hashedKeysOfOneCallShareTheRootsSlot(String root) {
+    String[] level = hashed.level(hashed.part(root), "key:with:colons", hashed.part("k}1"));
+    assertThat(level).extracting(SlotHash::getSlot).containsOnly(SlotHash.getSlot(hashed.sequence(hashed.part(root))));
+    assertThat(level).allSatisfy(k -> assertThat(hashed.parse(k)).isNotNull());
+  }
+
+  @Test
+  void aHashedLayoutIgnoresKeysInClear() {
+    assertThat(hashed.parse(keys.window("a", "b", "c"))).isNull();
+    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":?");
   }
 }

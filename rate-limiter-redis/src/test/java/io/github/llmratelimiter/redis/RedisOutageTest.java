@@ -96,7 +96,9 @@ class RedisOutageTest {
               .withMessageContaining("unavailable").withMessageNotContaining("t\"");
         }
         case FAIL_CLOSED -> {
-          assertThat(first.reason()).isEqualTo(Reason.RPM_LIMIT);
+          assertThat(first.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+          assertThat(first.retryable()).isTrue();
+          assertThat(first.level()).isEqualTo("rpm");
           assertThat(first.retryAfterMs()).isEqualTo(RETRY.toMillis());
           assertThat(third).isEqualTo(first);
         }
@@ -185,7 +187,8 @@ class RedisOutageTest {
   private static long redisKeyCount(RedisRateLimitStore store, String key) {
     RedisClient client = RedisClient.create(server.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
-      return c.sync().keys("*:{" + key + "}:rpm:" + key + ":w").size();
+      String k = RedisRateLimitStore.hashedKey(key);
+      return c.sync().keys("*:{" + k + "}:rpm:" + k + ":w").size();
     } finally {
       client.shutdown();
     }

@@ -23,9 +23,10 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A real {@code redis-server} process on a free loopback port, run from the binary that the Maven
  * artifact {@code com.github.codemonstur:embedded-redis} ships (extracted to {@code target/}).
- * Stopped by {@link #close()}, and at the latest when the test JVM exits.
+ * Stopped by {@link #close()}, and at the latest when the test JVM exits. Public (and published in
+ * this module's test jar) for the tests of the Spring auto-configuration.
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
   private static final Path WORK = Path.of("target", "redis-server");
@@ -43,7 +44,7 @@ final class RedisServer implements AutoCloseable {
   }
 
   /** Starts a server on a free port. */
-  static RedisServer start(String... extraArgs) {
+  public static RedisServer start(String... extraArgs) {
     RedisServer s = new RedisServer(freePort(false), List.of(extraArgs));
     s.startProcess();
     return s;
@@ -59,26 +60,36 @@ final class RedisServer implements AutoCloseable {
     return s;
   }
 
-  int port() {
+  /**
+   * Returns the server's loopback port.
+   *
+   * @return the port
+   */
+  public int port() {
     return port;
   }
 
-  RedisURI uri() {
+  /**
+   * Returns the server's URI.
+   *
+   * @return {@code redis://127.0.0.1:<port>}
+   */
+  public RedisURI uri() {
     return RedisURI.create("redis://127.0.0.1:" + port);
   }
 
   /** Whether the process runs. */
-  synchronized boolean running() {
+  public synchronized boolean running() {
     return process != null && process.isAlive();
   }
 
   /** Kills the process, as a crash would; the port stays reserved for {@link #restart()}. */
-  synchronized void stop() {
+  public synchronized void stop() {
     kill();
   }
 
   /** Starts the process again on the same port, with an empty data set. */
-  synchronized void restart() {
+  public synchronized void restart() {
     kill();
     startProcess();
   }

@@ -7,6 +7,7 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -47,7 +48,7 @@ class RedisStoreBehaviourTest {
 
   private static RedisRateLimitStore serverTimeStore(String prefix) {
     return RedisRateLimitStore.builder(TestRedis.standaloneClient(), TestRedis.standaloneUri())
-        .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).build();
+        .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).hashKeys(false).build();
   }
 
   @Test
@@ -100,7 +101,8 @@ class RedisStoreBehaviourTest {
       for (int i = 0; i < 7; i++) {
         store.acquire(b, "t", 1, Composition.SEQUENTIAL);
       }
-      assertThat(redis.zcard(prefix + ":{t}:w:t:w")).isEqualTo(5);
+      String t = RedisRateLimitStore.hashedKey("t");
+      assertThat(redis.zcard(prefix + ":{" + t + "}:w:" + t + ":w")).isEqualTo(5);
     }
   }
 
@@ -172,6 +174,34 @@ class RedisStoreBehaviourTest {
       assertThat(store.inspect(b, "*").orElseThrow().windowUsed()).isEqualTo(2);
       assertThat(store.reset(b, "*")).isTrue();
       assertThat(store.trackedKeys(b)).isEqualTo(odd.size() - 1);
+    }
+  }
+
+  @Test
+  void byDefaultKeysAreHashedInRedisAndFoundAgainByTheirClearForm() {
+    String prefix = TestRedis.freshPrefix();
+    String apiKey = "sk-live-0123456789abcdef";
+    try (RedisRateLimitStore store = RedisRateLimitStore.builder(TestRedis.standaloneClient(),
+        TestRedis.standaloneUri()).keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).build()) {
+      store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", apiKey, apiKey + "/gpt"), 1,
+          Composition.SEQUENTIAL);
+      List<String> keys = redis.keys(prefix + ":*");
+      String root = RedisRateLimitStore.hashedKey("acme");
+      assertThat(keys).containsExactlyInAnyOrder(
+          prefix + ":{" + root + "}:org:" + root + ":w", prefix + ":{" + root + "}:org:" + root + ":b",
+          prefix + ":{" + root + "}:key:" + RedisRateLimitStore.hashedKey(apiKey) + ":w",
+          prefix + ":{" + root + "}:model:" + RedisRateLimitStore.hashedKey(apiKey + "/gpt") + ":b");
+      assertThat(keys).noneMatch(k -> k.contains("sk-live") || k.contains("acme"));
+      assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
+
+      assertThat(store.inspect(KEY, apiKey).orElseThrow().key()).isEqualTo(apiKey);
+      assertThat(store.inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(store.top(KEY, 10)).extracting(KeySnapshot::key)
+          .containsExactly(RedisRateLimitStore.hashedKey(apiKey));
+      assertThat(store.trackedKeys(KEY)).isEqualTo(1);
+      assertThat(store.reset(KEY, apiKey)).isTrue();
+      assertThat(store.inspect(KEY, apiKey)).isEmpty();
+      assertThat(store.inspect(ORG, "acme")).isPresent();
     }
   }
 

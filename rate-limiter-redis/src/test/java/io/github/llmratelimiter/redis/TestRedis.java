@@ -17,9 +17,10 @@ import java.util.stream.IntStream;
 /**
  * The Redis servers the tests share, started once per test JVM: a standalone server ({@code
  * REDIS_URL} when set) and a 3-master Redis Cluster on loopback ports, each with one Lettuce client
- * that the stores under test borrow. Tests isolate themselves with a fresh key prefix.
+ * that the stores under test borrow. Tests isolate themselves with a fresh key prefix. Public (and
+ * in this module's test jar) for {@link #startCluster}, which the Spring tests use too.
  */
-final class TestRedis {
+public final class TestRedis {
 
   /** A generous timeout for tests that are not about timeouts, so a busy CI machine never trips it. */
   static final Duration TEST_TIMEOUT = Duration.ofSeconds(5);
@@ -53,7 +54,7 @@ final class TestRedis {
     return standaloneClient;
   }
 
-  /** A store on the shared standalone server, reading time from {@code ticker}. */
+  /** A store on the shared standalone server, reading time from {@code ticker}, keys hashed. */
   static RedisRateLimitStore.Builder standalone(Ticker ticker) {
     return RedisRateLimitStore.builder(standaloneClient(), standaloneUri())
         .keyPrefix(freshPrefix())
@@ -62,10 +63,14 @@ final class TestRedis {
         .ticker(ticker);
   }
 
-  /** A store on the shared 3-master Cluster, reading time from {@code ticker}. */
+  /**
+   * A store on the shared 3-master Cluster, reading time from {@code ticker}, with keys in clear
+   * (the standalone stores hash them, as by default, so both layouts run every suite).
+   */
   static RedisRateLimitStore.Builder cluster(Ticker ticker) {
     return RedisRateLimitStore.builder(clusterClient())
         .keyPrefix(freshPrefix())
+        .hashKeys(false)
         .commandTimeout(TEST_TIMEOUT)
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
         .ticker(ticker);
@@ -93,7 +98,7 @@ final class TestRedis {
    * ({@code CLUSTER ADDSLOTS}), introduces them ({@code CLUSTER MEET}) and waits until every node
    * reports {@code cluster_state:ok}.
    */
-  static List<RedisServer> startCluster(int masters) {
+  public static List<RedisServer> startCluster(int masters) {
     List<RedisServer> nodes = new ArrayList<>();
     for (int i = 0; i < masters; i++) {
       nodes.add(RedisServer.startClusterNode());

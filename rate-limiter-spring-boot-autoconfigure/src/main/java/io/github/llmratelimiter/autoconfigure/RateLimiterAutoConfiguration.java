@@ -36,6 +36,12 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitStore rateLimitStore(ObjectProvider<Ticker> ticker, RateLimiterProperties properties) {
+    if (properties.getStore() == RateLimiterProperties.StoreType.REDIS) {
+      // the Redis auto-configuration did not define the store: its classes are missing
+      throw new InvalidRateLimitPropertyException("ratelimiter.store", "redis", "memory, or redis"
+          + " with io.github.llmratelimiter:rate-limiter-redis and"
+          + " org.springframework.boot:spring-boot-starter-data-redis (Lettuce) on the class path");
+    }
     return RateLimitStore.inMemory(
         ticker.getIfAvailable(Ticker::system), properties.getInMemory().getMaxKeysPerBudget());
   }

@@ -89,6 +89,16 @@ public class RateLimiterProperties {
   private final Metrics metrics = new Metrics();
 
   /**
+   * Where budgets are kept: "memory" (in this process) or "redis" (shared by every instance; needs
+   * rate-limiter-redis and spring-boot-starter-data-redis, and uses the spring.data.redis.*
+   * connection).
+   */
+  private StoreType store = StoreType.MEMORY;
+
+  /** The Redis store (used when "store" is redis). */
+  private final Redis redis = new Redis();
+
+  /**
    * Returns the setting: whether rate limiting is enabled at all.
    *
    * @return the enabled setting
@@ -320,6 +330,33 @@ public class RateLimiterProperties {
    */
   public Metrics getMetrics() {
     return metrics;
+  }
+
+  /**
+   * Returns the setting: where budgets are kept, "memory" or "redis".
+   *
+   * @return the store setting
+   */
+  public StoreType getStore() {
+    return store;
+  }
+
+  /**
+   * Sets the setting: where budgets are kept, "memory" or "redis".
+   *
+   * @param store the new value
+   */
+  public void setStore(StoreType store) {
+    this.store = store;
+  }
+
+  /**
+   * Returns the setting: the Redis store (used when "store" is redis).
+   *
+   * @return the redis setting
+   */
+  public Redis getRedis() {
+    return redis;
   }
 
   /** What a request without an API key gets. */
@@ -1066,6 +1103,139 @@ public class RateLimiterProperties {
      */
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+  }
+
+  /** Where budgets are kept. */
+  public enum StoreType {
+    /** In this process: each instance enforces the limits on its own. */
+    MEMORY,
+    /** In Redis: every instance that shares the Redis and the key prefix shares the budgets. */
+    REDIS
+  }
+
+  /** The Redis store; its connection is the application's spring.data.redis.* one. */
+  public static class Redis {
+
+    /** The prefix of every Redis key; instances that share it share their budgets. */
+    private String keyPrefix = "rl";
+
+    /** The longest a request waits for Redis before the failure policy answers. */
+    private Duration commandTimeout = Duration.ofMillis(50);
+
+    /**
+     * What answers while Redis does not: "fail-open" (admit every call), "fail-closed" (deny with
+     * a 503) or "local-fallback" (an in-memory store in this instance decides).
+     */
+    private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
+
+    /** How long after a failure the policy answers before Redis is asked again. */
+    private Duration retryInterval = Duration.ofSeconds(1);
+
+    /**
+     * Whether API keys and other limiter keys are hashed (SHA-256) in Redis key names, so that
+     * they never appear there in clear; false keeps them readable.
+     */
+    private boolean hashKeys = true;
+
+    /**
+     * Returns the setting: the prefix of every Redis key; instances that share it share their budgets.
+     *
+     * @return the keyPrefix setting
+     */
+    public String getKeyPrefix() {
+      return keyPrefix;
+    }
+
+    /**
+     * Sets the setting: the prefix of every Redis key; instances that share it share their budgets.
+     *
+     * @param keyPrefix the new value
+     */
+    public void setKeyPrefix(String keyPrefix) {
+      this.keyPrefix = keyPrefix;
+    }
+
+    /**
+     * Returns the setting: the longest a request waits for Redis before the failure policy answers.
+     *
+     * @return the commandTimeout setting
+     */
+    public Duration getCommandTimeout() {
+      return commandTimeout;
+    }
+
+    /**
+     * Sets the setting: the longest a request waits for Redis before the failure policy answers.
+     *
+     * @param commandTimeout the new value
+     */
+    public void setCommandTimeout(Duration commandTimeout) {
+      this.commandTimeout = commandTimeout;
+    }
+
+    /**
+     * Returns the setting: what answers while Redis does not.
+     *
+     * @return the failurePolicy setting
+     */
+    public FailurePolicy getFailurePolicy() {
+      return failurePolicy;
+    }
+
+    /**
+     * Sets the setting: what answers while Redis does not.
+     *
+     * @param failurePolicy the new value
+     */
+    public void setFailurePolicy(FailurePolicy failurePolicy) {
+      this.failurePolicy = failurePolicy;
+    }
+
+    /**
+     * Returns the setting: how long after a failure the policy answers before Redis is asked again.
+     *
+     * @return the retryInterval setting
+     */
+    public Duration getRetryInterval() {
+      return retryInterval;
+    }
+
+    /**
+     * Sets the setting: how long after a failure the policy answers before Redis is asked again.
+     *
+     * @param retryInterval the new value
+     */
+    public void setRetryInterval(Duration retryInterval) {
+      this.retryInterval = retryInterval;
+    }
+
+    /**
+     * Returns the setting: whether limiter keys are hashed in Redis key names.
+     *
+     * @return the hashKeys setting
+     */
+    public boolean isHashKeys() {
+      return hashKeys;
+    }
+
+    /**
+     * Sets the setting: whether limiter keys are hashed in Redis key names.
+     *
+     * @param hashKeys the new value
+     */
+    public void setHashKeys(boolean hashKeys) {
+      this.hashKeys = hashKeys;
+    }
+
+    /** What answers while Redis does not. */
+    public enum FailurePolicy {
+      /** Admit every call. */
+      FAIL_OPEN,
+      /** Deny every call with a 503 problem response and a Retry-After of the retry interval. */
+      FAIL_CLOSED,
+      /** An in-memory store in this instance decides until Redis answers again. */
+      LOCAL_FALLBACK
     }
   }
 }

@@ -44,6 +44,11 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  *
  * <p>The {@code {key}} is the API key in clear or its {@code id} as this endpoint shows it; keys are
  * only ever shown masked ({@code ****} and the last 4 characters) with that id (a hash prefix).
+ *
+ * <p>A store that keeps only a hash of each key (the Redis store, by default) lists its keys by that
+ * hash ({@code #} and 22 base64url characters): the most used keys then show that hash as {@code
+ * key}, without {@code id} or model, since the key in clear is nowhere to be read. Looking up or
+ * resetting a key by the API key in clear works as with any store.
  */
 @Endpoint(id = "ratelimiter", defaultAccess = Access.READ_ONLY)
 public final class RateLimiterEndpoint {
@@ -203,6 +208,9 @@ public final class RateLimiterEndpoint {
 
   /** The API key of a snapshot, or null for the global key. */
   private @Nullable String apiKeyOf(KeySnapshot s) {
+    if (storeHash(s.key())) {
+      return null; // the store keeps only the key's hash: shown as it is, never in clear
+    }
     KeyScope scope = scopes.getOrDefault(s.budget(), KeyScope.API_KEY);
     if (scope == KeyScope.GLOBAL) {
       return null;
@@ -218,6 +226,12 @@ public final class RateLimiterEndpoint {
     }
     String[] parts = scopes.get(s.budget()) == KeyScope.API_KEY_AND_MODEL ? composite(s.key()) : null;
     return parts == null ? null : parts[1];
+  }
+
+  /** Whether a store key is a store's hash of the key ({@code #} and 22 base64url characters). */
+  private static boolean storeHash(String key) {
+    return key.length() == 23 && key.charAt(0) == '#'
+        && key.chars().skip(1).allMatch(c -> c < 128 && (Character.isLetterOrDigit(c) || c == '-' || c == '_'));
   }
 
   /** Splits {@code length:apiKey:model}, or returns null when the key is not composite. */

@@ -85,6 +85,9 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     ProblemDetail problem = problem(HttpStatus.SERVICE_UNAVAILABLE,
         "The rate limiter cannot decide right now; the request was not served.", request);
     problem.setProperty("policy", exception.policy());
+    if (exception.retryAfterMs() > 0) {
+      problem.setProperty("retryAfterMs", exception.retryAfterMs());
+    }
     return problem;
   }
 
