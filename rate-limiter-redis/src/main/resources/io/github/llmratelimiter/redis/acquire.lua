@@ -85,15 +85,15 @@ end
 
 local function rpmDeny(i, L)
   local retry = math.max(1, ceilMs(oldestOf(L) + L.window - now))
-  return {0, 'RPM_LIMIT', i, 0, retry, resetMs(L), 1}
+  return {0, 'RPM_LIMIT', i, 0, out(retry), out(resetMs(L)), 1}
 end
 
 local function burstDeny(i, L)
   local rem = out(bucketRemaining(L))
   if L.refill == 0 then
-    return {0, 'BURST_LIMIT', i, rem, 0, resetMs(L), 0}
+    return {0, 'BURST_LIMIT', i, rem, 0, out(resetMs(L)), 0}
   end
-  return {0, 'BURST_LIMIT', i, rem, tokensMs(L, cost - L.tokens), resetMs(L), 1}
+  return {0, 'BURST_LIMIT', i, rem, out(tokensMs(L, cost - L.tokens)), out(resetMs(L)), 1}
 end
 
 -- Milliseconds until enough model tokens leave for the estimate (BudgetTable.modelTokensRetryMs)
@@ -108,7 +108,7 @@ local function modelTokensDeny(i, L)
       break
     end
   end
-  return {0, 'TPM_LIMIT', i, out(remaining(L)), retry, resetMs(L), 1}
+  return {0, 'TPM_LIMIT', i, out(remaining(L)), out(retry), out(resetMs(L)), 1}
 end
 
 local function keysOf(i)
@@ -201,7 +201,7 @@ if not result then
     end
     reset = math.max(reset, resetMs(levels[i]))
   end
-  result = {1, 'OK', binding, out(best), 0, reset, 1}
+  result = {1, 'OK', binding, out(best), 0, out(reset), 1}
 end
 
 -- what is left of the model-token windows now, over every level that limits them
@@ -219,5 +219,5 @@ for i = 1, n do
 end
 result[8] = out(result[1] == 1 and id or 0)
 result[9] = out(tpmRemaining)
-result[10] = tpmReset
+result[10] = out(tpmReset)
 return result

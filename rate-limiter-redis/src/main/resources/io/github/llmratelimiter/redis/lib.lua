@@ -39,7 +39,8 @@ local function num(x)
 end
 
 -- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
--- formatting), anything else (inf, a fraction) as its %.17g string
+-- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which the
+-- client reads as before (a Lua number past 2^63 has no integer reply)
 local function out(x)
   if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
     return x
