@@ -4,7 +4,8 @@
 --
 -- KEYS: four per level i (1-based), all sharing one hash tag (one slot on Redis Cluster):
 --   KEYS[4i-3] window log, KEYS[4i-2] bucket, KEYS[4i-1] model-token window, KEYS[4i] amounts;
---   then KEYS[4N+1], the counter that numbers this root's reservations
+--   then, only when ARGV[8] is not '0', KEYS[4N+1]: the counter that numbers this root's
+--   reservations
 -- ARGV:
 --   4  the call's cost in bucket tokens
 --   5  'S' sequential (the window, the bucket, the model tokens, level after level; what ran
