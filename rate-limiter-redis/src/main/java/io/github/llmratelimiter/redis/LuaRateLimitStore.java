@@ -49,12 +49,15 @@ final class LuaRateLimitStore implements RateLimitStore {
    * an in-memory fallback, and stay exact in Lua's doubles.
    */
   static final long RESERVATION_ID_BASE = 1L << 52;
+  private static final String RESERVATION_ID_BASE_ARG = Long.toString(RESERVATION_ID_BASE);
+  private static final String TICKER_MIN_TTL_ARG = Long.toString(TICKER_MIN_TTL_MS);
+  private static final String[] COUNTS = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
   private static final int SCAN_COUNT = 1000;
 
   private final RedisLink link;
   private final RedisKeys layout;
   private final @Nullable Ticker ticker;
-  private final ConcurrentHashMap<String, Budget> budgets = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, ScriptBudget> budgets = new ConcurrentHashMap<>();
 
   LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker) {
     this.link = link;
@@ -160,14 +163,30 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   /** Checks the budget and that its name always comes with the same limits in this store. */
   Budget budget(@Nullable Budget budget) {
+    scripted(budget);
+    return budget;
+  }
+
+  /**
+   * The budget as the scripts see it; checks it, and that its name always comes with the same
+   * limits in this store.
+   */
+  private ScriptBudget scripted(@Nullable Budget budget) {
     Checks.notNull("budget", budget);
-    Budget known = budgets.putIfAbsent(budget.name(), budget);
-    if (known != null && known != budget && !known.equals(budget)) {
+    ScriptBudget known = budgets.get(budget.name()); // a known budget: a read, no lock
+    if (known == null) {
+      ScriptBudget added = new ScriptBudget(budget, layout, ticker != null);
+      known = budgets.putIfAbsent(budget.name(), added);
+      if (known == null) {
+        return added;
+      }
+    }
+    if (known.budget != budget && !known.budget.equals(budget)) {
       throw new IllegalArgumentException(
-          "budget '" + budget.name() + "' is already used with other limits: " + known
+          "budget '" + budget.name() + "' is already used with other limits: " + known.budget
               + ", but was " + budget);
     }
-    return budget;
+    return known;
   }
 
   /** Runs a planned call on Redis: one script call, whatever the number of levels. */
@@ -177,16 +196,20 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     List<Budget> levels = call.levels();
     int n = levels.size();
-    String root = call.keys().get(0);
-    List<String> args = new ArrayList<>(8 + 7 * n);
+    String[] args = new String[8 + 7 * n];
     timeArgs(args);
-    args.add(Double.toString(call.cost()));
-    args.add(call.composition() == Composition.SEQUENTIAL ? "S" : "R");
-    args.add(Integer.toString(n));
-    args.add(Long.toString(call.estimate()));
-    args.add(call.reserve() ? Long.toString(RESERVATION_ID_BASE) : "0");
-    String[] keys = levelKeys(root, levels, call.keys(), args, true);
-    List<Object> r = ACQUIRE.run(link.commands(), keys, args.toArray(String[]::new));
+    args[3] = call.cost() == 1.0 ? "1.0" : Double.toString(call.cost());
+    args[4] = call.composition() == Composition.SEQUENTIAL ? "S" : "R";
+    args[5] = count(n);
+    args[6] = count(call.estimate());
+    args[7] = call.reserve() ? RESERVATION_ID_BASE_ARG : "0";
+    // the root's reservation counter only when the call numbers a reservation
+    String[] keys = new String[4 * n + (call.reserve() ? 1 : 0)];
+    String counter = levelKeys(call.keys(), levels, keys, args, 8);
+    if (call.reserve()) {
+      keys[4 * n] = counter;
+    }
+    List<Object> r = ACQUIRE.run(link.commands(), keys, args);
     boolean allowed = asLong(r.get(0)) == 1;
     Reason reason = Reason.valueOf((String) r.get(1));
     String level = levels.get((int) asLong(r.get(2)) - 1).name();
@@ -197,34 +220,23 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /**
-   * The four keys of every level (plus the root's reservation counter when {@code counter}), with
-   * each level's 7 values appended to {@code args}; {@code root} and {@code levelKeys} in clear.
+   * Puts the four keys of every level (limiter keys in clear, the first one the root) into {@code
+   * keys} from 0, and each level's 7 values into {@code args} from {@code at}; returns the root's
+   * reservation counter.
    */
-  private String[] levelKeys(String root, List<Budget> levels, List<String> levelKeys,
-      List<String> args, boolean counter) {
-    List<String> parts = new ArrayList<>(levelKeys.size());
-    for (String k : levelKeys) {
-      parts.add(layout.part(k));
+  private String levelKeys(
+      List<String> levelKeys, List<Budget> levels, String[] keys, String[] args, int at) {
+    String root = levelKeys.get(0);
+    String counter = null;
+    for (int i = 0; i < levels.size(); i++) {
+      ScriptBudget b = scripted(levels.get(i));
+      String c = b.copyKeys(root, levelKeys.get(i), keys, 4 * i);
+      if (i == 0) {
+        counter = c;
+      }
+      b.copyArgs(args, at + 7 * i);
     }
-    // the root is the first level's key: its part is already computed
-    return levelKeysOfParts(root.equals(levelKeys.get(0)) ? parts.get(0) : layout.part(root),
-        levels, parts, args, counter);
-  }
-
-  /** As {@link #levelKeys}, from the parts that stand for the root and the keys in Redis. */
-  private String[] levelKeysOfParts(String rootPart, List<Budget> levels, List<String> keyParts,
-      List<String> args, boolean counter) {
-    int n = levels.size();
-    String[] keys = new String[4 * n + (counter ? 1 : 0)];
-    for (int i = 0; i < n; i++) {
-      Budget b = levels.get(i);
-      System.arraycopy(layout.level(rootPart, b.name(), keyParts.get(i)), 0, keys, 4 * i, 4);
-      levelArgs(args, b);
-    }
-    if (counter) {
-      keys[4 * n] = layout.sequence(rootPart);
-    }
-    return keys;
+    return counter;
   }
 
   @Override
@@ -261,14 +273,16 @@ final class LuaRateLimitStore implements RateLimitStore {
   /** Runs a validated reconciliation on Redis: one script call. */
   void executeReconcile(Reservation reservation, long actualModelTokens) {
     List<Budget> levels = reservation.levels();
-    List<String> args = new ArrayList<>(7 + 7 * levels.size());
+    int n = levels.size();
+    String[] args = new String[7 + 7 * n];
     timeArgs(args);
-    args.add(Integer.toString(levels.size()));
-    args.add(Long.toString(reservation.id()));
-    args.add(Long.toString(reservation.estimate()));
-    args.add(Long.toString(actualModelTokens));
-    String[] keys = levelKeys(reservation.keys().get(0), levels, reservation.keys(), args, false);
-    RECONCILE.run(link.commands(), keys, args.toArray(String[]::new));
+    args[3] = count(n);
+    args[4] = Long.toString(reservation.id());
+    args[5] = count(reservation.estimate());
+    args[6] = count(actualModelTokens);
+    String[] keys = new String[4 * n];
+    levelKeys(reservation.keys(), levels, keys, args, 7);
+    RECONCILE.run(link.commands(), keys, args);
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
@@ -329,10 +343,11 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   private @Nullable KeySnapshot snapshot(
       Budget budget, String rootPart, String keyPart, String shown) {
-    List<String> args = new ArrayList<>(10);
+    String[] args = new String[10];
     timeArgs(args);
-    String[] keys = levelKeysOfParts(rootPart, List.of(budget), List.of(keyPart), args, false);
-    List<Object> r = INSPECT.run(link.commands(), keys, args.toArray(String[]::new));
+    scripted(budget).copyArgs(args, 3);
+    String[] keys = layout.level(rootPart, budget.name(), keyPart);
+    List<Object> r = INSPECT.run(link.commands(), keys, args);
     if (r.isEmpty()) {
       return null;
     }
@@ -423,51 +438,22 @@ final class LuaRateLimitStore implements RateLimitStore {
     link.commands().ping();
   }
 
-  private void timeArgs(List<String> args) {
+  /** Puts the time values (ARGV 1-3 of every script) into {@code args}. */
+  private void timeArgs(String[] args) {
     if (ticker == null) {
-      args.add("");
-      args.add("1000");
-      args.add("0");
+      args[0] = "";
+      args[1] = "1000";
+      args[2] = "0";
     } else {
-      args.add(Long.toString(ticker.read()));
-      args.add("1000000");
-      args.add(Long.toString(TICKER_MIN_TTL_MS));
+      args[0] = Long.toString(ticker.read());
+      args[1] = "1000000";
+      args[2] = TICKER_MIN_TTL_ARG;
     }
   }
 
-  private void levelArgs(List<String> args, Budget budget) {
-    WindowLimit w = budget.window();
-    BucketLimit b = budget.bucket();
-    if (w == null) {
-      args.add("0");
-      args.add("0");
-    } else {
-      args.add(Long.toString(w.limit()));
-      args.add(units(w.window()));
-    }
-    if (b == null) {
-      args.add("0");
-      args.add("0");
-      args.add("0");
-    } else {
-      args.add(Double.toString(b.capacity()));
-      args.add(Double.toString(b.refillPerSecond()));
-      args.add(Double.toString(b.refillPerSecond() / (ticker == null ? 1e6 : 1e9)));
-    }
-    ModelTokenLimit m = budget.modelTokens();
-    if (m == null) {
-      args.add("0");
-      args.add("0");
-    } else {
-      args.add(Long.toString(m.limit()));
-      args.add(units(m.window()));
-    }
-  }
-
-  /** A duration in the scripts' time units. */
-  private String units(Duration d) {
-    long nanos = d.toNanos();
-    return ticker == null ? Double.toString(nanos / 1000.0) : Long.toString(nanos);
+  /** A whole number as a script argument, small ones without allocating. */
+  private static String count(long n) {
+    return n >= 0 && n < COUNTS.length ? COUNTS[(int) n] : Long.toString(n);
   }
 
   /** A script's number; {@code inf} (no limit at a level) saturates as a Java cast does. */

@@ -4,7 +4,8 @@
 --
 -- KEYS: four per level i (1-based), all sharing one hash tag (one slot on Redis Cluster):
 --   KEYS[4i-3] window log, KEYS[4i-2] bucket, KEYS[4i-1] model-token window, KEYS[4i] amounts;
---   then KEYS[4N+1], the counter that numbers this root's reservations
+--   then, only when ARGV[8] is not '0', KEYS[4N+1]: the counter that numbers this root's
+--   reservations
 -- ARGV:
 --   4  the call's cost in bucket tokens
 --   5  'S' sequential (the window, the bucket, the model tokens, level after level; what ran
@@ -16,8 +17,8 @@
 --      '0' and some level limits model tokens)
 --   then 7 values per level (see lib.lua)
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
---          retryable (1|0), reservation id, remaining model tokens, model-token reset ms},
---          the numbers after the level as strings.
+--          retryable (1|0), reservation id, remaining model tokens, model-token reset ms}: whole
+--          numbers below 2^53 as integers, any other number (inf) as its %.17g string.
 
 local cost = tonumber(ARGV[4])
 local sequential = ARGV[5] == 'S'
@@ -27,9 +28,13 @@ local idBase = tonumber(ARGV[8])
 
 local function chargeWindow(L)
   if L.hasWindow then
-    local same = redis.call('ZCOUNT', L.wkey, now, now)
-    -- members are unique even for equal timestamps: equal scores leave the log together
-    redis.call('ZADD', L.wkey, now, string.format('%.0f', now) .. '-' .. same)
+    -- members are unique even for equal timestamps: the first admission at a time is named by the
+    -- time; a further one by the time and '-<n>', n the admissions already at that time (each
+    -- such n is larger than the last); equal scores leave the log together
+    local member = string.format('%.0f', now)
+    if redis.call('ZADD', L.wkey, 'NX', now, member) == 0 then
+      redis.call('ZADD', L.wkey, now, member .. '-' .. redis.call('ZCOUNT', L.wkey, now, now))
+    end
     if L.size == 0 then
       L.oldest = now
     end
@@ -70,7 +75,7 @@ end
 local function resetMs(L)
   local units = 0
   if L.hasWindow and L.size > 0 then
-    units = L.newest + L.window - now
+    units = newestOf(L) + L.window - now
   end
   local ms = ceilMs(units)
   if L.hasBucket and L.refill > 0 and L.tokens < L.capacity then
@@ -80,16 +85,16 @@ local function resetMs(L)
 end
 
 local function rpmDeny(i, L)
-  local retry = math.max(1, ceilMs(L.oldest + L.window - now))
-  return {0, 'RPM_LIMIT', i, '0', num(retry), num(resetMs(L)), 1}
+  local retry = math.max(1, ceilMs(oldestOf(L) + L.window - now))
+  return {0, 'RPM_LIMIT', i, 0, out(retry), out(resetMs(L)), 1}
 end
 
 local function burstDeny(i, L)
-  local rem = num(bucketRemaining(L))
+  local rem = out(bucketRemaining(L))
   if L.refill == 0 then
-    return {0, 'BURST_LIMIT', i, rem, '0', num(resetMs(L)), 0}
+    return {0, 'BURST_LIMIT', i, rem, 0, out(resetMs(L)), 0}
   end
-  return {0, 'BURST_LIMIT', i, rem, num(tokensMs(L, cost - L.tokens)), num(resetMs(L)), 1}
+  return {0, 'BURST_LIMIT', i, rem, out(tokensMs(L, cost - L.tokens)), out(resetMs(L)), 1}
 end
 
 -- Milliseconds until enough model tokens leave for the estimate (BudgetTable.modelTokensRetryMs)
@@ -104,7 +109,7 @@ local function modelTokensDeny(i, L)
       break
     end
   end
-  return {0, 'TPM_LIMIT', i, num(remaining(L)), num(retry), num(resetMs(L)), 1}
+  return {0, 'TPM_LIMIT', i, out(remaining(L)), out(retry), out(resetMs(L)), 1}
 end
 
 local function keysOf(i)
@@ -197,7 +202,7 @@ if not result then
     end
     reset = math.max(reset, resetMs(levels[i]))
   end
-  result = {1, 'OK', binding, num(best), '0', num(reset), 1}
+  result = {1, 'OK', binding, out(best), 0, out(reset), 1}
 end
 
 -- what is left of the model-token windows now, over every level that limits them
@@ -213,7 +218,7 @@ end
 for i = 1, n do
   save(levels[i])
 end
-result[8] = num(result[1] == 1 and id or 0)
-result[9] = num(tpmRemaining)
-result[10] = num(tpmReset)
+result[8] = out(result[1] == 1 and id or 0)
+result[9] = out(tpmRemaining)
+result[10] = out(tpmReset)
 return result

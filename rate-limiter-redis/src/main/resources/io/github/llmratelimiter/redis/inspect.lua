@@ -15,7 +15,7 @@ end
 -- milliseconds until a unit-cost call would pass the window and the bucket (BudgetTable.waitMs)
 local ms = 0
 if windowFull(L) then
-  ms = ceilMs(L.oldest + L.window - now)
+  ms = ceilMs(oldestOf(L) + L.window - now)
 end
 if bucketShort(L, 1.0) and L.refill > 0 then
   ms = math.max(ms, tokensMs(L, 1.0 - L.tokens))

@@ -7,7 +7,8 @@
 --
 -- State of one level (one budget applied to one key), in four keys sharing the call's hash tag:
 --   w  the sliding-window log: a sorted set of admissions, score = admission time, members unique
---   b  the token bucket: a hash {t = tokens, r = time of the last refill}; absent means full
+--      (the time; a further admission at the same time: the time and '-<n>', see acquire.lua)
+--   b  the token bucket: a string '<tokens> <time of the last refill>'; absent means full
 --   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
 --   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
 -- Common ARGV:
@@ -35,6 +36,16 @@ local minTtlMs = tonumber(ARGV[3])
 
 local function num(x)
   return string.format('%.17g', x)
+end
+
+-- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
+-- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which the
+-- client reads as before (a Lua number past 2^63 has no integer reply)
+local function out(x)
+  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
+    return x
+  end
+  return num(x)
 end
 
 -- ceil(units / unitsPerMs) for units > 0, else 0 (BudgetTable.ceilMs), exact for whole units
@@ -115,17 +126,16 @@ local function load(k, b, normalize)
     redis.call('ZREMRANGEBYSCORE', L.wkey, '-inf', now - L.window)
     L.size = redis.call('ZCARD', L.wkey)
     if L.size > 0 then
-      L.exists = true
-      L.oldest = tonumber(redis.call('ZRANGE', L.wkey, 0, 0, 'WITHSCORES')[2])
-      L.newest = tonumber(redis.call('ZRANGE', L.wkey, -1, -1, 'WITHSCORES')[2])
+      L.exists = true -- the oldest and newest admissions are read when needed (oldestOf, newestOf)
     end
   end
   if L.hasBucket then
-    local h = redis.call('HMGET', L.bkey, 't', 'r')
-    if h[1] then
+    local s = redis.call('GET', L.bkey)
+    if s then
+      local space = string.find(s, ' ', 1, true)
       L.exists = true
-      L.tokens = tonumber(h[1])
-      L.refilledAt = tonumber(h[2])
+      L.tokens = tonumber(string.sub(s, 1, space - 1))
+      L.refilledAt = tonumber(string.sub(s, space + 1))
       local elapsed = now - L.refilledAt
       if elapsed > 0 then
         L.tokens = math.min(L.capacity, L.tokens + elapsed * L.refillPerUnit)
@@ -138,6 +148,22 @@ local function load(k, b, normalize)
     end
   end
   return L
+end
+
+-- The time of the oldest admission in a non-empty window log, read once when first needed.
+local function oldestOf(L)
+  if L.oldest == nil then
+    L.oldest = tonumber(redis.call('ZRANGE', L.wkey, 0, 0, 'WITHSCORES')[2])
+  end
+  return L.oldest
+end
+
+-- The time of the newest admission in a non-empty window log (now, once this call appended one).
+local function newestOf(L)
+  if L.newest == nil then
+    L.newest = tonumber(redis.call('ZRANGE', L.wkey, -1, -1, 'WITHSCORES')[2])
+  end
+  return L.newest
 end
 
 -- Adds a model-token entry (KeyEntry.appendModelTokens).
@@ -183,19 +209,19 @@ local function save(L)
     end
   end
   if L.windowCharged then
-    local ttl = ceilMs(L.newest + L.window - now) + 1
+    local ttl = ceilMs(newestOf(L) + L.window - now) + 1
     redis.call('PEXPIRE', L.wkey, math.max(ttl, minTtlMs))
   end
   if L.dirty then
     if L.tokens >= L.capacity then
       redis.call('DEL', L.bkey) -- a full bucket is a fresh one
     else
-      redis.call('HSET', L.bkey, 't', num(L.tokens), 'r', num(L.refilledAt))
+      local state = string.format('%.17g %.17g', L.tokens, L.refilledAt)
       local ttl = L.refill > 0 and tokensMs(L, L.capacity - L.tokens) + 1 or math.huge
       if ttl < 1e15 then
-        redis.call('PEXPIRE', L.bkey, math.max(ttl, minTtlMs))
+        redis.call('SET', L.bkey, state, 'PX', math.max(ttl, minTtlMs))
       else
-        redis.call('PERSIST', L.bkey) -- never refills: a one-shot budget must not expire
+        redis.call('SET', L.bkey, state) -- no expiry: a one-shot budget never refills
       end
     end
   end

@@ -1,0 +1,94 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A budget as one store's scripts see it: its seven level values (see {@code lib.lua}) formatted
+ * once, and the Redis keys of the levels it was used at recently, so that a decision on a known key
+ * computes no hash and builds no string.
+ *
+ * <p>The recent levels sit in a direct-mapped table of {@value #SLOTS} entries: a lookup is one
+ * array read, a miss replaces the entry. Entries are immutable, so threads may race on a slot and
+ * at worst compute a level's keys again.
+ */
+final class ScriptBudget {
+
+  /** Entries of the table of recent levels (a power of two). */
+  static final int SLOTS = 1024;
+
+  /** The Redis keys of one level, from its limiter keys in clear. */
+  private record LevelKeys(String root, String key, String[] keys, @Nullable String sequence) {}
+
+  final Budget budget;
+  private final String[] args;
+  private final RedisKeys layout;
+  private final LevelKeys[] recent = new LevelKeys[SLOTS];
+
+  /**
+   * @param nanos whether the scripts count time in nanoseconds (a ticker), else microseconds
+   */
+  ScriptBudget(Budget budget, RedisKeys layout, boolean nanos) {
+    this.budget = budget;
+    this.layout = layout;
+    this.args = args(budget, nanos);
+  }
+
+  /** Copies the budget's seven level values into {@code to} from {@code at}. */
+  void copyArgs(String[] to, int at) {
+    System.arraycopy(args, 0, to, at, args.length);
+  }
+
+  /**
+   * Copies the four keys of the level of {@code key} under {@code root} (limiter keys in clear)
+   * into {@code to} from {@code at}; returns the root's reservation counter when {@code key} is
+   * the root, else null.
+   */
+  @Nullable String copyKeys(String root, String key, String[] to, int at) {
+    int h = root.hashCode() * 31 + key.hashCode();
+    int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
+    LevelKeys e = recent[slot];
+    if (e == null || !e.key.equals(key) || !e.root.equals(root)) {
+      String rootPart = layout.part(root);
+      boolean isRoot = root.equals(key);
+      e = new LevelKeys(root, key,
+          layout.level(rootPart, budget.name(), isRoot ? rootPart : layout.part(key)),
+          isRoot ? layout.sequence(rootPart) : null);
+      recent[slot] = e;
+    }
+    System.arraycopy(e.keys, 0, to, at, 4);
+    return e.sequence;
+  }
+
+  /** The seven level values of {@code budget}, with durations in the scripts' time units. */
+  static String[] args(Budget budget, boolean nanos) {
+    String[] a = {"0", "0", "0", "0", "0", "0", "0"};
+    WindowLimit w = budget.window();
+    if (w != null) {
+      a[0] = Long.toString(w.limit());
+      a[1] = units(w.window(), nanos);
+    }
+    BucketLimit b = budget.bucket();
+    if (b != null) {
+      a[2] = Double.toString(b.capacity());
+      a[3] = Double.toString(b.refillPerSecond());
+      a[4] = Double.toString(b.refillPerSecond() / (nanos ? 1e9 : 1e6));
+    }
+    ModelTokenLimit m = budget.modelTokens();
+    if (m != null) {
+      a[5] = Long.toString(m.limit());
+      a[6] = units(m.window(), nanos);
+    }
+    return a;
+  }
+
+  /** A duration in the scripts' time units. */
+  private static String units(Duration d, boolean nanos) {
+    long n = d.toNanos();
+    return nanos ? Long.toString(n) : Double.toString(n / 1000.0);
+  }
+}

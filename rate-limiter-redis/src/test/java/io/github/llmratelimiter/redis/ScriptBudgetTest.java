@@ -1,0 +1,48 @@
+package io.github.llmratelimiter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+class ScriptBudgetTest {
+
+  private static final Budget ORG = new Budget("org", WindowLimit.perMinute(60), null);
+
+  @Test
+  void keysOfManyMoreLevelsThanSlotsAreThoseOfTheLayout() {
+    for (RedisKeys layout : new RedisKeys[] {new RedisKeys("rl", false), new RedisKeys("rl", true)}) {
+      ScriptBudget budget = new ScriptBudget(ORG, layout, false);
+      // twice over four times as many (root, key) pairs as slots: slots are shared and replaced
+      for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 4 * ScriptBudget.SLOTS; i++) {
+          String root = "tenant-" + (i % 97);
+          // a key under several roots, and a root that is also a key
+          String key = i % 3 == 0 ? root : "key-" + (i % 200);
+          String[] keys = new String[5];
+          String counter = budget.copyKeys(root, key, keys, 1);
+          assertThat(Arrays.copyOfRange(keys, 1, 5))
+              .containsExactly(layout.level(layout.part(root), "org", layout.part(key)));
+          assertThat(counter).isEqualTo(root.equals(key) ? layout.sequence(layout.part(root)) : null);
+        }
+      }
+    }
+  }
+
+  @Test
+  void levelValuesAreInTheScriptsTimeUnits() {
+    Budget all = new Budget("all", new WindowLimit(5, Duration.ofSeconds(2)),
+        new BucketLimit(10, 2.5), new ModelTokenLimit(1000, Duration.ofMinutes(1)));
+    assertThat(ScriptBudget.args(all, false)).containsExactly(
+        "5", "2000000.0", "10.0", "2.5", Double.toString(2.5 / 1e6), "1000", "6.0E7");
+    assertThat(ScriptBudget.args(all, true)).containsExactly(
+        "5", "2000000000", "10.0", "2.5", Double.toString(2.5 / 1e9), "1000", "60000000000");
+    assertThat(ScriptBudget.args(ORG, false)).containsExactly(
+        "60", "6.0E7", "0", "0", "0", "0", "0");
+  }
+}
