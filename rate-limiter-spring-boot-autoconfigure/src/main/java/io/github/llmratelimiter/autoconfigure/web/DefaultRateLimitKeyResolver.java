@@ -1,11 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
 import jakarta.servlet.http.HttpServletRequest;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.json.JsonParser;
-import org.springframework.boot.json.JsonParserFactory;
 
 /**
  * The default resolver: the API key from {@code Authorization: Bearer} or {@code X-API-Key}; the
@@ -49,16 +46,7 @@ final class DefaultRateLimitKeyResolver implements RateLimitKeyResolver {
   }
 
   private static @Nullable String modelFromBody(HttpServletRequest request) {
-    if (!(request.getAttribute(ModelPeekingFilter.BODY_ATTRIBUTE) instanceof byte[] body)
-        || body.length == 0) {
-      return null;
-    }
-    try {
-      JsonParser parser = JsonParserFactory.getJsonParser();
-      Map<String, Object> map = parser.parseMap(new String(body, StandardCharsets.UTF_8));
-      return map.get("model") instanceof String s && !s.isBlank() ? s : null;
-    } catch (RuntimeException e) { // JsonParseException, or a non-object body
-      return null;
-    }
+    Map<String, Object> map = Json.requestBody(request);
+    return map != null && map.get("model") instanceof String s && !s.isBlank() ? s : null;
   }
 }

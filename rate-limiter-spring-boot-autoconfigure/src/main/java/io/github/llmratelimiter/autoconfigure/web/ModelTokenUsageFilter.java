@@ -16,7 +16,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -248,7 +247,7 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
     private static @Nullable Long parse(String json) {
       try {
-        Map<String, Object> map = JsonParserFactory.getJsonParser().parseMap(json);
+        Map<String, Object> map = Json.PARSER.parseMap(json);
         return ModelTokens.usage(map);
       } catch (RuntimeException e) { // not a JSON object
         return null;

@@ -9,10 +9,8 @@ import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties.MissingKey;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.json.JsonParserFactory;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -89,14 +87,8 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
     if (!(request.getAttribute(ModelPeekingFilter.BODY_ATTRIBUTE) instanceof byte[] body)) {
       return estimator.estimateUnread(request.getContentLengthLong());
     }
-    Map<String, Object> map;
-    try {
-      map = body.length == 0 ? Map.of()
-          : JsonParserFactory.getJsonParser().parseMap(new String(body, StandardCharsets.UTF_8));
-    } catch (RuntimeException e) { // JsonParseException, or a non-object body
-      return estimator.estimateUnread(body.length);
-    }
-    return estimator.estimate(map);
+    Map<String, Object> map = Json.requestBody(request);
+    return map == null ? estimator.estimateUnread(body.length) : estimator.estimate(map);
   }
 
   boolean alreadyCharged(HttpServletRequest request) {
