@@ -1,7 +1,6 @@
 package io.github.llmratelimiter.core;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -485,16 +484,10 @@ final class InMemoryStore implements RateLimitStore {
         all.add(s);
       }
     }
-    all.sort(Comparator.comparingDouble(InMemoryStore::use).reversed()
-        .thenComparing(KeySnapshot::key));
+    all.sort(KeySnapshot.BUSIEST_FIRST);
     return List.copyOf(all.subList(0, Math.min(limit, all.size())));
   }
 
-  /** The larger share of either component in use, from 0 to 1. */
-  private static double use(KeySnapshot s) {
-    double bucketUse = s.capacity() == 0 ? 0 : 1 - s.tokens() / s.capacity();
-    return Math.max(s.windowUtilization(), bucketUse);
-  }
 
   @Override
   public boolean reset(Budget budget, String key) {

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import java.util.Comparator;
+
 /**
  * A point-in-time view of one key's state under one budget, for monitoring.
  *
@@ -62,6 +64,11 @@ public record KeySnapshot(
     this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, 0, 0);
   }
 
+  /** Orders snapshots the way stores rank {@link RateLimitStore#top}: busiest first, then by key. */
+  public static final Comparator<KeySnapshot> BUSIEST_FIRST =
+      Comparator.comparingDouble(KeySnapshot::utilization).reversed()
+          .thenComparing(KeySnapshot::key);
+
   /**
    * Returns the share of the window used, from 0 to 1 (0 without a window).
    *
@@ -69,5 +76,18 @@ public record KeySnapshot(
    */
   public double windowUtilization() {
     return windowLimit == 0 ? 0 : (double) windowUsed / windowLimit;
+  }
+
+  /**
+   * Returns the largest share in use of any component: the window, the bucket or the model-token
+   * window, from 0 to 1 (a model-token window reconciled above its limit counts as 1).
+   *
+   * @return the busiest component's share in use
+   */
+  public double utilization() {
+    double bucketUse = capacity == 0 ? 0 : 1 - tokens / capacity;
+    double modelTokenUse =
+        modelTokenLimit == 0 ? 0 : Math.min(1, (double) modelTokensUsed / modelTokenLimit);
+    return Math.max(windowUtilization(), Math.max(bucketUse, modelTokenUse));
   }
 }

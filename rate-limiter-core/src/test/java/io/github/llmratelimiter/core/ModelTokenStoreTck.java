@@ -196,6 +196,16 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
   }
 
   @Test
+  void topRanksKeysByTheirModelTokenUse() {
+    Budget b = tpm("tpm", 1000);
+    reserve(b, "light", 100, Composition.SEQUENTIAL);
+    reserve(b, "heavy", 900, Composition.SEQUENTIAL);
+    reserve(b, "middle", 500, Composition.SEQUENTIAL);
+    assertThat(store.top(b, 3)).extracting(KeySnapshot::modelTokensUsed)
+        .containsExactly(900L, 500L, 100L);
+  }
+
+  @Test
   void badEstimatesAndUsagesAreRejected() {
     Budget b = tpm("tpm", 1000);
     assertThatIllegalArgumentException().isThrownBy(() -> reserve(b, "t", -1, Composition.SEQUENTIAL))

@@ -16,7 +16,6 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -334,7 +333,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     KeySnapshot best = null;
     for (String rootPart : rootParts) {
       KeySnapshot s = snapshot(budget, rootPart, keyPart, shown);
-      if (s != null && (best == null || use(s) > use(best))) {
+      if (s != null && (best == null || s.utilization() > best.utilization())) {
         best = s;
       }
     }
@@ -375,16 +374,10 @@ final class LuaRateLimitStore implements RateLimitStore {
     for (Map.Entry<String, Set<String>> e : rootsByKey(budget).entrySet()) {
       busiest(budget, layout.shown(e.getKey()), e.getKey(), e.getValue()).ifPresent(all::add);
     }
-    all.sort(Comparator.comparingDouble(LuaRateLimitStore::use).reversed()
-        .thenComparing(KeySnapshot::key));
+    all.sort(KeySnapshot.BUSIEST_FIRST);
     return List.copyOf(all.subList(0, Math.min(limit, all.size())));
   }
 
-  /** The larger share of either component in use, from 0 to 1 (as the in-memory store ranks). */
-  private static double use(KeySnapshot s) {
-    double bucketUse = s.capacity() == 0 ? 0 : 1 - s.tokens() / s.capacity();
-    return Math.max(s.windowUtilization(), bucketUse);
-  }
 
   @Override
   public boolean reset(Budget budget, String key) {
