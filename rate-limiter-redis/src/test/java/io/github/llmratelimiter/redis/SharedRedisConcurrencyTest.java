@@ -39,17 +39,10 @@ class SharedRedisConcurrencyTest {
   @BeforeEach
   void twoInstances() {
     String prefix = TestRedis.freshPrefix();
-    one = instance(prefix);
-    two = instance(prefix);
+    one = TestRedis.gatewayInstance(prefix);
+    two = TestRedis.gatewayInstance(prefix);
   }
 
-  private static RedisRateLimitStore instance(String prefix) {
-    return RedisRateLimitStore.builder(TestRedis.standaloneUri()) // a client of its own
-        .keyPrefix(prefix)
-        .commandTimeout(TestRedis.TEST_TIMEOUT)
-        .failurePolicy(FailurePolicy.FAIL_CLOSED)
-        .build();
-  }
 
   @AfterEach
   void close() {

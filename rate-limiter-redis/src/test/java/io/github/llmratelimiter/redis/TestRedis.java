@@ -54,6 +54,18 @@ public final class TestRedis {
     return standaloneClient;
   }
 
+  /**
+   * A gateway instance of its own on the shared standalone server: a client and connection of its
+   * own, server time, fail-closed, under {@code prefix} (give two instances one prefix to share).
+   */
+  static RedisRateLimitStore gatewayInstance(String prefix) {
+    return RedisRateLimitStore.builder(standaloneUri())
+        .keyPrefix(prefix)
+        .commandTimeout(TEST_TIMEOUT)
+        .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .build();
+  }
+
   /** A store on the shared standalone server, reading time from {@code ticker}, keys hashed. */
   static RedisRateLimitStore.Builder standalone(Ticker ticker) {
     return RedisRateLimitStore.builder(standaloneClient(), standaloneUri())
