@@ -30,6 +30,8 @@ final class BudgetTable {
 
   final boolean hasBucket;
   final double capacity;
+  /** The highest cost that can ever pass: the bucket's capacity, else infinity. */
+  final double maxCost;
   final double refillPerSecond;
   final double refillPerNano;
 
@@ -54,6 +56,7 @@ final class BudgetTable {
     BucketLimit bucket = budget.bucket();
     this.hasBucket = bucket != null;
     this.capacity = bucket == null ? 0 : bucket.capacity();
+    this.maxCost = bucket == null ? Double.POSITIVE_INFINITY : capacity;
     this.refillPerSecond = bucket == null ? 0 : bucket.refillPerSecond();
     this.refillPerNano = refillPerSecond / 1e9;
     ModelTokenLimit modelTokens = budget.modelTokens();
@@ -318,9 +321,13 @@ final class BudgetTable {
    * 1 s and 1 min) unless {@code force}d; one caller sweeps at a time, and busy entries are skipped.
    */
   void maybeSweep(long now, boolean force) {
-    if (!force && now - lastSweep < sweepNanos) {
-      return;
+    if (force || now - lastSweep >= sweepNanos) {
+      sweep(now);
     }
+  }
+
+  /** The rare part of {@link #maybeSweep}, kept apart so that the per-call check stays small. */
+  private void sweep(long now) {
     if (!sweeping.compareAndSet(false, true)) {
       return;
     }

@@ -52,61 +52,87 @@ final class InMemoryStore implements RateLimitStore {
 
   /** One level, on a table resolved once by the caller (the hot path of {@link GatewayLimiter}). */
   Decision acquire(BudgetTable t, String key, double cost, Composition composition) {
-    Args.notBlank("key", key);
-    Args.positiveFinite("cost", cost);
-    Args.notNull("composition", composition);
-    if (!t.budget.fits(cost)) {
+    checkCall(key, cost, composition);
+    if (!(cost <= t.maxCost)) {
+      Args.notBlank("key", key);
       return t.neverFits();
     }
-    while (true) {
-      KeyEntry e = lookUp(t, key);
-      if (e == null) {
-        return t.tableFull();
-      }
-      long now;
-      Decision d;
-      e.lock();
-      try {
-        if (e.retired) {
-          continue;
-        }
-        now = ticker.read();
-        d = decision(t, e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
-      } finally {
-        e.unlock();
-      }
-      t.maybeSweep(now, false);
-      return d;
+    KeyEntry e = lockTracked(t, key);
+    if (e == null && (e = lockNew(t, key)) == null) {
+      return t.tableFull();
     }
+    long now = ticker.read();
+    Decision d;
+    try {
+      d = decision(t, e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
+    } finally {
+      e.unlock();
+    }
+    t.maybeSweep(now, false);
+    return d;
   }
 
   /** Like {@link #acquire(BudgetTable, String, double, Composition)}, telling only whether allowed. */
   boolean tryAcquire(BudgetTable t, String key, double cost, Composition composition) {
-    Args.notBlank("key", key);
-    Args.positiveFinite("cost", cost);
-    Args.notNull("composition", composition);
-    if (!t.budget.fits(cost)) {
+    checkCall(key, cost, composition);
+    if (!(cost <= t.maxCost)) {
+      Args.notBlank("key", key);
       return false;
     }
+    KeyEntry e = lockTracked(t, key);
+    if (e == null && (e = lockNew(t, key)) == null) {
+      return false;
+    }
+    long now = ticker.read();
+    Reason r;
+    try {
+      r = apply(t, e, now, cost, 0, 0, composition);
+    } finally {
+      e.unlock();
+    }
+    t.maybeSweep(now, false);
+    return r == Reason.OK;
+  }
+
+  /**
+   * Checks a one-level call's arguments in the order the errors are reported. A key's blankness is
+   * checked where it is first tracked ({@link #lockNew}): a blank key is never tracked, so a
+   * tracked key needs no scan of its characters.
+   */
+  private static void checkCall(String key, double cost, Composition composition) {
+    if (key == null || !(cost > 0 && cost <= Double.MAX_VALUE) || composition == null) {
+      Args.notBlank("key", key);
+      Args.positiveFinite("cost", cost);
+      Args.notNull("composition", composition);
+    }
+  }
+
+  /** The key's tracked entry, locked; null if the key has no live entry. */
+  private static @Nullable KeyEntry lockTracked(BudgetTable t, String key) {
+    KeyEntry e = t.existing(key);
+    if (e != null) {
+      e.lock();
+      if (!e.retired) {
+        return e;
+      }
+      e.unlock();
+    }
+    return null;
+  }
+
+  /** The key's entry, created if need be, locked; null when the key is new and the table full. */
+  private @Nullable KeyEntry lockNew(BudgetTable t, String key) {
+    Args.notBlank("key", key);
     while (true) {
       KeyEntry e = lookUp(t, key);
       if (e == null) {
-        return false;
+        return null;
       }
-      long now;
-      Reason r;
       e.lock();
-      try {
-        if (e.retired) {
-          continue;
-        }
-        now = ticker.read();
-        r = apply(t, e, now, cost, 0, 0, composition);
-      } finally {
-        e.unlock();
+      if (!e.retired) {
+        return e;
       }
-      t.maybeSweep(now, false);
-      return r == Reason.OK;
+      e.unlock(); // retired by a sweep meanwhile: look up again
     }
   }
 

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.core;
 
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 
 /**
  * The state of one key under one budget: its window log and its bucket, guarded by this lock.
@@ -8,9 +8,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>One lock covers both components, so no other caller of the key interleaves between the window
  * check and the bucket check. The timestamps are primitive {@code long}s in a ring buffer that
  * grows up to the window's limit, so an admitted call allocates nothing once the ring has grown.
+ *
+ * <p>The lock is this object itself: an exclusive, non-reentrant {@link
+ * AbstractQueuedSynchronizer} (state 1 while held), so the lock's state shares the entry's memory
+ * instead of sitting in a separate object one more pointer away, as a {@code ReentrantLock}'s does.
+ * No caller ever takes an entry's lock twice (levels of one call are distinct tables), and a waiter
+ * parks rather than pins its carrier, so virtual threads can wait on it too.
  */
 @SuppressWarnings("serial")
-final class KeyEntry extends ReentrantLock {
+final class KeyEntry extends AbstractQueuedSynchronizer {
 
   final String key;
 
@@ -46,6 +52,39 @@ final class KeyEntry extends ReentrantLock {
     this.ring = new long[initialRing];
     this.tokens = tokens;
     this.refilledAt = now;
+  }
+
+  /** Takes the lock, waiting for it if another thread holds it. */
+  void lock() {
+    if (!compareAndSetState(0, 1)) {
+      acquire(1);
+    }
+  }
+
+  /** Takes the lock only if it is free now. */
+  boolean tryLock() {
+    return compareAndSetState(0, 1);
+  }
+
+  /** Releases the lock, which the caller holds. */
+  void unlock() {
+    release(1);
+  }
+
+  @Override
+  protected boolean tryAcquire(int ignored) {
+    return compareAndSetState(0, 1);
+  }
+
+  @Override
+  protected boolean tryRelease(int ignored) {
+    setState(0);
+    return true;
+  }
+
+  @Override
+  protected boolean isHeldExclusively() {
+    return getState() == 1;
   }
 
   long oldest() {
