@@ -165,11 +165,6 @@ final class BudgetTable {
     return Math.max(1, ceilMs(modelTokenWindowNanos)); // unreachable while estimate <= limit
   }
 
-  Decision modelTokensDeny(KeyEntry e, long now, long estimate) {
-    return Decision.retryableDeny(Reason.TPM_LIMIT, remaining(e),
-        modelTokensRetryMs(e, now, estimate), resetMs(e, now), name);
-  }
-
   void chargeWindow(KeyEntry e, long now) {
     if (hasWindow) {
       e.append(now, limit);
@@ -223,18 +218,32 @@ final class BudgetTable {
     return ms;
   }
 
-  Decision rpmDeny(KeyEntry e, long now) {
-    long retry = Math.max(1, ceilMs(e.oldest() + windowNanos - now));
-    return Decision.retryableDeny(Reason.RPM_LIMIT, 0, retry, resetMs(e, now), name);
-  }
-
-  Decision burstDeny(KeyEntry e, long now, double cost) {
-    long remaining = bucketRemaining(e);
-    if (refillPerSecond == 0) {
-      return Decision.finalDeny(Reason.BURST_LIMIT, remaining, resetMs(e, now), name);
+  /**
+   * The decision of this level for what the checks returned, with the entry's lock held. Every
+   * outcome is built here, in one place, so that a caller that inlines it and reads only some
+   * fields lets the JIT drop the allocation.
+   */
+  Decision decision(KeyEntry e, long now, double cost, long estimate, Reason reason) {
+    long remaining;
+    long retry;
+    if (reason == Reason.OK) {
+      remaining = remaining(e);
+      retry = 0;
+    } else if (reason == Reason.RPM_LIMIT) {
+      remaining = 0;
+      retry = Math.max(1, ceilMs(e.oldest() + windowNanos - now));
+    } else if (reason == Reason.BURST_LIMIT) {
+      remaining = bucketRemaining(e);
+      retry = refillPerSecond == 0 ? 0 : tokensMs(cost - e.tokens); // 0: waiting never refills it
+    } else if (reason == Reason.TPM_LIMIT) {
+      remaining = remaining(e);
+      retry = modelTokensRetryMs(e, now, estimate);
+    } else {
+      throw new IllegalStateException("a level never decides " + reason);
     }
-    return Decision.retryableDeny(
-        Reason.BURST_LIMIT, remaining, tokensMs(cost - e.tokens), resetMs(e, now), name);
+    boolean allowed = reason == Reason.OK;
+    return new Decision(
+        allowed, remaining, retry, resetMs(e, now), reason, allowed || retry > 0, name);
   }
 
   /** Whether the budget admits a call of this cost and estimate at all (else {@link #neverFits}). */

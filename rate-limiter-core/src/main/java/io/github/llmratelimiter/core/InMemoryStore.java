@@ -64,7 +64,7 @@ final class InMemoryStore implements RateLimitStore {
     long now = ticker.read();
     Decision d;
     try {
-      d = decision(t, e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
+      d = t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
     } finally {
       e.unlock();
     }
@@ -172,23 +172,6 @@ final class InMemoryStore implements RateLimitStore {
     t.chargeBucket(e, cost);
     t.chargeModelTokens(e, now, estimate, id);
     return Reason.OK;
-  }
-
-  /** The decision of one level for what {@link #apply} returned, still under the entry's lock. */
-  private static Decision decision(
-      BudgetTable t, KeyEntry e, long now, double cost, long estimate, Reason reason) {
-    switch (reason) {
-      case OK:
-        return Decision.allow(t.remaining(e), t.resetMs(e, now), t.name);
-      case RPM_LIMIT:
-        return t.rpmDeny(e, now);
-      case BURST_LIMIT:
-        return t.burstDeny(e, now, cost);
-      case TPM_LIMIT:
-        return t.modelTokensDeny(e, now, estimate);
-      default:
-        throw new IllegalStateException("apply never returns " + reason);
-    }
   }
 
   @Override
@@ -400,7 +383,7 @@ final class InMemoryStore implements RateLimitStore {
         Reason r = apply(tables[i], entries[i], now, cost, estimate, id, composition);
         if (r != Reason.OK) {
           // levels before i stay charged, as the seed's order implies
-          return decision(tables[i], entries[i], now, cost, estimate, r);
+          return tables[i].decision(entries[i], now, cost, estimate, r);
         }
       }
     } else {
@@ -411,13 +394,13 @@ final class InMemoryStore implements RateLimitStore {
         BudgetTable t = tables[i];
         KeyEntry e = entries[i];
         if (t.windowFull(e)) {
-          return t.rpmDeny(e, now);
+          return t.decision(e, now, cost, estimate, Reason.RPM_LIMIT);
         }
         if (t.bucketShort(e, cost)) {
-          return t.burstDeny(e, now, cost);
+          return t.decision(e, now, cost, estimate, Reason.BURST_LIMIT);
         }
         if (t.modelTokensShort(e, estimate)) {
-          return t.modelTokensDeny(e, now, estimate);
+          return t.decision(e, now, cost, estimate, Reason.TPM_LIMIT);
         }
       }
       for (int i = 0; i < n; i++) {
