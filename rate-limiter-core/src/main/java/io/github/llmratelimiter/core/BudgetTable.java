@@ -84,7 +84,8 @@ final class BudgetTable {
         return null;
       }
     }
-    return entries.computeIfAbsent(key, k -> new KeyEntry(k, initialRing(), capacity, now));
+    return entries.computeIfAbsent(
+        key, k -> new KeyEntry(k, initialRing(), capacity, now, hasModelTokens));
   }
 
   @Nullable KeyEntry existing(String key) {
@@ -103,6 +104,15 @@ final class BudgetTable {
     return hasWindow ? Math.min(limit, 4) : 0;
   }
 
+  /** The entry's model-token window; only for a budget that limits model tokens. */
+  private static ModelTokenLog modelTokens(KeyEntry e) {
+    ModelTokenLog log = e.modelTokens;
+    if (log == null) {
+      throw new IllegalStateException("key '" + e.key + "' has no model-token window");
+    }
+    return log;
+  }
+
   /** Brings the entry to {@code now}: expired timestamps dropped, the bucket refilled. */
   void normalize(KeyEntry e, long now) {
     if (hasWindow) {
@@ -112,7 +122,7 @@ final class BudgetTable {
       e.refill(now, capacity, refillPerNano);
     }
     if (hasModelTokens) {
-      e.expireModelTokens(now, modelTokenWindowNanos);
+      modelTokens(e).expire(now, modelTokenWindowNanos);
     }
   }
 
@@ -125,27 +135,32 @@ final class BudgetTable {
   }
 
   boolean modelTokensShort(KeyEntry e, long estimate) {
-    return hasModelTokens && e.tpmSum + estimate > modelTokenLimit;
+    return hasModelTokens && modelTokens(e).sum() + estimate > modelTokenLimit;
   }
 
   /** Appends the reservation's estimate when this budget limits model tokens and {@code id != 0}. */
   void chargeModelTokens(KeyEntry e, long now, long estimate, long id) {
     if (hasModelTokens && id != 0) {
-      e.appendModelTokens(id, now, estimate);
+      modelTokens(e).append(id, now, estimate);
     }
+  }
+
+  /** Model tokens counted in the window (never negative). */
+  long usedModelTokens(KeyEntry e) {
+    return Math.max(0, modelTokens(e).sum());
   }
 
   /** Model tokens still admitted in the window (never negative, even after an under-estimate). */
   long remainingModelTokens(KeyEntry e) {
-    return Math.max(0, modelTokenLimit - e.tpmSum);
+    return Math.max(0, modelTokenLimit - modelTokens(e).sum());
   }
 
   /** Milliseconds until the model-token window is empty. */
   long modelTokensResetMs(KeyEntry e, long now) {
-    if (!hasModelTokens || e.tpmSize == 0) {
+    if (!hasModelTokens || modelTokens(e).size() == 0) {
       return 0;
     }
-    return ceilMs(e.tpmTimes[e.tpmIndex(e.tpmSize - 1)] + modelTokenWindowNanos - now);
+    return ceilMs(modelTokens(e).newest() + modelTokenWindowNanos - now);
   }
 
   /**
@@ -154,15 +169,11 @@ final class BudgetTable {
    * leaves.
    */
   long modelTokensRetryMs(KeyEntry e, long now, long estimate) {
-    long excess = e.tpmSum + estimate - modelTokenLimit;
-    for (int i = 0; i < e.tpmSize && excess > 0; i++) {
-      int j = e.tpmIndex(i);
-      excess -= e.tpmTokens[j];
-      if (excess <= 0) {
-        return Math.max(1, ceilMs(e.tpmTimes[j] + modelTokenWindowNanos - now));
-      }
+    long leaves = modelTokens(e).timeFreeing(modelTokens(e).sum() + estimate - modelTokenLimit);
+    if (leaves < 0) {
+      return Math.max(1, ceilMs(modelTokenWindowNanos)); // unreachable while estimate <= limit
     }
-    return Math.max(1, ceilMs(modelTokenWindowNanos)); // unreachable while estimate <= limit
+    return Math.max(1, ceilMs(leaves + modelTokenWindowNanos - now));
   }
 
   void chargeWindow(KeyEntry e, long now) {
@@ -286,20 +297,19 @@ final class BudgetTable {
     if (!hasModelTokens) {
       return;
     }
-    e.expireModelTokens(now, modelTokenWindowNanos);
-    int j = e.findModelTokens(id);
-    if (j >= 0) {
-      e.tpmSum += actual - e.tpmTokens[j];
-      e.tpmTokens[j] = actual;
-    } else if (actual > estimate) {
-      e.appendModelTokens(id, now, actual - estimate);
+    ModelTokenLog log = modelTokens(e);
+    log.expire(now, modelTokenWindowNanos);
+    if (!log.replace(id, actual) && actual > estimate) {
+      log.append(id, now, actual - estimate);
     }
   }
 
   /** Whether the entry, at {@code now}, equals a fresh one: dropping it grants nothing. */
   boolean isFresh(KeyEntry e, long now) {
     normalize(e, now);
-    return e.size == 0 && e.tpmSize == 0 && (!hasBucket || e.tokens >= capacity - EPSILON);
+    return e.size == 0
+        && (!hasModelTokens || modelTokens(e).size() == 0)
+        && (!hasBucket || e.tokens >= capacity - EPSILON);
   }
 
   /** Removes the key's entry, restoring its full budget; returns whether it was tracked. */

@@ -474,7 +474,8 @@ final class InMemoryStore implements RateLimitStore {
       t.normalize(e, now);
       return new KeySnapshot(
           t.name, e.key, t.hasWindow ? e.size : 0, t.limit, t.hasBucket ? e.tokens : 0,
-          t.capacity, t.waitMs(e, now, 1.0), Math.max(0, e.tpmSum), t.modelTokenLimit);
+          t.capacity, t.waitMs(e, now, 1.0), t.hasModelTokens ? t.usedModelTokens(e) : 0,
+          t.modelTokenLimit);
     } finally {
       e.unlock();
     }

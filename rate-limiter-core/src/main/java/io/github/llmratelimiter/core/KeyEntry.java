@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The state of one key under one budget: its window log and its bucket, guarded by this lock.
@@ -31,24 +32,15 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
 
   long refilledAt;
 
-  /** Model-token window: reservation ids, timestamps and amounts, oldest at {@code tpmHead}. */
-  long[] tpmIds = EMPTY;
-
-  long[] tpmTimes = EMPTY;
-  long[] tpmTokens = EMPTY;
-  int tpmHead;
-  int tpmSize;
-
-  /** The sum of {@code tpmTokens} in the window. */
-  long tpmSum;
-
-  private static final long[] EMPTY = new long[0];
+  /** The model-token window, present only under a budget that limits model tokens. */
+  final @Nullable ModelTokenLog modelTokens;
 
   /** Set under the lock when the entry leaves its table; a caller that sees it looks up again. */
   boolean retired;
 
-  KeyEntry(String key, int initialRing, double tokens, long now) {
+  KeyEntry(String key, int initialRing, double tokens, long now, boolean limitsModelTokens) {
     this.key = key;
+    this.modelTokens = limitsModelTokens ? new ModelTokenLog() : null;
     this.ring = new long[initialRing];
     this.tokens = tokens;
     this.refilledAt = now;
@@ -123,59 +115,6 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
     }
     ring = larger;
     head = 0;
-  }
-
-  /** Drops model-token entries that are {@code windowNanos} or more before {@code now}. */
-  void expireModelTokens(long now, long windowNanos) {
-    while (tpmSize > 0 && now - tpmTimes[tpmHead] >= windowNanos) {
-      tpmSum -= tpmTokens[tpmHead];
-      tpmHead = tpmHead + 1 == tpmTimes.length ? 0 : tpmHead + 1;
-      tpmSize--;
-    }
-  }
-
-  /** Appends a model-token entry; the arrays grow without bound (the window bounds them). */
-  void appendModelTokens(long id, long now, long tokens) {
-    if (tpmSize == tpmTimes.length) {
-      int capacity = Math.max(4, tpmTimes.length * 2);
-      long[] ids = unroll(tpmIds, capacity);
-      long[] tokensRing = unroll(tpmTokens, capacity);
-      tpmTimes = unroll(tpmTimes, capacity);
-      tpmIds = ids;
-      tpmTokens = tokensRing;
-      tpmHead = 0;
-    }
-    int tail = tpmIndex(tpmSize);
-    tpmIds[tail] = id;
-    tpmTimes[tail] = now;
-    tpmTokens[tail] = tokens;
-    tpmSize++;
-    tpmSum += tokens;
-  }
-
-  private long[] unroll(long[] ring, int capacity) {
-    long[] larger = new long[capacity];
-    for (int i = 0; i < tpmSize; i++) {
-      larger[i] = ring[tpmIndex(i)];
-    }
-    return larger;
-  }
-
-  /** The ring index of the {@code i}-th oldest model-token entry. */
-  int tpmIndex(int i) {
-    int j = tpmHead + i;
-    return j >= tpmTimes.length ? j - tpmTimes.length : j;
-  }
-
-  /** The ring index of the entry of reservation {@code id}, or -1 when it has left the window. */
-  int findModelTokens(long id) {
-    for (int i = tpmSize - 1; i >= 0; i--) {
-      int j = tpmIndex(i);
-      if (tpmIds[j] == id) {
-        return j;
-      }
-    }
-    return -1;
   }
 
   /** Adds what the bucket regained since the last refill, at {@code refillPerNano}, up to capacity. */
