@@ -203,10 +203,11 @@ final class LuaRateLimitStore implements RateLimitStore {
     args[6] = count(call.estimate());
     args[7] = call.reserve() ? RESERVATION_ID_BASE_ARG : "0";
     // the root's reservation counter only when the call numbers a reservation
-    String[] keys = new String[4 * n + (call.reserve() ? 1 : 0)];
+    int keyCount = keyCount(levels);
+    String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
     String counter = levelKeys(call.keys(), levels, keys, args, 8);
     if (call.reserve()) {
-      keys[4 * n] = counter;
+      keys[keyCount] = counter;
     }
     List<Object> r = ACQUIRE.run(link.commands(), keys, args);
     boolean allowed = asLong(r.get(0)) == 1;
@@ -218,18 +219,29 @@ final class LuaRateLimitStore implements RateLimitStore {
         asLong(r.get(8)), asLong(r.get(9)));
   }
 
+  /** The number of Redis keys the levels pass to a script (see {@link ScriptBudget#keyCount}). */
+  private int keyCount(List<Budget> levels) {
+    int n = 0;
+    for (int i = 0; i < levels.size(); i++) {
+      n += scripted(levels.get(i)).keyCount;
+    }
+    return n;
+  }
+
   /**
-   * Puts the four keys of every level (limiter keys in clear, the first one the root) into {@code
-   * keys} from 0, and each level's 7 values into {@code args} from {@code at}; returns the root's
+   * Puts the keys of every level (limiter keys in clear, the first one the root) into {@code keys}
+   * from 0, and each level's 7 values into {@code args} from {@code at}; returns the root's
    * reservation counter.
    */
   private String levelKeys(
       List<String> levelKeys, List<Budget> levels, String[] keys, String[] args, int at) {
     String root = levelKeys.get(0);
     String counter = null;
+    int k = 0;
     for (int i = 0; i < levels.size(); i++) {
       ScriptBudget b = scripted(levels.get(i));
-      String c = b.copyKeys(root, levelKeys.get(i), keys, 4 * i);
+      String c = b.copyKeys(root, levelKeys.get(i), keys, k);
+      k += b.keyCount;
       if (i == 0) {
         counter = c;
       }
@@ -279,7 +291,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     args[4] = Long.toString(reservation.id());
     args[5] = count(reservation.estimate());
     args[6] = count(actualModelTokens);
-    String[] keys = new String[4 * n];
+    String[] keys = new String[keyCount(levels)];
     levelKeys(reservation.keys(), levels, keys, args, 7);
     RECONCILE.run(link.commands(), keys, args);
   }
@@ -346,6 +358,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     timeArgs(args);
     scripted(budget).copyArgs(args, 3);
     String[] keys = layout.level(rootPart, budget.name(), keyPart);
+    if (budget.modelTokens() == null) {
+      keys = new String[] {keys[0]};
+    }
     List<Object> r = INSPECT.run(link.commands(), keys, args);
     if (r.isEmpty()) {
       return null;

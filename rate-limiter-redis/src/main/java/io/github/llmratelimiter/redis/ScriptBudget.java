@@ -25,6 +25,8 @@ final class ScriptBudget {
   private record LevelKeys(String root, String key, String[] keys, @Nullable String sequence) {}
 
   final Budget budget;
+  /** The number of Redis keys a level of this budget passes: its state, and its model tokens'. */
+  final int keyCount;
   private final String[] args;
   private final RedisKeys layout;
   private final LevelKeys[] recent = new LevelKeys[SLOTS];
@@ -36,6 +38,7 @@ final class ScriptBudget {
     this.budget = budget;
     this.layout = layout;
     this.args = args(budget, nanos);
+    this.keyCount = budget.modelTokens() == null ? 1 : 3;
   }
 
   /** Copies the budget's seven level values into {@code to} from {@code at}. */
@@ -44,9 +47,10 @@ final class ScriptBudget {
   }
 
   /**
-   * Copies the four keys of the level of {@code key} under {@code root} (limiter keys in clear)
-   * into {@code to} from {@code at}; returns the root's reservation counter when {@code key} is
-   * the root, else null.
+   * Copies the {@link #keyCount} keys of the level of {@code key} under {@code root} (limiter keys
+   * in clear) into {@code to} from {@code at}: its state key, and its model-token keys when the
+   * budget limits model tokens; returns the root's reservation counter when {@code key} is the
+   * root, else null.
    */
   @Nullable String copyKeys(String root, String key, String[] to, int at) {
     int h = root.hashCode() * 31 + key.hashCode();
@@ -60,7 +64,7 @@ final class ScriptBudget {
           isRoot ? layout.sequence(rootPart) : null);
       recent[slot] = e;
     }
-    System.arraycopy(e.keys, 0, to, at, 4);
+    System.arraycopy(e.keys, 0, to, at, keyCount);
     return e.sequence;
   }
 

@@ -2,10 +2,10 @@
 -- (InMemoryStore.decide), optionally reserving model tokens (InMemoryStore.reserve). Runs after
 -- lib.lua, which reads ARGV 1-3.
 --
--- KEYS: four per level i (1-based), all sharing one hash tag (one slot on Redis Cluster):
---   KEYS[4i-3] window log, KEYS[4i-2] bucket, KEYS[4i-1] model-token window, KEYS[4i] amounts;
---   then, only when ARGV[8] is not '0', KEYS[4N+1]: the counter that numbers this root's
---   reservations
+-- KEYS: per level, root first, its state key, then its model-token window and amounts when it
+--   limits model tokens (ARGV of the level: model-token limit > 0); all share one hash tag (one
+--   slot on Redis Cluster); last, only when ARGV[8] is not '0', the counter that numbers this
+--   root's reservations
 -- ARGV:
 --   4  the call's cost in bucket tokens
 --   5  'S' sequential (the window, the bucket, the model tokens, level after level; what ran
@@ -24,183 +24,134 @@ local cost = tonumber(ARGV[4])
 local sequential = ARGV[5] == 'S'
 local n = tonumber(ARGV[6])
 local estimate = tonumber(ARGV[7])
-local idBase = tonumber(ARGV[8])
+local reserving = ARGV[8] ~= '0'
 
-local function chargeWindow(L)
-  if L.hasWindow then
-    -- members are unique even for equal timestamps: the first admission at a time is named by the
-    -- time; a further one by the time and '-<n>', n the admissions already at that time (each
-    -- such n is larger than the last); equal scores leave the log together
-    local member = string.format('%.0f', now)
-    if redis.call('ZADD', L.wkey, 'NX', now, member) == 0 then
-      redis.call('ZADD', L.wkey, now, member .. '-' .. redis.call('ZCOUNT', L.wkey, now, now))
+local id = 0
+if reserving then
+  for i = 1, n do
+    if tonumber(ARGV[8 + (i - 1) * 7 + 6]) > 0 then
+      id = tonumber(ARGV[8]) + redis.call('INCR', KEYS[#KEYS])
+      redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
+      break
     end
-    if L.size == 0 then
-      L.oldest = now
+  end
+end
+
+-- Loads every level, root first (sequential: a level after a deny only for its model tokens),
+-- and finds the first deny: its level and component (1 window, 2 bucket, 3 model tokens). Each
+-- level is charged what the composition says: sequential, up to its own deny, on the spot;
+-- reserve-then-commit, everything afterwards when nothing denies.
+local levels = {}
+local denied, component = nil, 0
+local k = 1
+for i = 1, n do
+  local L = {key = KEYS[k]}
+  local b = 8 + (i - 1) * 7
+  local reached = not (sequential and denied)
+  load(L, b, reached)
+  k = k + 1
+  if L.hasTpm then
+    L.mkey, L.akey = KEYS[k], KEYS[k + 1]
+    k = k + 2
+    modelTokens().load(L, b) -- even a level a deny never reached: to report what is left now
+  end
+  levels[i] = L
+  if reached then
+    local c = 0
+    if L.hasWindow and L.size >= L.limit then
+      c = 1
+    elseif L.hasBucket and L.tokens < cost - EPSILON then
+      c = 2
+    elseif L.hasTpm and L.tpmSum + estimate > L.tpmLimit then
+      c = 3
     end
-    L.size = L.size + 1
-    L.newest = now
-    L.windowCharged = true
+    if c > 0 and not denied then
+      denied, component = i, c
+    end
+    if sequential and c ~= 1 then
+      -- a window that admitted stays charged whatever denies after it (the seed's order)
+      if L.hasWindow then
+        admit(L)
+      end
+      if c ~= 2 and L.hasBucket then
+        L.tokens = math.max(0, L.tokens - cost)
+        L.dirty = true
+      end
+      if c == 0 and L.hasTpm and id ~= 0 then
+        T.append(L, id, estimate)
+      end
+    end
+  end
+end
+if not sequential and not denied then
+  for i = 1, n do
+    local L = levels[i]
+    if L.hasWindow then
+      admit(L)
+    end
+    if L.hasBucket then
+      L.tokens = math.max(0, L.tokens - cost)
+      L.dirty = true
+    end
+    if L.hasTpm and id ~= 0 then
+      T.append(L, id, estimate)
+    end
   end
 end
 
-local function chargeBucket(L)
-  if L.hasBucket then
-    L.tokens = math.max(0, L.tokens - cost)
-    L.dirty = true
-  end
-end
-
-local function chargeModelTokens(L, id)
-  if L.hasTpm and id ~= 0 then
-    appendModelTokens(L, id, estimate)
-  end
-end
-
-local function modelTokensShort(L)
-  return L.hasTpm and L.tpmSum + estimate > L.tpmLimit
-end
-
+-- Whole unit-cost calls both components of L admit now (BudgetTable.remaining).
 local function remaining(L)
   local r = math.huge
   if L.hasWindow then
     r = L.limit - L.size
   end
   if L.hasBucket then
-    r = math.min(r, bucketRemaining(L))
+    r = math.min(r, math.floor(L.tokens + EPSILON))
   end
   return r
 end
 
-local function resetMs(L)
-  local units = 0
-  if L.hasWindow and L.size > 0 then
-    units = newestOf(L) + L.window - now
-  end
-  local ms = ceilMs(units)
-  if L.hasBucket and L.refill > 0 and L.tokens < L.capacity then
-    ms = math.max(ms, tokensMs(L, L.capacity - L.tokens))
-  end
-  return math.max(ms, modelTokensResetMs(L))
-end
-
-local function rpmDeny(i, L)
-  local retry = math.max(1, ceilMs(oldestOf(L) + L.window - now))
-  return {0, 'RPM_LIMIT', i, 0, out(retry), out(resetMs(L)), 1}
-end
-
-local function burstDeny(i, L)
-  local rem = out(bucketRemaining(L))
-  if L.refill == 0 then
-    return {0, 'BURST_LIMIT', i, rem, 0, out(resetMs(L)), 0}
-  end
-  return {0, 'BURST_LIMIT', i, rem, out(tokensMs(L, cost - L.tokens)), out(resetMs(L)), 1}
-end
-
--- Milliseconds until enough model tokens leave for the estimate (BudgetTable.modelTokensRetryMs)
-local function modelTokensDeny(i, L)
-  local excess = L.tpmSum + estimate - L.tpmLimit
-  local retry = math.max(1, ceilMs(L.tpmWindow))
-  local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
-  for j = 1, #entries, 2 do
-    excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
-    if excess <= 0 then
-      retry = math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
-      break
-    end
-  end
-  return {0, 'TPM_LIMIT', i, out(remaining(L)), out(retry), out(resetMs(L)), 1}
-end
-
-local function keysOf(i)
-  return {KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]}
-end
-
-local function base(i)
-  return 8 + (i - 1) * 7
-end
-
-local id = 0
-if idBase ~= 0 then
-  for i = 1, n do
-    if tonumber(ARGV[base(i) + 6]) > 0 then
-      id = idBase + redis.call('INCR', KEYS[4 * n + 1])
-      redis.call('PEXPIRE', KEYS[4 * n + 1], 86400000) -- ids outlive any entry that holds them
-      break
-    end
-  end
-end
-
-local levels = {}
 local result
-
-if sequential then
-  for i = 1, n do
-    local L = load(keysOf(i), base(i), true) -- levels after a deny are not normalized
-    levels[i] = L
-    if windowFull(L) then
-      result = rpmDeny(i, L)
-    elseif bucketShort(L, cost) then
-      chargeWindow(L) -- the RPM allow already happened: its timestamp stays counted
-      result = burstDeny(i, L)
-    elseif modelTokensShort(L) then
-      chargeWindow(L)
-      chargeBucket(L)
-      result = modelTokensDeny(i, L)
+if denied then
+  local L = levels[denied]
+  if component == 1 then
+    local retry = math.max(1, ceilMs(oldest(L) + L.window - now))
+    result = {0, 'RPM_LIMIT', denied, 0, out(retry), out(resetMs(L)), 1}
+  elseif component == 2 then
+    local rem = out(math.floor(L.tokens + EPSILON))
+    if L.refill == 0 then
+      result = {0, 'BURST_LIMIT', denied, rem, 0, out(resetMs(L)), 0}
     else
-      chargeWindow(L)
-      chargeBucket(L)
-      chargeModelTokens(L, id)
+      result = {0, 'BURST_LIMIT', denied, rem, out(tokensMs(L.refill, cost - L.tokens)),
+        out(resetMs(L)), 1}
     end
-    if result then
-      break
+  else
+    -- milliseconds until enough model tokens leave for the estimate (BudgetTable.modelTokensRetryMs)
+    local excess = L.tpmSum + estimate - L.tpmLimit
+    local retry = math.max(1, ceilMs(L.tpmWindow))
+    local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
+    for j = 1, #entries, 2 do
+      excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
+      if excess <= 0 then
+        retry = math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
+        break
+      end
     end
-  end
-  for i = #levels + 1, n do
-    -- a level the deny never reached is not charged, nor its window or bucket normalized; only
-    -- its model-token window is brought to now, to report what is left of it now
-    levels[i] = load(keysOf(i), base(i), false)
-    if levels[i].hasTpm then
-      loadModelTokens(levels[i], true)
-    end
+    result = {0, 'TPM_LIMIT', denied, out(remaining(L)), out(retry), out(resetMs(L)), 1}
   end
 else
-  for i = 1, n do
-    levels[i] = load(keysOf(i), base(i), true)
-  end
-  for i = 1, n do
-    local L = levels[i]
-    if windowFull(L) then
-      result = rpmDeny(i, L)
-    elseif bucketShort(L, cost) then
-      result = burstDeny(i, L)
-    elseif modelTokensShort(L) then
-      result = modelTokensDeny(i, L)
-    end
-    if result then
-      break
-    end
-  end
-  if not result then
-    for i = 1, n do
-      chargeWindow(levels[i])
-      chargeBucket(levels[i])
-      chargeModelTokens(levels[i], id)
-    end
-  end
-end
-
-if not result then
+  -- whole unit-cost calls every level still admits, and the level that binds (the first lowest)
   local best = math.huge
   local binding = 1
   local reset = 0
   for i = 1, n do
-    local r = remaining(levels[i])
+    local L = levels[i]
+    local r = remaining(L)
     if r < best then
       best = r
       binding = i
     end
-    reset = math.max(reset, resetMs(levels[i]))
+    reset = math.max(reset, resetMs(L))
   end
   result = {1, 'OK', binding, out(best), 0, out(reset), 1}
 end
@@ -210,13 +161,14 @@ local tpmRemaining = math.huge
 local tpmReset = 0
 for i = 1, n do
   local L = levels[i]
+  save(L)
   if L.hasTpm then
+    T.save(L)
     tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
-    tpmReset = math.max(tpmReset, modelTokensResetMs(L))
+    if L.tpmSize > 0 then
+      tpmReset = math.max(tpmReset, ceilMs(L.tpmNewest + L.tpmWindow - now))
+    end
   end
-end
-for i = 1, n do
-  save(levels[i])
 end
 result[8] = out(result[1] == 1 and id or 0)
 result[9] = out(tpmRemaining)

@@ -2,7 +2,7 @@
 -- (InMemoryStore.reconcile, BudgetTable.reconcileModelTokens). Runs after lib.lua, which reads
 -- ARGV 1-3. Touches only the model-token windows.
 --
--- KEYS: four per level, as for acquire.lua
+-- KEYS: per level, as for acquire.lua (without the counter)
 -- ARGV: 4 N, 5 the reservation id, 6 its estimate, 7 the actual model tokens,
 --       then 7 values per level (see lib.lua)
 -- Returns {}.
@@ -12,23 +12,26 @@ local id = ARGV[5]
 local estimate = tonumber(ARGV[6])
 local actual = tonumber(ARGV[7])
 
+local k = 1
 for i = 1, n do
   local b = 7 + (i - 1) * 7
   if tonumber(ARGV[b + 6]) > 0 then
-    local k = {KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]}
-    local L = load(k, b, false)
-    loadModelTokens(L, true)
+    local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tonumber(ARGV[b + 6])}
+    k = k + 3
+    modelTokens().load(L, b)
     local held = redis.call('HGET', L.akey, id)
     if held and redis.call('ZSCORE', L.mkey, id) then
       -- the reservation's entry is still in the window: it takes the actual amount
       L.tpmSum = L.tpmSum + actual - tonumber(held)
-      redis.call('HSET', L.akey, id, num(actual))
+      redis.call('HSET', L.akey, id, string.format('%.17g', actual))
       L.tpmDirty = true
     elseif actual > estimate then
       -- it has left: only an under-estimate is charged, as a new entry now
-      appendModelTokens(L, id, actual - estimate)
+      T.append(L, id, actual - estimate)
     end
-    save(L)
+    T.save(L)
+  else
+    k = k + 1
   end
 end
 return {}

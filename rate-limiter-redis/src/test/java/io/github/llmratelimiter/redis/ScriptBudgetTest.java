@@ -24,14 +24,28 @@ class ScriptBudgetTest {
           String root = "tenant-" + (i % 97);
           // a key under several roots, and a root that is also a key
           String key = i % 3 == 0 ? root : "key-" + (i % 200);
-          String[] keys = new String[5];
+          String[] keys = new String[3];
           String counter = budget.copyKeys(root, key, keys, 1);
-          assertThat(Arrays.copyOfRange(keys, 1, 5))
-              .containsExactly(layout.level(layout.part(root), "org", layout.part(key)));
+          assertThat(keys[0]).isNull();
+          assertThat(Arrays.copyOfRange(keys, 1, 3))
+              .containsExactly(layout.level(layout.part(root), "org", layout.part(key))[0], null);
           assertThat(counter).isEqualTo(root.equals(key) ? layout.sequence(layout.part(root)) : null);
         }
       }
     }
+  }
+
+  @Test
+  void aLevelPassesItsModelTokenKeysOnlyWhenItsBudgetLimitsModelTokens() {
+    RedisKeys layout = new RedisKeys("rl", false);
+    Budget tpm = new Budget("tpm", null, null, new ModelTokenLimit(1000, Duration.ofMinutes(1)));
+    ScriptBudget withTokens = new ScriptBudget(tpm, layout, false);
+    assertThat(withTokens.keyCount).isEqualTo(3);
+    String[] keys = new String[4];
+    withTokens.copyKeys("acme", "k", keys, 1);
+    assertThat(keys).containsExactly(null, "rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m",
+        "rl:{acme}:tpm:k:a");
+    assertThat(new ScriptBudget(ORG, layout, false).keyCount).isEqualTo(1);
   }
 
   @Test
