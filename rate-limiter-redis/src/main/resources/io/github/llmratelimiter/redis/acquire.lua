@@ -19,15 +19,17 @@
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
 --          retryable (1|0), reservation id, remaining model tokens, model-token reset ms}: whole
 --          numbers below 2^53 as integers, any other number (inf) as its %.17g string.
+--
+-- The common case, one level in sequential mode without model tokens, runs straight through:
+-- one GET and one SET, no table per level.
 
 local cost = tonumber(ARGV[4])
 local sequential = ARGV[5] == 'S'
 local n = tonumber(ARGV[6])
 local estimate = tonumber(ARGV[7])
-local reserving = ARGV[8] ~= '0'
 
 local id = 0
-if reserving then
+if ARGV[8] ~= '0' then
   for i = 1, n do
     if tonumber(ARGV[8 + (i - 1) * 7 + 6]) > 0 then
       id = tonumber(ARGV[8]) + redis.call('INCR', KEYS[#KEYS])
@@ -37,140 +39,117 @@ if reserving then
   end
 end
 
--- Loads every level, root first (sequential: a level after a deny only for its model tokens),
--- and finds the first deny: its level and component (1 window, 2 bucket, 3 model tokens). Each
--- level is charged what the composition says: sequential, up to its own deny, on the spot;
--- reserve-then-commit, everything afterwards when nothing denies.
-local levels = {}
-local denied, component = nil, 0
+-- Every level, root first: loaded and checked; sequential: charged up to its own deny and written
+-- on the spot, and a level after a deny only read for its model tokens; reserve-then-commit: kept
+-- (in pending) until every level is checked. The first deny gives the reply.
+local denied, component -- the first denying level, and its component: 1 window, 2 bucket, 3 tokens
+local left, ms, retry -- its remaining calls, milliseconds until fresh, retry (window, bucket)
+local best, binding, reset = math.huge, 1, 0
+local pending = {}
+local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
 local k = 1
 for i = 1, n do
-  local L = {key = KEYS[k]}
   local b = 8 + (i - 1) * 7
-  local reached = not (sequential and denied)
-  load(L, b, reached)
+  local limit, window = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
+  local capacity, refill = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local key = KEYS[k]
+  local L
   k = k + 1
-  if L.hasTpm then
-    L.mkey, L.akey = KEYS[k], KEYS[k + 1]
+  if tonumber(ARGV[b + 6]) > 0 then
+    L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tonumber(ARGV[b + 6])}
     k = k + 2
     modelTokens().load(L, b) -- even a level a deny never reached: to report what is left now
+    tpm[#tpm + 1] = L
   end
-  levels[i] = L
-  if reached then
+  if not (sequential and denied) then
+    local s, width, base, first, size, newest, tokens, at, dirty =
+      load(key, limit, window, capacity, tonumber(ARGV[b + 5]))
     local c = 0
-    if L.hasWindow and L.size >= L.limit then
+    if limit > 0 and size >= limit then
       c = 1
-    elseif L.hasBucket and L.tokens < cost - EPSILON then
+    elseif capacity > 0 and tokens < cost - EPSILON then
       c = 2
-    elseif L.hasTpm and L.tpmSum + estimate > L.tpmLimit then
+    elseif L and L.tpmSum + estimate > L.tpmLimit then
       c = 3
     end
-    if c > 0 and not denied then
-      denied, component = i, c
-    end
-    if sequential and c ~= 1 then
+    local remaining, levelMs
+    if sequential then
       -- a window that admitted stays charged whatever denies after it (the seed's order)
-      if L.hasWindow then
-        admit(L)
-      end
-      if c ~= 2 and L.hasBucket then
-        L.tokens = math.max(0, L.tokens - cost)
-        L.dirty = true
-      end
-      if c == 0 and L.hasTpm and id ~= 0 then
+      remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+        limit, window, capacity, refill, c ~= 1 and limit > 0,
+        (c == 0 or c == 3) and capacity > 0 and cost or 0)
+      if L and c == 0 and id ~= 0 then
         T.append(L, id, estimate)
       end
-    end
-  end
-end
-if not sequential and not denied then
-  for i = 1, n do
-    local L = levels[i]
-    if L.hasWindow then
-      admit(L)
-    end
-    if L.hasBucket then
-      L.tokens = math.max(0, L.tokens - cost)
-      L.dirty = true
-    end
-    if L.hasTpm and id ~= 0 then
-      T.append(L, id, estimate)
-    end
-  end
-end
-
--- Whole unit-cost calls both components of L admit now (BudgetTable.remaining).
-local function remaining(L)
-  local r = math.huge
-  if L.hasWindow then
-    r = L.limit - L.size
-  end
-  if L.hasBucket then
-    r = math.min(r, math.floor(L.tokens + EPSILON))
-  end
-  return r
-end
-
-local result
-if denied then
-  local L = levels[denied]
-  if component == 1 then
-    local retry = math.max(1, ceilMs(oldest(L) + L.window - now))
-    result = {0, 'RPM_LIMIT', denied, 0, out(retry), out(resetMs(L)), 1}
-  elseif component == 2 then
-    local rem = out(math.floor(L.tokens + EPSILON))
-    if L.refill == 0 then
-      result = {0, 'BURST_LIMIT', denied, rem, 0, out(resetMs(L)), 0}
     else
-      result = {0, 'BURST_LIMIT', denied, rem, out(tokensMs(L.refill, cost - L.tokens)),
-        out(resetMs(L)), 1}
-    end
-  else
-    -- milliseconds until enough model tokens leave for the estimate (BudgetTable.modelTokensRetryMs)
-    local excess = L.tpmSum + estimate - L.tpmLimit
-    local retry = math.max(1, ceilMs(L.tpmWindow))
-    local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
-    for j = 1, #entries, 2 do
-      excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
-      if excess <= 0 then
-        retry = math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
-        break
+      pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
+        capacity, refill, L}
+      if c > 0 and not denied then -- what the reply needs, not written
+        remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, false,
+          limit, window, capacity, refill, false, 0)
       end
     end
-    result = {0, 'TPM_LIMIT', denied, out(remaining(L)), out(retry), out(resetMs(L)), 1}
-  end
-else
-  -- whole unit-cost calls every level still admits, and the level that binds (the first lowest)
-  local best = math.huge
-  local binding = 1
-  local reset = 0
-  for i = 1, n do
-    local L = levels[i]
-    local r = remaining(L)
-    if r < best then
-      best = r
-      binding = i
+    if L and levelMs then
+      levelMs = math.max(levelMs, T.resetMs(L))
     end
-    reset = math.max(reset, resetMs(L))
+    if c > 0 and not denied then
+      denied, component, left, ms = i, c, remaining, levelMs
+      if c == 1 then
+        retry = math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
+      elseif c == 2 then
+        left = math.floor(tokens + EPSILON)
+        retry = refill > 0 and tokensMs(refill, cost - tokens) or 0
+      else
+        retry = T.retryMs(L, estimate)
+      end
+    end
+    if sequential then
+      if remaining < best then
+        best, binding = remaining, i
+      end
+      reset = math.max(reset, levelMs)
+    end
   end
-  result = {1, 'OK', binding, out(best), 0, out(reset), 1}
 end
-
+if not sequential then
+  -- all charged, or none: each level is written as normalized, and charged when nothing denied
+  local charge = not denied
+  for i = 1, n do
+    local p = pending[i]
+    local L = p[15]
+    local remaining, levelMs = commit(p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
+      p[10], p[11], p[12], p[13], p[14], charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
+    if L then
+      if charge and id ~= 0 then
+        T.append(L, id, estimate)
+      end
+      levelMs = math.max(levelMs, T.resetMs(L))
+    end
+    if remaining < best then
+      best, binding = remaining, i
+    end
+    reset = math.max(reset, levelMs)
+  end
+end
 -- what is left of the model-token windows now, over every level that limits them
-local tpmRemaining = math.huge
-local tpmReset = 0
-for i = 1, n do
-  local L = levels[i]
-  save(L)
-  if L.hasTpm then
+local reserved, tpmRemaining, tpmReset = 0, 'inf', 0
+if #tpm > 0 then
+  tpmRemaining = math.huge
+  for j = 1, #tpm do
+    local L = tpm[j]
     T.save(L)
     tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
-    if L.tpmSize > 0 then
-      tpmReset = math.max(tpmReset, ceilMs(L.tpmNewest + L.tpmWindow - now))
-    end
+    tpmReset = math.max(tpmReset, T.resetMs(L))
   end
+  reserved, tpmRemaining, tpmReset = out(denied and 0 or id), out(tpmRemaining), out(tpmReset)
 end
-result[8] = out(result[1] == 1 and id or 0)
-result[9] = out(tpmRemaining)
-result[10] = out(tpmReset)
-return result
+if not denied then
+  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset}
+elseif component == 1 then
+  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset}
+elseif component == 2 then
+  -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
+  return {0, 'BURST_LIMIT', denied, out(left), out(retry), out(ms), retry > 0 and 1 or 0, 0,
+    tpmRemaining, tpmReset}
+end
+return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset}

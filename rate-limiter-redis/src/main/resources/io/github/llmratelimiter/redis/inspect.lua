@@ -7,25 +7,32 @@
 -- Returns {} when the level is untracked or fresh (BudgetTable.isFresh: no admission in either
 -- window, a full bucket), else {windowUsed, tokens, nextFreeMs, modelTokensUsed} as strings.
 
-local L = {key = KEYS[1]}
-load(L, 3, true)
-if L.hasTpm then
-  L.mkey, L.akey = KEYS[2], KEYS[3]
+local limit, window = tonumber(ARGV[4]), tonumber(ARGV[5])
+local capacity, refill = tonumber(ARGV[6]), tonumber(ARGV[7])
+local s, width, base, first, size, newest, tokens, at, dirty =
+  load(KEYS[1], limit, window, capacity, tonumber(ARGV[8]))
+commit(KEYS[1], s, width, base, first, size, newest, tokens, at, dirty, limit, window, capacity,
+  refill, false, 0)
+local used = 0
+if tonumber(ARGV[9]) > 0 then
+  local L = {mkey = KEYS[2], akey = KEYS[3], tpmLimit = tonumber(ARGV[9])}
   modelTokens().load(L, 3)
   T.save(L)
-end
-save(L)
-if L.size == 0 and L.tpmSize == 0 and (not L.hasBucket or L.tokens >= L.capacity - EPSILON) then
+  used = math.max(0, L.tpmSum)
+  if L.tpmSize == 0 and size == 0 and tokens >= capacity - EPSILON then
+    return {}
+  end
+elseif size == 0 and tokens >= capacity - EPSILON then
   return {}
 end
 -- milliseconds until a unit-cost call would pass the window and the bucket (BudgetTable.waitMs)
 local ms = 0
-if L.hasWindow and L.size >= L.limit then
-  ms = ceilMs(oldest(L) + L.window - now)
+if limit > 0 and size >= limit then
+  ms = ceilMs(oldest(s, width, base, first) + window - now)
 end
-if L.hasBucket and L.tokens < 1.0 - EPSILON and L.refill > 0 then
-  ms = math.max(ms, tokensMs(L.refill, 1.0 - L.tokens))
+if capacity > 0 and tokens < 1.0 - EPSILON and refill > 0 then
+  ms = math.max(ms, tokensMs(refill, 1.0 - tokens))
 end
 local f = '%.17g'
-return {string.format(f, L.size), string.format(f, L.hasBucket and L.tokens or 0),
-  string.format(f, ms), string.format(f, math.max(0, L.tpmSum))}
+return {string.format(f, size), string.format(f, tokens), string.format(f, ms),
+  string.format(f, used)}

@@ -26,11 +26,10 @@
 -- time units, bucket capacity (0: no bucket), refill per second, refill per time unit, model-token
 -- limit (0: none), model-token window length in time units.
 
-local EPSILON = 1e-9
-local HEADER = '<Bddd'
-local HEADER_LEN = 25
-local MAX_OFFSET4 = 4294967295
-local spack, sunpack = struct.pack, struct.unpack
+-- The functions below are closures created on every call: they name these constants as literals
+-- (1e-9, the header '<Bddd' of 25 bytes, 4294967295) and struct.pack/unpack as globals rather
+-- than as upvalues, each of which costs a closure time.
+local EPSILON = 1e-9 -- BudgetTable.EPSILON
 
 local now
 if ARGV[1] == '' then
@@ -63,7 +62,7 @@ end
 local function tokensMs(refill, deficit)
   local ms = deficit * 1000.0 / refill
   local up = math.ceil(ms)
-  if up - ms > 1.0 - EPSILON * 1000.0 / refill and up - 1 > 0 then
+  if up - ms > 1.0 - 1e-9 * 1000.0 / refill and up - 1 > 0 then
     up = up - 1
   end
   if up < 1 then
@@ -82,186 +81,144 @@ local function out(x)
   return string.format('%.17g', x)
 end
 
--- Reads level L (its fields key and the 7 values from ARGV[b + 1]) from its state key. With
--- normalize (BudgetTable.normalize), brings it to now: admissions a whole window old dropped (they
--- leave from the head: at most the ones that leave now are read), the bucket refilled. Sets size,
--- newest (when size > 0), tokens, and what save needs.
-local function load(L, b, normalize)
-  L.limit = tonumber(ARGV[b + 1])
-  L.window = tonumber(ARGV[b + 2])
-  L.capacity = tonumber(ARGV[b + 3])
-  L.refill = tonumber(ARGV[b + 4])
-  L.tpmLimit = tonumber(ARGV[b + 6])
-  L.hasWindow = L.limit > 0
-  L.hasBucket = L.capacity > 0
-  L.hasTpm = L.tpmLimit > 0
-  L.size = 0
-  L.tokens = L.capacity
-  L.refilledAt = now
-  L.tpmSum = 0
-  L.tpmSize = 0
-  if not normalize then
-    return
-  end
-  local s = redis.call('GET', L.key)
-  local width, base, first = 4, 0, 0
+-- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
+-- from its key and brings it to now (BudgetTable.normalize): admissions a whole window old dropped
+-- (they leave from the head: only the ones that leave now are read), the bucket refilled. Returns
+-- the state string (false: fresh, or not of this layout), the width of its entries, their base,
+-- the index of the first one still in the window, the admissions in the window, the newest one
+-- (when any), the tokens, the time of the last refill, and whether the state changed.
+local function load(key, limit, window, capacity, perUnit)
+  local s = redis.call('GET', key)
+  local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
   if s then
-    local tokens, at
-    if #s >= HEADER_LEN then
-      width, tokens, at, base = sunpack(HEADER, s)
+    if #s >= 25 then
+      width, tokens, at, base = struct.unpack('<Bddd', s)
     else
       width = 0
     end
-    if (width == 4 or width == 8) and (#s - HEADER_LEN) % width == 0 then
-      L.exists = true
-      if L.hasBucket then
-        local elapsed = now - at
-        if elapsed > 0 then
-          if tokens < L.capacity then
-            tokens = math.min(L.capacity, tokens + elapsed * tonumber(ARGV[b + 5]))
-            L.dirty = true -- the refill is kept, as the in-memory store keeps it
-          end
-          at = now
+    if (width == 4 or width == 8) and (#s - 25) % width == 0 then
+      if capacity > 0 and now > at then
+        if tokens < capacity then
+          tokens = math.min(capacity, tokens + (now - at) * perUnit)
+          dirty = true -- the refill is kept, as the in-memory store keeps it
         end
-        L.tokens = tokens
-        L.refilledAt = at
+        at = now
       end
-      if L.hasWindow and #s > HEADER_LEN then
-        local n = (#s - HEADER_LEN) / width
+      if limit > 0 and #s > 25 then
+        local n = (#s - 25) / width
         local fmt = width == 4 and '<I4' or '<d'
-        local cut = now - L.window -- an admission at or before cut has left the window
-        local newest = base + sunpack(fmt, s, HEADER_LEN + 1 + (n - 1) * width)
+        local cut = now - window -- an admission at or before cut has left the window
+        newest = base + struct.unpack(fmt, s, 25 + 1 + (n - 1) * width)
         if newest <= cut then
           first = n
         else
-          while base + sunpack(fmt, s, HEADER_LEN + 1 + first * width) <= cut do
+          while base + struct.unpack(fmt, s, 25 + 1 + first * width) <= cut do
             first = first + 1
           end
-          L.newest = newest
         end
-        L.size = n - first
-        if first > 0 then
-          L.dirty = true
-        end
+        size = n - first
+        dirty = dirty or first > 0
       end
     else
-      s = nil -- not this layout: read as fresh, and replaced when written
-      width, base = 4, 0
+      s, width, base, tokens, at = false, 4, 0, capacity, now -- not this layout: read as fresh
     end
   end
-  if not s and L.hasWindow and L.window > 2147483648 then
+  if not s and window > 2147483648 then
     width = 8
   end
-  L.state = s
-  L.width = width
-  L.base = base
-  L.first = first
+  return s, width, base, first, size, newest, tokens, at, dirty
 end
 
--- The time of the oldest admission of a non-empty window log.
-local function oldest(L)
-  if L.added and L.size == 1 then
-    return L.added
-  end
-  return L.base + sunpack(L.width == 4 and '<I4' or '<d', L.state, HEADER_LEN + 1 + L.first * L.width)
+-- The time of the oldest admission of a non-empty log of a state as load returned it.
+local function oldest(s, width, base, first)
+  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 25 + 1 + first * width)
 end
 
--- Appends an admission at now to L's window log. Should the server's clock have gone back, at the
--- newest admission instead, so that the log stays sorted and no admission leaves early.
-local function admit(L)
-  local t = now
-  if L.size > 0 then
-    if L.newest > t then
-      t = L.newest
+-- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
+-- tokens, 0 for none), writes its state if it changed, to expire once it would be fresh again (the
+-- newest admission a whole window old, the bucket full; at least minTtlMs from now), or deletes it
+-- once fresh; a charged bucket that never refills keeps its key without expiry. Returns the whole
+-- unit-cost calls both components admit now (BudgetTable.remaining) and the milliseconds until
+-- both are full again (BudgetTable.resetMs without model tokens).
+local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+    limit, window, capacity, refill, admit, cost)
+  local added
+  if admit then
+    added = now
+    if size > 0 then
+      if newest > added then
+        added = newest -- the server's clock went back: keep the log sorted, leave nothing early
+      end
+    else
+      s, first, base = false, 0, added -- every earlier admission has left: restart at added
     end
-  else
-    L.state = nil -- every earlier admission has left: the log restarts at t
-    L.first = 0
-    L.base = t
-    if L.window > 2147483648 then
-      L.width = 8
+    newest = added
+    size = size + 1
+    dirty = true
+  end
+  if cost > 0 then
+    tokens = math.max(0, tokens - cost)
+    dirty = true
+  end
+  local remaining, windowMs, bucketMs = math.huge, 0, 0
+  if limit > 0 then
+    remaining = limit - size
+    if size > 0 then
+      windowMs = ceilMs(newest + window - now)
     end
   end
-  L.added = t
-  L.newest = t
-  L.size = L.size + 1
-  L.dirty = true
-end
-
--- Writes L's state if it changed, to expire once it would be fresh again (the newest admission a
--- whole window old, the bucket full), at least minTtlMs from now; deletes it once fresh. A charged
--- bucket that never refills keeps its key without expiry.
-local function save(L)
-  if not L.dirty then
-    return
-  end
-  local hasLog = L.hasWindow and L.size > 0
-  if not hasLog and not (L.hasBucket and L.tokens < L.capacity) then
-    if L.exists then
-      redis.call('DEL', L.key)
+  local short = capacity > 0 and tokens < capacity
+  if capacity > 0 then
+    remaining = math.min(remaining, math.floor(tokens + 1e-9))
+    if short and refill > 0 then
+      bucketMs = tokensMs(refill, capacity - tokens)
     end
-    return
   end
-  local ttl = 0
-  if hasLog then
-    ttl = ceilMs(L.newest + L.window - now) + 1
+  local reset = math.max(windowMs, bucketMs)
+  if not dirty then
+    return remaining, reset
   end
-  if L.hasBucket and L.tokens < L.capacity then
-    ttl = math.max(ttl, L.refill > 0 and tokensMs(L.refill, L.capacity - L.tokens) + 1 or math.huge)
+  if size == 0 and not short then
+    redis.call('DEL', key)
+    return remaining, reset
   end
-  local width = L.width
   local log = ''
-  if hasLog then
-    local kept = L.size - (L.added and 1 or 0)
+  if size > 0 then
+    local kept = added and size - 1 or size
     if kept > 0 then
-      log = string.sub(L.state, HEADER_LEN + 1 + L.first * width)
+      log = string.sub(s, 25 + 1 + first * width)
     end
-    if L.added then
-      local offset = L.added - L.base
-      if width == 4 and offset > MAX_OFFSET4 then
+    if added then
+      local offset = added - base
+      if width == 4 and offset > 4294967295 then
         -- the offsets count from a base that is too old: count them from the oldest admission
         -- (an offset then stays below the window's length), in 8 bytes if even that is too long
-        local from = kept > 0 and oldest(L) or L.added
+        local from = kept > 0 and oldest(s, width, base, first) or added
         local times = {}
         for j = 1, kept do
-          times[j] = L.base + sunpack('<I4', log, 1 + (j - 1) * 4)
+          times[j] = base + struct.unpack('<I4', log, 1 + (j - 1) * 4)
         end
-        if L.added - from > MAX_OFFSET4 then
+        if added - from > 4294967295 then
           width = 8
         end
         local fmt = width == 4 and '<I4' or '<d'
         for j = 1, kept do
-          times[j] = spack(fmt, times[j] - from)
+          times[j] = struct.pack(fmt, times[j] - from)
         end
         log = table.concat(times)
-        L.base = from
-        offset = L.added - from
+        base = from
+        offset = added - from
       end
-      log = log .. spack(width == 4 and '<I4' or '<d', offset)
+      log = log .. struct.pack(width == 4 and '<I4' or '<d', offset)
     end
   end
-  local value = spack(HEADER, width, L.tokens, L.refilledAt, L.base) .. log
-  if ttl < 1e14 then
-    redis.call('SET', L.key, value, 'PX', math.max(ttl, minTtlMs))
+  local value = struct.pack('<Bddd', width, tokens, at, base) .. log
+  if short and refill == 0 or reset >= 1e14 then
+    redis.call('SET', key, value) -- no expiry: a one-shot budget never refills
   else
-    redis.call('SET', L.key, value) -- no expiry: a one-shot budget never refills
+    redis.call('SET', key, value, 'PX', math.max(reset + 1, minTtlMs))
   end
-end
-
--- Milliseconds until L is fresh again: its window, bucket and model-token window
--- (BudgetTable.resetMs).
-local function resetMs(L)
-  local ms = 0
-  if L.hasWindow and L.size > 0 then
-    ms = ceilMs(L.newest + L.window - now)
-  end
-  if L.hasBucket and L.refill > 0 and L.tokens < L.capacity then
-    ms = math.max(ms, tokensMs(L.refill, L.capacity - L.tokens))
-  end
-  if L.hasTpm and L.tpmSize > 0 then
-    ms = math.max(ms, ceilMs(L.tpmNewest + L.tpmWindow - now))
-  end
-  return ms
+  return remaining, reset
 end
 
 -- The model-token functions, created on first use: most calls limit no model tokens.
@@ -303,6 +260,28 @@ local function modelTokens()
     L.tpmDirty = true
   end
 
+  -- Milliseconds until L's model-token window is empty (BudgetTable.modelTokensResetMs).
+  function T.resetMs(L)
+    if L.tpmSize == 0 then
+      return 0
+    end
+    return ceilMs(L.tpmNewest + L.tpmWindow - now)
+  end
+
+  -- Milliseconds until enough model tokens leave L's window for the estimate
+  -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
+  function T.retryMs(L, estimate)
+    local excess = L.tpmSum + estimate - L.tpmLimit
+    local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
+    for j = 1, #entries, 2 do
+      excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
+      if excess <= 0 then
+        return math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
+      end
+    end
+    return math.max(1, ceilMs(L.tpmWindow))
+  end
+
   -- Writes what changed of L's model-token window, expiring once it would be empty.
   function T.save(L)
     if not L.tpmDirty then
@@ -312,7 +291,7 @@ local function modelTokens()
       redis.call('DEL', L.mkey, L.akey)
     else
       redis.call('HSET', L.akey, 's', string.format('%.17g', L.tpmSum))
-      local ttl = math.max(ceilMs(L.tpmNewest + L.tpmWindow - now) + 1, minTtlMs)
+      local ttl = math.max(T.resetMs(L) + 1, minTtlMs)
       redis.call('PEXPIRE', L.mkey, ttl)
       redis.call('PEXPIRE', L.akey, ttl)
     end
