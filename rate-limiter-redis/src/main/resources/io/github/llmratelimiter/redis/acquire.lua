@@ -1,21 +1,16 @@
 -- One composed decision over N levels (a hierarchy; N = 1 for a single budget), atomically
 -- (InMemoryStore.decide), optionally reserving model tokens (InMemoryStore.reserve). Runs after
--- lib.lua, which reads ARGV 1-3.
+-- lib.lua, which reads the first three numbers of ARGV[1].
 --
 -- KEYS: per level, root first, its state key, then its model-token window and amounts when it
---   limits model tokens (ARGV of the level: model-token limit > 0); all share one hash tag (one
---   slot on Redis Cluster); last, only when ARGV[8] is not '0', the counter that numbers this
---   root's reservations
--- ARGV:
---   4  the call's cost in bucket tokens
---   5  'S' sequential (the window, the bucket, the model tokens, level after level; what ran
---      before a deny stays charged) or 'R' reserve-then-commit (all checked first, all charged
---      or none)
---   6  N, the number of levels
---   7  the estimated model tokens (0 for a plain acquire)
---   8  the first reservation id of this store (a reservation is numbered only when ARGV[8] is not
---      '0' and some level limits model tokens)
---   then 7 values per level (see lib.lua)
+--   limits model tokens; all share one hash tag (one slot on Redis Cluster); last, only when the
+--   first reservation id is not 0, the counter that numbers this root's reservations
+-- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the window,
+--   the bucket, the model tokens, level after level; what ran before a deny stays charged) or 0
+--   reserve-then-commit (all checked first, all charged or none); N, the number of levels; the
+--   estimated model tokens (0 for a plain acquire); the first reservation id of this store (0: no
+--   reservation; one is numbered only when some level limits model tokens)
+-- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
 --          retryable (1|0), reservation id, remaining model tokens, model-token reset ms}: whole
 --          numbers below 2^53 as integers, any other number (inf) as its %.17g string.
@@ -23,16 +18,14 @@
 -- The common case, one level in sequential mode without model tokens, runs straight through:
 -- one GET and one SET, no table per level.
 
-local cost = tonumber(ARGV[4])
-local sequential = ARGV[5] == 'S'
-local n = tonumber(ARGV[6])
-local estimate = tonumber(ARGV[7])
+local cost, sequential, n, estimate, idBase = struct.unpack('<ddddd', ARGV[1], 25)
+sequential = sequential == 1
 
 local id = 0
-if ARGV[8] ~= '0' then
+if idBase ~= 0 then
   for i = 1, n do
-    if tonumber(ARGV[8 + (i - 1) * 7 + 6]) > 0 then
-      id = tonumber(ARGV[8]) + redis.call('INCR', KEYS[#KEYS])
+    if select(6, struct.unpack(LEVEL, ARGV[1 + i])) > 0 then
+      id = idBase + redis.call('INCR', KEYS[#KEYS])
       redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
       break
     end
@@ -49,21 +42,20 @@ local pending = {}
 local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
 local k = 1
 for i = 1, n do
-  local b = 8 + (i - 1) * 7
-  local limit, window = tonumber(ARGV[b + 1]), tonumber(ARGV[b + 2])
-  local capacity, refill = tonumber(ARGV[b + 3]), tonumber(ARGV[b + 4])
+  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow =
+    struct.unpack(LEVEL, ARGV[1 + i])
   local key = KEYS[k]
   local L
   k = k + 1
-  if tonumber(ARGV[b + 6]) > 0 then
-    L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tonumber(ARGV[b + 6])}
+  if tpmLimit > 0 then
+    L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
     k = k + 2
-    modelTokens().load(L, b) -- even a level a deny never reached: to report what is left now
+    modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm[#tpm + 1] = L
   end
   if not (sequential and denied) then
     local s, width, base, first, size, newest, tokens, at, dirty =
-      load(key, limit, window, capacity, tonumber(ARGV[b + 5]))
+      load(key, limit, window, capacity, perUnit)
     local c = 0
     if limit > 0 and size >= limit then
       c = 1

@@ -18,31 +18,29 @@
 --   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
 --   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
 --   (m and a are passed, and exist, only for budgets with a model-token limit)
--- Common ARGV:
---   1  now in time units, or '' to read the server's TIME (microseconds)
---   2  time units per millisecond (1000 for microseconds, 1000000 for nanoseconds)
---   3  the least TTL in milliseconds a written key gets (0: expire exactly when fresh again)
--- A level is described by 7 further ARGV values: window limit (0: no window), window length in
--- time units, bucket capacity (0: no bucket), refill per second, refill per time unit, model-token
--- limit (0: none), model-token window length in time units.
+-- ARGV (numbers as little-endian doubles, packed by the client: ScriptArgs):
+--   1  the call's numbers, struct '<ddd...', the first three read here: now in time units (NaN:
+--      read the server's TIME, microseconds), time units per millisecond (1000 for microseconds,
+--      1000000 for nanoseconds), the least TTL in milliseconds a written key gets (0: expire
+--      exactly when fresh again); then each script's own (see its file)
+--   2.. one per level, struct '<ddddddd': window limit (0: no window), window length in time
+--      units, bucket capacity (0: no bucket), refill per second, refill per time unit,
+--      model-token limit (0: none), model-token window length in time units
 
 -- The functions below are closures created on every call: they name these constants as literals
 -- (1e-9, the header '<Bddd' of 25 bytes, 4294967295) and struct.pack/unpack as globals rather
 -- than as upvalues, each of which costs a closure time.
 local EPSILON = 1e-9 -- BudgetTable.EPSILON
 
-local now
-if ARGV[1] == '' then
+local LEVEL = '<ddddddd' -- the struct of a level's argument
+local now, unitsPerMs, minTtlMs = struct.unpack('<ddd', ARGV[1])
+if now ~= now then -- NaN
   if redis.replicate_commands then
     redis.replicate_commands() -- replicate effects, not the script: TIME is not deterministic
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[1])
 end
-local unitsPerMs = tonumber(ARGV[2])
-local minTtlMs = tonumber(ARGV[3])
 
 -- ceil(units / unitsPerMs) for units > 0, else 0 (BudgetTable.ceilMs), exact for whole units
 local function ceilMs(units)
@@ -229,10 +227,9 @@ local function modelTokens()
   end
   T = {}
 
-  -- Reads L's model-token window (its fields mkey, akey and the values from ARGV[b + 6]),
-  -- dropping the entries a whole window old (KeyEntry.expireModelTokens).
-  function T.load(L, b)
-    L.tpmWindow = tonumber(ARGV[b + 7])
+  -- Reads L's model-token window (its fields mkey, akey, tpmLimit, tpmWindow), dropping the
+  -- entries a whole window old (KeyEntry.expireModelTokens).
+  function T.load(L)
     local old = redis.call('ZRANGEBYSCORE', L.mkey, '-inf', now - L.tpmWindow)
     L.tpmSum = tonumber(redis.call('HGET', L.akey, 's') or '0')
     if #old > 0 then
