@@ -17,11 +17,12 @@ import java.util.Locale;
 import java.util.function.IntPredicate;
 
 /**
- * What one decision costs, measured without depending on the machine's load: the Redis server's
- * time per {@code EVALSHA} ({@code usec_per_call} of {@code INFO commandstats}), the commands the
- * script ran per decision, and the client JVM's bytes allocated per decision (all threads), for a
- * raw {@code EVALSHA} of {@code return {1}} and for the store's cases, each on a fresh {@code
- * redis-server}, from one thread.
+ * What one decision costs: the Redis server's time per {@code EVALSHA} ({@code usec_per_call} of
+ * {@code INFO commandstats}), the commands the script ran per decision, the client JVM's bytes
+ * allocated and CPU time per decision (all threads), which depend little on the machine's load,
+ * and the latency per decision, which does; for a raw {@code EVALSHA} of {@code return {1}} and for
+ * the store's cases, each on a fresh {@code redis-server}, from one thread. Then the throughput
+ * of the store over raw {@code EVALSHA} from 1 and from 8 threads, in alternating slices.
  *
  * <pre>{@code
  * java -cp rate-limiter-benchmarks/target/benchmarks.jar \
@@ -53,8 +54,9 @@ public final class ScriptCost {
    */
   public static void main(String[] args) {
     int calls = args.length > 0 ? Integer.parseInt(args[0]) : 30_000;
-    System.out.printf(Locale.ROOT, "%-44s %12s %12s %12s%n", "case (" + calls + " calls, 1 thread)",
-        "Redis µs", "cmds/call", "client B/call");
+    System.out.printf(Locale.ROOT, "%-44s %10s %10s %10s %12s %12s%n",
+        "case (" + calls + " calls, 1 thread)", "Redis µs", "cmds/call", "client B", "client CPU µs",
+        "latency µs");
     rawEvalsha(calls);
     store("store: window + bucket, 1 key", calls, 0, (store) -> i ->
         store.acquire(WINDOW_AND_BUCKET, "tenant", 1, Composition.SEQUENTIAL).allowed());
@@ -69,6 +71,71 @@ public final class ScriptCost {
             Composition.RESERVE_COMMIT).allowed());
     store("store: " + LARGE_LOG + "+ admissions in the window", Math.min(calls, 5_000), LARGE_LOG,
         (store) -> i -> store.acquire(LARGE, "big", 1, Composition.SEQUENTIAL).allowed());
+    interleaved(1);
+    interleaved(8);
+  }
+
+  /**
+   * Throughput of the store (window + bucket, one hot key) over raw {@code EVALSHA return {1}} on
+   * one server, in alternating slices of 250 ms, so that both see the same load: the median and
+   * the range of the per-round ratios.
+   */
+  private static void interleaved(int threads) {
+    int rounds = 15;
+    double[] ratios = new double[rounds];
+    try (RedisServer server = RedisServer.start();
+        RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
+            .failurePolicy(FailurePolicy.FAIL_CLOSED)
+            .commandTimeout(Duration.ofSeconds(5))
+            .build()) {
+      RedisClient client = RedisClient.create(server.uri());
+      try (StatefulRedisConnection<String, String> c = client.connect()) {
+        RedisCommands<String, String> commands = c.sync();
+        String sha = commands.scriptLoad("return {1}");
+        IntPredicate raw = i -> commands.<List<Object>>evalsha(sha, ScriptOutputType.MULTI).size() == 1;
+        IntPredicate limited = i ->
+            store.acquire(WINDOW_AND_BUCKET, "tenant", 1, Composition.SEQUENTIAL).allowed();
+        slice(raw, threads, 1_000);
+        slice(limited, threads, 1_000);
+        for (int r = 0; r < rounds; r++) {
+          double rawRate = slice(raw, threads, 250);
+          ratios[r] = slice(limited, threads, 250) / rawRate;
+        }
+      } finally {
+        client.shutdown();
+      }
+    }
+    java.util.Arrays.sort(ratios);
+    System.out.printf(Locale.ROOT,
+        "store ÷ raw EVALSHA, %d thread(s), %d alternating rounds: median %.2f (%.2f to %.2f)%n",
+        threads, rounds, ratios[rounds / 2], ratios[0], ratios[rounds - 1]);
+  }
+
+  /** Calls per second of {@code call} from {@code threads} threads for {@code millis}. */
+  private static double slice(IntPredicate call, int threads, long millis) {
+    java.util.concurrent.atomic.LongAdder done = new java.util.concurrent.atomic.LongAdder();
+    long start = System.nanoTime();
+    long end = start + millis * 1_000_000;
+    Thread[] workers = new Thread[threads];
+    for (int t = 0; t < threads; t++) {
+      workers[t] = new Thread(() -> {
+        int i = 0;
+        while (System.nanoTime() - end < 0) {
+          check(call.test(i++), "interleaved");
+          done.increment();
+        }
+      });
+      workers[t].start();
+    }
+    for (Thread w : workers) {
+      try {
+        w.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+    return done.sum() * 1e9 / (System.nanoTime() - start);
   }
 
   private static void rawEvalsha(int calls) {
@@ -105,22 +172,33 @@ public final class ScriptCost {
     }
     info.resetStats();
     long allocated = allocatedBytes();
+    long cpu = processCpuNanos();
+    long start = System.nanoTime();
     for (int i = 0; i < calls; i++) {
       check(call.test(i), name);
     }
+    long wall = System.nanoTime() - start;
+    cpu = processCpuNanos() - cpu;
     long bytes = allocatedBytes() - allocated;
     String stats = info.commandStats();
     long evalsha = RedisInfo.calls(stats, "evalsha");
     double usec = RedisInfo.usec(stats, "evalsha");
     long all = RedisInfo.totalCalls(stats) - RedisInfo.calls(stats, "config");
-    System.out.printf(Locale.ROOT, "%-44s %12.2f %12.2f %12.0f%n", name, usec / evalsha,
-        (double) (all - evalsha) / evalsha, (double) bytes / calls);
+    System.out.printf(Locale.ROOT, "%-44s %10.2f %10.2f %10.0f %12.2f %12.2f%n", name,
+        (double) usec / evalsha, (double) (all - evalsha) / evalsha, (double) bytes / calls,
+        cpu / 1000.0 / calls, wall / 1000.0 / calls);
   }
 
   private static void check(boolean allowed, String name) {
     if (!allowed) {
       throw new IllegalStateException(name + ": a call was denied");
     }
+  }
+
+  /** CPU time this JVM (every thread: the caller, Lettuce's event loop, the GC) used so far. */
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+        .getProcessCpuTime();
   }
 
   /** Bytes allocated so far by every live thread of this JVM. */
