@@ -9,12 +9,13 @@
 --
 -- State of one level (one budget applied to one key), in keys sharing the call's hash tag:
 --   s  the window log and the bucket, one string (layout 2; absent means fresh):
---        a header struct.pack('<Bddd', width, tokens, refilledAt, base), 25 bytes: the width of a
---        log entry (4 or 8 bytes), the bucket's tokens as of refilledAt (unused without a bucket),
---        the time the log's entries count from;
+--        a header struct.pack('<BdddI4', width, tokens, refilledAt, base, first), 29 bytes: the
+--        width of a log entry (4 or 8 bytes), the bucket's tokens as of refilledAt (unused without
+--        a bucket), the time the log's entries count from, the index of the first entry still in
+--        the window (0 unless the log is large: see commit);
 --        then the admissions, oldest first, each its time minus base: '<I4' (width 4, used while
 --        the window is at most 2^31 time units, rebased when an offset would pass 2^32 - 1) or
---        '<d' (width 8, exact below 2^53). Entries a whole window old are dropped from the head.
+--        '<d' (width 8, exact below 2^53). Entries a whole window old leave from the head.
 --   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
 --   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
 --   (m and a are passed, and exist, only for budgets with a model-token limit)
@@ -28,7 +29,7 @@
 --      model-token limit (0: none), model-token window length in time units
 
 -- The functions below are closures created on every call: they name these constants as literals
--- (1e-9, the header '<Bddd' of 25 bytes, 4294967295) and struct.pack/unpack as globals rather
+-- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
 -- than as upvalues, each of which costs a closure time.
 local EPSILON = 1e-9 -- BudgetTable.EPSILON
 
@@ -89,12 +90,14 @@ local function load(key, limit, window, capacity, perUnit)
   local s = redis.call('GET', key)
   local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
   if s then
-    if #s >= 25 then
-      width, tokens, at, base = struct.unpack('<Bddd', s)
+    local n = 0
+    if #s >= 29 then
+      width, tokens, at, base, first = struct.unpack('<BdddI4', s)
+      n = (#s - 29) / width
     else
       width = 0
     end
-    if (width == 4 or width == 8) and (#s - 25) % width == 0 then
+    if (width == 4 or width == 8) and n % 1 == 0 and first <= n then
       if capacity > 0 and now > at then
         if tokens < capacity then
           tokens = math.min(capacity, tokens + (now - at) * perUnit)
@@ -102,23 +105,23 @@ local function load(key, limit, window, capacity, perUnit)
         end
         at = now
       end
-      if limit > 0 and #s > 25 then
-        local n = (#s - 25) / width
+      if limit > 0 and first < n then
         local fmt = width == 4 and '<I4' or '<d'
         local cut = now - window -- an admission at or before cut has left the window
-        newest = base + struct.unpack(fmt, s, 25 + 1 + (n - 1) * width)
+        local head = first
+        newest = base + struct.unpack(fmt, s, 29 + 1 + (n - 1) * width)
         if newest <= cut then
           first = n
         else
-          while base + struct.unpack(fmt, s, 25 + 1 + first * width) <= cut do
+          while base + struct.unpack(fmt, s, 29 + 1 + first * width) <= cut do
             first = first + 1
           end
         end
         size = n - first
-        dirty = dirty or first > 0
+        dirty = dirty or first > head
       end
     else
-      s, width, base, tokens, at = false, 4, 0, capacity, now -- not this layout: read as fresh
+      s, width, base, first, tokens, at = false, 4, 0, 0, capacity, now -- not this layout: fresh
     end
   end
   if not s and window > 2147483648 then
@@ -129,7 +132,7 @@ end
 
 -- The time of the oldest admission of a non-empty log of a state as load returned it.
 local function oldest(s, width, base, first)
-  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 25 + 1 + first * width)
+  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 29 + 1 + first * width)
 end
 
 -- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
@@ -180,14 +183,30 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     redis.call('DEL', key)
     return remaining, reset
   end
+  local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
+  local offset = added and added - base
+  if s and size > 0 and #s > 4096 and 2 * first <= (#s - 29) / width
+      and not (added and width == 4 and offset > 4294967295) then
+    -- a large log, written in place: the header rewritten, the admission appended, and the
+    -- entries that left kept before first until they are half of the log (then copied out below)
+    redis.call('SETRANGE', key, 0, struct.pack('<BdddI4', width, tokens, at, base, first))
+    if added then
+      redis.call('APPEND', key, struct.pack(width == 4 and '<I4' or '<d', offset))
+    end
+    if forever then
+      redis.call('PERSIST', key)
+    else
+      redis.call('PEXPIRE', key, math.max(reset + 1, minTtlMs))
+    end
+    return remaining, reset
+  end
   local log = ''
   if size > 0 then
     local kept = added and size - 1 or size
     if kept > 0 then
-      log = string.sub(s, 25 + 1 + first * width)
+      log = string.sub(s, 29 + 1 + first * width)
     end
     if added then
-      local offset = added - base
       if width == 4 and offset > 4294967295 then
         -- the offsets count from a base that is too old: count them from the oldest admission
         -- (an offset then stays below the window's length), in 8 bytes if even that is too long
@@ -210,9 +229,9 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
       log = log .. struct.pack(width == 4 and '<I4' or '<d', offset)
     end
   end
-  local value = struct.pack('<Bddd', width, tokens, at, base) .. log
-  if short and refill == 0 or reset >= 1e14 then
-    redis.call('SET', key, value) -- no expiry: a one-shot budget never refills
+  local value = struct.pack('<BdddI4', width, tokens, at, base, 0) .. log
+  if forever then
+    redis.call('SET', key, value)
   else
     redis.call('SET', key, value, 'PX', math.max(reset + 1, minTtlMs))
   end

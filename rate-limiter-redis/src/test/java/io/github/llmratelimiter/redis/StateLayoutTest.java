@@ -46,10 +46,46 @@ class StateLayoutTest {
       ticker.advance(Duration.ofMillis(5)); // the second leaves
       assertThat(store.acquire(big, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
       StoredState state = StoredState.read(prefix + ":{t}:big:t:s");
-      // a minute of nanoseconds is more than 2^31: entries take 8 bytes; the two that left are gone
+      // a minute of nanoseconds is more than 2^31: entries take 8 bytes; the log is written in
+      // place, so the two that left are still stored, before the first entry in the window
       assertThat(state.width()).isEqualTo(8);
-      assertThat(state.offsets()).hasSize(10_000);
+      assertThat(state.admissions()).hasSize(10_000).isSorted();
+      assertThat(state.first()).isEqualTo(2);
       assertThat(store.inspect(big, "t").orElseThrow().windowUsed()).isEqualTo(10_000);
+    }
+  }
+
+  @Test
+  void aLargeLogWrittenInPlaceDecidesAsInMemoryAndDropsWhatLeftOnceItIsHalfTheLog() {
+    ManualTicker ticker = new ManualTicker();
+    String prefix = TestRedis.freshPrefix();
+    // 2 s of nanoseconds is below 2^31: 4-byte entries, more than 4 KB from about 1,000 on
+    Budget big = Budget.of("big", new WindowLimit(3_000, Duration.ofSeconds(2)),
+        new BucketLimit(2_000, 1_000));
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).hashKeys(false)
+            .build()) {
+      long largest = 0;
+      boolean inPlace = false;
+      boolean compacted = false;
+      for (int i = 0; i < 12_000; i++) {
+        ticker.advanceNanos(i % 7 == 0 ? 3_000_000 : 100_000); // filling, then leaving, faster
+        assertThat(store.acquire(big, "t", 1, Composition.SEQUENTIAL)).as("call %d", i)
+            .isEqualTo(memory.acquire(big, "t", 1, Composition.SEQUENTIAL));
+        if (i % 50 == 0) {
+          StoredState state = StoredState.read(prefix + ":{t}:big:t:s");
+          inPlace |= state.first() > 0;
+          compacted |= state.offsets().length < largest && largest > 1_000;
+          largest = Math.max(largest, state.offsets().length);
+          assertThat(state.first()).isLessThanOrEqualTo(state.offsets().length / 2 + 1);
+          for (long t : state.admissions()) {
+            assertThat(t).isGreaterThan(ticker.read() - Duration.ofSeconds(2).toNanos());
+          }
+        }
+      }
+      assertThat(inPlace).isTrue();
+      assertThat(compacted).isTrue();
+      assertThat(store.errorCount()).isZero();
     }
   }
 

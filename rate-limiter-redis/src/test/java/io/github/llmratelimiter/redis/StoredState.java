@@ -8,22 +8,26 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A level's state as the standalone test server holds it (layout 2, see {@code lib.lua}), decoded
- * independently of the scripts: a header {@code <Bddd} (entry width, tokens, last refill, base),
- * then the admissions as little-endian offsets from the base.
+ * independently of the scripts: a header {@code <BdddI4} (entry width, tokens, last refill, base,
+ * index of the first entry in the window), then the admissions as little-endian offsets from the
+ * base.
  *
  * @param width the width of an entry, 4 or 8 bytes
  * @param tokens the bucket's tokens as of {@code refilledAt}
  * @param refilledAt the time of the last refill
  * @param base the time the offsets count from
- * @param offsets the admissions' offsets from {@code base}, oldest first (expired ones included)
+ * @param first the index of the first entry the last write counted in the window
+ * @param offsets every entry's offset from {@code base}, oldest first, those before {@code first}
+ *     included
  */
-record StoredState(int width, double tokens, double refilledAt, double base, long[] offsets) {
+record StoredState(int width, double tokens, double refilledAt, double base, long first,
+    long[] offsets) {
 
-  /** The admissions' times, oldest first. */
+  /** The times of the admissions from {@code first} on, oldest first. */
   long[] admissions() {
-    long[] times = new long[offsets.length];
-    for (int i = 0; i < offsets.length; i++) {
-      times[i] = (long) base + offsets[i];
+    long[] times = new long[offsets.length - (int) first];
+    for (int i = 0; i < times.length; i++) {
+      times[i] = (long) base + offsets[(int) first + i];
     }
     return times;
   }
@@ -54,6 +58,7 @@ record StoredState(int width, double tokens, double refilledAt, double base, lon
     double tokens = b.getDouble();
     double refilledAt = b.getDouble();
     double base = b.getDouble();
+    long first = Integer.toUnsignedLong(b.getInt());
     if (width != 4 && width != 8 || b.remaining() % width != 0) {
       throw new IllegalStateException("not a state of layout 2: width " + width + ", "
           + b.remaining() + " bytes of entries");
@@ -62,6 +67,9 @@ record StoredState(int width, double tokens, double refilledAt, double base, lon
     for (int i = 0; i < offsets.length; i++) {
       offsets[i] = width == 4 ? Integer.toUnsignedLong(b.getInt()) : (long) b.getDouble();
     }
-    return new StoredState(width, tokens, refilledAt, base, offsets);
+    if (first > offsets.length) {
+      throw new IllegalStateException("first entry " + first + " of " + offsets.length);
+    }
+    return new StoredState(width, tokens, refilledAt, base, first, offsets);
   }
 }
