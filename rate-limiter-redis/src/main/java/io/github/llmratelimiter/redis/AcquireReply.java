@@ -36,11 +36,13 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     output = this;
   }
 
+  /** Takes an integer of the reply, at the next position. */
   @Override
   public void set(long integer) {
     values[index++] = integer;
   }
 
+  /** Takes a string of the reply: the reason at position 1, else a number as text. */
   @Override
   public void set(@Nullable ByteBuffer bytes) {
     if (bytes == null) {
@@ -54,6 +56,7 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     index++;
   }
 
+  /** Checks that the reply has the expected number of values. */
   @Override
   public void multi(int count) {
     if (count != values.length) {

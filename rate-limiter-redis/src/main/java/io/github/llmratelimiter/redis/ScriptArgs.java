@@ -40,11 +40,13 @@ final class ScriptArgs extends CommandArgs<String, String> {
     this.levelCount = levelCount;
   }
 
+  /** The number of arguments: Lettuce's own, then {@code ARGV[1]} and one per level. */
   @Override
   public int count() {
     return super.count() + 1 + levelCount;
   }
 
+  /** Writes every argument as a bulk string: Lettuce's own, then the packed ones. */
   @Override
   public void encode(ByteBuf buf) {
     super.encode(buf);
@@ -75,15 +77,16 @@ final class ScriptArgs extends CommandArgs<String, String> {
     return bulk;
   }
 
+  /** Writes {@code $<length>\r\n}, the head of a bulk string. */
   private static void writeBulkLength(ByteBuf buf, int length) {
     buf.writeByte('$');
-    if (length >= 100) {
-      buf.writeByte('0' + length / 100);
+    int digits = 1;
+    for (int rest = length / 10; rest > 0; rest /= 10) {
+      digits *= 10;
     }
-    if (length >= 10) {
-      buf.writeByte('0' + length / 10 % 10);
+    for (; digits > 0; digits /= 10) {
+      buf.writeByte('0' + length / digits % 10);
     }
-    buf.writeByte('0' + length % 10);
     buf.writeBytes(CRLF);
   }
 }

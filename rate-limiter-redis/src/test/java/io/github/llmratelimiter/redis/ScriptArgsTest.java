@@ -41,6 +41,18 @@ class ScriptArgsTest {
   }
 
   @Test
+  void packedNumbersOfAnyLengthHaveTheirLengthWritten() {
+    for (int count : new int[] {1, 2, 12, 13, 130}) {
+      ScriptArgs args = new ScriptArgs("s", new String[0], new double[count], new byte[0][], 0);
+      ByteBuf buf = Unpooled.buffer();
+      args.encode(buf);
+      String wire = buf.toString(StandardCharsets.ISO_8859_1);
+      String head = "$1\r\ns\r\n$1\r\n0\r\n$" + 8 * count + "\r\n";
+      assertThat(wire).startsWith(head).hasSize(head.length() + 8 * count + 2).endsWith("\r\n");
+    }
+  }
+
+  @Test
   void aReplyIsReadIntoNumbersAndAReasonWithInfinitySaturating() {
     AcquireReply r = new AcquireReply();
     r.multi(10);
