@@ -48,9 +48,6 @@ final class LuaRateLimitStore implements RateLimitStore {
    * an in-memory fallback, and stay exact in Lua's doubles.
    */
   static final long RESERVATION_ID_BASE = 1L << 52;
-  private static final String RESERVATION_ID_BASE_ARG = Long.toString(RESERVATION_ID_BASE);
-  private static final String TICKER_MIN_TTL_ARG = Long.toString(TICKER_MIN_TTL_MS);
-  private static final String[] COUNTS = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
   private static final int SCAN_COUNT = 1000;
 
   private final RedisLink link;
@@ -195,45 +192,63 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     List<Budget> levels = call.levels();
     int n = levels.size();
-    String[] args = new String[8 + 7 * n];
-    timeArgs(args);
-    args[3] = call.cost() == 1.0 ? "1.0" : Double.toString(call.cost());
-    args[4] = call.composition() == Composition.SEQUENTIAL ? "S" : "R";
-    args[5] = count(n);
-    args[6] = count(call.estimate());
-    args[7] = call.reserve() ? RESERVATION_ID_BASE_ARG : "0";
-    // the root's reservation counter only when the call numbers a reservation
-    String[] keys = new String[4 * n + (call.reserve() ? 1 : 0)];
-    String counter = levelKeys(call.keys(), levels, keys, args, 8);
+    ScriptBudget[] scripted = scripted(levels);
+    // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
+    double[] numbers = timeNumbers(8);
+    numbers[3] = call.cost();
+    numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
+    numbers[5] = n;
+    numbers[6] = call.estimate();
+    numbers[7] = call.reserve() ? RESERVATION_ID_BASE : 0;
+    int keyCount = keyCount(scripted);
+    String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
+    byte[][] levelArgs = new byte[n][];
+    String counter = levelKeys(call.keys(), scripted, keys, levelArgs);
     if (call.reserve()) {
-      keys[4 * n] = counter;
+      keys[keyCount] = counter;
     }
-    List<Object> r = ACQUIRE.run(link.commands(), keys, args);
-    boolean allowed = asLong(r.get(0)) == 1;
-    Reason reason = Reason.valueOf((String) r.get(1));
-    String level = levels.get((int) asLong(r.get(2)) - 1).name();
-    Decision d = new Decision(allowed, asLong(r.get(3)), asLong(r.get(4)), asLong(r.get(5)),
-        reason, asLong(r.get(6)) == 1, level);
-    return new Reservation(d, levels, call.keys(), call.estimate(), asLong(r.get(7)),
-        asLong(r.get(8)), asLong(r.get(9)));
+    AcquireReply r = ACQUIRE.run(link.commands(), AcquireReply::new, keys, numbers, levelArgs, n);
+    long[] v = r.values;
+    String level = levels.get((int) v[2] - 1).name();
+    Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
+    return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+  }
+
+  private ScriptBudget[] scripted(List<Budget> levels) {
+    ScriptBudget[] scripted = new ScriptBudget[levels.size()];
+    for (int i = 0; i < scripted.length; i++) {
+      scripted[i] = scripted(levels.get(i));
+    }
+    return scripted;
+  }
+
+  /** The number of Redis keys the levels pass to a script (see {@link ScriptBudget#keyCount}). */
+  private static int keyCount(ScriptBudget[] levels) {
+    int n = 0;
+    for (ScriptBudget b : levels) {
+      n += b.keyCount;
+    }
+    return n;
   }
 
   /**
-   * Puts the four keys of every level (limiter keys in clear, the first one the root) into {@code
-   * keys} from 0, and each level's 7 values into {@code args} from {@code at}; returns the root's
+   * Puts the keys of every level (limiter keys in clear, the first one the root) into {@code keys}
+   * from 0, and each level's script argument into {@code levelArgs}; returns the root's
    * reservation counter.
    */
-  private String levelKeys(
-      List<String> levelKeys, List<Budget> levels, String[] keys, String[] args, int at) {
+  private static String levelKeys(
+      List<String> levelKeys, ScriptBudget[] levels, String[] keys, byte[][] levelArgs) {
     String root = levelKeys.get(0);
     String counter = null;
-    for (int i = 0; i < levels.size(); i++) {
-      ScriptBudget b = scripted(levels.get(i));
-      String c = b.copyKeys(root, levelKeys.get(i), keys, 4 * i);
+    int k = 0;
+    for (int i = 0; i < levels.length; i++) {
+      ScriptBudget b = levels[i];
+      String c = b.copyKeys(root, levelKeys.get(i), keys, k);
+      k += b.keyCount;
       if (i == 0) {
         counter = c;
       }
-      b.copyArgs(args, at + 7 * i);
+      levelArgs[i] = b.levelArg;
     }
     return counter;
   }
@@ -272,16 +287,16 @@ final class LuaRateLimitStore implements RateLimitStore {
   /** Runs a validated reconciliation on Redis: one script call. */
   void executeReconcile(Reservation reservation, long actualModelTokens) {
     List<Budget> levels = reservation.levels();
-    int n = levels.size();
-    String[] args = new String[7 + 7 * n];
-    timeArgs(args);
-    args[3] = count(n);
-    args[4] = Long.toString(reservation.id());
-    args[5] = count(reservation.estimate());
-    args[6] = count(actualModelTokens);
-    String[] keys = new String[4 * n];
-    levelKeys(reservation.keys(), levels, keys, args, 7);
-    RECONCILE.run(link.commands(), keys, args);
+    ScriptBudget[] scripted = scripted(levels);
+    double[] numbers = timeNumbers(7); // ARGV[1] (see reconcile.lua)
+    numbers[3] = levels.size();
+    numbers[4] = reservation.id();
+    numbers[5] = reservation.estimate();
+    numbers[6] = actualModelTokens;
+    String[] keys = new String[keyCount(scripted)];
+    byte[][] levelArgs = new byte[scripted.length][];
+    levelKeys(reservation.keys(), scripted, keys, levelArgs);
+    RECONCILE.run(link.commands(), LuaScript.list(), keys, numbers, levelArgs, levelArgs.length);
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
@@ -342,11 +357,13 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   private @Nullable KeySnapshot snapshot(
       Budget budget, String rootPart, String keyPart, String shown) {
-    String[] args = new String[10];
-    timeArgs(args);
-    scripted(budget).copyArgs(args, 3);
+    ScriptBudget scripted = scripted(budget);
     String[] keys = layout.level(rootPart, budget.name(), keyPart);
-    List<Object> r = INSPECT.run(link.commands(), keys, args);
+    if (scripted.keyCount == 1) {
+      keys = new String[] {keys[0]};
+    }
+    List<Object> r = INSPECT.run(link.commands(), LuaScript.list(), keys, timeNumbers(3),
+        new byte[][] {scripted.levelArg}, 1);
     if (r.isEmpty()) {
       return null;
     }
@@ -431,22 +448,22 @@ final class LuaRateLimitStore implements RateLimitStore {
     link.commands().ping();
   }
 
-  /** Puts the time values (ARGV 1-3 of every script) into {@code args}. */
-  private void timeArgs(String[] args) {
+  /**
+   * A script's {@code ARGV[1]} of {@code size} numbers, the first three set as every script reads
+   * them (see lib.lua): now (NaN: the server's {@code TIME}), time units per millisecond, the least
+   * TTL in milliseconds.
+   */
+  private double[] timeNumbers(int size) {
+    double[] numbers = new double[size];
     if (ticker == null) {
-      args[0] = "";
-      args[1] = "1000";
-      args[2] = "0";
+      numbers[0] = Double.NaN;
+      numbers[1] = 1000;
     } else {
-      args[0] = Long.toString(ticker.read());
-      args[1] = "1000000";
-      args[2] = TICKER_MIN_TTL_ARG;
+      numbers[0] = ticker.read();
+      numbers[1] = 1_000_000;
+      numbers[2] = TICKER_MIN_TTL_MS;
     }
-  }
-
-  /** A whole number as a script argument, small ones without allocating. */
-  private static String count(long n) {
-    return n >= 0 && n < COUNTS.length ? COUNTS[(int) n] : Long.toString(n);
+    return numbers;
   }
 
   /** A script's number; {@code inf} (no limit at a level) saturates as a Java cast does. */

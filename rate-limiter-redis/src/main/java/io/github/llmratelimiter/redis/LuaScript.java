@@ -2,8 +2,11 @@ package io.github.llmratelimiter.redis;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.CommandOutput;
+import io.lettuce.core.output.NestedMultiOutput;
+import io.lettuce.core.protocol.CommandType;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -12,10 +15,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * One of the store's Lua scripts: {@code lib.lua} followed by one algorithm's file, read once from
- * the classpath and invoked by its SHA-1 with {@code EVALSHA}. When a server does not know the
+ * the classpath and invoked by its SHA-1 with {@code EVALSHA} (arguments as {@link ScriptArgs}).
+ * When a server does not know the
  * script ({@code NOSCRIPT}: after {@code SCRIPT FLUSH}, a restart or a failover) it is sent once
  * with {@code EVAL}, which also caches it there, so callers never see the error.
  */
@@ -38,18 +43,37 @@ final class LuaScript {
     return new LuaScript(name, resource(LIB) + "\n" + resource(name));
   }
 
-  /** Runs the script on the node that owns the keys' slot; the reply is an array. */
-  List<Object> run(RedisClusterCommands<String, String> redis, String[] keys, String... args) {
+  /**
+   * Runs the script on the node that owns the keys' slot, with {@code ARGV[1]} the packed {@code
+   * numbers} and then the first {@code levelCount} packed {@code levels}; the reply is read by an
+   * output from {@code output} (a fresh one for each try).
+   */
+  <T> T run(RedisClusterCommands<String, String> redis, Supplier<CommandOutput<String, String, T>> output,
+      String[] keys, double[] numbers, byte[][] levels, int levelCount) {
     try {
-      return redis.evalsha(sha, ScriptOutputType.MULTI, keys, args);
+      return redis.dispatch(CommandType.EVALSHA, output.get(),
+          new ScriptArgs(sha, keys, numbers, levels, levelCount));
     } catch (RedisNoScriptException e) {
-      return redis.eval(source, ScriptOutputType.MULTI, keys, args);
+      return eval(redis, output, keys, numbers, levels, levelCount);
     } catch (RedisCommandExecutionException e) {
       if (e.getMessage() != null && e.getMessage().startsWith("NOSCRIPT")) {
-        return redis.eval(source, ScriptOutputType.MULTI, keys, args);
+        return eval(redis, output, keys, numbers, levels, levelCount);
       }
       throw e;
     }
+  }
+
+  /** Sends the source, which the server also caches; after a {@code NOSCRIPT} only. */
+  private <T> T eval(RedisClusterCommands<String, String> redis,
+      Supplier<CommandOutput<String, String, T>> output, String[] keys, double[] numbers,
+      byte[][] levels, int levelCount) {
+    return redis.dispatch(CommandType.EVAL, output.get(),
+        new ScriptArgs(source, keys, numbers, levels, levelCount));
+  }
+
+  /** An output for a reply that is an array of integers and strings, such as {@code {}}. */
+  static Supplier<CommandOutput<String, String, List<Object>>> list() {
+    return () -> new NestedMultiOutput<>(StringCodec.UTF8);
   }
 
   private static String resource(String file) {

@@ -8,9 +8,10 @@ import java.util.Base64;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The layout of the store's Redis keys: {@code <prefix>:{<root>}:<budget>:<key>:w} holds a level's
- * sliding-window log, {@code ...:b} its token bucket, {@code ...:m} and {@code ...:a} its
- * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations.
+ * The layout of the store's Redis keys (layout 2): {@code <prefix>:{<root>}:<budget>:<key>:s} holds
+ * a level's sliding-window log and token bucket in one string, {@code ...:m} and {@code ...:a} its
+ * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations. The keys of
+ * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) are never read, nor found by the scans.
  *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
  * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
@@ -30,6 +31,10 @@ final class RedisKeys {
   static final char HASH_MARK = '#';
   private static final int HASH_BYTES = 16;
   private static final int HASHED_LENGTH = 1 + 22;
+  /** The suffixes of a level's keys: state, model-token window, model-token amounts. */
+  private static final String[] SUFFIXES = {":s", ":m", ":a"};
+  /** Matches the suffix of every key of a level in this layout, and of no other. */
+  private static final String SUFFIX_PATTERN = ":[sma]";
 
   private final String prefix;
   private final boolean hashed;
@@ -65,23 +70,18 @@ final class RedisKeys {
     return hashed ? part : decode(part);
   }
 
-  /** The key of the level's sliding-window log (a sorted set), from limiter keys in clear. */
-  String window(String root, String budget, String key) {
+  /** The key of the level's state (window log and bucket), from limiter keys in clear. */
+  String state(String root, String budget, String key) {
     return level(part(root), budget, part(key))[0];
   }
 
-  /** The key of the level's token bucket (a hash), from limiter keys in clear. */
-  String bucket(String root, String budget, String key) {
-    return level(part(root), budget, part(key))[1];
-  }
-
   /**
-   * The four keys of one level, from parts: its window log, bucket, model-token window and
-   * model-token amounts.
+   * The three keys of one level, from parts: its state (window log and bucket), model-token window
+   * and model-token amounts.
    */
   String[] level(String rootPart, String budget, String keyPart) {
     String base = prefix + ":{" + rootPart + "}:" + encode(budget) + ":" + keyPart;
-    return new String[] {base + ":w", base + ":b", base + ":m", base + ":a"};
+    return new String[] {base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2]};
   }
 
   /** The counter that numbers the reservations of one root key, from its part. */
@@ -91,19 +91,19 @@ final class RedisKeys {
 
   /** A {@code SCAN MATCH} pattern for the keys of {@code (budget, key)} under every root key. */
   String pattern(String budget, String key) {
-    return prefix + ":{*}:" + encode(budget) + ":" + part(key) + ":?";
+    return prefix + ":{*}:" + encode(budget) + ":" + part(key) + SUFFIX_PATTERN;
   }
 
   /** A {@code SCAN MATCH} pattern for every key of {@code budget}. */
   String pattern(String budget) {
-    return prefix + ":{*}:" + encode(budget) + ":*";
+    return prefix + ":{*}:" + encode(budget) + ":*" + SUFFIX_PATTERN;
   }
 
   /**
    * Splits a key of this layout into its root part and key part.
    *
    * @return {@code {root part, key part}}, or {@code null} if the key does not follow the layout
-   *     (or, when hashing, holds a part that is not hashed)
+   *     (a key of layout 1 does not; nor, when hashing, one with a part that is not hashed)
    */
   String @Nullable [] parse(String redisKey) {
     int open = prefix.length() + 1;
@@ -112,7 +112,7 @@ final class RedisKeys {
       return null;
     }
     String[] rest = redisKey.substring(close + 2).split(":", -1);
-    if (rest.length != 3) {
+    if (rest.length != 3 || !isSuffix(rest[2])) {
       return null;
     }
     String root = redisKey.substring(open + 1, close);
@@ -120,6 +120,10 @@ final class RedisKeys {
       return null;
     }
     return new String[] {root, rest[1]};
+  }
+
+  private static boolean isSuffix(String s) {
+    return s.length() == 1 && "sma".indexOf(s.charAt(0)) >= 0;
   }
 
   /**

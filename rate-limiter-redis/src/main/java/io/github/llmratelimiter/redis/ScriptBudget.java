@@ -8,8 +8,8 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A budget as one store's scripts see it: its seven level values (see {@code lib.lua}) formatted
- * once, and the Redis keys of the levels it was used at recently, so that a decision on a known key
+ * A budget as one store's scripts see it: its seven level values (see {@code lib.lua}) packed once
+ * into a script argument, and the Redis keys of the levels it was used at recently, so that a decision on a known key
  * computes no hash and builds no string.
  *
  * <p>The recent levels sit in a direct-mapped table of {@value #SLOTS} entries: a lookup is one
@@ -25,7 +25,10 @@ final class ScriptBudget {
   private record LevelKeys(String root, String key, String[] keys, @Nullable String sequence) {}
 
   final Budget budget;
-  private final String[] args;
+  /** The number of Redis keys a level of this budget passes: its state, and its model tokens'. */
+  final int keyCount;
+  /** The level's script argument: its seven values packed as a bulk string ({@link ScriptArgs}). */
+  final byte[] levelArg;
   private final RedisKeys layout;
   private final LevelKeys[] recent = new LevelKeys[SLOTS];
 
@@ -35,18 +38,15 @@ final class ScriptBudget {
   ScriptBudget(Budget budget, RedisKeys layout, boolean nanos) {
     this.budget = budget;
     this.layout = layout;
-    this.args = args(budget, nanos);
-  }
-
-  /** Copies the budget's seven level values into {@code to} from {@code at}. */
-  void copyArgs(String[] to, int at) {
-    System.arraycopy(args, 0, to, at, args.length);
+    this.levelArg = ScriptArgs.bulkOfDoubles(values(budget, nanos));
+    this.keyCount = budget.modelTokens() == null ? 1 : 3;
   }
 
   /**
-   * Copies the four keys of the level of {@code key} under {@code root} (limiter keys in clear)
-   * into {@code to} from {@code at}; returns the root's reservation counter when {@code key} is
-   * the root, else null.
+   * Copies the {@link #keyCount} keys of the level of {@code key} under {@code root} (limiter keys
+   * in clear) into {@code to} from {@code at}: its state key, and its model-token keys when the
+   * budget limits model tokens; returns the root's reservation counter when {@code key} is the
+   * root, else null.
    */
   @Nullable String copyKeys(String root, String key, String[] to, int at) {
     int h = root.hashCode() * 31 + key.hashCode();
@@ -60,35 +60,39 @@ final class ScriptBudget {
           isRoot ? layout.sequence(rootPart) : null);
       recent[slot] = e;
     }
-    System.arraycopy(e.keys, 0, to, at, 4);
+    System.arraycopy(e.keys, 0, to, at, keyCount);
     return e.sequence;
   }
 
-  /** The seven level values of {@code budget}, with durations in the scripts' time units. */
-  static String[] args(Budget budget, boolean nanos) {
-    String[] a = {"0", "0", "0", "0", "0", "0", "0"};
+  /**
+   * The seven level values of {@code budget}, with durations in the scripts' time units: window
+   * limit (0: none), window length, bucket capacity (0: none), refill per second, refill per time
+   * unit, model-token limit (0: none), model-token window length.
+   */
+  static double[] values(Budget budget, boolean nanos) {
+    double[] v = new double[7];
     WindowLimit w = budget.window();
     if (w != null) {
-      a[0] = Long.toString(w.limit());
-      a[1] = units(w.window(), nanos);
+      v[0] = w.limit();
+      v[1] = units(w.window(), nanos);
     }
     BucketLimit b = budget.bucket();
     if (b != null) {
-      a[2] = Double.toString(b.capacity());
-      a[3] = Double.toString(b.refillPerSecond());
-      a[4] = Double.toString(b.refillPerSecond() / (nanos ? 1e9 : 1e6));
+      v[2] = b.capacity();
+      v[3] = b.refillPerSecond();
+      v[4] = b.refillPerSecond() / (nanos ? 1e9 : 1e6);
     }
     ModelTokenLimit m = budget.modelTokens();
     if (m != null) {
-      a[5] = Long.toString(m.limit());
-      a[6] = units(m.window(), nanos);
+      v[5] = m.limit();
+      v[6] = units(m.window(), nanos);
     }
-    return a;
+    return v;
   }
 
-  /** A duration in the scripts' time units. */
-  private static String units(Duration d, boolean nanos) {
+  /** A duration in the scripts' time units (exact below 2^53 nanoseconds). */
+  private static double units(Duration d, boolean nanos) {
     long n = d.toNanos();
-    return nanos ? Long.toString(n) : Double.toString(n / 1000.0);
+    return nanos ? n : n / 1000.0;
   }
 }

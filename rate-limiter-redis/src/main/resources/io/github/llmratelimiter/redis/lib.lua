@@ -1,51 +1,46 @@
 -- Shared part of every script of this store: the Java side prepends it to each algorithm's file
--- (acquire.lua, inspect.lua) before loading, so each loaded script is self-contained.
+-- (acquire.lua, reconcile.lua, inspect.lua) before loading, so each loaded script is
+-- self-contained. Redis 6.2 runs a script's whole body on every call, so every function defined
+-- here is created anew per call: this part defines only the few that every script needs, and the
+-- model-token ones only when a level limits model tokens (modelTokens() below).
 --
 -- The arithmetic mirrors the in-memory store of rate-limiter-core (BudgetTable, KeyEntry) operation
--- for operation, in IEEE doubles like Java, so that both stores give the same decisions. Every
--- number that leaves a script is formatted with %.17g, which round-trips a double exactly.
+-- for operation, in IEEE doubles like Java, so that both stores give the same decisions.
 --
--- State of one level (one budget applied to one key), in four keys sharing the call's hash tag:
---   w  the sliding-window log: a sorted set of admissions, score = admission time, members unique
---      (the time; a further admission at the same time: the time and '-<n>', see acquire.lua)
---   b  the token bucket: a string '<tokens> <time of the last refill>'; absent means full
+-- State of one level (one budget applied to one key), in keys sharing the call's hash tag:
+--   s  the window log and the bucket, one string (layout 2; absent means fresh):
+--        a header struct.pack('<BdddI4', width, tokens, refilledAt, base, first), 29 bytes: the
+--        width of a log entry (4 or 8 bytes), the bucket's tokens as of refilledAt (unused without
+--        a bucket), the time the log's entries count from, the index of the first entry still in
+--        the window (0 unless the log is large: see commit);
+--        then the admissions, oldest first, each its time minus base: '<I4' (width 4, used while
+--        the window is at most 2^31 time units, rebased when an offset would pass 2^32 - 1) or
+--        '<d' (width 8, exact below 2^53). Entries a whole window old leave from the head.
 --   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
 --   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
--- Common ARGV:
---   1  now in time units, or '' to read the server's TIME (microseconds)
---   2  time units per millisecond (1000 for microseconds, 1000000 for nanoseconds)
---   3  the least TTL in milliseconds a written key gets (0: expire exactly when fresh again)
--- A level is described by 7 further ARGV values: window limit (0: no window), window length in
--- time units, bucket capacity (0: no bucket), refill per second, refill per time unit, model-token
--- limit (0: none), model-token window length in time units.
+--   (m and a are passed, and exist, only for budgets with a model-token limit)
+-- ARGV (numbers as little-endian doubles, packed by the client: ScriptArgs):
+--   1  the call's numbers, struct '<ddd...', the first three read here: now in time units (NaN:
+--      read the server's TIME, microseconds), time units per millisecond (1000 for microseconds,
+--      1000000 for nanoseconds), the least TTL in milliseconds a written key gets (0: expire
+--      exactly when fresh again); then each script's own (see its file)
+--   2.. one per level, struct '<ddddddd': window limit (0: no window), window length in time
+--      units, bucket capacity (0: no bucket), refill per second, refill per time unit,
+--      model-token limit (0: none), model-token window length in time units
 
-local EPSILON = 1e-9
+-- The functions below are closures created on every call: they name these constants as literals
+-- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
+-- than as upvalues, each of which costs a closure time.
+local EPSILON = 1e-9 -- BudgetTable.EPSILON
 
-local now
-if ARGV[1] == '' then
+local LEVEL = '<ddddddd' -- the struct of a level's argument
+local now, unitsPerMs, minTtlMs = struct.unpack('<ddd', ARGV[1])
+if now ~= now then -- NaN
   if redis.replicate_commands then
     redis.replicate_commands() -- replicate effects, not the script: TIME is not deterministic
   end
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-else
-  now = tonumber(ARGV[1])
-end
-local unitsPerMs = tonumber(ARGV[2])
-local minTtlMs = tonumber(ARGV[3])
-
-local function num(x)
-  return string.format('%.17g', x)
-end
-
--- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
--- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which the
--- client reads as before (a Lua number past 2^63 has no integer reply)
-local function out(x)
-  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
-    return x
-  end
-  return num(x)
 end
 
 -- ceil(units / unitsPerMs) for units > 0, else 0 (BudgetTable.ceilMs), exact for whole units
@@ -62,25 +57,202 @@ local function ceilMs(units)
   return q
 end
 
--- Milliseconds to regain deficit tokens, at least 1 (BudgetTable.tokensMs)
-local function tokensMs(L, deficit)
-  local ms = deficit * 1000.0 / L.refill
+-- Milliseconds to regain deficit tokens at refill per second, at least 1 (BudgetTable.tokensMs)
+local function tokensMs(refill, deficit)
+  local ms = deficit * 1000.0 / refill
   local up = math.ceil(ms)
-  local toleranceMs = EPSILON * 1000.0 / L.refill
-  if up - ms > 1.0 - toleranceMs and up - 1 > 0 then
+  if up - ms > 1.0 - 1e-9 * 1000.0 / refill and up - 1 > 0 then
     up = up - 1
   end
-  return math.max(1, up)
+  if up < 1 then
+    return 1
+  end
+  return up
 end
 
--- Reads the model-token window of level L, dropping the entries a whole window old when
--- normalize is true (KeyEntry.expireModelTokens), else as last written.
-local function loadModelTokens(L, normalize)
-  if normalize then
+-- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
+-- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which
+-- round-trips a double (a Lua number past 2^63 has no integer reply)
+local function out(x)
+  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
+    return x
+  end
+  return string.format('%.17g', x)
+end
+
+-- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
+-- from its key and brings it to now (BudgetTable.normalize): admissions a whole window old dropped
+-- (they leave from the head: only the ones that leave now are read), the bucket refilled. Returns
+-- the state string (false: fresh, or not of this layout), the width of its entries, their base,
+-- the index of the first one still in the window, the admissions in the window, the newest one
+-- (when any), the tokens, the time of the last refill, and whether the state changed.
+local function load(key, limit, window, capacity, perUnit)
+  local s = redis.call('GET', key)
+  local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
+  if s then
+    local n = 0
+    if #s >= 29 then
+      width, tokens, at, base, first = struct.unpack('<BdddI4', s)
+      n = (#s - 29) / width
+    else
+      width = 0
+    end
+    if (width == 4 or width == 8) and n % 1 == 0 and first <= n then
+      if capacity > 0 and now > at then
+        if tokens < capacity then
+          tokens = math.min(capacity, tokens + (now - at) * perUnit)
+          dirty = true -- the refill is kept, as the in-memory store keeps it
+        end
+        at = now
+      end
+      if limit > 0 and first < n then
+        local fmt = width == 4 and '<I4' or '<d'
+        local cut = now - window -- an admission at or before cut has left the window
+        local head = first
+        newest = base + struct.unpack(fmt, s, 29 + 1 + (n - 1) * width)
+        if newest <= cut then
+          first = n
+        else
+          while base + struct.unpack(fmt, s, 29 + 1 + first * width) <= cut do
+            first = first + 1
+          end
+        end
+        size = n - first
+        dirty = dirty or first > head
+      end
+    else
+      s, width, base, first, tokens, at = false, 4, 0, 0, capacity, now -- not this layout: fresh
+    end
+  end
+  if not s and window > 2147483648 then
+    width = 8
+  end
+  return s, width, base, first, size, newest, tokens, at, dirty
+end
+
+-- The time of the oldest admission of a non-empty log of a state as load returned it.
+local function oldest(s, width, base, first)
+  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 29 + 1 + first * width)
+end
+
+-- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
+-- tokens, 0 for none), writes its state if it changed, to expire once it would be fresh again (the
+-- newest admission a whole window old, the bucket full; at least minTtlMs from now), or deletes it
+-- once fresh; a charged bucket that never refills keeps its key without expiry. Returns the whole
+-- unit-cost calls both components admit now (BudgetTable.remaining) and the milliseconds until
+-- both are full again (BudgetTable.resetMs without model tokens).
+local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+    limit, window, capacity, refill, admit, cost)
+  local added
+  if admit then
+    added = now
+    if size > 0 then
+      if newest > added then
+        added = newest -- the server's clock went back: keep the log sorted, leave nothing early
+      end
+    else
+      s, first, base = false, 0, added -- every earlier admission has left: restart at added
+    end
+    newest = added
+    size = size + 1
+    dirty = true
+  end
+  if cost > 0 then
+    tokens = math.max(0, tokens - cost)
+    dirty = true
+  end
+  local remaining, windowMs, bucketMs = math.huge, 0, 0
+  if limit > 0 then
+    remaining = limit - size
+    if size > 0 then
+      windowMs = ceilMs(newest + window - now)
+    end
+  end
+  local short = capacity > 0 and tokens < capacity
+  if capacity > 0 then
+    remaining = math.min(remaining, math.floor(tokens + 1e-9))
+    if short and refill > 0 then
+      bucketMs = tokensMs(refill, capacity - tokens)
+    end
+  end
+  local reset = math.max(windowMs, bucketMs)
+  if not dirty then
+    return remaining, reset
+  end
+  if size == 0 and not short then
+    redis.call('DEL', key)
+    return remaining, reset
+  end
+  local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
+  local offset = added and added - base
+  if s and size > 0 and #s > 4096 and 2 * first <= (#s - 29) / width
+      and not (added and width == 4 and offset > 4294967295) then
+    -- a large log, written in place: the header rewritten, the admission appended, and the
+    -- entries that left kept before first until they are half of the log (then copied out below)
+    redis.call('SETRANGE', key, 0, struct.pack('<BdddI4', width, tokens, at, base, first))
+    if added then
+      redis.call('APPEND', key, struct.pack(width == 4 and '<I4' or '<d', offset))
+    end
+    if forever then
+      redis.call('PERSIST', key)
+    else
+      redis.call('PEXPIRE', key, math.max(reset + 1, minTtlMs))
+    end
+    return remaining, reset
+  end
+  local log = ''
+  if size > 0 then
+    local kept = added and size - 1 or size
+    if kept > 0 then
+      log = string.sub(s, 29 + 1 + first * width)
+    end
+    if added then
+      if width == 4 and offset > 4294967295 then
+        -- the offsets count from a base that is too old: count them from the oldest admission
+        -- (an offset then stays below the window's length), in 8 bytes if even that is too long
+        local from = kept > 0 and oldest(s, width, base, first) or added
+        local times = {}
+        for j = 1, kept do
+          times[j] = base + struct.unpack('<I4', log, 1 + (j - 1) * 4)
+        end
+        if added - from > 4294967295 then
+          width = 8
+        end
+        local fmt = width == 4 and '<I4' or '<d'
+        for j = 1, kept do
+          times[j] = struct.pack(fmt, times[j] - from)
+        end
+        log = table.concat(times)
+        base = from
+        offset = added - from
+      end
+      log = log .. struct.pack(width == 4 and '<I4' or '<d', offset)
+    end
+  end
+  local value = struct.pack('<BdddI4', width, tokens, at, base, 0) .. log
+  if forever then
+    redis.call('SET', key, value)
+  else
+    redis.call('SET', key, value, 'PX', math.max(reset + 1, minTtlMs))
+  end
+  return remaining, reset
+end
+
+-- The model-token functions, created on first use: most calls limit no model tokens.
+local T
+local function modelTokens()
+  if T then
+    return T
+  end
+  T = {}
+
+  -- Reads L's model-token window (its fields mkey, akey, tpmLimit, tpmWindow), dropping the
+  -- entries a whole window old (KeyEntry.expireModelTokens).
+  function T.load(L)
     local old = redis.call('ZRANGEBYSCORE', L.mkey, '-inf', now - L.tpmWindow)
+    L.tpmSum = tonumber(redis.call('HGET', L.akey, 's') or '0')
     if #old > 0 then
       local amounts = redis.call('HMGET', L.akey, unpack(old))
-      L.tpmSum = tonumber(redis.call('HGET', L.akey, 's') or '0')
       for j = 1, #old do
         L.tpmSum = L.tpmSum - tonumber(amounts[j] or '0')
       end
@@ -88,141 +260,58 @@ local function loadModelTokens(L, normalize)
       redis.call('ZREMRANGEBYSCORE', L.mkey, '-inf', now - L.tpmWindow)
       L.tpmDirty = true
     end
-  end
-  if L.tpmSum == nil then
-    L.tpmSum = tonumber(redis.call('HGET', L.akey, 's') or '0')
-  end
-  L.tpmSize = redis.call('ZCARD', L.mkey)
-  if L.tpmSize > 0 then
-    L.exists = true
-    L.tpmNewest = tonumber(redis.call('ZRANGE', L.mkey, -1, -1, 'WITHSCORES')[2])
-  end
-end
-
--- Reads a level from its four keys k = {w, b, m, a} and the 7 ARGV values after index b. With
--- normalize (BudgetTable.normalize), brings it to now: expired admissions and model-token entries
--- dropped, the bucket refilled; without, reads only the model-token window as last written.
-local function load(k, b, normalize)
-  local L = {
-    wkey = k[1], bkey = k[2], mkey = k[3], akey = k[4],
-    limit = tonumber(ARGV[b + 1]), window = tonumber(ARGV[b + 2]),
-    capacity = tonumber(ARGV[b + 3]), refill = tonumber(ARGV[b + 4]),
-    refillPerUnit = tonumber(ARGV[b + 5]),
-    tpmLimit = tonumber(ARGV[b + 6]), tpmWindow = tonumber(ARGV[b + 7]),
-    size = 0, tokens = 0, dirty = false, exists = false, tpmSize = 0, tpmDirty = false,
-  }
-  L.hasWindow = L.limit > 0
-  L.hasBucket = L.capacity > 0
-  L.hasTpm = L.tpmLimit > 0
-  if L.hasTpm then
-    loadModelTokens(L, normalize)
-  else
-    L.tpmSum = 0
-  end
-  if not normalize then
-    return L
-  end
-  if L.hasWindow then
-    redis.call('ZREMRANGEBYSCORE', L.wkey, '-inf', now - L.window)
-    L.size = redis.call('ZCARD', L.wkey)
-    if L.size > 0 then
-      L.exists = true -- the oldest and newest admissions are read when needed (oldestOf, newestOf)
+    L.tpmSize = redis.call('ZCARD', L.mkey)
+    if L.tpmSize > 0 then
+      L.tpmNewest = tonumber(redis.call('ZRANGE', L.mkey, -1, -1, 'WITHSCORES')[2])
     end
   end
-  if L.hasBucket then
-    local s = redis.call('GET', L.bkey)
-    if s then
-      local space = string.find(s, ' ', 1, true)
-      L.exists = true
-      L.tokens = tonumber(string.sub(s, 1, space - 1))
-      L.refilledAt = tonumber(string.sub(s, space + 1))
-      local elapsed = now - L.refilledAt
-      if elapsed > 0 then
-        L.tokens = math.min(L.capacity, L.tokens + elapsed * L.refillPerUnit)
-        L.refilledAt = now
+
+  -- Adds a model-token entry (KeyEntry.appendModelTokens).
+  function T.append(L, id, amount)
+    redis.call('ZADD', L.mkey, now, id)
+    redis.call('HSET', L.akey, id, string.format('%.17g', amount))
+    L.tpmSum = L.tpmSum + amount
+    L.tpmSize = L.tpmSize + 1
+    L.tpmNewest = now
+    L.tpmDirty = true
+  end
+
+  -- Milliseconds until L's model-token window is empty (BudgetTable.modelTokensResetMs).
+  function T.resetMs(L)
+    if L.tpmSize == 0 then
+      return 0
+    end
+    return ceilMs(L.tpmNewest + L.tpmWindow - now)
+  end
+
+  -- Milliseconds until enough model tokens leave L's window for the estimate
+  -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
+  function T.retryMs(L, estimate)
+    local excess = L.tpmSum + estimate - L.tpmLimit
+    local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
+    for j = 1, #entries, 2 do
+      excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
+      if excess <= 0 then
+        return math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
       end
-      L.dirty = true -- the refill is kept, as the in-memory store keeps it
-    else
-      L.tokens = L.capacity
-      L.refilledAt = now
     end
+    return math.max(1, ceilMs(L.tpmWindow))
   end
-  return L
-end
 
--- The time of the oldest admission in a non-empty window log, read once when first needed.
-local function oldestOf(L)
-  if L.oldest == nil then
-    L.oldest = tonumber(redis.call('ZRANGE', L.wkey, 0, 0, 'WITHSCORES')[2])
-  end
-  return L.oldest
-end
-
--- The time of the newest admission in a non-empty window log (now, once this call appended one).
-local function newestOf(L)
-  if L.newest == nil then
-    L.newest = tonumber(redis.call('ZRANGE', L.wkey, -1, -1, 'WITHSCORES')[2])
-  end
-  return L.newest
-end
-
--- Adds a model-token entry (KeyEntry.appendModelTokens).
-local function appendModelTokens(L, id, amount)
-  redis.call('ZADD', L.mkey, now, id)
-  redis.call('HSET', L.akey, id, num(amount))
-  L.tpmSum = L.tpmSum + amount
-  L.tpmSize = L.tpmSize + 1
-  L.tpmNewest = now
-  L.tpmDirty = true
-end
-
--- Milliseconds until the model-token window is empty (BudgetTable.modelTokensResetMs).
-local function modelTokensResetMs(L)
-  if not L.hasTpm or L.tpmSize == 0 then
-    return 0
-  end
-  return ceilMs(L.tpmNewest + L.tpmWindow - now)
-end
-
-local function windowFull(L)
-  return L.hasWindow and L.size >= L.limit
-end
-
-local function bucketShort(L, cost)
-  return L.hasBucket and L.tokens < cost - EPSILON
-end
-
-local function bucketRemaining(L)
-  return math.floor(L.tokens + EPSILON)
-end
-
--- Writes what changed and sets each key to expire once its state would be fresh again.
-local function save(L)
-  if L.tpmDirty then
+  -- Writes what changed of L's model-token window, expiring once it would be empty.
+  function T.save(L)
+    if not L.tpmDirty then
+      return
+    end
     if L.tpmSize == 0 then
       redis.call('DEL', L.mkey, L.akey)
     else
-      redis.call('HSET', L.akey, 's', num(L.tpmSum))
-      local ttl = math.max(ceilMs(L.tpmNewest + L.tpmWindow - now) + 1, minTtlMs)
+      redis.call('HSET', L.akey, 's', string.format('%.17g', L.tpmSum))
+      local ttl = math.max(T.resetMs(L) + 1, minTtlMs)
       redis.call('PEXPIRE', L.mkey, ttl)
       redis.call('PEXPIRE', L.akey, ttl)
     end
   end
-  if L.windowCharged then
-    local ttl = ceilMs(newestOf(L) + L.window - now) + 1
-    redis.call('PEXPIRE', L.wkey, math.max(ttl, minTtlMs))
-  end
-  if L.dirty then
-    if L.tokens >= L.capacity then
-      redis.call('DEL', L.bkey) -- a full bucket is a fresh one
-    else
-      local state = string.format('%.17g %.17g', L.tokens, L.refilledAt)
-      local ttl = L.refill > 0 and tokensMs(L, L.capacity - L.tokens) + 1 or math.huge
-      if ttl < 1e15 then
-        redis.call('SET', L.bkey, state, 'PX', math.max(ttl, minTtlMs))
-      else
-        redis.call('SET', L.bkey, state) -- no expiry: a one-shot budget never refills
-      end
-    end
-  end
+
+  return T
 end

@@ -1,34 +1,34 @@
 -- Replaces a reservation's estimate with the actual model tokens at every level that limits them
 -- (InMemoryStore.reconcile, BudgetTable.reconcileModelTokens). Runs after lib.lua, which reads
--- ARGV 1-3. Touches only the model-token windows.
+-- the first three numbers of ARGV[1]. Touches only the model-token windows.
 --
--- KEYS: four per level, as for acquire.lua
--- ARGV: 4 N, 5 the reservation id, 6 its estimate, 7 the actual model tokens,
---       then 7 values per level (see lib.lua)
+-- KEYS: per level, as for acquire.lua (without the counter)
+-- ARGV[1] after the three of lib.lua: N, the reservation id, its estimate, the actual model tokens
+-- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 
-local n = tonumber(ARGV[4])
-local id = ARGV[5]
-local estimate = tonumber(ARGV[6])
-local actual = tonumber(ARGV[7])
+local n, id, estimate, actual = struct.unpack('<dddd', ARGV[1], 25)
 
+local k = 1
 for i = 1, n do
-  local b = 7 + (i - 1) * 7
-  if tonumber(ARGV[b + 6]) > 0 then
-    local k = {KEYS[4 * i - 3], KEYS[4 * i - 2], KEYS[4 * i - 1], KEYS[4 * i]}
-    local L = load(k, b, false)
-    loadModelTokens(L, true)
+  local tpmLimit, tpmWindow = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
+  if tpmLimit > 0 then
+    local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+    k = k + 3
+    modelTokens().load(L)
     local held = redis.call('HGET', L.akey, id)
     if held and redis.call('ZSCORE', L.mkey, id) then
       -- the reservation's entry is still in the window: it takes the actual amount
       L.tpmSum = L.tpmSum + actual - tonumber(held)
-      redis.call('HSET', L.akey, id, num(actual))
+      redis.call('HSET', L.akey, id, string.format('%.17g', actual))
       L.tpmDirty = true
     elseif actual > estimate then
       -- it has left: only an under-estimate is charged, as a new entry now
-      appendModelTokens(L, id, actual - estimate)
+      T.append(L, id, actual - estimate)
     end
-    save(L)
+    T.save(L)
+  else
+    k = k + 1
   end
 end
 return {}

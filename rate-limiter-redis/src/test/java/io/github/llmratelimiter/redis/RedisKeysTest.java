@@ -15,15 +15,17 @@ class RedisKeysTest {
 
   @Test
   void layoutIsPrefixRootTagBudgetKey() {
-    assertThat(keys.window("acme", "org", "acme")).isEqualTo("rl:{acme}:org:acme:w");
-    assertThat(keys.bucket("acme", "model", "k1/gpt-4o")).isEqualTo("rl:{acme}:model:k1/gpt-4o:b");
+    assertThat(keys.state("acme", "org", "acme")).isEqualTo("rl:{acme}:org:acme:s");
+    assertThat(keys.state("acme", "model", "k1/gpt-4o")).isEqualTo("rl:{acme}:model:k1/gpt-4o:s");
+    assertThat(keys.level("acme", "tpm", "k1")).containsExactly(
+        "rl:{acme}:tpm:k1:s", "rl:{acme}:tpm:k1:m", "rl:{acme}:tpm:k1:a");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"a}b", "{x}", "a:b", "50%", "*?[]\\", "plain", "ünï cödé"})
   void everyKeyOfOneCallSharesTheRootsSlotAndParsesBack(String root) {
-    String a = keys.window(root, "org", root);
-    String b = keys.bucket(root, "key:with:colons", "k}1");
+    String a = keys.state(root, "org", root);
+    String b = keys.state(root, "key:with:colons", "k}1");
     assertThat(SlotHash.getSlot(a)).isEqualTo(SlotHash.getSlot(b));
     assertThat(keys.parse(a)).extracting(keys::shown).containsExactly(root, root);
     assertThat(keys.parse(b)).extracting(keys::shown).containsExactly(root, "k}1");
@@ -32,20 +34,31 @@ class RedisKeysTest {
   @Test
   void partsNeverRunIntoEachOther() {
     // without encoding both would read rl:{a}:b:c:d:w
-    assertThat(keys.window("a", "b:c", "d")).isNotEqualTo(keys.window("a", "b", "c:d"));
-    assertThat(keys.window("a}:b", "c", "d")).isNotEqualTo(keys.window("a", "b", "c}:d"));
+    assertThat(keys.state("a", "b:c", "d")).isNotEqualTo(keys.state("a", "b", "c:d"));
+    assertThat(keys.state("a}:b", "c", "d")).isNotEqualTo(keys.state("a", "b", "c}:d"));
   }
 
   @Test
   void patternsMatchOnlyTheirBudgetAndKey() {
-    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:?");
-    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*");
+    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:[sma]");
+    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*:[sma]");
   }
 
   @Test
   void foreignKeysDoNotParse() {
     assertThat(keys.parse("other:{a}:b:c:w")).isNull();
     assertThat(keys.parse("rl:{a}:b:w")).isNull();
+  }
+
+  @Test
+  void keysOfLayoutOneDoNotParse() {
+    // layout 1 kept the window log in ':w' (a sorted set) and the bucket in ':b'
+    assertThat(keys.parse("rl:{a}:org:a:w")).isNull();
+    assertThat(keys.parse("rl:{a}:org:a:b")).isNull();
+    assertThat(keys.parse("rl:{a}:org:a:s")).containsExactly("a", "a");
+    assertThat(keys.parse("rl:{a}:org:a:m")).containsExactly("a", "a");
+    assertThat(keys.parse("rl:{a}:org:a:a")).containsExactly("a", "a");
+    assertThat(keys.parse("rl:{a}:org:a:]")).isNull();
   }
 
   @ParameterizedTest
@@ -62,8 +75,8 @@ class RedisKeysTest {
     assertThat(h).isEqualTo(RedisKeys.hash("sk-secret-1234")).isNotEqualTo(RedisKeys.hash("sk-secret-1235"));
     // base64url of the first 16 bytes of SHA-256("abc") = ba7816bf 8f01cfea 414140de 5dae2223
     assertThat(RedisKeys.hash("abc")).isEqualTo("#ungWv48Bz-pBQUDeXa4iIw");
-    String w = hashed.window("acme", "org", "sk-secret-1234");
-    assertThat(w).isEqualTo("rl:{" + RedisKeys.hash("acme") + "}:org:" + h + ":w")
+    String w = hashed.state("acme", "org", "sk-secret-1234");
+    assertThat(w).isEqualTo("rl:{" + RedisKeys.hash("acme") + "}:org:" + h + ":s")
         .doesNotContain("acme:").doesNotContain("sk-secret");
     assertThat(hashed.parse(w)).containsExactly(RedisKeys.hash("acme"), h);
     assertThat(hashed.shown(h)).isEqualTo(h);
@@ -71,12 +84,12 @@ class RedisKeysTest {
 
   @Test
   void theExamplesOfDocsRedisMdHold() {
-    assertThat(hashed.window("acme", "org", "acme"))
-        .isEqualTo("rl:{#giszrYfBSKCiClunzV68qg}:org:#giszrYfBSKCiClunzV68qg:w");
-    assertThat(hashed.bucket("5:sk-12:gpt-4o", "api-key-model", "5:sk-12:gpt-4o"))
-        .isEqualTo("rl:{#tePIGEmfBcr47W7RK0F1zg}:api-key-model:#tePIGEmfBcr47W7RK0F1zg:b");
-    assertThat(keys.bucket("acme", "api-key-model", "5:sk-12:gpt-4o"))
-        .isEqualTo("rl:{acme}:api-key-model:5%3Ask-12%3Agpt-4o:b");
+    assertThat(hashed.state("acme", "org", "acme"))
+        .isEqualTo("rl:{#giszrYfBSKCiClunzV68qg}:org:#giszrYfBSKCiClunzV68qg:s");
+    assertThat(hashed.state("5:sk-12:gpt-4o", "api-key-model", "5:sk-12:gpt-4o"))
+        .isEqualTo("rl:{#tePIGEmfBcr47W7RK0F1zg}:api-key-model:#tePIGEmfBcr47W7RK0F1zg:s");
+    assertThat(keys.state("acme", "api-key-model", "5:sk-12:gpt-4o"))
+        .isEqualTo("rl:{acme}:api-key-model:5%3Ask-12%3Agpt-4o:s");
   }
 
   @ParameterizedTest
@@ -89,7 +102,7 @@ class RedisKeysTest {
 
   @Test
   void aHashedLayoutIgnoresKeysInClear() {
-    assertThat(hashed.parse(keys.window("a", "b", "c"))).isNull();
-    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":?");
+    assertThat(hashed.parse(keys.state("a", "b", "c"))).isNull();
+    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":[sma]");
   }
 }

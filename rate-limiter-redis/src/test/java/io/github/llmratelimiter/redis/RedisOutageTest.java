@@ -188,7 +188,7 @@ class RedisOutageTest {
     RedisClient client = RedisClient.create(server.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       String k = RedisRateLimitStore.hashedKey(key);
-      return c.sync().keys("*:{" + k + "}:rpm:" + k + ":w").size();
+      return c.sync().keys("*:{" + k + "}:rpm:" + k + ":s").size();
     } finally {
       client.shutdown();
     }

@@ -11,7 +11,6 @@ import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.WindowLimit;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
@@ -20,8 +19,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** What only the Redis store has: its keys, their expiry, server time, scripts, round trips. */
@@ -31,20 +28,11 @@ class RedisStoreBehaviourTest {
       new WindowLimit(100, Duration.ofSeconds(10)), new BucketLimit(10, 2));
   private static final Budget KEY = new Budget("key", new WindowLimit(5, Duration.ofSeconds(3)), null);
   private static final Budget MODEL = new Budget("model", null, new BucketLimit(4, 0));
+  private static final Budget BUCKET_ONLY = new Budget("bucket-only", null, new BucketLimit(10, 2));
+  private static final Budget SHORT_WINDOW = Budget.of("short-window",
+      new WindowLimit(5, Duration.ofSeconds(1)), new BucketLimit(10, 1));
 
-  private static StatefulRedisConnection<String, String> admin;
-  private static RedisCommands<String, String> redis;
-
-  @BeforeAll
-  static void connect() {
-    admin = TestRedis.standaloneClient().connect(TestRedis.standaloneUri());
-    redis = admin.sync();
-  }
-
-  @AfterAll
-  static void disconnect() {
-    admin.close();
-  }
+  private final RedisCommands<String, String> redis = TestRedis.standaloneCommands();
 
   private static RedisRateLimitStore serverTimeStore(String prefix) {
     return RedisRateLimitStore.builder(TestRedis.standaloneClient(), TestRedis.standaloneUri())
@@ -58,9 +46,8 @@ class RedisStoreBehaviourTest {
       store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "k1/gpt"), 1,
           Composition.SEQUENTIAL);
       List<String> keys = redis.keys(prefix + ":*");
-      assertThat(keys).containsExactlyInAnyOrder(
-          prefix + ":{acme}:org:acme:w", prefix + ":{acme}:org:acme:b",
-          prefix + ":{acme}:key:k1:w", prefix + ":{acme}:model:k1/gpt:b");
+      assertThat(keys).containsExactlyInAnyOrder(prefix + ":{acme}:org:acme:s",
+          prefix + ":{acme}:key:k1:s", prefix + ":{acme}:model:k1/gpt:s");
       assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
     }
   }
@@ -70,13 +57,34 @@ class RedisStoreBehaviourTest {
     String prefix = TestRedis.freshPrefix();
     try (RedisRateLimitStore store = serverTimeStore(prefix)) {
       store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "m"), 3, Composition.SEQUENTIAL);
-      // window of 10 s: fresh 10 s after the admission
-      assertThat(redis.pttl(prefix + ":{acme}:org:acme:w")).isBetween(9_000L, 10_001L);
-      // 3 tokens short at 2 per second: full in 1.5 s
-      assertThat(redis.pttl(prefix + ":{acme}:org:acme:b")).isBetween(500L, 1_501L);
-      assertThat(redis.pttl(prefix + ":{acme}:key:k1:w")).isBetween(2_000L, 3_001L);
+      // window of 10 s: fresh 10 s after the admission (the bucket, 3 tokens short at 2 per
+      // second, is full in 1.5 s)
+      assertThat(redis.pttl(prefix + ":{acme}:org:acme:s")).isBetween(9_000L, 10_001L);
+      assertThat(redis.pttl(prefix + ":{acme}:key:k1:s")).isBetween(2_000L, 3_001L);
       // a bucket that never refills is a one-shot budget: it must not expire
-      assertThat(redis.pttl(prefix + ":{acme}:model:m:b")).isEqualTo(-1L);
+      assertThat(redis.pttl(prefix + ":{acme}:model:m:s")).isEqualTo(-1L);
+      // 3 tokens short at 2 per second: full in 1.5 s
+      store.acquire(BUCKET_ONLY, "b", 3, Composition.SEQUENTIAL);
+      assertThat(redis.pttl(prefix + ":{b}:bucket-only:b:s")).isBetween(500L, 1_501L);
+      // a bucket full later than its window is empty: fresh when the bucket is full, in 5 s
+      store.acquire(SHORT_WINDOW, "s", 5, Composition.SEQUENTIAL);
+      assertThat(redis.pttl(prefix + ":{s}:short-window:s:s")).isBetween(4_000L, 5_001L);
+    }
+  }
+
+  @Test
+  void aFreshStateIsDeletedAtOnce() {
+    ManualTicker ticker = new ManualTicker();
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).hashKeys(false)
+        .build()) {
+      store.acquire(BUCKET_ONLY, "b", 3, Composition.SEQUENTIAL);
+      assertThat(redis.exists(prefix + ":{b}:bucket-only:b:s")).isEqualTo(1);
+      ticker.advance(Duration.ofSeconds(2)); // the bucket is full again
+      assertThat(store.acquire(BUCKET_ONLY, "b", 0.5, Composition.SEQUENTIAL).allowed()).isTrue();
+      ticker.advance(Duration.ofSeconds(1));
+      assertThat(store.inspect(BUCKET_ONLY, "b")).isEmpty();
+      assertThat(redis.exists(prefix + ":{b}:bucket-only:b:s")).isZero();
     }
   }
 
@@ -102,7 +110,9 @@ class RedisStoreBehaviourTest {
         store.acquire(b, "t", 1, Composition.SEQUENTIAL);
       }
       String t = RedisRateLimitStore.hashedKey("t");
-      assertThat(redis.zcard(prefix + ":{" + t + "}:w:" + t + ":w")).isEqualTo(5);
+      assertThat(StoredState.read(prefix + ":{" + t + "}:w:" + t + ":s").admissions())
+          .containsExactly(ticker.read(), ticker.read(), ticker.read(),
+              ticker.read(), ticker.read());
     }
   }
 
@@ -118,10 +128,12 @@ class RedisStoreBehaviourTest {
       }
       Map<String, Long> calls = commandCalls();
       assertThat(calls).containsEntry("evalsha", 10L);
-      // everything else was called by the script itself, or by this test
-      assertThat(calls.keySet()).isSubsetOf("evalsha", "time", "zremrangebyscore", "zcard",
-          "zrange", "hmget", "zcount", "zadd", "hset", "get", "set", "pexpire", "del", "info",
-          "config");
+      // every call allowed at every level: the script read the time once, and each level's state
+      // with one GET and wrote it with one SET
+      assertThat(calls).containsEntry("time", 10L).containsEntry("get", 30L)
+          .containsEntry("set", 30L);
+      // everything else was called by this test
+      assertThat(calls.keySet()).isSubsetOf("evalsha", "time", "get", "set", "info", "config");
     }
   }
 
@@ -188,9 +200,9 @@ class RedisStoreBehaviourTest {
       List<String> keys = redis.keys(prefix + ":*");
       String root = RedisRateLimitStore.hashedKey("acme");
       assertThat(keys).containsExactlyInAnyOrder(
-          prefix + ":{" + root + "}:org:" + root + ":w", prefix + ":{" + root + "}:org:" + root + ":b",
-          prefix + ":{" + root + "}:key:" + RedisRateLimitStore.hashedKey(apiKey) + ":w",
-          prefix + ":{" + root + "}:model:" + RedisRateLimitStore.hashedKey(apiKey + "/gpt") + ":b");
+          prefix + ":{" + root + "}:org:" + root + ":s",
+          prefix + ":{" + root + "}:key:" + RedisRateLimitStore.hashedKey(apiKey) + ":s",
+          prefix + ":{" + root + "}:model:" + RedisRateLimitStore.hashedKey(apiKey + "/gpt") + ":s");
       assertThat(keys).noneMatch(k -> k.contains("sk-live") || k.contains("acme"));
       assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
 
@@ -222,7 +234,7 @@ class RedisStoreBehaviourTest {
         .withMessageContaining("seeds");
   }
 
-  private static Map<String, Long> commandCalls() {
+  private Map<String, Long> commandCalls() {
     Map<String, Long> calls = new HashMap<>();
     for (String line : redis.info("commandstats").split("\r?\n")) {
       if (line.startsWith("cmdstat_")) {

@@ -24,10 +24,11 @@ class ScriptBudgetTest {
           String root = "tenant-" + (i % 97);
           // a key under several roots, and a root that is also a key
           String key = i % 3 == 0 ? root : "key-" + (i % 200);
-          String[] keys = new String[5];
+          String[] keys = new String[3];
           String counter = budget.copyKeys(root, key, keys, 1);
-          assertThat(Arrays.copyOfRange(keys, 1, 5))
-              .containsExactly(layout.level(layout.part(root), "org", layout.part(key)));
+          assertThat(keys[0]).isNull();
+          assertThat(Arrays.copyOfRange(keys, 1, 3))
+              .containsExactly(layout.level(layout.part(root), "org", layout.part(key))[0], null);
           assertThat(counter).isEqualTo(root.equals(key) ? layout.sequence(layout.part(root)) : null);
         }
       }
@@ -35,14 +36,35 @@ class ScriptBudgetTest {
   }
 
   @Test
+  void aLevelPassesItsModelTokenKeysOnlyWhenItsBudgetLimitsModelTokens() {
+    RedisKeys layout = new RedisKeys("rl", false);
+    Budget tpm = new Budget("tpm", null, null, new ModelTokenLimit(1000, Duration.ofMinutes(1)));
+    ScriptBudget withTokens = new ScriptBudget(tpm, layout, false);
+    assertThat(withTokens.keyCount).isEqualTo(3);
+    String[] keys = new String[4];
+    withTokens.copyKeys("acme", "k", keys, 1);
+    assertThat(keys).containsExactly(null, "rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m",
+        "rl:{acme}:tpm:k:a");
+    assertThat(new ScriptBudget(ORG, layout, false).keyCount).isEqualTo(1);
+  }
+
+  @Test
   void levelValuesAreInTheScriptsTimeUnits() {
     Budget all = new Budget("all", new WindowLimit(5, Duration.ofSeconds(2)),
         new BucketLimit(10, 2.5), new ModelTokenLimit(1000, Duration.ofMinutes(1)));
-    assertThat(ScriptBudget.args(all, false)).containsExactly(
-        "5", "2000000.0", "10.0", "2.5", Double.toString(2.5 / 1e6), "1000", "6.0E7");
-    assertThat(ScriptBudget.args(all, true)).containsExactly(
-        "5", "2000000000", "10.0", "2.5", Double.toString(2.5 / 1e9), "1000", "60000000000");
-    assertThat(ScriptBudget.args(ORG, false)).containsExactly(
-        "60", "6.0E7", "0", "0", "0", "0", "0");
+    assertThat(ScriptBudget.values(all, false)).containsExactly(
+        5, 2_000_000.0, 10, 2.5, 2.5 / 1e6, 1000, 6e7);
+    assertThat(ScriptBudget.values(all, true)).containsExactly(
+        5, 2e9, 10, 2.5, 2.5 / 1e9, 1000, 6e10);
+    assertThat(ScriptBudget.values(ORG, false)).containsExactly(60, 6e7, 0, 0, 0, 0, 0);
+    // packed for the scripts as one bulk string of little-endian doubles
+    byte[] arg = new ScriptBudget(ORG, new RedisKeys("rl", false), false).levelArg;
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(arg).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+    byte[] head = new byte[5];
+    b.get(head);
+    assertThat(new String(head, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("$56\r\n");
+    assertThat(b.getDouble()).isEqualTo(60.0);
+    assertThat(b.getDouble()).isEqualTo(6e7);
+    assertThat(arg).hasSize(5 + 56 + 2).endsWith((byte) '\r', (byte) '\n');
   }
 }

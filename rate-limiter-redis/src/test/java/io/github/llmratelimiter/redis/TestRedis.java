@@ -28,6 +28,7 @@ public final class TestRedis {
   private static final AtomicInteger PREFIXES = new AtomicInteger();
   private static RedisURI standaloneUri;
   private static RedisClient standaloneClient;
+  private static RedisCommands<String, String> standaloneCommands;
   private static List<RedisServer> clusterNodes;
   private static RedisClusterClient clusterClient;
 
@@ -44,6 +45,14 @@ public final class TestRedis {
       standaloneUri = url != null && !url.isBlank() ? RedisURI.create(url) : RedisServer.start().uri();
     }
     return standaloneUri;
+  }
+
+  /** Commands on the shared standalone server, for tests that look at its keys themselves. */
+  static synchronized RedisCommands<String, String> standaloneCommands() {
+    if (standaloneCommands == null) {
+      standaloneCommands = standaloneClient().connect(standaloneUri()).sync();
+    }
+    return standaloneCommands;
   }
 
   static synchronized RedisClient standaloneClient() {

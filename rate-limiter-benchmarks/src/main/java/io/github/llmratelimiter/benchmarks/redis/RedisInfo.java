@@ -24,6 +24,32 @@ final class RedisInfo implements AutoCloseable {
     return calls(connection.sync().info("commandstats"), command);
   }
 
+  /** Returns {@code INFO commandstats}. */
+  String commandStats() {
+    return connection.sync().info("commandstats");
+  }
+
+  /** Zeroes the server's command statistics ({@code CONFIG RESETSTAT}). */
+  void resetStats() {
+    connection.sync().configResetstat();
+  }
+
+  /** Returns the microseconds the server spent in {@code command} ({@code usec}), 0 if never run. */
+  static long usec(String commandstats, String command) {
+    return field(commandstats, command, "usec=");
+  }
+
+  /** Returns the calls of every command in {@code commandstats}. */
+  static long totalCalls(String commandstats) {
+    long sum = 0;
+    for (String line : commandstats.split("\r?\n")) {
+      if (line.startsWith("cmdstat_")) {
+        sum += field(line, line.substring("cmdstat_".length(), line.indexOf(':')), "calls=");
+      }
+    }
+    return sum;
+  }
+
   /** Returns the CPU seconds the server used, system and user ({@code INFO cpu}). */
   double cpuSeconds() {
     String info = connection.sync().info("cpu");
@@ -41,12 +67,17 @@ final class RedisInfo implements AutoCloseable {
   }
 
   static long calls(String commandstats, String command) {
+    return field(commandstats, command, "calls=");
+  }
+
+  /** A whole-number field ({@code calls=}, {@code usec=}) of one command's statistics, 0 if absent. */
+  private static long field(String commandstats, String command, String name) {
     String prefix = "cmdstat_" + command.toLowerCase(Locale.ROOT) + ":";
     for (String line : commandstats.split("\r?\n")) {
       if (line.startsWith(prefix)) {
         for (String part : line.substring(prefix.length()).split(",")) {
-          if (part.startsWith("calls=")) {
-            return Long.parseLong(part.substring("calls=".length()).trim());
+          if (part.startsWith(name)) {
+            return Long.parseLong(part.substring(name.length()).trim());
           }
         }
       }

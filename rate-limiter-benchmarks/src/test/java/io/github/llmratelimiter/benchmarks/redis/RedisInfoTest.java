@@ -20,6 +20,13 @@ class RedisInfoTest {
   }
 
   @Test
+  void timeAndTotalCallsAreReadFromCommandstats() {
+    assertThat(RedisInfo.usec(COMMANDSTATS, "evalsha")).isEqualTo(98765);
+    assertThat(RedisInfo.usec(COMMANDSTATS, "ping")).isZero();
+    assertThat(RedisInfo.totalCalls(COMMANDSTATS)).isEqualTo(2 + 12345 + 12345);
+  }
+
+  @Test
   void cpuFieldsAreParsed() {
     String cpu = "# CPU\r\nused_cpu_sys:1.250000\r\nused_cpu_user:2.500000\r\n";
     assertThat(RedisInfo.field(cpu, "used_cpu_sys") + RedisInfo.field(cpu, "used_cpu_user"))
