@@ -106,7 +106,7 @@ class RateLimiterRedisAutoConfigurationTests {
           RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
           assertThat(store.failurePolicy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
           context.getBean(RateLimitEnforcer.class).acquire(null, RateLimitKey.of("tenant-a", null), 1);
-          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactly(prefix + ":{tenant-a}:default:tenant-a:w");
+          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactly(prefix + ":{tenant-a}:default:tenant-a:s");
         });
   }
 
