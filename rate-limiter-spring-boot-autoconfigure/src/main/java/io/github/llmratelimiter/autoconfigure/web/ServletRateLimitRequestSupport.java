@@ -113,7 +113,7 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
       request.setAttribute(ModelTokens.ATTRIBUTE, reservation);
     }
     if (response != null && !response.isCommitted() && outcome.decision().allowed()) {
-      RateLimitHeaders.of(outcome).forEach(response::setHeader);
+      RateLimitHeaders.write(outcome, response::setHeader);
     }
   }
 
