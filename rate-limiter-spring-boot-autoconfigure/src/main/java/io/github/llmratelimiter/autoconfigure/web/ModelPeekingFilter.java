@@ -15,7 +15,7 @@ import java.io.InputStreamReader;
 import java.io.SequenceInputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.util.Locale;
+import java.util.Arrays;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
@@ -27,20 +27,37 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
 
   static final String BODY_ATTRIBUTE = ModelPeekingFilter.class.getName() + ".body";
 
+  private static final String FILTERED = ModelPeekingFilter.class.getName() + ".FILTERED";
+
   private final int maxBytes;
 
   ModelPeekingFilter(long maxBytes) {
     this.maxBytes = (int) Math.min(Integer.MAX_VALUE - 8, Math.max(0, maxBytes));
   }
 
+  /** A constant name: the default concatenates the filter's name on every request. */
+  @Override
+  protected String getAlreadyFilteredAttributeName() {
+    return FILTERED;
+  }
+
   @Override
   protected boolean shouldNotFilter(HttpServletRequest request) {
     String contentType = request.getContentType();
     String method = request.getMethod();
-    return maxBytes == 0 || contentType == null
-        || !contentType.toLowerCase(Locale.ROOT).contains("json")
+    return maxBytes == 0 || contentType == null || !containsJson(contentType)
         || !("POST".equals(method) || "PUT".equals(method) || "PATCH".equals(method))
         || request.getContentLengthLong() > maxBytes;
+  }
+
+  /** Whether the content type contains {@code json} in any case, without a lower-cased copy. */
+  static boolean containsJson(String contentType) {
+    for (int i = 0; i + 4 <= contentType.length(); i++) {
+      if (contentType.regionMatches(true, i, "json", 0, 4)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override
@@ -48,7 +65,19 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
     InputStream in = request.getInputStream();
-    byte[] prefix = in.readNBytes(maxBytes + 1);
+    long length = request.getContentLengthLong();
+    byte[] prefix;
+    if (length >= 0) {
+      // the declared length (at most maxBytes here): one exact read, no growing buffers; the
+      // container ends the stream there
+      prefix = new byte[(int) length];
+      int n = in.readNBytes(prefix, 0, prefix.length);
+      if (n < prefix.length) {
+        prefix = Arrays.copyOf(prefix, n);
+      }
+    } else {
+      prefix = in.readNBytes(maxBytes + 1);
+    }
     HttpServletRequest wrapped;
     if (prefix.length <= maxBytes) {
       request.setAttribute(BODY_ATTRIBUTE, prefix);
