@@ -55,6 +55,18 @@ final class RateLimitHeaders {
   /** Per list of levels: what its headers repeat on every call, formatted once. */
   private static final Map<List<Budget>, Template> TEMPLATES = new ConcurrentHashMap<>();
 
+  /** How many lists of levels {@link #RECENT} remembers by identity. */
+  static final int RECENT_SIZE = 32;
+
+  /**
+   * The templates of the lists of levels seen last, by the lists' identity: a policy hands every
+   * call on a model the same list ({@link io.github.llmratelimiter.autoconfigure.RateLimitPolicy
+   * #budgets}), so a call finds its template without hashing budgets. Replaced whole on a miss.
+   */
+  private static volatile Recent[] recent = new Recent[0];
+
+  private record Recent(List<Budget> levels, Template template) {}
+
   private RateLimitHeaders() {}
 
   /** Returns the headers of the outcome, in a stable order; none for a degraded outcome. */
@@ -106,16 +118,31 @@ final class RateLimitHeaders {
     }
   }
 
-  /** The template of a list of levels, from the cache (keyed by the levels' values). */
+  /**
+   * The template of a list of levels: found by the list's identity among the recent ones, else in
+   * the cache keyed by the levels' values (built on a miss).
+   */
   static Template template(List<Budget> levels) {
+    Recent[] seen = recent;
+    for (Recent r : seen) {
+      if (r.levels == levels) {
+        return r.template;
+      }
+    }
     Template t = TEMPLATES.get(levels);
     if (t == null) {
       if (TEMPLATES.size() >= MAX_TEMPLATES) {
         TEMPLATES.clear();
       }
-      t = new Template(levels);
-      TEMPLATES.putIfAbsent(t.levels, t);
+      Template built = new Template(levels);
+      t = TEMPLATES.putIfAbsent(built.levels, built);
+      t = t == null ? built : t;
     }
+    // remember this list (newest first), dropping the oldest past RECENT_SIZE
+    Recent[] next = new Recent[Math.min(RECENT_SIZE, seen.length + 1)];
+    next[0] = new Recent(levels, t);
+    System.arraycopy(seen, 0, next, 1, next.length - 1);
+    recent = next;
     return t;
   }
 
