@@ -37,7 +37,8 @@ final class Json {
   static @Nullable Map<String, Object> requestBody(HttpServletRequest request) {
     Object cached = request.getAttribute(PARSED_BODY_ATTRIBUTE);
     if (cached == null) {
-      if (!(request.getAttribute(ModelPeekingFilter.BODY_ATTRIBUTE) instanceof byte[] body)) {
+      byte[] body = ModelPeekingFilter.body(request);
+      if (body == null) {
         return null;
       }
       Map<String, Object> parsed = body.length == 0 ? Map.of() : parseObject(body, 0, body.length);

@@ -8,20 +8,19 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.BufferedReader;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.io.SequenceInputStream;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Buffers a small JSON request body so the key resolver can read its {@code "model"} field before
- * the handler reads the body; the handler then reads the same bytes. Bodies larger than the limit
- * are not buffered (the bytes already read are replayed ahead of the rest).
+ * Lets the key resolver read a small JSON request body's {@code "model"} field (and the estimator
+ * its messages) before the handler reads the body; the handler then reads the same bytes. The body
+ * is read when the limiter first asks for it ({@link #body}), not when the request enters this
+ * filter, and is kept only up to the limit ({@link PeekableBody}).
  */
 final class ModelPeekingFilter extends OncePerRequestFilter {
 
@@ -64,36 +63,28 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
   protected void doFilterInternal(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    InputStream in = request.getInputStream();
-    long length = request.getContentLengthLong();
-    byte[] prefix;
-    if (length >= 0) {
-      // the declared length (at most maxBytes here): one exact read, no growing buffers; the
-      // container ends the stream there
-      prefix = new byte[(int) length];
-      int n = in.readNBytes(prefix, 0, prefix.length);
-      if (n < prefix.length) {
-        prefix = Arrays.copyOf(prefix, n);
-      }
-    } else {
-      prefix = in.readNBytes(maxBytes + 1);
-    }
-    HttpServletRequest wrapped;
-    if (prefix.length <= maxBytes) {
-      request.setAttribute(BODY_ATTRIBUTE, prefix);
-      wrapped = new ReplayingRequest(request, new ByteArrayInputStream(prefix));
-    } else {
-      wrapped = new ReplayingRequest(request, new SequenceInputStream(new ByteArrayInputStream(prefix), in));
-    }
-    chain.doFilter(wrapped, response);
+    PeekableBody body =
+        new PeekableBody(request.getInputStream(), maxBytes, request.getContentLengthLong());
+    request.setAttribute(BODY_ATTRIBUTE, body);
+    chain.doFilter(new ReplayingRequest(request, body), response);
   }
 
-  /** A request whose body is read from a replay stream. */
+  /**
+   * Returns the body of a request this filter wrapped, reading it now if nothing has yet.
+   *
+   * @return the body, or {@code null} when the filter did not wrap the request, the body is longer
+   *     than the limit or it could not be read
+   */
+  static byte @Nullable [] body(HttpServletRequest request) {
+    return request.getAttribute(BODY_ATTRIBUTE) instanceof PeekableBody body ? body.peek() : null;
+  }
+
+  /** A request whose body is read through its {@link PeekableBody}. */
   private static final class ReplayingRequest extends HttpServletRequestWrapper {
 
     private final ServletInputStream body;
 
-    ReplayingRequest(HttpServletRequest request, InputStream body) {
+    ReplayingRequest(HttpServletRequest request, PeekableBody body) {
       super(request);
       this.body = new ReplayStream(body);
     }
@@ -111,33 +102,30 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
     }
   }
 
-  /** A blocking servlet input stream over a plain one. */
+  /** A blocking servlet input stream over a peekable body. */
   private static final class ReplayStream extends ServletInputStream {
 
-    private final InputStream in;
-    private boolean finished;
+    private final PeekableBody body;
+    private final byte[] one = new byte[1];
 
-    ReplayStream(InputStream in) {
-      this.in = in;
+    ReplayStream(PeekableBody body) {
+      this.body = body;
     }
 
     @Override
     public int read() throws IOException {
-      int b = in.read();
-      finished = b < 0;
-      return b;
+      return body.read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
     }
 
     @Override
     public int read(byte[] b, int off, int len) throws IOException {
-      int n = in.read(b, off, len);
-      finished = n < 0;
-      return n;
+      Objects.checkFromIndexSize(off, len, b.length);
+      return body.read(b, off, len);
     }
 
     @Override
     public boolean isFinished() {
-      return finished;
+      return body.finished();
     }
 
     @Override
