@@ -1,6 +1,5 @@
 package io.github.llmratelimiter.autoconfigure;
 
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 
@@ -84,7 +83,7 @@ final class DefaultModelTokenEstimator implements ModelTokenEstimator {
    */
   private long bytes(Object value) {
     if (value instanceof String s) {
-      return s.getBytes(StandardCharsets.UTF_8).length;
+      return utf8Length(s);
     }
     if (value instanceof Number || value instanceof Boolean) {
       return bytesPerToken;
@@ -100,6 +99,30 @@ final class DefaultModelTokenEstimator implements ModelTokenEstimator {
       }
     }
     return sum;
+  }
+
+  /**
+   * The length of the string in UTF-8, without encoding it: as {@code getBytes(UTF_8).length},
+   * where an unpaired surrogate becomes one byte ({@code '?'}).
+   */
+  static long utf8Length(String s) {
+    int n = s.length();
+    long bytes = n;
+    for (int i = 0; i < n; i++) {
+      char c = s.charAt(i);
+      if (c < 0x80) {
+        continue;
+      }
+      if (c < 0x800) {
+        bytes += 1;
+      } else if (Character.isHighSurrogate(c) && i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {
+        bytes += 2; // a pair: 4 bytes for 2 chars
+        i++;
+      } else if (!Character.isSurrogate(c)) {
+        bytes += 2;
+      }
+    }
+    return bytes;
   }
 
   private static long ceilDiv(long a, long b) {

@@ -96,7 +96,10 @@ public final class RateLimitEnforcer {
     List<String> keys = policy.keys(key);
     long start = System.nanoTime();
     RateLimitOutcome outcome;
-    boolean limitsModelTokens = levels.stream().anyMatch(b -> b.modelTokens() != null);
+    boolean limitsModelTokens = false;
+    for (int i = 0; i < levels.size() && !limitsModelTokens; i++) {
+      limitsModelTokens = levels.get(i).modelTokens() != null;
+    }
     long estimated = limitsModelTokens ? estimate.getAsLong() : 0;
     if (estimated < 0) {
       throw new InvalidRateLimitRequestException(

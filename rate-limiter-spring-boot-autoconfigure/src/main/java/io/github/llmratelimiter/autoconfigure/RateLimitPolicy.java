@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.CompositeKey;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -24,10 +25,30 @@ public final class RateLimitPolicy {
 
   private final String name;
   private final List<Level> levels;
+  /** The budgets of a call whose model no level overrides. */
+  private final List<Budget> defaultBudgets;
+  /** The budgets of a call on each model that some level overrides. */
+  private final Map<String, List<Budget>> modelBudgets;
 
   RateLimitPolicy(String name, List<Level> levels) {
     this.name = name;
     this.levels = List.copyOf(levels);
+    this.defaultBudgets = resolve(null);
+    Map<String, List<Budget>> byModel = new HashMap<>();
+    for (Level level : this.levels) {
+      for (String model : level.models().keySet()) {
+        byModel.computeIfAbsent(model, this::resolve);
+      }
+    }
+    this.modelBudgets = Map.copyOf(byModel);
+  }
+
+  private List<Budget> resolve(@Nullable String model) {
+    List<Budget> budgets = new ArrayList<>(levels.size());
+    for (Level level : levels) {
+      budgets.add(level.budgetFor(model));
+    }
+    return List.copyOf(budgets);
   }
 
   /**
@@ -49,17 +70,21 @@ public final class RateLimitPolicy {
   }
 
   /**
-   * Returns the budget of each level for a call, root first.
+   * Returns the budget of each level for a call, root first. The lists are resolved once, when the
+   * policy is built: a call gets the same unmodifiable list as every other call on its model.
    *
    * @param key the call's key
-   * @return one budget per level
+   * @return one budget per level, unmodifiable
    */
   public List<Budget> budgets(RateLimitKey key) {
-    List<Budget> budgets = new ArrayList<>(levels.size());
-    for (Level level : levels) {
-      budgets.add(level.budgetFor(key.model()));
+    String model = key.model();
+    if (model != null) {
+      List<Budget> budgets = modelBudgets.get(model);
+      if (budgets != null) {
+        return budgets;
+      }
     }
-    return budgets;
+    return defaultBudgets;
   }
 
   /**

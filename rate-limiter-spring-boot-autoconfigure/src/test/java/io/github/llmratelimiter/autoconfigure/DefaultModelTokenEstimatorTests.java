@@ -79,4 +79,13 @@ class DefaultModelTokenEstimatorTests {
     assertThatThrownBy(() -> new DefaultModelTokenEstimator(0, 4, 3, 256))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("bytesPerToken").hasMessageContaining("0");
   }
+
+  @Test
+  void utf8LengthIsTheLengthOfTheEncodedBytes() {
+    for (String s : new String[] {"", "abc", "modèle", "€uro", "日本語", "😀 emoji", "a\ud83d", "\ude00b",
+        "\ud83d\ud83d\ude00", "x".repeat(1000) + "é"}) {
+      assertThat(DefaultModelTokenEstimator.utf8Length(s)).as(s)
+          .isEqualTo(s.getBytes(java.nio.charset.StandardCharsets.UTF_8).length);
+    }
+  }
 }

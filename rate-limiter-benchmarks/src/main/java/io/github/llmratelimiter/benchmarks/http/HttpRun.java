@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.benchmarks.http;
 
 import io.github.llmratelimiter.benchmarks.load.ClosedLoopLoad;
+import io.github.llmratelimiter.benchmarks.load.Latencies;
 import io.github.llmratelimiter.benchmarks.report.LoadFigure;
 import java.io.IOException;
 import java.net.URI;
@@ -13,8 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The sample gateway under load with the limiter off, then on: each in a fresh gateway JVM on
- * loopback, {@value #CONCURRENCY} closed-loop clients (the JDK's {@link HttpClient}, HTTP/1.1,
+ * The sample gateway under load with the limiter off and on: each in a fresh gateway JVM on
+ * loopback, both up for the whole run and loaded in turns ({@link #SLICES}), {@value #CONCURRENCY}
+ * closed-loop clients (the JDK's {@link HttpClient}, HTTP/1.1,
  * kept-alive connections) sending {@code POST /v1/chat/completions}, each with its own API key.
  *
  * <p>Every answer must be a 200 with a body; with the limiter on it must carry the {@code
@@ -52,30 +54,58 @@ public final class HttpRun {
   private HttpRun() {}
 
   /**
-   * Runs the gateway with the limiter off, then on.
+   * Measured slices per gateway. The measured period of each gateway is cut into this many slices,
+   * run in the order off, on, on, off, off, on, on, off (both gateways stay up), so that a change
+   * in the machine's other load while the run lasts falls on both alike.
+   */
+  static final int SLICES = 4;
+
+  /**
+   * Runs the gateway with the limiter off and on, each in a JVM of its own: a warm-up of each, then
+   * their measured slices alternated.
    *
    * @param jar the sample app's executable jar
-   * @param warmup each run's warm-up
-   * @param measure each run's measured period
+   * @param warmup each gateway's warm-up
+   * @param measure each gateway's measured period, in {@value #SLICES} slices
    * @return the figures, off first
    * @throws IllegalStateException if an answer is wrong
    */
   public static List<LoadFigure> run(Path jar, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    List<LoadFigure> figures = new ArrayList<>();
-    figures.add(run(jar, warmup, measure, false));
-    figures.add(run(jar, warmup, measure, true));
-    return figures;
+    try (SampleApp offApp = SampleApp.start(jar, LIMITER_OFF);
+        SampleApp onApp = SampleApp.start(jar, LIMITER_ON)) {
+      Gateway off = new Gateway(offApp, false);
+      Gateway on = new Gateway(onApp, true);
+      if (!warmup.isZero()) {
+        off.load(Duration.ZERO, warmup);
+        on.load(Duration.ZERO, warmup);
+      }
+      Duration slice = measure.dividedBy(SLICES);
+      // a short re-warm before each slice: the clients' threads start again
+      Duration rewarm = warmup.compareTo(Duration.ofSeconds(1)) < 0 ? warmup : Duration.ofSeconds(1);
+      for (int i = 0; i < SLICES; i++) {
+        Gateway first = i % 2 == 0 ? off : on;
+        Gateway second = i % 2 == 0 ? on : off;
+        first.measure(rewarm, slice);
+        second.measure(rewarm, slice);
+      }
+      return List.of(off.figure(), on.figure());
+    }
   }
 
-  private static LoadFigure run(Path jar, Duration warmup, Duration measure, boolean limiter)
-      throws IOException, InterruptedException {
-    try (SampleApp app = SampleApp.start(jar, limiter ? LIMITER_ON : LIMITER_OFF)) {
-      HttpClient http = HttpClient.newBuilder()
-          .version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(5))
-          .build();
-      HttpRequest[] requests = new HttpRequest[CONCURRENCY];
+  /** One gateway under load, with the measured slices so far. */
+  private static final class Gateway {
+
+    private final SampleApp app;
+    private final boolean limiter;
+    private final HttpRequest[] requests = new HttpRequest[CONCURRENCY];
+    private final List<Latencies> latencies = new ArrayList<>();
+    private long calls;
+    private double seconds;
+
+    Gateway(SampleApp app, boolean limiter) {
+      this.app = app;
+      this.limiter = limiter;
       for (int w = 0; w < CONCURRENCY; w++) {
         requests[w] = HttpRequest.newBuilder(URI.create(app.base() + "/v1/chat/completions"))
             .timeout(Duration.ofSeconds(10))
@@ -84,19 +114,40 @@ public final class HttpRun {
             .POST(HttpRequest.BodyPublishers.ofString(BODY))
             .build();
       }
-      ClosedLoopLoad.Result r;
+    }
+
+    /**
+     * Loads the gateway through a new client: a kept-alive connection left idle while the other
+     * gateway ran may have been closed by the server, and a POST on it would fail.
+     */
+    ClosedLoopLoad.Result load(Duration warmup, Duration measure) throws InterruptedException {
+      HttpClient http = HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
       try {
-        r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
+        return ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
             http.send(requests[worker], HttpResponse.BodyHandlers.ofByteArray()), limiter),
             () -> {}, () -> {});
       } catch (IllegalStateException e) {
         throw new IllegalStateException(e.getMessage() + "; gateway log: " + app.tail(), e);
       }
+    }
+
+    void measure(Duration warmup, Duration slice) throws InterruptedException {
+      ClosedLoopLoad.Result r = load(warmup, slice);
+      calls += r.calls();
+      seconds += r.seconds();
+      latencies.add(r.latencies());
+    }
+
+    LoadFigure figure() {
+      Latencies all = Latencies.merge(latencies);
       return new LoadFigure(limiter ? LoadFigure.HTTP_ON : LoadFigure.HTTP_OFF,
-          "POST /v1/chat/completions, " + CONCURRENCY + " clients, " + CONCURRENCY + " API keys",
-          r.concurrency(), r.seconds(), r.calls(), r.callsPerSecond(),
-          r.latencies().percentile(50) / 1e6, r.latencies().percentile(99) / 1e6, Double.NaN,
-          Double.NaN);
+          "POST /v1/chat/completions, " + CONCURRENCY + " clients, " + CONCURRENCY
+              + " API keys, off and on alternated in " + SLICES + " slices each",
+          CONCURRENCY, seconds, calls, calls / seconds,
+          all.percentile(50) / 1e6, all.percentile(99) / 1e6, Double.NaN, Double.NaN);
     }
   }
 

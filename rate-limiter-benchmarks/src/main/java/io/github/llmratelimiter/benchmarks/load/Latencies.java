@@ -35,6 +35,20 @@ public final class Latencies {
   }
 
   /**
+   * Merges measured periods' latencies.
+   *
+   * @param parts the periods' latencies
+   * @return all of them, sorted
+   */
+  public static Latencies merge(java.util.List<Latencies> parts) {
+    long[][] all = new long[parts.size()][];
+    for (int i = 0; i < all.length; i++) {
+      all[i] = parts.get(i).sorted;
+    }
+    return of(all);
+  }
+
+  /**
    * Returns how many latencies there are.
    *
    * @return the count

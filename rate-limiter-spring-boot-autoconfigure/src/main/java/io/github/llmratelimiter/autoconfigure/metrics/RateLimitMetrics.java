@@ -6,6 +6,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -14,6 +15,8 @@ import io.micrometer.core.instrument.Timer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Records decisions: the counter {@value #DECISIONS} tagged {@code policy}, {@code result} ({@code
@@ -33,11 +36,13 @@ final class RateLimitMetrics implements RateLimitObserver {
   static final String MODEL_TOKENS = "ratelimiter.model.tokens";
   static final String RECONCILE_DELTA = "ratelimiter.model.tokens.reconcile.delta";
 
+  private static final Reason[] REASONS = Reason.values();
+  /** Slots per policy: allowed and denied, for each reason and for a degraded outcome. */
+  private static final int SLOTS = 2 * (REASONS.length + 1);
+
   private final MeterRegistry registry;
-  private final Map<String, Counter> counters = new ConcurrentHashMap<>();
-  private final Map<String, Timer> timers = new ConcurrentHashMap<>();
-  private final Map<String, Counter> modelTokens = new ConcurrentHashMap<>();
-  private final Map<String, DistributionSummary> deltas = new ConcurrentHashMap<>();
+  /** Every meter of a policy, registered on first use and then reused: no lookup by tags per call. */
+  private final Map<String, PolicyMeters> meters = new ConcurrentHashMap<>();
 
   RateLimitMetrics(MeterRegistry registry, RateLimitStore store, RateLimitPolicies policies) {
     this.registry = registry;
@@ -52,42 +57,76 @@ final class RateLimitMetrics implements RateLimitObserver {
   @Override
   public void onDecision(RateLimitOutcome outcome, long nanos) {
     Decision d = outcome.decision();
-    String policy = outcome.policy().name();
-    String result = d.allowed() ? "allowed" : "denied";
-    String reason = outcome.degraded() ? STORE_UNAVAILABLE : d.reason().name();
-    counters.computeIfAbsent(policy + '\u0000' + result + '\u0000' + reason,
-        k -> Counter.builder(DECISIONS)
-            .description("Rate-limit decisions")
-            .tag("policy", policy)
-            .tag("result", result)
-            .tag("reason", reason)
-            .register(registry))
-        .increment();
-    timers.computeIfAbsent(policy,
-        p -> Timer.builder(LATENCY)
-            .description("Time the rate-limit store takes to decide")
-            .tag("policy", p)
-            .register(registry))
-        .record(nanos, TimeUnit.NANOSECONDS);
+    PolicyMeters m = meters(outcome.policy().name());
+    int slot = (outcome.degraded() ? REASONS.length : d.reason().ordinal()) * 2 + (d.allowed() ? 0 : 1);
+    Counter counter = m.decisions.get(slot);
+    if (counter == null) {
+      String reason = outcome.degraded() ? STORE_UNAVAILABLE : d.reason().name();
+      counter = Counter.builder(DECISIONS)
+          .description("Rate-limit decisions")
+          .tag("policy", m.policy)
+          .tag("result", d.allowed() ? "allowed" : "denied")
+          .tag("reason", reason)
+          .register(registry);
+      m.decisions.set(slot, counter); // a race registers the same meter: the registry returns it
+    }
+    counter.increment();
+    m.latency.record(nanos, TimeUnit.NANOSECONDS);
   }
 
   @Override
   public void onReconcile(String policy, long estimate, long actual) {
-    modelTokens.computeIfAbsent(policy,
-        p -> Counter.builder(MODEL_TOKENS)
+    PolicyMeters m = meters(policy);
+    m.modelTokens().increment(actual);
+    int direction = estimate > actual ? 0 : estimate < actual ? 1 : 2;
+    DistributionSummary delta = m.deltas.get(direction);
+    if (delta == null) {
+      delta = DistributionSummary.builder(RECONCILE_DELTA)
+          .description("How far model-token estimates were from the usage: |estimate - actual|")
+          .baseUnit("tokens")
+          .tag("policy", policy)
+          .tag("direction", DIRECTIONS[direction])
+          .register(registry);
+      m.deltas.set(direction, delta);
+    }
+    delta.record(Math.abs((double) estimate - actual));
+  }
+
+  private static final String[] DIRECTIONS = {"over", "under", "exact"};
+
+  private PolicyMeters meters(String policy) {
+    PolicyMeters m = meters.get(policy);
+    return m != null ? m : meters.computeIfAbsent(policy, PolicyMeters::new);
+  }
+
+  /** The meters of one policy. */
+  private final class PolicyMeters {
+
+    final String policy;
+    final Timer latency;
+    final AtomicReferenceArray<Counter> decisions = new AtomicReferenceArray<>(SLOTS);
+    final AtomicReferenceArray<DistributionSummary> deltas = new AtomicReferenceArray<>(3);
+    private volatile @Nullable Counter modelTokens;
+
+    PolicyMeters(String policy) {
+      this.policy = policy;
+      this.latency = Timer.builder(LATENCY)
+          .description("Time the rate-limit store takes to decide")
+          .tag("policy", policy)
+          .register(registry);
+    }
+
+    Counter modelTokens() {
+      Counter c = modelTokens;
+      if (c == null) {
+        c = Counter.builder(MODEL_TOKENS)
             .description("Model tokens (prompt and completion) used by calls whose usage was settled")
             .baseUnit("tokens")
-            .tag("policy", p)
-            .register(registry))
-        .increment(actual);
-    String direction = estimate > actual ? "over" : estimate < actual ? "under" : "exact";
-    deltas.computeIfAbsent(policy + '\u0000' + direction,
-        k -> DistributionSummary.builder(RECONCILE_DELTA)
-            .description("How far model-token estimates were from the usage: |estimate - actual|")
-            .baseUnit("tokens")
             .tag("policy", policy)
-            .tag("direction", direction)
-            .register(registry))
-        .record(Math.abs((double) estimate - actual));
+            .register(registry);
+        modelTokens = c;
+      }
+      return c;
+    }
   }
 }

@@ -10,11 +10,10 @@ import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Locale;
-import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -40,6 +39,14 @@ import org.springframework.web.filter.OncePerRequestFilter;
 final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
   static final int MAX_CAPTURED_BYTES = 1 << 20;
+
+  private static final String FILTERED = ModelTokenUsageFilter.class.getName() + ".FILTERED";
+
+  /** A constant name: the default concatenates the filter's name on every request. */
+  @Override
+  protected String getAlreadyFilteredAttributeName() {
+    return FILTERED;
+  }
 
   @Override
   protected void doFilterInternal(
@@ -111,6 +118,8 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
     private @Nullable ServletOutputStream stream;
     private final UsageScanner scanner = new UsageScanner();
+    /** Whether the scanner was given the content type (it reads it on the first write only). */
+    private boolean typed;
 
     UsageCapturingResponse(HttpServletResponse response) {
       super(response);
@@ -129,7 +138,12 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
     }
 
     void captured(byte[] b, int off, int len) {
-      scanner.accept(getContentType(), b, off, len);
+      String type = null;
+      if (!typed) {
+        type = getContentType(); // the container builds this string on every call
+        typed = true;
+      }
+      scanner.accept(type, b, off, len);
     }
   }
 
@@ -138,6 +152,7 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
     private final ServletOutputStream delegate;
     private final UsageCapturingResponse response;
+    private final byte[] single = new byte[1];
 
     TeeStream(ServletOutputStream delegate, UsageCapturingResponse response) {
       this.delegate = delegate;
@@ -147,7 +162,9 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
     @Override
     public void write(int b) throws IOException {
       delegate.write(b);
-      response.captured(new byte[] {(byte) b}, 0, 1);
+      byte[] one = single;
+      one[0] = (byte) b;
+      response.captured(one, 0, 1);
     }
 
     @Override
@@ -178,15 +195,21 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
   }
 
   /**
-   * Finds the usage in a body as it is written: a JSON body is buffered and parsed at the end; an
+   * Finds the usage in a body as it is written: a JSON body is buffered and read at the end; an
    * event stream is read line by line and its last {@code data:} line with a usage wins.
    */
   static final class UsageScanner {
 
-    private final ByteArrayOutputStream buffer = new ByteArrayOutputStream();
+    private static final byte[] DATA = "data:".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] USAGE = "\"usage\"".getBytes(StandardCharsets.US_ASCII);
+
+    private byte[] buffer = EMPTY;
+    private int size;
     private boolean overflow;
     private @Nullable Boolean eventStream;
     private volatile @Nullable Long streamUsage;
+
+    private static final byte[] EMPTY = new byte[0];
 
     synchronized void accept(@Nullable String contentType, byte[] b, int off, int len) {
       if (eventStream == null) {
@@ -198,43 +221,66 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
           eventStream = Boolean.FALSE;
         }
       }
-      if (overflow && !eventStream) {
-        return;
-      }
       if (!eventStream) {
-        append(b, off, len);
+        if (!overflow) {
+          append(b, off, len);
+        }
         return;
       }
-      for (int i = off; i < off + len; i++) {
+      int end = off + len;
+      int from = off;
+      for (int i = off; i < end; i++) {
         if (b[i] == '\n') {
+          if (!overflow) {
+            append(b, from, i - from);
+          }
           line();
-        } else if (!overflow) {
-          append(b, i, 1);
+          from = i + 1;
         }
+      }
+      if (!overflow && from < end) {
+        append(b, from, end - from);
       }
     }
 
     private void append(byte[] b, int off, int len) {
-      if (buffer.size() + len > MAX_CAPTURED_BYTES) {
+      if (size + len > MAX_CAPTURED_BYTES) {
         overflow = true;
-        buffer.reset();
-      } else {
-        buffer.write(b, off, len);
+        size = 0;
+        return;
       }
+      if (size + len > buffer.length) {
+        // the first write usually holds the whole body: size the buffer to it
+        buffer = Arrays.copyOf(buffer, Math.max(size + len, Math.min(MAX_CAPTURED_BYTES,
+            Math.max(256, buffer.length * 2))));
+      }
+      System.arraycopy(b, off, buffer, size, len);
+      size += len;
     }
 
     /** One complete SSE line. */
     private void line() {
       if (!overflow) {
-        String line = buffer.toString(StandardCharsets.UTF_8).strip();
-        if (line.startsWith("data:") && line.contains("\"usage\"")) {
-          Long usage = parse(line.substring(5).strip());
+        int from = 0;
+        int to = size;
+        while (from < to && buffer[from] <= ' ') {
+          from++;
+        }
+        while (to > from && buffer[to - 1] <= ' ') {
+          to--;
+        }
+        if (startsWith(buffer, from, to, DATA) && indexOf(buffer, from, to, USAGE) >= 0) {
+          from += DATA.length;
+          while (from < to && buffer[from] <= ' ') {
+            from++;
+          }
+          Long usage = Json.usage(buffer, from, to - from);
           if (usage != null) {
             streamUsage = usage;
           }
         }
       }
-      buffer.reset();
+      size = 0;
       overflow = false;
     }
 
@@ -242,16 +288,32 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
       if (Boolean.TRUE.equals(eventStream)) {
         return streamUsage;
       }
-      return overflow || buffer.size() == 0 ? null : parse(buffer.toString(StandardCharsets.UTF_8));
+      return overflow || size == 0 ? null : Json.usage(buffer, 0, size);
     }
 
-    private static @Nullable Long parse(String json) {
-      try {
-        Map<String, Object> map = Json.PARSER.parseMap(json);
-        return ModelTokens.usage(map);
-      } catch (RuntimeException e) { // not a JSON object
-        return null;
+    private static boolean startsWith(byte[] b, int from, int to, byte[] prefix) {
+      if (to - from < prefix.length) {
+        return false;
       }
+      for (int i = 0; i < prefix.length; i++) {
+        if (b[from + i] != prefix[i]) {
+          return false;
+        }
+      }
+      return true;
+    }
+
+    private static int indexOf(byte[] b, int from, int to, byte[] needle) {
+      outer:
+      for (int i = from; i <= to - needle.length; i++) {
+        for (int j = 0; j < needle.length; j++) {
+          if (b[i + j] != needle[j]) {
+            continue outer;
+          }
+        }
+        return i;
+      }
+      return -1;
     }
   }
 }

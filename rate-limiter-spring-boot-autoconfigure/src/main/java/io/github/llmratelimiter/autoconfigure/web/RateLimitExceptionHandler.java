@@ -45,7 +45,7 @@ final class RateLimitExceptionHandler {
     }
     ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
         .contentType(MediaType.APPLICATION_PROBLEM_JSON);
-    RateLimitHeaders.of(e.outcome()).forEach(response::header);
+    RateLimitHeaders.write(e.outcome(), response::header);
     return response.body(problems.rateLimited(e.outcome(), request));
   }
 

@@ -7,8 +7,11 @@ import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -46,72 +49,185 @@ final class RateLimitHeaders {
   static final String RETRY_AFTER = "Retry-After";
   static final String RETRY_AFTER_MS = "retry-after-ms";
 
+  /** The most templates kept; past it the cache starts over (policies are few). */
+  static final int MAX_TEMPLATES = 256;
+
+  /** Per list of levels: what its headers repeat on every call, formatted once. */
+  private static final Map<List<Budget>, Template> TEMPLATES = new ConcurrentHashMap<>();
+
+  /** How many lists of levels {@link #RECENT} remembers by identity. */
+  static final int RECENT_SIZE = 32;
+
+  /**
+   * The templates of the lists of levels seen last, by the lists' identity: a policy hands every
+   * call on a model the same list ({@link io.github.llmratelimiter.autoconfigure.RateLimitPolicy
+   * #budgets}), so a call finds its template without hashing budgets. Replaced whole on a miss.
+   */
+  private static volatile Recent[] recent = new Recent[0];
+
+  private record Recent(List<Budget> levels, Template template) {}
+
   private RateLimitHeaders() {}
 
   /** Returns the headers of the outcome, in a stable order; none for a degraded outcome. */
   static Map<String, String> of(RateLimitOutcome outcome) {
     Map<String, String> headers = new LinkedHashMap<>();
-    if (outcome.degraded()) {
-      return headers;
-    }
-    Decision d = outcome.decision();
-    StringJoiner policy = new StringJoiner(", ");
-    for (Budget level : outcome.levels()) {
-      WindowLimit w = level.window();
-      if (w != null) {
-        policy.add(item(level.name()) + ";q=" + w.limit() + ";w=" + ceilSeconds(w.window().toMillis()));
-      }
-    }
-    Reservation reservation = outcome.reservation();
-    Budget tokensLevel = null;
-    for (Budget level : outcome.levels()) {
-      ModelTokenLimit m = level.modelTokens();
-      if (m != null) {
-        policy.add(item(level.name() + TOKENS_SUFFIX) + ";q=" + m.limit() + ";w="
-            + ceilSeconds(m.window().toMillis()));
-        tokensLevel = binding(outcome, tokensLevel, level);
-      }
-    }
-    if (policy.length() > 0) {
-      headers.put(POLICY, policy.toString());
-    }
-    Budget deciding = outcome.decidingBudget();
-    String rateLimit = item(deciding.name()) + ";r=" + d.remaining() + ";t=" + ceilSeconds(d.resetAfterMs());
-    if (reservation != null && tokensLevel != null) {
-      rateLimit += ", " + item(tokensLevel.name() + TOKENS_SUFFIX) + ";r="
-          + reservation.remainingModelTokens() + ";t=" + ceilSeconds(reservation.modelTokensResetMs());
-    }
-    headers.put(RATE_LIMIT, rateLimit);
-    if (deciding.window() != null) {
-      headers.put(LIMIT_REQUESTS, Long.toString(deciding.window().limit()));
-    }
-    headers.put(REMAINING_REQUESTS, Long.toString(d.remaining()));
-    headers.put(RESET_REQUESTS, duration(d.resetAfterMs()));
-    if (reservation != null && tokensLevel != null) {
-      headers.put(LIMIT_TOKENS, Long.toString(tokensLevel.modelTokens().limit()));
-      headers.put(REMAINING_TOKENS, Long.toString(reservation.remainingModelTokens()));
-      headers.put(RESET_TOKENS, duration(reservation.modelTokensResetMs()));
-    }
-    if (d.denied() && d.retryable()) {
-      headers.put(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
-      headers.put(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
-    }
+    write(outcome, headers::put);
     return headers;
   }
 
   /**
-   * The model-token level the token headers describe: the deciding level when it limits model
-   * tokens, else the one with the smallest limit.
+   * Writes the headers of the outcome, in a stable order, to {@code sink}; none for a degraded
+   * outcome. What depends only on the levels (the policy header, the quoted names, the limits) is
+   * formatted once per list of levels.
    */
-  private static Budget binding(RateLimitOutcome outcome, @Nullable Budget current, Budget level) {
-    if (current != null && current.name().equals(outcome.decision().level())) {
-      return current;
+  static void write(RateLimitOutcome outcome, BiConsumer<String, String> sink) {
+    if (outcome.degraded()) {
+      return;
     }
-    if (level.name().equals(outcome.decision().level()) || current == null
-        || level.modelTokens().limit() < current.modelTokens().limit()) {
-      return level;
+    Decision d = outcome.decision();
+    Template t = template(outcome.levels());
+    if (t.policy != null) {
+      sink.accept(POLICY, t.policy);
     }
-    return current;
+    int deciding = t.indexOf(d.level());
+    int tokens = t.tokensLevel(d.level());
+    Reservation reservation = outcome.reservation();
+    StringBuilder rateLimit = new StringBuilder(64).append(t.items[deciding]).append(";r=")
+        .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
+    boolean tokenHeaders = reservation != null && tokens >= 0;
+    if (tokenHeaders) {
+      rateLimit.append(", ").append(t.tokenItems[tokens]).append(";r=")
+          .append(reservation.remainingModelTokens()).append(";t=")
+          .append(ceilSeconds(reservation.modelTokensResetMs()));
+    }
+    sink.accept(RATE_LIMIT, rateLimit.toString());
+    if (t.requestLimits[deciding] != null) {
+      sink.accept(LIMIT_REQUESTS, t.requestLimits[deciding]);
+    }
+    sink.accept(REMAINING_REQUESTS, Long.toString(d.remaining()));
+    sink.accept(RESET_REQUESTS, duration(d.resetAfterMs()));
+    if (tokenHeaders) {
+      sink.accept(LIMIT_TOKENS, t.tokenLimits[tokens]);
+      sink.accept(REMAINING_TOKENS, Long.toString(reservation.remainingModelTokens()));
+      sink.accept(RESET_TOKENS, duration(reservation.modelTokensResetMs()));
+    }
+    if (d.denied() && d.retryable()) {
+      sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
+      sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
+    }
+  }
+
+  /**
+   * The template of a list of levels: found by the list's identity among the recent ones, else in
+   * the cache keyed by the levels' values (built on a miss).
+   */
+  static Template template(List<Budget> levels) {
+    Recent[] seen = recent;
+    for (Recent r : seen) {
+      if (r.levels == levels) {
+        return r.template;
+      }
+    }
+    Template t = TEMPLATES.get(levels);
+    if (t == null) {
+      if (TEMPLATES.size() >= MAX_TEMPLATES) {
+        TEMPLATES.clear();
+      }
+      Template built = new Template(levels);
+      t = TEMPLATES.putIfAbsent(built.levels, built);
+      t = t == null ? built : t;
+    }
+    // remember this list (newest first), dropping the oldest past RECENT_SIZE
+    Recent[] next = new Recent[Math.min(RECENT_SIZE, seen.length + 1)];
+    next[0] = new Recent(levels, t);
+    System.arraycopy(seen, 0, next, 1, next.length - 1);
+    recent = next;
+    return t;
+  }
+
+  /** The number of templates cached now. */
+  static int templates() {
+    return TEMPLATES.size();
+  }
+
+  /** The parts of the headers that depend only on the levels. */
+  static final class Template {
+
+    final List<Budget> levels;
+    /** {@code RateLimit-Policy}, or null when no level has a window or a model-token limit. */
+    final @Nullable String policy;
+    /** Each level's name as a structured-field string. */
+    final String[] items;
+    /** Each level's name with {@link #TOKENS_SUFFIX}, or null when it limits no model tokens. */
+    final @Nullable String[] tokenItems;
+    /** Each level's window limit, or null when it has no window. */
+    final @Nullable String[] requestLimits;
+    /** Each level's model-token limit, or null when it has none. */
+    final @Nullable String[] tokenLimits;
+
+    Template(List<Budget> levels) {
+      this.levels = List.copyOf(levels);
+      int n = this.levels.size();
+      items = new String[n];
+      tokenItems = new String[n];
+      requestLimits = new String[n];
+      tokenLimits = new String[n];
+      StringJoiner policy = new StringJoiner(", ");
+      for (int i = 0; i < n; i++) {
+        Budget level = this.levels.get(i);
+        items[i] = item(level.name());
+        WindowLimit w = level.window();
+        if (w != null) {
+          policy.add(items[i] + ";q=" + w.limit() + ";w=" + ceilSeconds(w.window().toMillis()));
+          requestLimits[i] = Long.toString(w.limit());
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        ModelTokenLimit m = this.levels.get(i).modelTokens();
+        if (m != null) {
+          tokenItems[i] = item(this.levels.get(i).name() + TOKENS_SUFFIX);
+          tokenLimits[i] = Long.toString(m.limit());
+          policy.add(tokenItems[i] + ";q=" + m.limit() + ";w=" + ceilSeconds(m.window().toMillis()));
+        }
+      }
+      this.policy = policy.length() > 0 ? policy.toString() : null;
+    }
+
+    /**
+     * The index of the level that decided ({@link RateLimitOutcome#decidingBudget()}): the one
+     * named, else the last.
+     */
+    int indexOf(@Nullable String name) {
+      for (int i = 0; i < items.length; i++) {
+        if (levels.get(i).name().equals(name)) {
+          return i;
+        }
+      }
+      return items.length - 1;
+    }
+
+    /**
+     * The index of the model-token level the token headers describe: the deciding level when it
+     * limits model tokens, else the one with the smallest limit (the first of equals); -1 when no
+     * level limits model tokens.
+     */
+    int tokensLevel(@Nullable String deciding) {
+      int best = -1;
+      for (int i = 0; i < items.length; i++) {
+        ModelTokenLimit m = levels.get(i).modelTokens();
+        if (m == null) {
+          continue;
+        }
+        if (levels.get(i).name().equals(deciding)) {
+          return i;
+        }
+        if (best < 0 || m.limit() < levels.get(best).modelTokens().limit()) {
+          best = i;
+        }
+      }
+      return best;
+    }
   }
 
   /** Whole seconds, rounded up. */

@@ -6,12 +6,16 @@ import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.lang.reflect.Method;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
+import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UrlPathHelper;
 import org.springframework.web.util.pattern.PathPattern;
 
@@ -28,6 +32,8 @@ final class RateLimitInterceptor implements HandlerInterceptor {
   private final RateLimitEnforcer enforcer;
   private final ServletRateLimitRequestSupport support;
   private final boolean annotationsEnforced;
+  private final Map<Method, Boolean> annotatedMethods = new ConcurrentHashMap<>();
+  private final Map<Class<?>, Boolean> annotatedTypes = new ConcurrentHashMap<>();
 
   RateLimitInterceptor(List<Route> routes, RateLimitEnforcer enforcer,
       ServletRateLimitRequestSupport support, boolean annotationsEnforced) {
@@ -42,7 +48,7 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     if (routes.isEmpty() || support.alreadyCharged(request)) {
       return true;
     }
-    Route route = match(PathContainer.parsePath(PATHS.getPathWithinApplication(request)));
+    Route route = match(path(request));
     if (route == null || (annotationsEnforced && annotated(handler))) {
       return true;
     }
@@ -64,10 +70,24 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     return null;
   }
 
-  private static boolean annotated(Object handler) {
+  /**
+   * The path within the application: the one Spring MVC parsed to find the handler when it did,
+   * else parsed here.
+   */
+  private static PathContainer path(HttpServletRequest request) {
+    if (ServletRequestPathUtils.hasParsedRequestPath(request)) {
+      return ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication();
+    }
+    return PathContainer.parsePath(PATHS.getPathWithinApplication(request));
+  }
+
+  /** Whether the handler carries {@link RateLimited}, looked up once per method and class. */
+  private boolean annotated(Object handler) {
     return handler instanceof HandlerMethod m
-        && (AnnotatedElementUtils.hasAnnotation(m.getMethod(), RateLimited.class)
-            || AnnotatedElementUtils.hasAnnotation(m.getBeanType(), RateLimited.class));
+        && (annotatedMethods.computeIfAbsent(m.getMethod(),
+                method -> AnnotatedElementUtils.hasAnnotation(method, RateLimited.class))
+            || annotatedTypes.computeIfAbsent(m.getBeanType(),
+                type -> AnnotatedElementUtils.hasAnnotation(type, RateLimited.class)));
   }
 
   /** A compiled route: include and exclude patterns and the policy (null: the default). */

@@ -84,7 +84,8 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
    * length alone (also when the body is not a JSON object: the handler reports that).
    */
   long estimateModelTokens(HttpServletRequest request) {
-    if (!(request.getAttribute(ModelPeekingFilter.BODY_ATTRIBUTE) instanceof byte[] body)) {
+    byte[] body = ModelPeekingFilter.body(request);
+    if (body == null) {
       return estimator.estimateUnread(request.getContentLengthLong());
     }
     Map<String, Object> map = Json.requestBody(request);
@@ -113,7 +114,7 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
       request.setAttribute(ModelTokens.ATTRIBUTE, reservation);
     }
     if (response != null && !response.isCommitted() && outcome.decision().allowed()) {
-      RateLimitHeaders.of(outcome).forEach(response::setHeader);
+      RateLimitHeaders.write(outcome, response::setHeader);
     }
   }
 

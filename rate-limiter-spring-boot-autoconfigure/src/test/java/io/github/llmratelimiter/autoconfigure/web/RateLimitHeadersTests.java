@@ -2,10 +2,63 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.autoconfigure.RateLimitKey;
+import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
+import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
+import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Decision;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class RateLimitHeadersTests {
+
+  private static final RateLimitKey KEY = RateLimitKey.of("sk-headers-0123456789", null);
+
+  /** An allowed outcome on the default policy with the given window limit, 9 remaining. */
+  private static RateLimitOutcome allowed(long limit) {
+    RateLimiterProperties properties = new RateLimiterProperties();
+    properties.getRpm().setLimit(limit);
+    RateLimitPolicy policy = RateLimitPolicies.from(properties).policy(null);
+    return new RateLimitOutcome(policy, KEY, Decision.allow(9, 60_000, "default"),
+        policy.budgets(KEY), false);
+  }
+
+  @Test
+  void headersFollowAPolicyWhoseLimitChangedUnderTheSameName() {
+    Map<String, String> before = RateLimitHeaders.of(allowed(10));
+    Map<String, String> after = RateLimitHeaders.of(allowed(20));
+
+    assertThat(before).containsEntry(RateLimitHeaders.POLICY, "\"default\";q=10;w=60")
+        .containsEntry(RateLimitHeaders.LIMIT_REQUESTS, "10");
+    assertThat(after).containsEntry(RateLimitHeaders.POLICY, "\"default\";q=20;w=60")
+        .containsEntry(RateLimitHeaders.LIMIT_REQUESTS, "20");
+    assertThat(RateLimitHeaders.of(allowed(10))).isEqualTo(before);
+  }
+
+  @Test
+  void headersThatDependOnlyOnTheLevelsAreFormattedOncePerListOfLevels() {
+    List<Budget> levels = allowed(10).levels();
+
+    RateLimitHeaders.Template template = RateLimitHeaders.template(levels);
+
+    assertThat(RateLimitHeaders.template(new ArrayList<>(levels))).isSameAs(template);
+    assertThat(RateLimitHeaders.template(allowed(11).levels())).isNotSameAs(template);
+  }
+
+  @Test
+  void theCacheOfTemplatesStaysBounded() {
+    for (int limit = 1; limit <= RateLimitHeaders.MAX_TEMPLATES * 2; limit++) {
+      assertThat(RateLimitHeaders.of(allowed(limit)))
+          .containsEntry(RateLimitHeaders.POLICY, "\"default\";q=" + limit + ";w=60");
+    }
+    assertThat(RateLimitHeaders.templates()).isLessThanOrEqualTo(RateLimitHeaders.MAX_TEMPLATES);
+  }
 
   @ParameterizedTest
   @CsvSource({"0, 0s", "1, 1ms", "999, 999ms", "1000, 1s", "1001, 2s", "59999, 1m0s", "60000, 1m0s",

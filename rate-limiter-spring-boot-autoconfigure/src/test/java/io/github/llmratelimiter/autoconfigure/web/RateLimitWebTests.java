@@ -246,6 +246,25 @@ class RateLimitWebTests {
   }
 
   @Test
+  void aModelQueryParameterWinsOverTheJsonBodysModel() {
+    withMvc(runner, mvc -> {
+      try {
+        mvc.perform(post("/v1/chat").param("model", "gpt-4o").header("X-API-Key", KEY)
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o-mini\"}"))
+            .andExpect(status().isOk())
+            .andExpect(header().string("RateLimit-Policy",
+                "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60"));
+        mvc.perform(post("/v1/chat").header("X-API-Key", KEY)
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o-mini\"}"))
+            .andExpect(status().isOk())
+            .andExpect(header().string("RateLimit-Policy", "\"per-key\";q=3;w=60, \"chat\";q=10;w=60"));
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+  }
+
+  @Test
   void waitingTheAdvertisedTimeOnTheTickerClearsTheDeny() {
     runner.run(context -> {
       WebApplicationContext web = (WebApplicationContext) context.getSourceApplicationContext();

@@ -1,0 +1,122 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A request body that is read once, when someone first needs it, and kept when it is small: the
+ * limiter {@link #peek() peeks} at it (reading it to its end) and the handler {@link #read reads}
+ * it, in either order, and both see the same bytes. Bytes past {@code max} are not kept: the
+ * handler reads them straight from the request, and a peek then answers {@code null}.
+ *
+ * <p>Reading late matters: a client may send the body after the headers, and a read that finds no
+ * bytes yet blocks the request's thread until they come; the limiter peeks when it decides, just
+ * before the handler would read the body anyway. Not thread-safe: a request's body is read by the
+ * thread that serves it.
+ */
+final class PeekableBody {
+
+  private static final byte[] EMPTY = new byte[0];
+
+  private final InputStream in;
+  private final int max;
+  /** The declared length, or -1. */
+  private final long length;
+
+  private byte[] buf = EMPTY;
+  /** Bytes read from {@link #in} into {@link #buf}. */
+  private int len;
+  /** The handler's position in {@link #buf}. */
+  private int pos;
+  private boolean eof;
+  /** More than {@link #max} bytes: {@link #buf} stops growing, the rest passes through. */
+  private boolean overflow;
+  private @Nullable IOException failure;
+  private byte @Nullable [] body;
+
+  PeekableBody(InputStream in, int max, long length) {
+    this.in = in;
+    this.max = max;
+    this.length = length;
+  }
+
+  /**
+   * Returns the whole body, reading what is left of it now.
+   *
+   * @return the body, or {@code null} when it is longer than the limit or could not be read
+   */
+  byte @Nullable [] peek() {
+    if (body != null) {
+      return body;
+    }
+    try {
+      while (!eof && !overflow) {
+        fill();
+      }
+    } catch (IOException e) {
+      failure = e; // the handler's next read reports it
+      return null;
+    }
+    if (overflow) {
+      return null;
+    }
+    body = len == buf.length ? buf : Arrays.copyOf(buf, len);
+    return body;
+  }
+
+  /** Reads from the request into {@link #buf}, growing it up to {@code max + 1} bytes. */
+  private void fill() throws IOException {
+    if (len == buf.length) {
+      int capacity = length >= 0 && length <= max && len < length ? (int) length
+          : (int) Math.min((long) max + 1, Math.max(1024L, buf.length * 2L));
+      buf = Arrays.copyOf(buf, capacity);
+    }
+    int n = in.read(buf, len, buf.length - len);
+    if (n < 0) {
+      eof = true;
+      return;
+    }
+    len += n;
+    if (len > max) {
+      overflow = true;
+    } else if (len == length) {
+      eof = true; // the declared length: the container ends the stream there
+    }
+  }
+
+  /**
+   * Reads like {@link InputStream#read(byte[], int, int)}: the kept bytes first, then the rest.
+   */
+  int read(byte[] b, int off, int n) throws IOException {
+    if (failure != null) {
+      throw failure;
+    }
+    if (n == 0) {
+      return 0;
+    }
+    if (pos == len && !eof && !overflow) {
+      fill();
+    }
+    if (pos < len) {
+      int k = Math.min(n, len - pos);
+      System.arraycopy(buf, pos, b, off, k);
+      pos += k;
+      return k;
+    }
+    if (eof) {
+      return -1;
+    }
+    int r = in.read(b, off, n); // past the limit: straight from the request
+    if (r < 0) {
+      eof = true;
+    }
+    return r;
+  }
+
+  /** Whether the handler read every byte. */
+  boolean finished() {
+    return pos == len && eof;
+  }
+}
