@@ -184,9 +184,11 @@ public final class MarkdownReport {
       return;
     }
     md.append("\n## HTTP\n\n")
-        .append("The sample gateway (`sample-app`'s executable jar, a JVM of its own) on loopback, ")
-        .append("with the limiter off (`ratelimiter.enabled=false`) and on (the sample's policies, ")
-        .append("limits high enough that nothing is denied), each in a fresh JVM after a warm-up; ")
+        .append("The sample gateway (`sample-app`'s executable jar) on loopback, twice, each in a ")
+        .append("JVM of its own and both up for the whole run: the limiter off ")
+        .append("(`ratelimiter.enabled=false`) and on (the sample's policies, limits high enough ")
+        .append("that nothing is denied); each warmed up, then measured in alternating slices ")
+        .append("(off, on, on, off, ...) so that the machine's other load falls on both; ")
         .append("a closed-loop Java client (JDK `HttpClient`, HTTP/1.1, one platform thread per ")
         .append("client) in the runner's JVM on the same machine. Every answer is checked: a 200 ")
         .append("with a body, and the `RateLimit` header present exactly when the limiter is on. ")
