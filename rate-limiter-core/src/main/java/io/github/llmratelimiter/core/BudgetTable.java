@@ -169,11 +169,12 @@ final class BudgetTable {
    * leaves.
    */
   long modelTokensRetryMs(KeyEntry e, long now, long estimate) {
-    long leaves = modelTokens(e).timeFreeing(modelTokens(e).sum() + estimate - modelTokenLimit);
-    if (leaves < 0) {
+    ModelTokenLog log = modelTokens(e);
+    int leaving = log.freeing(log.sum() + estimate - modelTokenLimit);
+    if (leaving < 0) {
       return Math.max(1, ceilMs(modelTokenWindowNanos)); // unreachable while estimate <= limit
     }
-    return Math.max(1, ceilMs(leaves + modelTokenWindowNanos - now));
+    return Math.max(1, ceilMs(log.time(leaving) + modelTokenWindowNanos - now));
   }
 
   void chargeWindow(KeyEntry e, long now) {

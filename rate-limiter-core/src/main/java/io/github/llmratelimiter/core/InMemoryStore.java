@@ -61,9 +61,10 @@ final class InMemoryStore implements RateLimitStore {
     if (e == null && (e = lockNew(t, key)) == null) {
       return t.tableFull();
     }
-    long now = ticker.read();
+    long now;
     Decision d;
     try {
+      now = ticker.read();
       d = t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
     } finally {
       e.unlock();
@@ -83,9 +84,10 @@ final class InMemoryStore implements RateLimitStore {
     if (e == null && (e = lockNew(t, key)) == null) {
       return false;
     }
-    long now = ticker.read();
+    long now;
     Reason r;
     try {
+      now = ticker.read();
       r = apply(t, e, now, cost, 0, 0, composition);
     } finally {
       e.unlock();

@@ -70,6 +70,9 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
 
   @Override
   protected boolean tryRelease(int ignored) {
+    if (getState() == 0) {
+      throw new IllegalMonitorStateException("key entry '" + key + "' is not locked");
+    }
     setState(0);
     return true;
   }

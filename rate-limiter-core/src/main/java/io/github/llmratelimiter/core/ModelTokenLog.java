@@ -73,18 +73,23 @@ final class ModelTokenLog {
   }
 
   /**
-   * The time of the entry whose leaving brings the sum down by {@code excess} or more (the oldest
-   * leave first), or -1 if even an empty window would not.
+   * The position of the entry whose leaving brings the sum down by {@code excess} or more (the
+   * oldest leave first), or -1 if even an empty window would not; its time is {@link #time}.
    */
-  long timeFreeing(long excess) {
+  int freeing(long excess) {
     for (int i = 0; i < size; i++) {
       int j = index(i);
       excess -= amounts[j];
       if (excess <= 0) {
-        return times[j];
+        return j;
       }
     }
     return -1;
+  }
+
+  /** The time of the entry at a position {@link #freeing} returned. */
+  long time(int position) {
+    return times[position];
   }
 
   private long[] unroll(long[] ring, int capacity) {

@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
@@ -164,5 +165,54 @@ class InMemoryStoreTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  @Test
+  void aTickerThatThrowsLeavesTheKeyUnlocked() {
+    AtomicBoolean failing = new AtomicBoolean();
+    Ticker flaky = () -> {
+      if (failing.get()) {
+        throw new IllegalStateException("clock unavailable");
+      }
+      return ticker.read();
+    };
+    InMemoryStore store = new InMemoryStore(flaky, 100);
+    BudgetTable table = store.table(budget);
+    assertThat(store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL)).isTrue(); // tracked now
+    failing.set(true);
+    assertThatThrownBy(() -> store.acquire(table, "a", 1, Composition.SEQUENTIAL))
+        .hasMessage("clock unavailable");
+    assertThatThrownBy(() -> store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL))
+        .hasMessage("clock unavailable");
+    failing.set(false);
+    KeyEntry a = table.existing("a");
+    assertThat(a.tryLock()).isTrue(); // not left held by the failed calls
+    a.unlock();
+    assertThat(store.acquire(table, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+  }
+
+  @Test
+  void unlockingAKeyThatIsNotLockedFails() {
+    KeyEntry e = new KeyEntry("a", 4, 1, 0, false);
+    assertThatThrownBy(e::unlock).isInstanceOf(IllegalMonitorStateException.class);
+    e.lock();
+    e.unlock();
+    assertThatThrownBy(e::unlock).isInstanceOf(IllegalMonitorStateException.class);
+  }
+
+  @Test
+  void modelTokenRetryIsRightOnATickerBelowZero() {
+    // System.nanoTime() has an arbitrary origin: readings may be negative
+    ManualTicker negative = new ManualTicker();
+    Ticker shifted = () -> negative.read() - 2 * ManualTicker.ORIGIN;
+    RateLimitStore store = RateLimitStore.inMemory(shifted);
+    Budget b = new Budget("tpm", null, null, new ModelTokenLimit(1000, Duration.ofMinutes(1)));
+    List<Budget> levels = List.of(b);
+    List<String> keys = List.of("a");
+    store.reserve(levels, keys, 1, 600, Composition.SEQUENTIAL);
+    negative.advance(Duration.ofSeconds(10));
+    Reservation denied = store.reserve(levels, keys, 1, 600, Composition.SEQUENTIAL);
+    assertThat(denied.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(denied.decision().retryAfterMs()).isEqualTo(50_000); // the 600 leave at t0 + 60 s
   }
 }

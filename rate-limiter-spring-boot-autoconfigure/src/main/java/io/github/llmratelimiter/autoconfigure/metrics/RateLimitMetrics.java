@@ -26,6 +26,10 @@ import org.jspecify.annotations.Nullable;
  * the distribution summary {@value #RECONCILE_DELTA} of {@code |estimate - actual|} tagged {@code
  * policy} and {@code direction} ({@code over}: refunded, {@code under}: charged extra, {@code
  * exact}). Tag values come from the configuration and the decision only, never from a key.
+ *
+ * <p>Each meter is registered on its first use and then kept, so that a decision looks nothing up
+ * in the registry. A meter removed from the registry afterwards (for example by {@code
+ * MeterRegistry.clear()}) therefore goes on counting unseen until the application restarts.
  */
 final class RateLimitMetrics implements RateLimitObserver {
 
