@@ -10,14 +10,19 @@ import org.jspecify.annotations.Nullable;
 /**
  * The reply of {@code acquire.lua}, read as Lettuce parses it, without a list, boxed numbers or
  * strings: {allowed, reason, level, remaining, retryAfterMs, resetAfterMs, retryable, reservation
- * id, remaining model tokens, model-token reset ms}. Numbers arrive as integers, or as the text of
- * a double ({@code inf} and fractions), which saturates as a Java cast does.
+ * id, remaining model tokens, model-token reset ms, the time the script ran}. Numbers arrive as
+ * integers, or as the text of a double ({@code inf} and fractions), which saturates as a Java cast
+ * does. A call that arrived after its deadline has the reason {@code EXPIRED}: {@link #expired},
+ * and no {@link #reason}.
  */
 final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
 
   private static final Reason[] REASONS = Reason.values();
   private static final byte[][] REASON_NAMES = new byte[REASONS.length][];
   private static final byte[] INF = "inf".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] EXPIRED = "EXPIRED".getBytes(StandardCharsets.US_ASCII);
+  /** The position of the time the script ran, in its time units. */
+  static final int NOW = 10;
 
   static {
     for (int i = 0; i < REASONS.length; i++) {
@@ -26,9 +31,11 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   }
 
   /** The reply's numbers by position; position 1 (the reason) is in {@link #reason}. */
-  final long[] values = new long[10];
+  final long[] values = new long[11];
 
   @Nullable Reason reason;
+  /** Whether the script ran after the call's deadline, and so charged nothing. */
+  boolean expired;
   private int index;
 
   AcquireReply() {
@@ -49,7 +56,11 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
       throw new IllegalStateException("acquire.lua replied nil at position " + index);
     }
     if (index == 1) {
-      reason = reason(bytes);
+      if (same(bytes, EXPIRED)) {
+        expired = true;
+      } else {
+        reason = reason(bytes);
+      }
     } else {
       values[index] = number(bytes);
     }

@@ -8,54 +8,160 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The public store: {@link LuaRateLimitStore} behind the failure policy.
+ * The public store: {@link LuaRateLimitStore} behind a circuit breaker and the failure policy.
  *
- * <p>A failed Redis call (an error, or no reply within the command timeout) is counted, logged
- * without keys on the first failure of an outage, and answered by the policy; for the retry
- * interval after it every call is answered by the policy without waiting on Redis. Then one caller
- * at a time probes Redis with its real call; the first answer ends the outage.
+ * <p>A call waits for Redis as {@link Replies} says: while Redis answers the calls queued before
+ * it, and not once Redis has answered nothing for the silence timeout. A call that gets no reply is
+ * answered by the failure policy; its script, if Redis runs it later, charges nothing after the
+ * call's deadline, and a charge it made before that (a reply that came too late) is refunded when
+ * the reply arrives. So a call answered by the policy is not also charged in Redis.
+ *
+ * <p>One failed call does not switch the store to the policy: a circuit breaker (Resilience4j)
+ * opens when the failure rate over the last calls reaches its threshold, and then the policy
+ * answers every call without waiting on Redis until the retry interval has passed; a few probe
+ * calls then decide whether it closes again.
  */
 final class GuardedRedisStore implements RedisRateLimitStore {
 
   private static final System.Logger LOG = System.getLogger(RedisRateLimitStore.class.getName());
 
   private final LuaRateLimitStore redis;
+  private final Replies replies;
   private final FailurePolicy policy;
-  private final @Nullable RateLimitStore fallback;
-  private final Ticker clock;
-  private final long retryNanos;
+  private final @Nullable FallbackStore fallback;
+  private final CircuitBreaker breaker;
   private final long retryMs;
   private final LongAdder errors = new LongAdder();
-  private final AtomicBoolean probing = new AtomicBoolean();
-  private volatile boolean down;
-  private volatile long retryAt;
+  private final LongAdder refunds = new LongAdder();
+  private final long instanceId = ThreadLocalRandom.current().nextLong(1L << 52);
+  private final long heartbeatTtlMs;
+  private final ScheduledExecutorService heartbeats;
+  private final long heartbeatMs;
 
-  GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval, Ticker clock) {
+  /** The circuit breaker's settings. */
+  record BreakerSettings(float failureRateThreshold, int slidingWindowSize,
+      int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
+
+  GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
+      BreakerSettings settings, Duration heartbeatInterval, Ticker clock) {
     this.redis = redis;
+    this.replies = redis.replies();
     this.policy = policy;
-    this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? RateLimitStore.inMemory(clock) : null;
-    this.clock = clock;
-    this.retryNanos = retryInterval.toNanos();
     this.retryMs = Math.max(1, retryInterval.toMillis());
+    this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, retryMs) : null;
+    this.breaker = CircuitBreaker.of("ratelimiter-redis", CircuitBreakerConfig.custom()
+        .failureRateThreshold(settings.failureRateThreshold())
+        .slidingWindow(settings.slidingWindowSize(), settings.minimumNumberOfCalls(),
+            CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+        .permittedNumberOfCallsInHalfOpenState(settings.permittedCallsInHalfOpenState())
+        .waitDurationInOpenState(retryInterval)
+        .recordException(e -> true)
+        .clock(new TickerClock(clock))
+        .build());
+    breaker.getEventPublisher().onStateTransition(e -> {
+      switch (e.getStateTransition().getToState()) {
+        case OPEN -> LOG.log(Level.WARNING,
+            "Redis rate-limit store unavailable; failure policy {0} answers, Redis is asked again"
+                + " in {1} ms", policy, Long.toString(retryMs));
+        case CLOSED -> LOG.log(Level.INFO,
+            "Redis rate-limit store answers again: decisions are shared again");
+        default -> { }
+      }
+    });
+    this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "ratelimiter-redis-heartbeat");
+      t.setDaemon(true);
+      return t;
+    });
+    executor.setRemoveOnCancelPolicy(true);
+    this.heartbeats = executor;
+    this.heartbeatMs = heartbeatInterval.toMillis();
   }
 
-  /** Connects and loads the scripts, waiting up to {@code wait}; a failure starts an outage. */
-  void warmUp(Duration wait) {
+  /** A {@link Clock} on the store's ticker, for the circuit breaker's open-state wait. */
+  private static final class TickerClock extends Clock {
+    private final Ticker ticker;
+
+    TickerClock(Ticker ticker) {
+      this.ticker = ticker;
+    }
+
+    @Override
+    public ZoneId getZone() {
+      return ZoneOffset.UTC;
+    }
+
+    @Override
+    public Clock withZone(ZoneId zone) {
+      return this;
+    }
+
+    @Override
+    public Instant instant() {
+      long nanos = ticker.read();
+      return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L),
+          Math.floorMod(nanos, 1_000_000_000L));
+    }
+  }
+
+  /**
+   * Connects and loads the scripts, waiting up to {@code wait}, then starts the heartbeats; a
+   * failure opens the circuit breaker, since Redis is known to be unavailable.
+   */
+  void start(Duration wait) {
     try {
       redis.warmUp(wait);
+      heartbeat();
     } catch (RedisException e) {
-      failed(e);
+      failed(e, 0);
+      breaker.transitionToOpenState();
+    }
+    heartbeats.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
+        TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Marks this instance live in Redis and takes the live count for the fallback's shares; a
+   * failure counts for the circuit breaker like any call.
+   */
+  void heartbeat() {
+    if (!breaker.tryAcquirePermission()) {
+      return;
+    }
+    long start = System.nanoTime();
+    try {
+      long live = replies.await(redis.heartbeat(instanceId, heartbeatTtlMs), start);
+      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      if (fallback != null) {
+        fallback.instances((int) Math.min(Integer.MAX_VALUE, live));
+      }
+    } catch (RedisException e) {
+      failed(e, start);
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      LOG.log(Level.WARNING, "Redis rate-limit store heartbeat failed", e);
     }
   }
 
@@ -91,12 +197,13 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       return;
     }
-    if (mayAsk()) {
+    if (breaker.tryAcquirePermission()) {
+      long start = System.nanoTime();
       try {
         redis.executeReconcile(reservation, actualModelTokens);
-        answered();
+        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
       } catch (RedisException e) {
-        failed(e);
+        failed(e, start);
       }
     }
   }
@@ -105,17 +212,52 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     if (call.decided() != null) {
       return call.decidedReservation();
     }
-    if (!mayAsk()) {
+    if (!breaker.tryAcquirePermission()) {
       return outage(call);
     }
+    long start = System.nanoTime();
+    CompletableFuture<AcquireReply> sent = null;
     try {
-      Reservation r = redis.execute(call);
-      answered();
+      long deadline = start + replies.maxWaitNanos();
+      sent = redis.submit(call, deadline);
+      AcquireReply reply = replies.await(sent, start);
+      if (reply.expired) {
+        // the server's clock ran ahead of this process's estimate, which the reply corrected
+        sent = redis.submit(call, deadline);
+        reply = replies.await(sent, start);
+        if (reply.expired) {
+          throw new RedisException("Redis ran the call after its deadline twice");
+        }
+      }
+      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      Reservation r = LuaRateLimitStore.decode(call, reply);
+      if (fallback != null && r.decision().allowed()) {
+        fallback.mirror(call);
+      }
       return r;
     } catch (RedisException e) {
-      failed(e);
+      failed(e, start);
+      if (sent != null) {
+        refundWhenLate(call, sent);
+      }
       return outage(call);
     }
+  }
+
+  /**
+   * When a call the policy answered gets its reply after all, undoes what it charged on Redis (a
+   * call Redis runs after its deadline charges nothing by itself).
+   */
+  private void refundWhenLate(LuaRateLimitStore.Call call, CompletableFuture<AcquireReply> sent) {
+    sent.thenCompose(reply -> redis.refund(call, reply)).whenComplete((refunded, failure) -> {
+      if (Boolean.TRUE.equals(refunded)) {
+        refunds.increment();
+        LOG.log(Level.DEBUG, "refunded a call Redis ran after the failure policy answered it");
+      } else if (failure != null && !(Replies.redisException(failure)
+          instanceof io.lettuce.core.RedisCommandTimeoutException)) {
+        LOG.log(Level.DEBUG, "could not refund a late call: {0}", failure.toString());
+      }
+    });
   }
 
   private Reservation outage(LuaRateLimitStore.Call call) {
@@ -129,50 +271,23 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         d = Decision.retryableDeny(Reason.STORE_UNAVAILABLE, 0, retryMs, 0, root);
         break;
       default:
-        if (call.reserve()) {
-          return fallback().reserve(call.levels(), call.keys(), call.cost(), call.estimate(),
-              call.composition());
-        }
-        d = fallback().acquire(call.levels(), call.keys(), call.cost(), call.composition());
+        return fallback().decide(call);
     }
     return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
   }
 
-  /** Whether this call may ask Redis: always when healthy, else one probe per retry interval. */
-  private boolean mayAsk() {
-    if (!down) {
-      return true;
-    }
-    return clock.read() - retryAt >= 0 && probing.compareAndSet(false, true);
-  }
-
-  private void answered() {
-    if (down) {
-      down = false;
-      probing.set(false);
-      LOG.log(Level.INFO, "Redis rate-limit store answers again: decisions are shared again");
-    }
-  }
-
-  private void failed(RedisException e) {
+  private void failed(RedisException e, long start) {
     errors.increment();
-    retryAt = clock.read() + retryNanos;
-    boolean wasDown = down;
-    down = true;
-    probing.set(false);
-    // Lettuce's messages name the failure (timeout, refused connection, server error), never keys.
-    String what = e.getClass().getSimpleName() + ": " + e.getMessage();
-    if (wasDown) {
-      LOG.log(Level.DEBUG, "Redis rate-limit store still unavailable ({0})", what);
-    } else {
-      LOG.log(Level.WARNING,
-          "Redis rate-limit store unavailable ({0}); failure policy {1} answers, Redis is asked"
-              + " again in {2} ms", what, policy, Long.toString(retryNanos / 1_000_000));
+    if (start != 0) {
+      breaker.onError(System.nanoTime() - start, TimeUnit.NANOSECONDS, e);
     }
+    // Lettuce's messages name the failure (timeout, refused connection, server error), never keys.
+    LOG.log(Level.DEBUG, "Redis rate-limit store call failed ({0}: {1})",
+        e.getClass().getSimpleName(), e.getMessage());
   }
 
-  private RateLimitStore fallback() {
-    RateLimitStore f = fallback;
+  private FallbackStore fallback() {
+    FallbackStore f = fallback;
     if (f == null) {
       throw new IllegalStateException("no fallback store under policy " + policy);
     }
@@ -180,22 +295,23 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   }
 
   /**
-   * Monitoring calls, under the same outage rules as decisions: during an outage the fallback
+   * Monitoring calls, under the same circuit breaker as decisions: while it is open, the fallback
    * answers if there is one, else they throw.
    */
   private <T> T admin(Supplier<T> onRedis, Supplier<T> onFallback) {
-    if (!mayAsk()) {
+    if (!breaker.tryAcquirePermission()) {
       if (fallback != null) {
         return onFallback.get();
       }
       throw new IllegalStateException("the Redis rate-limit store is unavailable");
     }
+    long start = System.nanoTime();
     try {
       T t = onRedis.get();
-      answered();
+      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
       return t;
     } catch (RedisException e) {
-      failed(e);
+      failed(e, start);
       if (fallback != null) {
         return onFallback.get();
       }
@@ -208,7 +324,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     Checks.notBlank("key", key);
     redis.budget(budget);
-    return admin(() -> redis.inspect(budget, key), () -> fallback().inspect(budget, key));
+    return admin(() -> redis.inspect(budget, key),
+        () -> fallback().store().inspect(fallback().scaled(budget), key));
   }
 
   @Override
@@ -217,20 +334,23 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
     }
     redis.budget(budget);
-    return admin(() -> redis.top(budget, limit), () -> fallback().top(budget, limit));
+    return admin(() -> redis.top(budget, limit),
+        () -> fallback().store().top(fallback().scaled(budget), limit));
   }
 
   @Override
   public boolean reset(Budget budget, String key) {
     Checks.notBlank("key", key);
     redis.budget(budget);
-    return admin(() -> redis.reset(budget, key), () -> fallback().reset(budget, key));
+    return admin(() -> redis.reset(budget, key),
+        () -> fallback().store().reset(fallback().scaled(budget), key));
   }
 
   @Override
   public long trackedKeys(Budget budget) {
     redis.budget(budget);
-    return admin(() -> redis.trackedKeys(budget), () -> fallback().trackedKeys(budget));
+    return admin(() -> redis.trackedKeys(budget),
+        () -> fallback().store().trackedKeys(fallback().scaled(budget)));
   }
 
   @Override
@@ -238,16 +358,34 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return errors.sum();
   }
 
+  /** How many calls answered by the policy were refunded on Redis when their reply came late. */
+  long refundCount() {
+    return refunds.sum();
+  }
+
+  /** The fallback's view of the live instance count (1 without a fallback). */
+  int liveInstances() {
+    return fallback == null ? 1 : fallback.instances();
+  }
+
   @Override
   public boolean degraded() {
-    return down;
+    return breaker.getState() != CircuitBreaker.State.CLOSED;
+  }
+
+  /** The circuit breaker, for tests. */
+  CircuitBreaker breaker() {
+    return breaker;
   }
 
   @Override
   public boolean ping() {
+    long start = System.nanoTime();
     try {
-      redis.ping();
-      answered();
+      replies.await(redis.ping(), start);
+      if (breaker.getState() == CircuitBreaker.State.OPEN) {
+        breaker.transitionToHalfOpenState(); // probe calls decide whether it closes
+      }
       return true;
     } catch (RedisException e) {
       return false;
@@ -261,6 +399,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public void close() {
+    heartbeats.shutdownNow();
     redis.close();
     if (fallback != null) {
       fallback.close();

@@ -13,6 +13,8 @@ import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.IntegerOutput;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +25,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +45,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
   private static final LuaScript INSPECT = LuaScript.load("inspect.lua");
   private static final LuaScript RECONCILE = LuaScript.load("reconcile.lua");
+  private static final LuaScript REFUND = LuaScript.load("refund.lua");
+  private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat.lua");
 
   /**
    * Reservation ids numbered by Redis are above this (2^52), so they never meet the small ids of
@@ -54,11 +59,16 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final RedisKeys layout;
   private final @Nullable Ticker ticker;
   private final ConcurrentHashMap<String, ScriptBudget> budgets = new ConcurrentHashMap<>();
+  private final Replies replies;
+  /** The server's clock as this process knows it; {@code null} when time is the ticker's. */
+  private final @Nullable RedisClock serverClock;
 
-  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker) {
+  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies) {
     this.link = link;
     this.layout = layout;
     this.ticker = ticker;
+    this.replies = replies;
+    this.serverClock = ticker == null ? new RedisClock(System.nanoTime()) : null;
   }
 
   /**
@@ -185,21 +195,32 @@ final class LuaRateLimitStore implements RateLimitStore {
     return known;
   }
 
-  /** Runs a planned call on Redis: one script call, whatever the number of levels. */
+  /** Runs a planned call on Redis and waits for its reply (see {@link Replies}). */
   Reservation execute(Call call) {
     if (call.decided() != null) {
       return call.decidedReservation();
     }
+    long sent = System.nanoTime();
+    return decode(call, replies.await(submit(call, sent + replies.maxWaitNanos()), sent));
+  }
+
+  /**
+   * Sends a planned call to Redis: one script call, whatever the number of levels. When the server
+   * runs it after {@code deadlineNanos} (local {@code System.nanoTime()}), it charges nothing and
+   * the reply is {@link AcquireReply#expired}.
+   */
+  CompletableFuture<AcquireReply> submit(Call call, long deadlineNanos) {
     List<Budget> levels = call.levels();
     int n = levels.size();
     ScriptBudget[] scripted = scripted(levels);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(8);
+    double[] numbers = timeNumbers(9);
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
     numbers[6] = call.estimate();
     numbers[7] = call.reserve() ? RESERVATION_ID_BASE : 0;
+    numbers[8] = serverClock == null ? 0 : serverClock.notAfter(deadlineNanos);
     int keyCount = keyCount(scripted);
     String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
     byte[][] levelArgs = new byte[n][];
@@ -207,11 +228,89 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keyCount] = counter;
     }
-    AcquireReply r = ACQUIRE.run(link.commands(), AcquireReply::new, keys, numbers, levelArgs, n);
+    return watched(ACQUIRE.submit(link.async(), AcquireReply::new, keys, numbers, levelArgs, n));
+  }
+
+  /** The outcome of a call from its reply (not {@link AcquireReply#expired}). */
+  static Reservation decode(Call call, AcquireReply r) {
+    List<Budget> levels = call.levels();
     long[] v = r.values;
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
     return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+  }
+
+  /**
+   * Undoes on Redis what a call charged, from its reply: for a call whose caller stopped waiting
+   * and was answered by the failure policy. Completes with {@code false} when it charged nothing.
+   */
+  CompletableFuture<Boolean> refund(Call call, AcquireReply r) {
+    List<Budget> levels = call.levels();
+    int n = levels.size();
+    long[] v = r.values;
+    boolean allowed = v[0] == 1;
+    boolean sequential = call.composition() == Composition.SEQUENTIAL;
+    if (r.expired || (!allowed && !sequential)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    // what acquire.lua charged: every level of an admitted call; in sequential composition the
+    // levels before the denying one, and at the denying one the window unless the window denied
+    // and the bucket too when model tokens denied
+    int denied = allowed ? n + 1 : (int) v[2];
+    double[] numbers = timeNumbers(7 + 2 * n); // ARGV[1] (see refund.lua)
+    numbers[3] = n;
+    numbers[4] = v[AcquireReply.NOW];
+    numbers[5] = call.cost();
+    numbers[6] = v[7];
+    boolean any = v[7] != 0;
+    for (int i = 0; i < n; i++) {
+      boolean window = i + 1 < denied || (i + 1 == denied && r.reason != Reason.RPM_LIMIT);
+      boolean bucket = i + 1 < denied || (i + 1 == denied && r.reason == Reason.TPM_LIMIT);
+      numbers[7 + 2 * i] = window ? 1 : 0;
+      numbers[8 + 2 * i] = bucket ? 1 : 0;
+      any |= window || bucket;
+    }
+    if (!any) {
+      return CompletableFuture.completedFuture(false);
+    }
+    ScriptBudget[] scripted = scripted(levels);
+    String[] keys = new String[keyCount(scripted)];
+    byte[][] levelArgs = new byte[n][];
+    levelKeys(call.keys(), scripted, keys, levelArgs);
+    return watched(REFUND.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs, n))
+        .thenApply(ignored -> true);
+  }
+
+  /**
+   * Marks the instance {@code id} live for {@code ttlMs} and completes with the number of live
+   * instances sharing this store's key prefix.
+   */
+  CompletableFuture<Long> heartbeat(long id, long ttlMs) {
+    double[] numbers = timeNumbers(5); // ARGV[1] (see heartbeat.lua)
+    numbers[3] = id;
+    numbers[4] = ttlMs;
+    return watched(HEARTBEAT.submit(link.async(), () -> new IntegerOutput<>(StringCodec.UTF8),
+        new String[] {layout.instances()}, numbers, new byte[0][], 0));
+  }
+
+  /** Sends a PING; completes with the reply. */
+  CompletableFuture<String> ping() {
+    return watched(link.async().ping().toCompletableFuture());
+  }
+
+  /** Notes every reply's arrival, and the server time a script reply carries. */
+  private <T> CompletableFuture<T> watched(CompletableFuture<T> call) {
+    return call.whenComplete((reply, failure) -> {
+      replies.arrived(failure);
+      if (reply instanceof AcquireReply a && serverClock != null) {
+        serverClock.sample(a.values[AcquireReply.NOW], System.nanoTime());
+      }
+    });
+  }
+
+  /** The replies of this store's connection, and how long a caller waits for one. */
+  Replies replies() {
+    return replies;
   }
 
   private ScriptBudget[] scripted(List<Budget> levels) {
@@ -296,7 +395,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] keys = new String[keyCount(scripted)];
     byte[][] levelArgs = new byte[scripted.length][];
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
-    RECONCILE.run(link.commands(), LuaScript.list(), keys, numbers, levelArgs, levelArgs.length);
+    long sent = System.nanoTime();
+    replies.await(watched(RECONCILE.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs,
+        levelArgs.length)), sent);
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
@@ -441,11 +542,13 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(ACQUIRE.source);
     redis.scriptLoad(INSPECT.source);
     redis.scriptLoad(RECONCILE.source);
-  }
-
-  /** Sends the PING a health check needs; throws on failure. */
-  void ping() {
-    link.commands().ping();
+    redis.scriptLoad(REFUND.source);
+    redis.scriptLoad(HEARTBEAT.source);
+    if (serverClock != null) {
+      List<String> time = redis.time();
+      serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),
+          System.nanoTime());
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.redis;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
@@ -15,6 +16,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.function.Supplier;
 
 /**
@@ -61,6 +64,26 @@ final class LuaScript {
       }
       throw e;
     }
+  }
+
+  /**
+   * Sends the script like {@link #run} without waiting: the future completes with the reply, after
+   * a second send with the source if the server did not know the script.
+   */
+  <T> CompletableFuture<T> submit(RedisClusterAsyncCommands<String, String> redis,
+      Supplier<CommandOutput<String, String, T>> output, String[] keys, double[] numbers,
+      byte[][] levels, int levelCount) {
+    CompletableFuture<T> sent = redis.dispatch(CommandType.EVALSHA, output.get(),
+        new ScriptArgs(sha, keys, numbers, levels, levelCount)).toCompletableFuture();
+    return sent.exceptionallyCompose(e -> {
+      Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+      if (cause instanceof RedisNoScriptException || (cause instanceof RedisCommandExecutionException
+          && cause.getMessage() != null && cause.getMessage().startsWith("NOSCRIPT"))) {
+        return redis.dispatch(CommandType.EVAL, output.get(),
+            new ScriptArgs(source, keys, numbers, levels, levelCount)).toCompletableFuture();
+      }
+      return CompletableFuture.failedFuture(cause);
+    });
   }
 
   /** Sends the source, which the server also caches; after a {@code NOSCRIPT} only. */

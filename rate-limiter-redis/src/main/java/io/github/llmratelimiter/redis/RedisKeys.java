@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The layout of the store's Redis keys (layout 2): {@code <prefix>:{<root>}:<budget>:<key>:s} holds
  * a level's sliding-window log and token bucket in one string, {@code ...:m} and {@code ...:a} its
- * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations. The keys of
+ * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations; {@code
+ * <prefix>:instances} holds the live gateway instances sharing the prefix. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) are never read, nor found by the scans.
  *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
@@ -87,6 +88,11 @@ final class RedisKeys {
   /** The counter that numbers the reservations of one root key, from its part. */
   String sequence(String rootPart) {
     return prefix + ":{" + rootPart + "}:seq";
+  }
+
+  /** The sorted set of the live instances that share this prefix (their heartbeats). */
+  String instances() {
+    return prefix + ":instances";
   }
 
   /** A {@code SCAN MATCH} pattern for the keys of {@code (budget, key)} under every root key. */

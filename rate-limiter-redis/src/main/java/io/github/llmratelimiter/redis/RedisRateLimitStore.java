@@ -169,11 +169,33 @@ public interface RedisRateLimitStore extends RateLimitStore {
   /** Builds a {@link RedisRateLimitStore}; every setting has a default. */
   final class Builder {
 
-    /** The default command timeout: 50 ms. */
-    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(50);
+    /**
+     * The default command timeout: 250 ms of silence. A healthy Redis answers a queued call within
+     * microseconds of the calls before it, so a quarter of a second without any reply means it is
+     * stopped, not busy.
+     */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(250);
 
-    /** The default retry interval after a failure: 1 s. */
+    /** The default longest wait for one reply: 2 s. */
+    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(2);
+
+    /** The default retry interval after the circuit breaker opens: 1 s. */
     public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofSeconds(1);
+
+    /** The default heartbeat interval: 1 s (an instance counts as live for three intervals). */
+    public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
+
+    /** The default failure rate, in percent, at which the circuit breaker opens: 50. */
+    public static final float DEFAULT_FAILURE_RATE_THRESHOLD = 50;
+
+    /** The default number of most recent calls whose failure rate the circuit breaker watches: 20. */
+    public static final int DEFAULT_SLIDING_WINDOW_SIZE = 20;
+
+    /** The default number of calls the circuit breaker needs before it computes a rate: 10. */
+    public static final int DEFAULT_MINIMUM_NUMBER_OF_CALLS = 10;
+
+    /** The default number of probe calls after the retry interval: 3. */
+    public static final int DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE = 3;
 
     /** The default key prefix: {@code rl}. */
     public static final String DEFAULT_KEY_PREFIX = "rl";
@@ -187,7 +209,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private boolean hashKeys = true;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+    private @Nullable Duration maxWait;
     private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+    private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+    private float failureRateThreshold = DEFAULT_FAILURE_RATE_THRESHOLD;
+    private int slidingWindowSize = DEFAULT_SLIDING_WINDOW_SIZE;
+    private int minimumNumberOfCalls = DEFAULT_MINIMUM_NUMBER_OF_CALLS;
+    private int permittedCallsInHalfOpenState = DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE;
     private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
     private @Nullable Ticker ticker;
     private @Nullable ClientResources clientResources;
@@ -232,8 +260,11 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets the longest a caller waits for Redis on one command (default 50 ms); a decision that
-     * finds its script flushed from the server sends it once more, so waits at most twice this.
+     * Sets how long Redis may answer nothing while a call waits for it (default 250 ms): a call
+     * fails once no reply at all has come on the store's connection for this long since it was
+     * sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
+     * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
+     * connection, and the bound of a health check's {@code PING}.
      *
      * @param commandTimeout the timeout, positive
      * @return this builder
@@ -245,8 +276,23 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets how long after a failed call the store answers by its failure policy before it asks
-     * Redis again (default 1 s); a fail-closed deny asks callers to retry after this long.
+     * Sets the longest a call waits for its reply in all (default 2 s, or the command timeout if
+     * that is longer), however busy Redis is. A call that runs on Redis after this has passed
+     * charges nothing there.
+     *
+     * @param maxWait the longest wait, at least the command timeout when the store is built
+     * @return this builder
+     * @throws IllegalArgumentException if the wait is null, zero or negative
+     */
+    public Builder maxWait(Duration maxWait) {
+      this.maxWait = positive("maxWait", maxWait);
+      return this;
+    }
+
+    /**
+     * Sets how long the circuit breaker stays open once it has opened, answering every call by the
+     * failure policy without asking Redis (default 1 s); then a few probe calls go to Redis. A
+     * fail-closed deny asks callers to retry after this long.
      *
      * @param retryInterval the interval, positive
      * @return this builder
@@ -254,6 +300,54 @@ public interface RedisRateLimitStore extends RateLimitStore {
      */
     public Builder retryInterval(Duration retryInterval) {
       this.retryInterval = positive("retryInterval", retryInterval);
+      return this;
+    }
+
+    /**
+     * Sets the circuit breaker that decides when Redis counts as unavailable: it opens when at
+     * least {@code failureRateThreshold} percent of the last {@code slidingWindowSize} calls
+     * failed (counted once {@code minimumNumberOfCalls} calls were made), and after the retry
+     * interval lets {@code permittedCallsInHalfOpenState} probe calls through (defaults 50, 20, 10
+     * and 3).
+     *
+     * @param failureRateThreshold the failure rate in percent, above 0 and at most 100
+     * @param slidingWindowSize the number of most recent calls watched, at least 1
+     * @param minimumNumberOfCalls the calls needed before a rate counts, 1 to the window size
+     * @param permittedCallsInHalfOpenState the probe calls, at least 1
+     * @return this builder
+     * @throws IllegalArgumentException if a value is out of range, naming it
+     */
+    public Builder circuitBreaker(float failureRateThreshold, int slidingWindowSize,
+        int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {
+      if (!(failureRateThreshold > 0 && failureRateThreshold <= 100)) {
+        throw new IllegalArgumentException(
+            "failureRateThreshold must be above 0 and at most 100, but was " + failureRateThreshold);
+      }
+      atLeastOne("slidingWindowSize", slidingWindowSize);
+      atLeastOne("minimumNumberOfCalls", minimumNumberOfCalls);
+      atLeastOne("permittedCallsInHalfOpenState", permittedCallsInHalfOpenState);
+      if (minimumNumberOfCalls > slidingWindowSize) {
+        throw new IllegalArgumentException("minimumNumberOfCalls must be at most slidingWindowSize ("
+            + slidingWindowSize + "), but was " + minimumNumberOfCalls);
+      }
+      this.failureRateThreshold = failureRateThreshold;
+      this.slidingWindowSize = slidingWindowSize;
+      this.minimumNumberOfCalls = minimumNumberOfCalls;
+      this.permittedCallsInHalfOpenState = permittedCallsInHalfOpenState;
+      return this;
+    }
+
+    /**
+     * Sets how often this instance marks itself live in Redis (default 1 s); an instance counts
+     * as live for three intervals after its last mark. Under {@link FailurePolicy#LOCAL_FALLBACK}
+     * each instance takes its share of every limit from the live count.
+     *
+     * @param heartbeatInterval the interval, positive
+     * @return this builder
+     * @throws IllegalArgumentException if the interval is null, zero or negative
+     */
+    public Builder heartbeatInterval(Duration heartbeatInterval) {
+      this.heartbeatInterval = positive("heartbeatInterval", heartbeatInterval);
       return this;
     }
 
@@ -305,20 +399,34 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return the store
      */
     public RedisRateLimitStore build() {
+      Duration maxWait = this.maxWait != null ? this.maxWait
+          : DEFAULT_MAX_WAIT.compareTo(commandTimeout) >= 0 ? DEFAULT_MAX_WAIT : commandTimeout;
+      if (maxWait.compareTo(commandTimeout) < 0) {
+        throw new IllegalArgumentException("maxWait must be at least commandTimeout ("
+            + commandTimeout + "), but was " + maxWait);
+      }
       Duration connectTimeout =
           commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
+      // Lettuce forgets a command after this: later than any caller waits and than any deadline
+      Duration forget = maxWait.plus(maxWait.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? maxWait
+          : MIN_CONNECT_TIMEOUT);
       RedisLink link;
+      EventLoopWatch loop = null;
       if (client != null) {
-        link = RedisLink.standalone(client, uri, commandTimeout, null);
+        link = RedisLink.standalone(client, uri, commandTimeout, forget, null);
       } else if (clusterClient != null) {
-        link = RedisLink.cluster(clusterClient, commandTimeout, null);
+        link = RedisLink.cluster(clusterClient, commandTimeout, forget, null);
       } else {
         ClientResources shared = clientResources;
+        EventLoopWatch watch = new EventLoopWatch(shared != null ? shared.nettyCustomizer() : null);
+        loop = watch;
+        // the application's resources are shared as they are (event loops, timer), the watch added
         ClientResources resources = shared != null
-            ? shared
+            ? shared.mutate().nettyCustomizer(watch).build()
             : DefaultClientResources.builder()
                 .reconnectDelay(Delay.exponential(
                     Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
+                .nettyCustomizer(watch)
                 .build();
         Runnable releaseResources = shared != null ? () -> {} : () -> resources.shutdown();
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
@@ -328,13 +436,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+              .timeoutOptions(TimeoutOptions.enabled(forget))
               .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                   .enableAllAdaptiveRefreshTriggers()
                   .enablePeriodicRefresh(Duration.ofSeconds(30))
                   .build())
               .build());
-          link = RedisLink.cluster(c, commandTimeout, () -> {
+          link = RedisLink.cluster(c, commandTimeout, forget, () -> {
             c.shutdown();
             releaseResources.run();
           });
@@ -344,19 +452,28 @@ public interface RedisRateLimitStore extends RateLimitStore {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.enabled(commandTimeout))
+              .timeoutOptions(TimeoutOptions.enabled(forget))
               .build());
-          link = RedisLink.standalone(c, uri, commandTimeout, () -> {
+          link = RedisLink.standalone(c, uri, commandTimeout, forget, () -> {
             c.shutdown();
             releaseResources.run();
           });
         }
       }
-      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys), ticker);
-      GuardedRedisStore store = new GuardedRedisStore(
-          redis, failurePolicy, retryInterval, ticker != null ? ticker : Ticker.system());
-      store.warmUp(connectTimeout);
+      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys),
+          ticker, new Replies(commandTimeout.toNanos(), maxWait.toNanos(), loop));
+      GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
+          new GuardedRedisStore.BreakerSettings(failureRateThreshold, slidingWindowSize,
+              minimumNumberOfCalls, permittedCallsInHalfOpenState),
+          heartbeatInterval, ticker != null ? ticker : Ticker.system());
+      store.start(connectTimeout);
       return store;
+    }
+
+    private static void atLeastOne(String name, int value) {
+      if (value < 1) {
+        throw new IllegalArgumentException(name + " must be >= 1, but was " + value);
+      }
     }
 
     private static Duration positive(String name, @Nullable Duration value) {

@@ -9,16 +9,21 @@
 --   the bucket, the model tokens, level after level; what ran before a deny stays charged) or 0
 --   reserve-then-commit (all checked first, all charged or none); N, the number of levels; the
 --   estimated model tokens (0 for a plain acquire); the first reservation id of this store (0: no
---   reservation; one is numbered only when some level limits model tokens)
+--   reservation; one is numbered only when some level limits model tokens); the deadline: the
+--   call's caller stops waiting at this time (in the script's time units), so a call that runs
+--   later charges nothing and replies EXPIRED (0: no deadline)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
---          retryable (1|0), reservation id, remaining model tokens, model-token reset ms}: whole
---          numbers below 2^53 as integers, any other number (inf) as its %.17g string.
+--          retryable (1|0), reservation id, remaining model tokens, model-token reset ms, now}:
+--          whole numbers below 2^53 as integers, any other number (inf) as its %.17g string.
 --
 -- The common case, one level in sequential mode without model tokens, runs straight through:
 -- one GET and one SET, no table per level.
 
-local cost, sequential, n, estimate, idBase = struct.unpack('<ddddd', ARGV[1], 25)
+local cost, sequential, n, estimate, idBase, deadline = struct.unpack('<dddddd', ARGV[1], 25)
+if deadline > 0 and now > deadline then
+  return {0, 'EXPIRED', 1, 0, 0, 0, 0, 0, 0, 0, out(now)}
+end
 sequential = sequential == 1
 
 local id = 0
@@ -136,12 +141,12 @@ if #tpm > 0 then
   reserved, tpmRemaining, tpmReset = out(denied and 0 or id), out(tpmRemaining), out(tpmReset)
 end
 if not denied then
-  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset}
+  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now)}
 elseif component == 1 then
-  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset}
+  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now)}
 elseif component == 2 then
   -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
   return {0, 'BURST_LIMIT', denied, out(left), out(retry), out(ms), retry > 0 and 1 or 0, 0,
-    tpmRemaining, tpmReset}
+    tpmRemaining, tpmReset, out(now)}
 end
-return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset}
+return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now)}

@@ -32,6 +32,9 @@
 -- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
 -- than as upvalues, each of which costs a closure time.
 local EPSILON = 1e-9 -- BudgetTable.EPSILON
+-- true when a script changes a log's entries other than by appending (refund.lua): commit then
+-- writes the whole state instead of a large log's header in place
+local rewrite = false
 
 local LEVEL = '<ddddddd' -- the struct of a level's argument
 local now, unitsPerMs, minTtlMs = struct.unpack('<ddd', ARGV[1])
@@ -185,7 +188,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   end
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
   local offset = added and added - base
-  if s and size > 0 and #s > 4096 and 2 * first <= (#s - 29) / width
+  if not rewrite and s and size > 0 and #s > 4096 and 2 * first <= (#s - 29) / width
       and not (added and width == 4 and offset > 4294967295) then
     -- a large log, written in place: the header rewritten, the admission appended, and the
     -- entries that left kept before first until they are half of the log (then copied out below)
@@ -274,6 +277,19 @@ local function modelTokens()
     L.tpmSize = L.tpmSize + 1
     L.tpmNewest = now
     L.tpmDirty = true
+  end
+
+  -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
+  -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
+  function T.settle(L, id, estimate, actual)
+    local held = redis.call('HGET', L.akey, id)
+    if held and redis.call('ZSCORE', L.mkey, id) then
+      L.tpmSum = L.tpmSum + actual - tonumber(held)
+      redis.call('HSET', L.akey, id, string.format('%.17g', actual))
+      L.tpmDirty = true
+    elseif actual > estimate then
+      T.append(L, id, actual - estimate)
+    end
   end
 
   -- Milliseconds until L's model-token window is empty (BudgetTable.modelTokensResetMs).

@@ -16,16 +16,7 @@ for i = 1, n do
     local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
     k = k + 3
     modelTokens().load(L)
-    local held = redis.call('HGET', L.akey, id)
-    if held and redis.call('ZSCORE', L.mkey, id) then
-      -- the reservation's entry is still in the window: it takes the actual amount
-      L.tpmSum = L.tpmSum + actual - tonumber(held)
-      redis.call('HSET', L.akey, id, string.format('%.17g', actual))
-      L.tpmDirty = true
-    elseif actual > estimate then
-      -- it has left: only an under-estimate is charged, as a new entry now
-      T.append(L, id, actual - estimate)
-    end
+    T.settle(L, id, estimate, actual)
     T.save(L)
   else
     k = k + 1

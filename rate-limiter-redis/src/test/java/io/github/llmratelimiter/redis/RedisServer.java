@@ -95,12 +95,12 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /** Suspends the process (SIGSTOP): it holds its connections but answers nothing. */
-  void freeze() {
+  public void freeze() {
     signal("-STOP");
   }
 
   /** Resumes a frozen process (SIGCONT). */
-  void thaw() {
+  public void thaw() {
     signal("-CONT");
   }
 

@@ -45,7 +45,7 @@ class RedisStoreBehaviourTest {
     try (RedisRateLimitStore store = serverTimeStore(prefix)) {
       store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "k1/gpt"), 1,
           Composition.SEQUENTIAL);
-      List<String> keys = redis.keys(prefix + ":*");
+      List<String> keys = redis.keys(prefix + ":{*");
       assertThat(keys).containsExactlyInAnyOrder(prefix + ":{acme}:org:acme:s",
           prefix + ":{acme}:key:k1:s", prefix + ":{acme}:model:k1/gpt:s");
       assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
@@ -197,7 +197,7 @@ class RedisStoreBehaviourTest {
         TestRedis.standaloneUri()).keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).build()) {
       store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", apiKey, apiKey + "/gpt"), 1,
           Composition.SEQUENTIAL);
-      List<String> keys = redis.keys(prefix + ":*");
+      List<String> keys = redis.keys(prefix + ":{*");
       String root = RedisRateLimitStore.hashedKey("acme");
       assertThat(keys).containsExactlyInAnyOrder(
           prefix + ":{" + root + "}:org:" + root + ":s",

@@ -55,7 +55,7 @@ class ScriptArgsTest {
   @Test
   void aReplyIsReadIntoNumbersAndAReasonWithInfinitySaturating() {
     AcquireReply r = new AcquireReply();
-    r.multi(10);
+    r.multi(11);
     r.set(0);
     r.set(ascii("BURST_LIMIT"));
     r.set(2);
@@ -66,10 +66,26 @@ class ScriptArgsTest {
     r.set(0);
     r.set(ascii("1.0000000000000001e+20"));
     r.set(7);
+    r.set(1_764_547_200_123_456L);
     assertThat(r.get()).isSameAs(r);
     assertThat(r.reason).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(r.expired).isFalse();
     assertThat(r.values).containsExactly(0, 0, 2, Long.MAX_VALUE, 2, Long.MIN_VALUE, 0, 0,
-        Long.MAX_VALUE, 7);
+        Long.MAX_VALUE, 7, 1_764_547_200_123_456L);
+  }
+
+  @Test
+  void aCallThatRanAfterItsDeadlineReadsAsExpiredWithoutAReason() {
+    AcquireReply r = new AcquireReply();
+    r.multi(11);
+    r.set(0);
+    r.set(ascii("EXPIRED"));
+    for (int i = 2; i < 11; i++) {
+      r.set(i == 10 ? 42 : 0);
+    }
+    assertThat(r.expired).isTrue();
+    assertThat(r.reason).isNull();
+    assertThat(r.values[AcquireReply.NOW]).isEqualTo(42);
   }
 
   @Test

@@ -1120,8 +1120,27 @@ public class RateLimiterProperties {
     /** The prefix of every Redis key; instances that share it share their budgets. */
     private String keyPrefix = "rl";
 
-    /** The longest a request waits for Redis before the failure policy answers. */
-    private Duration commandTimeout = Duration.ofMillis(50);
+    /**
+     * How long Redis may answer nothing while a request waits for it before the failure policy
+     * answers that request: a request queued behind a burst keeps waiting while Redis answers the
+     * requests before it (up to max-wait). Also the bound of the health check's PING.
+     */
+    private Duration commandTimeout = Duration.ofMillis(250);
+
+    /**
+     * The longest a request waits for Redis in all, however busy Redis is; a call that Redis runs
+     * after this charges nothing there.
+     */
+    private Duration maxWait = Duration.ofSeconds(2);
+
+    /**
+     * How often this instance marks itself live in Redis; under local-fallback each instance takes
+     * its share of every limit from the count of live instances.
+     */
+    private Duration heartbeatInterval = Duration.ofSeconds(1);
+
+    /** When Redis counts as unavailable, so that the failure policy answers every request. */
+    private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
     /**
      * What answers while Redis does not: "fail-open" (admit every call), "fail-closed" (deny with
@@ -1129,7 +1148,10 @@ public class RateLimiterProperties {
      */
     private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
 
-    /** How long after a failure the policy answers before Redis is asked again. */
+    /**
+     * How long the failure policy answers every request once the circuit breaker has opened,
+     * before probe requests ask Redis again.
+     */
     private Duration retryInterval = Duration.ofSeconds(1);
 
     /**
@@ -1157,7 +1179,7 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Returns the setting: the longest a request waits for Redis before the failure policy answers.
+     * Returns the setting: how long Redis may answer nothing while a request waits.
      *
      * @return the commandTimeout setting
      */
@@ -1166,12 +1188,57 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Sets the setting: the longest a request waits for Redis before the failure policy answers.
+     * Sets the setting: how long Redis may answer nothing while a request waits.
      *
      * @param commandTimeout the new value
      */
     public void setCommandTimeout(Duration commandTimeout) {
       this.commandTimeout = commandTimeout;
+    }
+
+    /**
+     * Returns the setting: the longest a request waits for Redis in all.
+     *
+     * @return the maxWait setting
+     */
+    public Duration getMaxWait() {
+      return maxWait;
+    }
+
+    /**
+     * Sets the setting: the longest a request waits for Redis in all.
+     *
+     * @param maxWait the new value
+     */
+    public void setMaxWait(Duration maxWait) {
+      this.maxWait = maxWait;
+    }
+
+    /**
+     * Returns the setting: how often this instance marks itself live in Redis.
+     *
+     * @return the heartbeatInterval setting
+     */
+    public Duration getHeartbeatInterval() {
+      return heartbeatInterval;
+    }
+
+    /**
+     * Sets the setting: how often this instance marks itself live in Redis.
+     *
+     * @param heartbeatInterval the new value
+     */
+    public void setHeartbeatInterval(Duration heartbeatInterval) {
+      this.heartbeatInterval = heartbeatInterval;
+    }
+
+    /**
+     * Returns the circuit breaker's settings.
+     *
+     * @return the circuit breaker's settings
+     */
+    public CircuitBreaker getCircuitBreaker() {
+      return circuitBreaker;
     }
 
     /**
@@ -1236,6 +1303,99 @@ public class RateLimiterProperties {
       FAIL_CLOSED,
       /** An in-memory store in this instance decides until Redis answers again. */
       LOCAL_FALLBACK
+    }
+
+    /**
+     * The circuit breaker that decides when Redis counts as unavailable: it opens when at least
+     * failure-rate-threshold percent of the last sliding-window-size requests failed (counted once
+     * minimum-number-of-calls were made); after retry-interval, permitted-calls-in-half-open-state
+     * probe requests decide whether it closes again.
+     */
+    public static class CircuitBreaker {
+
+      /** The failure rate, in percent (above 0, at most 100), at which the breaker opens. */
+      private float failureRateThreshold = 50;
+
+      /** How many of the most recent requests the failure rate is taken over. */
+      private int slidingWindowSize = 20;
+
+      /** How many requests the breaker needs before it computes a failure rate. */
+      private int minimumNumberOfCalls = 10;
+
+      /** How many probe requests go to Redis after the retry interval. */
+      private int permittedCallsInHalfOpenState = 3;
+
+      /**
+       * Returns the setting: the failure rate, in percent, at which the breaker opens.
+       *
+       * @return the failureRateThreshold setting
+       */
+      public float getFailureRateThreshold() {
+        return failureRateThreshold;
+      }
+
+      /**
+       * Sets the setting: the failure rate, in percent, at which the breaker opens.
+       *
+       * @param failureRateThreshold the new value
+       */
+      public void setFailureRateThreshold(float failureRateThreshold) {
+        this.failureRateThreshold = failureRateThreshold;
+      }
+
+      /**
+       * Returns the setting: how many of the most recent requests the rate is taken over.
+       *
+       * @return the slidingWindowSize setting
+       */
+      public int getSlidingWindowSize() {
+        return slidingWindowSize;
+      }
+
+      /**
+       * Sets the setting: how many of the most recent requests the rate is taken over.
+       *
+       * @param slidingWindowSize the new value
+       */
+      public void setSlidingWindowSize(int slidingWindowSize) {
+        this.slidingWindowSize = slidingWindowSize;
+      }
+
+      /**
+       * Returns the setting: how many requests the breaker needs before it computes a rate.
+       *
+       * @return the minimumNumberOfCalls setting
+       */
+      public int getMinimumNumberOfCalls() {
+        return minimumNumberOfCalls;
+      }
+
+      /**
+       * Sets the setting: how many requests the breaker needs before it computes a rate.
+       *
+       * @param minimumNumberOfCalls the new value
+       */
+      public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+        this.minimumNumberOfCalls = minimumNumberOfCalls;
+      }
+
+      /**
+       * Returns the setting: how many probe requests go to Redis after the retry interval.
+       *
+       * @return the permittedCallsInHalfOpenState setting
+       */
+      public int getPermittedCallsInHalfOpenState() {
+        return permittedCallsInHalfOpenState;
+      }
+
+      /**
+       * Sets the setting: how many probe requests go to Redis after the retry interval.
+       *
+       * @param permittedCallsInHalfOpenState the new value
+       */
+      public void setPermittedCallsInHalfOpenState(int permittedCallsInHalfOpenState) {
+        this.permittedCallsInHalfOpenState = permittedCallsInHalfOpenState;
+      }
     }
   }
 }

@@ -45,7 +45,7 @@ import org.springframework.context.annotation.Bean;
 public final class RateLimiterRedisAutoConfiguration {
 
   private static final String PREFIX = "ratelimiter.redis.";
-  private static final String DURATION_RANGE = "a positive duration, for example 50ms or 1s";
+  private static final String DURATION_RANGE = "a positive duration, for example 250ms or 1s";
 
   /** Creates the auto-configuration; Spring instantiates it. */
   RateLimiterRedisAutoConfiguration() {}
@@ -57,7 +57,29 @@ public final class RateLimiterRedisAutoConfiguration {
       ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties) {
     RateLimiterProperties.Redis redis = properties.getRedis();
     Duration timeout = positive("command-timeout", redis.getCommandTimeout());
+    Duration maxWait = positive("max-wait", redis.getMaxWait());
+    if (maxWait.compareTo(timeout) < 0) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "max-wait", maxWait,
+          "a duration of at least ratelimiter.redis.command-timeout (" + timeout + ")");
+    }
     Duration retry = positive("retry-interval", redis.getRetryInterval());
+    Duration heartbeat = positive("heartbeat-interval", redis.getHeartbeatInterval());
+    RateLimiterProperties.Redis.CircuitBreaker breaker = redis.getCircuitBreaker();
+    float rate = breaker.getFailureRateThreshold();
+    if (!(rate > 0 && rate <= 100)) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "circuit-breaker.failure-rate-threshold",
+          rate, "a percentage above 0 and at most 100");
+    }
+    int window = atLeastOne("circuit-breaker.sliding-window-size", breaker.getSlidingWindowSize());
+    int minimum = atLeastOne("circuit-breaker.minimum-number-of-calls",
+        breaker.getMinimumNumberOfCalls());
+    if (minimum > window) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "circuit-breaker.minimum-number-of-calls",
+          minimum, "an integer from 1 to ratelimiter.redis.circuit-breaker.sliding-window-size ("
+              + window + ")");
+    }
+    int probes = atLeastOne("circuit-breaker.permitted-calls-in-half-open-state",
+        breaker.getPermittedCallsInHalfOpenState());
     RedisRateLimitStore.Builder builder = builder(connection);
     try {
       builder.keyPrefix(redis.getKeyPrefix());
@@ -66,7 +88,10 @@ public final class RateLimiterRedisAutoConfiguration {
           "a non-blank prefix without whitespace or any of %{}*?[]\\");
     }
     builder.commandTimeout(timeout)
+        .maxWait(maxWait)
         .retryInterval(retry)
+        .heartbeatInterval(heartbeat)
+        .circuitBreaker(rate, window, minimum, probes)
         .failurePolicy(FailurePolicy.valueOf(redis.getFailurePolicy().name()))
         .hashKeys(redis.isHashKeys());
     ClientResources resources = clientResources.getIfUnique();
@@ -74,6 +99,13 @@ public final class RateLimiterRedisAutoConfiguration {
       builder.clientResources(resources);
     }
     return builder.build();
+  }
+
+  private static int atLeastOne(String name, int value) {
+    if (value < 1) {
+      throw new InvalidRateLimitPropertyException(PREFIX + name, value, "an integer of at least 1");
+    }
+    return value;
   }
 
   private static Duration positive(String name, @Nullable Duration value) {

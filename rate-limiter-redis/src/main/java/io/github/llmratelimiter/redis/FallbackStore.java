@@ -1,0 +1,186 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * What one gateway instance decides on its own while Redis does not answer ({@link
+ * FailurePolicy#LOCAL_FALLBACK}): each budget's share for this instance, on an in-memory store that
+ * already holds what this instance admitted through Redis.
+ *
+ * <p>With {@code N} live instances (the count of their heartbeats in Redis, as last seen), the
+ * share of a window limit {@code L} is {@code s = max(1, floor(L / N))}; of a bucket, its capacity
+ * and refill divided by {@code N} (at least one permit); of a model-token limit, {@code max(1,
+ * floor(limit / N))}. While Redis answers, every call Redis admits is also charged here ({@link
+ * #mirror}), so a switch to the fallback continues from what this instance admitted, never from
+ * an empty state. Each instance then admits, in any window, at most its share less what it admitted
+ * through Redis in that window; the bound this gives for all instances together is stated in
+ * {@link FailurePolicy#LOCAL_FALLBACK}.
+ *
+ * <p>Shares are kept for {@code N - 1}, {@code N} and {@code N + 1} instances at once, so that an
+ * instance joining or leaving (a rolling deployment) leaves a share that already holds this
+ * instance's admissions. The mirror charges the model-token estimate of a call and never its
+ * usage, which can only make the fallback stricter.
+ */
+final class FallbackStore implements AutoCloseable {
+
+  private final Ticker ticker;
+  private final long retryMs;
+  private volatile int instances = 1;
+  private volatile Share[] shares;
+
+  FallbackStore(Ticker ticker, long retryMs) {
+    this.ticker = ticker;
+    this.retryMs = retryMs;
+    this.shares = new Share[] {new Share(1, ticker), new Share(2, ticker)};
+  }
+
+  /** One divisor's store and scaled budgets. */
+  private static final class Share {
+    final int divisor;
+    final RateLimitStore store;
+    final ConcurrentHashMap<Budget, Budget> budgets = new ConcurrentHashMap<>();
+
+    Share(int divisor, Ticker ticker) {
+      this.divisor = divisor;
+      this.store = RateLimitStore.inMemory(ticker);
+    }
+
+    List<Budget> scale(List<Budget> levels) {
+      if (divisor == 1) {
+        return levels;
+      }
+      List<Budget> scaled = new ArrayList<>(levels.size());
+      for (Budget b : levels) {
+        scaled.add(budgets.computeIfAbsent(b, this::scale));
+      }
+      return scaled;
+    }
+
+    private Budget scale(Budget b) {
+      WindowLimit w = b.window();
+      BucketLimit k = b.bucket();
+      ModelTokenLimit m = b.modelTokens();
+      return new Budget(b.name(),
+          w == null ? null : new WindowLimit(Math.max(1, w.limit() / divisor), w.window()),
+          k == null ? null : new BucketLimit(
+              Math.max(Math.min(1, k.capacity()), k.capacity() / divisor),
+              k.refillPerSecond() / divisor),
+          m == null ? null : new ModelTokenLimit(Math.max(1, m.limit() / divisor), m.window()));
+    }
+
+    Reservation decide(LuaRateLimitStore.Call call) {
+      List<Budget> levels = scale(call.levels());
+      if (call.reserve()) {
+        return store.reserve(levels, call.keys(), call.cost(), call.estimate(), call.composition());
+      }
+      Decision d = store.acquire(levels, call.keys(), call.cost(), call.composition());
+      return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
+    }
+  }
+
+  /** The live instance count as last seen; the shares follow it. */
+  synchronized void instances(int count) {
+    int n = Math.max(1, count);
+    if (n == instances) {
+      return;
+    }
+    Share[] kept = shares;
+    Share[] next = new Share[n == 1 ? 2 : 3];
+    for (int i = 0; i < next.length; i++) {
+      int divisor = Math.max(1, n - 1) + i;
+      for (Share s : kept) {
+        if (s.divisor == divisor) {
+          next[i] = s;
+        }
+      }
+      if (next[i] == null) {
+        next[i] = new Share(divisor, ticker);
+      }
+    }
+    shares = next;
+    instances = n;
+    for (Share s : kept) {
+      if (!List.of(next).contains(s)) {
+        s.store.close();
+      }
+    }
+  }
+
+  /** The live instance count the shares are taken for. */
+  int instances() {
+    return instances;
+  }
+
+  /** Charges a call that Redis admitted to every share, whatever each decides. */
+  void mirror(LuaRateLimitStore.Call call) {
+    for (Share s : shares) {
+      s.decide(call);
+    }
+  }
+
+  /**
+   * Decides a call on this instance's share. A cost or estimate that fits the budget but not the
+   * share is a retryable {@link Reason#STORE_UNAVAILABLE} deny, not a final one.
+   */
+  Reservation decide(LuaRateLimitStore.Call call) {
+    Reservation r = current().decide(call);
+    if (r.decision().reason() == Reason.COST_EXCEEDS_CAPACITY) {
+      Decision d = Decision.retryableDeny(
+          Reason.STORE_UNAVAILABLE, 0, retryMs, 0, r.decision().level());
+      return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
+    }
+    return r;
+  }
+
+  /** Reconciles a reservation on the share that made it; one of a share since dropped is lost. */
+  void reconcile(Reservation reservation, long actualModelTokens) {
+    Budget first = reservation.levels().get(0);
+    Share made = null;
+    for (Share s : shares) {
+      if (s.divisor == 1 ? made == null : s.budgets.containsValue(first)) {
+        made = s;
+      }
+    }
+    if (made != null) {
+      made.store.reconcile(reservation, actualModelTokens);
+    }
+  }
+
+  /** The store of this instance's own share, for monitoring during an outage. */
+  RateLimitStore store() {
+    return current().store;
+  }
+
+  /** The budget as this instance's share scales it. */
+  Budget scaled(Budget budget) {
+    return current().scale(List.of(budget)).get(0);
+  }
+
+  private Share current() {
+    int n = instances;
+    for (Share s : shares) {
+      if (s.divisor == n) {
+        return s;
+      }
+    }
+    throw new IllegalStateException("no share for " + n + " instances");
+  }
+
+  @Override
+  public void close() {
+    for (Share s : shares) {
+      s.store.close();
+    }
+  }
+}

@@ -1,0 +1,101 @@
+package io.github.llmratelimiter.redis;
+
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * How long a caller waits for a reply on the store's connection: while Redis keeps answering the
+ * calls sent before (a burst queued on the one connection, which Redis serves in order), up to the
+ * longest wait; and no longer than the silence timeout once Redis answers nothing at all, as seen
+ * by an event loop that was running ({@link EventLoopWatch}). So a timeout measures Redis, not the
+ * queue in front of it, nor a loop that busy request threads kept off the processor.
+ */
+final class Replies {
+
+  private final long silenceNanos;
+  private final long maxWaitNanos;
+  private final @Nullable EventLoopWatch loop;
+  private volatile long last;
+
+  /**
+   * @param silenceNanos how long Redis may answer nothing while a caller waits
+   * @param maxWaitNanos the longest a caller waits in all
+   * @param loop the watch on the loop that reads replies; {@code null} when the store has no
+   *     access to it (a client of the application's): a silence then counts as seen
+   */
+  Replies(long silenceNanos, long maxWaitNanos, @Nullable EventLoopWatch loop) {
+    this.silenceNanos = silenceNanos;
+    this.maxWaitNanos = maxWaitNanos;
+    this.loop = loop;
+    this.last = System.nanoTime();
+  }
+
+  /** The longest a caller waits in all, in nanoseconds. */
+  long maxWaitNanos() {
+    return maxWaitNanos;
+  }
+
+  /** Notes a reply from Redis (an answer or a Redis error, not a local timeout). */
+  void arrived(Throwable failure) {
+    if (failure == null || cause(failure) instanceof RedisCommandExecutionException) {
+      last = System.nanoTime();
+    }
+  }
+
+  /**
+   * Waits for a reply to a call sent at {@code sentAt}.
+   *
+   * @throws RedisCommandTimeoutException when Redis answered nothing for the silence timeout, or
+   *     the longest wait passed
+   * @throws RedisException when the call failed (a connection or Redis error)
+   */
+  <T> T await(CompletableFuture<T> reply, long sentAt) {
+    long giveUpAt = sentAt + maxWaitNanos;
+    for (;;) {
+      long quietUntil = Math.max(sentAt, last) + silenceNanos;
+      long now = System.nanoTime();
+      long next;
+      if (now - giveUpAt >= 0) {
+        next = giveUpAt;
+      } else if (now - quietUntil < 0) {
+        next = Math.min(quietUntil, giveUpAt);
+      } else if (loop == null || loop.tickedAt() - quietUntil >= 0) {
+        next = now; // the loop ran after the silence timeout and read nothing: Redis is silent
+      } else {
+        next = Math.min(now + TimeUnit.MILLISECONDS.toNanos(EventLoopWatch.TICK_MILLIS), giveUpAt);
+      }
+      if (next - now <= 0 && !reply.isDone()) {
+        throw new RedisCommandTimeoutException(now - giveUpAt >= 0
+            ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
+            : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms");
+      }
+      try {
+        return reply.get(Math.max(0, next - now), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        // Redis may have answered earlier calls meanwhile: measure the silence again
+      } catch (ExecutionException e) {
+        throw redisException(e.getCause());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedisException("interrupted while waiting for Redis", e);
+      }
+    }
+  }
+
+  private static Throwable cause(Throwable t) {
+    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+  }
+
+  /** A failure of a call as Lettuce's exception, which the store's failure handling expects. */
+  static RedisException redisException(Throwable t) {
+    Throwable cause = cause(t);
+    return cause instanceof RedisException r ? r : new RedisException(cause);
+  }
+}

@@ -1,0 +1,62 @@
+-- Undoes what one acquire.lua call charged: for a call whose caller stopped waiting before its
+-- reply came (the failure policy answered it), so that it is not also charged here. Runs after
+-- lib.lua, which reads the first three numbers of ARGV[1].
+--
+-- KEYS: per level, as for acquire.lua (without the counter)
+-- ARGV[1] after the three of lib.lua: N, the time the call ran (its reply's now), its cost in
+--   bucket tokens, its reservation id (0: none), then per level two flags: 1 when the call
+--   appended to the level's window, 1 when it took its cost from the level's bucket
+-- ARGV[1 + i]: level i (see lib.lua)
+-- Returns {}.
+--
+-- The window loses one admission: the oldest at or after the time the call ran (the call's own,
+-- or one of equal effect: any admission that late leaves the window no sooner). The bucket gets
+-- the cost back, up to its capacity, which is what it would hold had the call never run. The
+-- model-token entry of the reservation keeps 0 tokens (reconcile.lua with 0).
+
+local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
+rewrite = true -- a log loses an entry in its middle: commit writes it whole
+
+local k = 1
+for i = 1, n do
+  local windowCharged, bucketCharged = struct.unpack('<dd', ARGV[1], 57 + (i - 1) * 16)
+  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow =
+    struct.unpack(LEVEL, ARGV[1 + i])
+  local key = KEYS[k]
+  k = k + 1
+  if windowCharged == 1 or bucketCharged == 1 then
+    local s, width, base, first, size, newest, tokens, at, dirty =
+      load(key, limit, window, capacity, perUnit)
+    if s and windowCharged == 1 and size > 0 then
+      local fmt = width == 4 and '<I4' or '<d'
+      local last = (#s - 29) / width - 1
+      for j = first, last do
+        if base + struct.unpack(fmt, s, 29 + 1 + j * width) >= ran then
+          s = string.sub(s, 1, 29 + j * width) .. string.sub(s, 29 + 1 + (j + 1) * width)
+          size = size - 1
+          if size > 0 then
+            newest = base + struct.unpack(fmt, s, 29 + 1 + (last - 1) * width)
+          end
+          dirty = true
+          break
+        end
+      end
+    end
+    if bucketCharged == 1 and capacity > 0 and tokens < capacity then
+      tokens = math.min(capacity, tokens + cost)
+      dirty = true
+    end
+    commit(key, s, width, base, first, size, newest, tokens, at, dirty, limit, window, capacity,
+      refill, false, 0)
+  end
+  if tpmLimit > 0 then
+    if id ~= 0 then
+      local L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+      modelTokens().load(L)
+      T.settle(L, id, 0, 0)
+      T.save(L)
+    end
+    k = k + 2
+  end
+end
+return {}
