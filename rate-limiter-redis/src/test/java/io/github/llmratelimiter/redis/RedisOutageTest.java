@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.github.llmratelimiter.core.Budget;
@@ -14,6 +15,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -22,14 +24,17 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Redis stopped, frozen or absent at start-up, on a server of this test's own: each failure policy
- * answers within the command timeout, errors are counted, and the store recovers by itself once
- * Redis answers again. The store's clock (its retry interval) is a manual ticker, so no test waits
- * for time to pass; the only waits are bounded ones for Lettuce to reconnect.
+ * Redis stopped, frozen or absent at start-up, on a server of this test's own: a failed call is
+ * answered by the policy within the command timeout, the circuit breaker opens only on a failure
+ * rate (then the policy answers without waiting on Redis), a call the policy answered is never also
+ * charged on Redis when its command runs late, and the store recovers by itself once Redis answers
+ * again. The circuit breaker's clock (its retry interval) is a manual ticker; the only real waits
+ * are on Redis itself (a frozen server, a reconnection), each bounded.
  */
 class RedisOutageTest {
 
   private static final Duration TIMEOUT = Duration.ofMillis(100);
+  private static final Duration MAX_WAIT = Duration.ofMillis(400);
   private static final Duration RETRY = Duration.ofSeconds(1);
   /** Generous: a failure must be answered within the timeout, plus scheduling slack on busy CI. */
   private static final long ANSWER_BOUND_MS = TIMEOUT.toMillis() + 900;
@@ -56,14 +61,24 @@ class RedisOutageTest {
     }
   }
 
-  private RedisRateLimitStore store(FailurePolicy policy) {
+  /**
+   * A store whose circuit breaker opens once half of its last 4 calls failed (counted from 2
+   * calls; the heartbeat the store sends when it starts is the first), and lets 1 probe through
+   * after the retry interval; further heartbeats only when a test sends them.
+   */
+  private RedisRateLimitStore.Builder builder(FailurePolicy policy) {
     return RedisRateLimitStore.builder(server.uri())
         .keyPrefix(TestRedis.freshPrefix())
         .commandTimeout(TIMEOUT)
+        .maxWait(MAX_WAIT)
         .retryInterval(RETRY)
-        .failurePolicy(policy)
-        .ticker(ticker)
-        .build();
+        .circuitBreaker(50, 4, 2, 1)
+        .heartbeatInterval(Duration.ofHours(1))
+        .failurePolicy(policy);
+  }
+
+  private RedisRateLimitStore store(FailurePolicy policy) {
+    return builder(policy).ticker(ticker).build();
   }
 
   private Decision acquire(RedisRateLimitStore store, String key) {
@@ -83,11 +98,15 @@ class RedisOutageTest {
       Decision first = acquire(store, "t");
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
           .isLessThan(ANSWER_BOUND_MS);
-      assertThat(store.degraded()).isTrue();
       assertThat(store.errorCount()).isEqualTo(1);
-      assertThat(store.ping()).isFalse();
+      assertThat(store.degraded()).as("one failure of three calls: below the rate").isFalse();
       Decision second = acquire(store, "t");
+      assertThat(store.errorCount()).isEqualTo(2);
+      assertThat(store.degraded()).as("two failures of four calls").isTrue();
+      assertThat(store.ping()).isFalse();
       Decision third = acquire(store, "t");
+      // the breaker is open: the policy answers without asking Redis
+      assertThat(store.errorCount()).isEqualTo(2);
       switch (policy) {
         case FAIL_OPEN -> {
           assertThat(first).isEqualTo(Decision.allow(0, 0, "rpm"));
@@ -103,43 +122,120 @@ class RedisOutageTest {
           assertThat(third).isEqualTo(first);
         }
         case LOCAL_FALLBACK -> {
-          // the in-memory store limits this instance on its own, from a fresh state
-          assertThat(first.remaining()).isEqualTo(1);
-          assertThat(second.remaining()).isZero();
+          // the fallback continues from what this instance admitted through Redis (one call)
+          assertThat(first.allowed()).isTrue();
+          assertThat(first.remaining()).isZero();
+          assertThat(second.reason()).isEqualTo(Reason.RPM_LIMIT);
           assertThat(third.reason()).isEqualTo(Reason.RPM_LIMIT);
           assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(2);
         }
       }
-      // within the retry interval Redis is not asked again: no further errors
-      assertThat(store.errorCount()).isEqualTo(1);
 
       server.restart(); // empty data set
       awaitRecovery(store);
       Decision after = acquire(store, "after");
       assertThat(after.remaining()).isEqualTo(1);
-      assertThat(redisKeyCount(store, "after")).isEqualTo(1);
+      assertThat(redisKeyCount("after")).isEqualTo(1);
       assertThat(store.ping()).isTrue();
     }
   }
 
   @Test
-  void frozenRedisIsAnsweredWithinTheCommandTimeout() {
-    try (RedisRateLimitStore store = store(FailurePolicy.FAIL_OPEN)) {
-      assertThat(acquire(store, "t").remaining()).isEqualTo(1);
+  void oneFailedCallAmongAnsweredOnesDoesNotOpenTheBreaker() {
+    try (RedisRateLimitStore store = builder(FailurePolicy.FAIL_CLOSED)
+        .circuitBreaker(50, 20, 10, 3).ticker(ticker).build()) {
+      for (int i = 0; i < 5; i++) {
+        assertThat(acquire(store, "k" + i).allowed()).isTrue();
+      }
       server.freeze();
+      Decision failed;
       try {
-        long start = System.nanoTime();
-        Decision d = acquire(store, "t");
-        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertThat(ms).isGreaterThanOrEqualTo(TIMEOUT.toMillis() - 5).isLessThan(ANSWER_BOUND_MS);
-        assertThat(d).isEqualTo(Decision.allow(0, 0, "rpm"));
-        assertThat(store.degraded()).isTrue();
-        assertThat(store.errorCount()).isEqualTo(1);
+        failed = acquire(store, "slow");
       } finally {
         server.thaw();
       }
-      awaitRecovery(store);
-      assertThat(store.inspect(TWO_PER_MINUTE, "t")).isPresent();
+      assertThat(failed.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      assertThat(store.errorCount()).isEqualTo(1);
+      for (int i = 5; i < 15; i++) {
+        assertThat(acquire(store, "k" + i).allowed()).isTrue();
+        assertThat(store.degraded()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void frozenRedisIsAnsweredWithinTheCommandTimeoutAndTheLateCallIsRefunded() {
+    try (RedisRateLimitStore store = builder(FailurePolicy.FAIL_CLOSED)
+        .circuitBreaker(50, 20, 10, 3).build()) {
+      assertThat(acquire(store, "t").remaining()).isEqualTo(1);
+      server.freeze();
+      Decision d;
+      long ms;
+      try {
+        long start = System.nanoTime();
+        d = acquire(store, "t");
+        ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      } finally {
+        server.thaw(); // within the call's deadline: the script charges, then is refunded
+      }
+      assertThat(ms).isGreaterThanOrEqualTo(TIMEOUT.toMillis() - 5).isLessThan(ANSWER_BOUND_MS);
+      assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      assertThat(store.errorCount()).isEqualTo(1);
+      GuardedRedisStore guarded = (GuardedRedisStore) store;
+      await("the late call refunded", () -> guarded.refundCount() == 1);
+      // only the first call stays charged: the 503 charged nothing
+      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(acquire(store, "t").remaining()).isZero();
+    }
+  }
+
+  @Test
+  void aCallThatRedisRunsAfterItsDeadlineChargesNothing() {
+    try (RedisRateLimitStore store = builder(FailurePolicy.FAIL_CLOSED)
+        .circuitBreaker(50, 20, 10, 3).build()) {
+      assertThat(acquire(store, "t").remaining()).isEqualTo(1);
+      server.freeze();
+      long start = System.nanoTime();
+      try {
+        assertThat(acquire(store, "t").reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+        // the outage lasts past the call's deadline (max-wait after it was sent)
+        long until = start + MAX_WAIT.toNanos() + TimeUnit.MILLISECONDS.toNanos(100);
+        while (System.nanoTime() - until < 0) {
+          LockSupport.parkNanos(until - System.nanoTime());
+        }
+      } finally {
+        server.thaw();
+      }
+      // calls on the connection run in order: once this one is answered, the late one has run
+      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(((GuardedRedisStore) store).refundCount()).isZero();
+    }
+  }
+
+  @Test
+  void localFallbackSharesEachLimitAmongTheLiveInstancesAndKeepsTheirAdmissions() {
+    // two gateway instances on one prefix, a limit of 10: each one's share is 5 while Redis is out
+    Budget tenPerMinute = new Budget("rpm", WindowLimit.perMinute(10), null);
+    RedisRateLimitStore.Builder both = builder(FailurePolicy.LOCAL_FALLBACK).ticker(ticker);
+    try (RedisRateLimitStore a = both.build(); RedisRateLimitStore b = both.build()) {
+      ((GuardedRedisStore) a).heartbeat();
+      ((GuardedRedisStore) b).heartbeat();
+      assertThat(((GuardedRedisStore) a).liveInstances()).isEqualTo(2);
+      assertThat(((GuardedRedisStore) b).liveInstances()).isEqualTo(2);
+      // instance a admits the whole limit through Redis
+      for (int i = 0; i < 10; i++) {
+        assertThat(a.acquire(tenPerMinute, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      }
+      assertThat(b.acquire(tenPerMinute, "t", 1, Composition.SEQUENTIAL).allowed()).isFalse();
+
+      server.stop();
+      // a has used more than its share; b has its whole share: limit + (N - 1) * share = 15
+      assertThat(admitted(a, tenPerMinute, "t", 20)).isZero();
+      assertThat(admitted(b, tenPerMinute, "t", 20)).isEqualTo(5);
+      // a window later, still out: each its share, together the limit
+      ticker.advance(Duration.ofMinutes(1));
+      assertThat(admitted(a, tenPerMinute, "t", 20)).isEqualTo(5);
+      assertThat(admitted(b, tenPerMinute, "t", 20)).isEqualTo(5);
     }
   }
 
@@ -152,7 +248,7 @@ class RedisOutageTest {
       server.restart();
       awaitRecovery(store);
       assertThat(acquire(store, "t").remaining()).isLessThanOrEqualTo(1);
-      assertThat(redisKeyCount(store, "t")).isEqualTo(1);
+      assertThat(redisKeyCount("t")).isEqualTo(1);
     }
   }
 
@@ -160,17 +256,41 @@ class RedisOutageTest {
   void badInputIsRejectedWhateverRedisDoes() {
     server.stop();
     try (RedisRateLimitStore store = store(FailurePolicy.FAIL_OPEN)) {
-      org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+      assertThatIllegalArgumentException()
           .isThrownBy(() -> store.acquire(TWO_PER_MINUTE, " ", 1, Composition.SEQUENTIAL))
           .withMessageContaining("key");
-      org.assertj.core.api.Assertions.assertThatIllegalArgumentException()
+      assertThatIllegalArgumentException()
           .isThrownBy(() -> store.acquire(TWO_PER_MINUTE, "t", Double.NaN, Composition.SEQUENTIAL))
           .withMessageContaining("cost");
     }
   }
 
+  @Test
+  void badSettingsAreRejectedNamingThem() {
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> RedisRateLimitStore.builder(server.uri()).circuitBreaker(0, 20, 10, 3))
+        .withMessageContaining("failureRateThreshold").withMessageContaining("0");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> RedisRateLimitStore.builder(server.uri()).circuitBreaker(50, 5, 10, 3))
+        .withMessageContaining("minimumNumberOfCalls").withMessageContaining("10");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> RedisRateLimitStore.builder(server.uri())
+            .commandTimeout(Duration.ofSeconds(1)).maxWait(Duration.ofMillis(500)).build())
+        .withMessageContaining("maxWait").withMessageContaining("PT0.5S");
+  }
+
+  private static int admitted(RedisRateLimitStore store, Budget budget, String key, int calls) {
+    int n = 0;
+    for (int i = 0; i < calls; i++) {
+      if (store.acquire(budget, key, 1, Composition.SEQUENTIAL).allowed()) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   /**
-   * Moves the store's clock past the retry interval and calls until a call reaches Redis again
+   * Moves the breaker's clock past the retry interval and calls until a call reaches Redis again
    * (Lettuce reconnects in the background); bounded.
    */
   private void awaitRecovery(RedisRateLimitStore store) {
@@ -183,8 +303,17 @@ class RedisOutageTest {
     }
   }
 
-  /** How many keys of the layout this store's key has on the server, read with a client of ours. */
-  private static long redisKeyCount(RedisRateLimitStore store, String key) {
+  /** Waits, bounded, for something the store does when a late reply arrives. */
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as(what + " within 10 s").isNegative();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+  }
+
+  /** How many keys of the layout a key has on the server, read with a client of ours. */
+  private static long redisKeyCount(String key) {
     RedisClient client = RedisClient.create(server.uri());
     try (StatefulRedisConnection<String, String> c = client.connect()) {
       String k = RedisRateLimitStore.hashedKey(key);

@@ -76,7 +76,7 @@ class RedisBurstTests {
         "--ratelimiter.policies.chat.rpm.limit=" + LIMIT,
         "--ratelimiter.web.routes[0].include=/v1/chat/**",
         "--ratelimiter.web.routes[0].policy=chat",
-        "--management.health.redis.enabled=false", "--logging.level.io.github.llmratelimiter.redis=DEBUG");
+        "--management.health.redis.enabled=false");
   }
 
   private static int port(ConfigurableApplicationContext context) {
