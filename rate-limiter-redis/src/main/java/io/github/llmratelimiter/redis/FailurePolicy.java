@@ -1,9 +1,14 @@
 package io.github.llmratelimiter.redis;
 
 /**
- * What a {@link RedisRateLimitStore} answers while Redis does not (an error, or no reply within
- * the command timeout). Bad input is rejected with an {@link IllegalArgumentException} whatever
- * the policy.
+ * What a {@link RedisRateLimitStore} answers for a call Redis does not answer (an error, or no
+ * reply within the command timeout), and for every call while its circuit breaker is open. Bad
+ * input is rejected with an {@link IllegalArgumentException} whatever the policy.
+ *
+ * <p>Whatever the policy, a call it answered is not also charged on Redis: a script that Redis runs
+ * after the call's deadline (the longest wait after it was sent) charges nothing, and what a script
+ * charged before it, whose reply came after the caller stopped waiting, is refunded when the reply
+ * arrives.
  */
 public enum FailurePolicy {
 
@@ -22,9 +27,26 @@ public enum FailurePolicy {
   FAIL_CLOSED,
 
   /**
-   * Decide on an in-memory store inside this process until Redis answers again: each gateway
-   * instance then enforces the limits on its own (so the instances together may admit up to N
-   * times a limit), and what it counted is dropped when Redis is back.
+   * Decide on an in-memory store inside this process: each gateway instance enforces its share of
+   * every limit, continuing from what it admitted through Redis.
+   *
+   * <p>Each instance marks itself live in Redis every heartbeat interval; with {@code N} live
+   * instances as last seen before the outage, an instance's share of a window limit {@code L} is
+   * {@code s = max(1, floor(L / N))} (of a bucket, its capacity and refill over {@code N}, at least
+   * one permit; of a model-token limit, {@code max(1, floor(limit / N))}). While Redis answers, the
+   * instance also charges its share with every call Redis admits, so in any window it admits
+   * through the fallback at most its share less what it admitted through Redis. For one key, the
+   * instances together then admit, in any window of length {@code w}:
+   * <ul>
+   *   <li>at most {@code N * s <= max(L, N)} when the window lies within the outage;
+   *   <li>at most {@code L + (N - 1) * s} when the outage starts within it;
+   *   <li>at most {@code L + N * s} when Redis comes back within it (what the fallback admitted is
+   *       not written to Redis).
+   * </ul>
+   * An instance that joins or leaves changes {@code N} for the others; shares for {@code N - 1}
+   * and {@code N + 1} are kept charged too, so one change keeps these bounds. A cost or model-token
+   * estimate that fits the limit but not the share is a retryable deny ({@link
+   * io.github.llmratelimiter.core.Reason#STORE_UNAVAILABLE}).
    */
   LOCAL_FALLBACK
 }

@@ -1129,9 +1129,9 @@ public class RateLimiterProperties {
 
     /**
      * The longest a request waits for Redis in all, however busy Redis is; a call that Redis runs
-     * after this charges nothing there.
+     * after this charges nothing there. Unset: 2s, or the command timeout if that is longer.
      */
-    private Duration maxWait = Duration.ofSeconds(2);
+    private @Nullable Duration maxWait;
 
     /**
      * How often this instance marks itself live in Redis; under local-fallback each instance takes
@@ -1201,7 +1201,7 @@ public class RateLimiterProperties {
      *
      * @return the maxWait setting
      */
-    public Duration getMaxWait() {
+    public @Nullable Duration getMaxWait() {
       return maxWait;
     }
 
@@ -1210,7 +1210,7 @@ public class RateLimiterProperties {
      *
      * @param maxWait the new value
      */
-    public void setMaxWait(Duration maxWait) {
+    public void setMaxWait(@Nullable Duration maxWait) {
       this.maxWait = maxWait;
     }
 

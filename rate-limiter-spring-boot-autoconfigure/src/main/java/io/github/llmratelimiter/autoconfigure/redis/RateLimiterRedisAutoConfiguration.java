@@ -57,8 +57,8 @@ public final class RateLimiterRedisAutoConfiguration {
       ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties) {
     RateLimiterProperties.Redis redis = properties.getRedis();
     Duration timeout = positive("command-timeout", redis.getCommandTimeout());
-    Duration maxWait = positive("max-wait", redis.getMaxWait());
-    if (maxWait.compareTo(timeout) < 0) {
+    Duration maxWait = redis.getMaxWait() == null ? null : positive("max-wait", redis.getMaxWait());
+    if (maxWait != null && maxWait.compareTo(timeout) < 0) {
       throw new InvalidRateLimitPropertyException(PREFIX + "max-wait", maxWait,
           "a duration of at least ratelimiter.redis.command-timeout (" + timeout + ")");
     }
@@ -88,12 +88,14 @@ public final class RateLimiterRedisAutoConfiguration {
           "a non-blank prefix without whitespace or any of %{}*?[]\\");
     }
     builder.commandTimeout(timeout)
-        .maxWait(maxWait)
         .retryInterval(retry)
         .heartbeatInterval(heartbeat)
         .circuitBreaker(rate, window, minimum, probes)
         .failurePolicy(FailurePolicy.valueOf(redis.getFailurePolicy().name()))
         .hashKeys(redis.isHashKeys());
+    if (maxWait != null) {
+      builder.maxWait(maxWait);
+    }
     ClientResources resources = clientResources.getIfUnique();
     if (resources != null) {
       builder.clientResources(resources);

@@ -91,7 +91,7 @@ class RateLimiterRedisAutoConfigurationTests {
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isFalse();
-          List<String> keys = RedisKeysOnServer.keys(server, prefix + ":*");
+          List<String> keys = RedisKeysOnServer.keys(server, prefix + ":{*");
           assertThat(keys).hasSize(1).allSatisfy(k -> assertThat(k)
               .contains(RedisRateLimitStore.hashedKey(API_KEY)).doesNotContain("sk-live"));
         });
@@ -106,7 +106,8 @@ class RateLimiterRedisAutoConfigurationTests {
           RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
           assertThat(store.failurePolicy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
           context.getBean(RateLimitEnforcer.class).acquire(null, RateLimitKey.of("tenant-a", null), 1);
-          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactly(prefix + ":{tenant-a}:default:tenant-a:s");
+          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactlyInAnyOrder(
+              prefix + ":{tenant-a}:default:tenant-a:s", prefix + ":instances");
         });
   }
 

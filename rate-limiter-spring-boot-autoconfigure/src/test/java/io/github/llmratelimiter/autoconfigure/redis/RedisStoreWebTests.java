@@ -140,7 +140,7 @@ class RedisStoreWebTests {
       // both applications see the shared state: each now denies
       assertThat(call(apps.get(0)).getStatus()).isEqualTo(429);
       assertThat(call(apps.get(1)).getStatus()).isEqualTo(429);
-      List<String> keys = RedisKeysOnServer.keys(server, prefix + ":*");
+      List<String> keys = RedisKeysOnServer.keys(server, prefix + ":{*");
       assertThat(keys).hasSize(1).allSatisfy(k -> assertThat(k).doesNotContain("sk-live"));
     }));
   }
@@ -183,19 +183,26 @@ class RedisStoreWebTests {
       assertThat(context.getBean(RedisRateLimitStore.class).errorCount()).isZero();
 
       server.stop();
-      // the in-memory fallback decides, from a fresh state: 3 admitted, then limited (not a 503)
+      // the in-memory fallback decides, continuing from the call Redis admitted: 2 more admitted,
+      // then limited (not a 503)
       List<Integer> statuses = new ArrayList<>();
       for (int i = 0; i < 5; i++) {
         statuses.add(call(mvc).getStatus());
       }
-      assertThat(statuses).containsExactly(200, 200, 200, 429, 429);
+      assertThat(statuses).containsExactly(200, 200, 429, 429, 429);
       assertThat(health(context)).isEqualTo(Status.DOWN);
 
       server.restart(); // an empty data set: Redis decides again from a fresh state
-      awaitStatus(mvc, 200);
-      assertThat(context.getBean(RedisRateLimitStore.class).degraded()).isFalse();
+      RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (store.degraded()) { // calls drive the circuit breaker's probes; bounded
+        assertThat(System.nanoTime() - deadline).as("recovered within 30 s").isNegative();
+        call(mvc);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+      }
       assertThat(health(context)).isEqualTo(Status.UP);
-      assertThat(RedisKeysOnServer.keys(server, "fallback-*")).isNotEmpty();
+      assertThat(call(mvc).getStatus()).isEqualTo(200);
+      assertThat(RedisKeysOnServer.keys(server, "fallback-*:{*")).isNotEmpty();
     });
   }
 

@@ -1,0 +1,118 @@
+package io.github.llmratelimiter.autoconfigure.redis;
+
+import static io.github.llmratelimiter.autoconfigure.redis.RedisGateways.LIMIT;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.llmratelimiter.autoconfigure.redis.RedisGateways.Answer;
+import io.github.llmratelimiter.redis.RedisServer;
+import io.github.llmratelimiter.redis.RedisStores;
+import java.util.List;
+import java.util.LongSummaryStatistics;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * An outage of a healthy Redis under each failure policy, with two real gateway applications and
+ * the default settings otherwise: one request of a key passes, Redis is frozen (SIGSTOP: it keeps
+ * its connections and answers nothing), a burst of 100 requests of that key arrives, Redis resumes
+ * (SIGCONT). Every request is answered within the longest wait; the instances together admit no
+ * more than the stated bound; and no request answered by the policy (a 503, a fail-open pass, a
+ * fallback decision) stays charged on Redis, although Redis runs the requests it had queued once
+ * it resumes: the key has its limit less the one request that Redis admitted.
+ */
+class RedisOutageWebTests {
+
+  private static final int BURST = 100;
+  /** The default ratelimiter.redis.max-wait, plus scheduling slack on a loaded 2-core machine. */
+  private static final long LATENCY_BOUND_MS = 2_000 + 1_000;
+
+  private static RedisServer server;
+
+  @BeforeAll
+  static void startRedis() {
+    server = RedisServer.start();
+  }
+
+  @AfterAll
+  static void stopRedis() {
+    server.close();
+  }
+
+  @BeforeEach
+  void redisUp() {
+    if (!server.running()) {
+      server.restart();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"fail-closed", "fail-open", "local-fallback"})
+  void anOutageChargesNothingThePolicyAnsweredAndAdmitsWithinTheBound(String policy) {
+    String prefix = "outage-" + policy + "-" + System.nanoTime();
+    String policyArg = "--ratelimiter.redis.failure-policy=" + policy;
+    try (ConfigurableApplicationContext one = RedisGateways.start(server, prefix, policyArg);
+        ConfigurableApplicationContext two = RedisGateways.start(server, prefix, policyArg)) {
+      List<ConfigurableApplicationContext> apps = List.of(one, two);
+      if (policy.equals("local-fallback")) {
+        await("both instances see each other", () -> apps.stream()
+            .allMatch(a -> RedisStores.liveInstances(RedisGateways.store(a)) == 2));
+      }
+      String key = "sk-outage-" + System.nanoTime();
+      assertThat(RedisGateways.burst(List.of(one), key, 1)).extracting(Answer::status)
+          .containsExactly(200);
+
+      server.freeze();
+      List<Answer> answers;
+      try {
+        answers = RedisGateways.burst(apps, key, BURST);
+      } finally {
+        server.thaw();
+      }
+      LongSummaryStatistics millis =
+          answers.stream().mapToLong(Answer::millis).summaryStatistics();
+      System.out.println(policy + ": " + answers.stream().map(Answer::status).distinct().toList()
+          + " latency ms avg=" + Math.round(millis.getAverage()) + " max=" + millis.getMax());
+      assertThat(millis.getMax()).isLessThan(LATENCY_BOUND_MS);
+      switch (policy) {
+        case "fail-closed" -> assertThat(RedisGateways.count(answers, 503)).isEqualTo(BURST);
+        case "fail-open" -> assertThat(RedisGateways.count(answers, 200)).isEqualTo(BURST);
+        default -> {
+          // N = 2 instances, share s = max(1, floor(3 / 2)) = 1: the first instance admitted 1
+          // through Redis and admits nothing more; the second admits its share. Together with the
+          // one request Redis admitted: at most L + (N - 1) * s = 4, here 2.
+          assertThat(RedisGateways.count(answers, 200)).isEqualTo(1);
+          assertThat(RedisGateways.count(answers, 429)).isEqualTo(BURST - 1);
+        }
+      }
+
+      // Redis runs what was queued when it resumes; every charge of a request the policy
+      // answered is refunded when its late reply arrives
+      await("both instances recover", () -> apps.stream()
+          .noneMatch(a -> {
+            RedisGateways.burst(List.of(a), "sk-probe-" + System.nanoTime(), 1);
+            return RedisGateways.store(a).degraded();
+          }));
+      await("the key holds only the request Redis admitted",
+          () -> RedisGateways.windowUsed(one, key) == 1);
+      List<Answer> after = RedisGateways.burst(apps, key, 10);
+      assertThat(RedisGateways.count(after, 200)).isEqualTo(LIMIT - 1);
+      assertThat(RedisGateways.count(after, 429)).isEqualTo(10 - (LIMIT - 1));
+    }
+  }
+
+  /** Waits, bounded, for what Redis and the stores do once Redis resumes. */
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as(what + " within 20 s").isNegative();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+  }
+}
