@@ -373,9 +373,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return breaker.getState() != CircuitBreaker.State.CLOSED;
   }
 
-  /** The circuit breaker, for tests. */
-  CircuitBreaker breaker() {
-    return breaker;
+  /** The Redis side, for tests. */
+  LuaRateLimitStore lua() {
+    return redis;
   }
 
   @Override

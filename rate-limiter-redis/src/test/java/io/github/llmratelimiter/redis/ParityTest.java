@@ -72,6 +72,51 @@ abstract class ParityTest {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(longs = {6, 7, 8})
+  void callsRefundedWhenTheyRanLeaveNoTrace(long seed) {
+    // a call the failure policy answered, whose late reply was refunded: on Redis only, the
+    // in-memory store never sees it, and every later decision and state must still agree
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      LuaRateLimitStore lua = ((GuardedRedisStore) redis).lua();
+      int refunded = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        List<Budget> levels = new ArrayList<>();
+        List<String> keys = new ArrayList<>();
+        pick(rnd, levels, keys);
+        double cost = cost(rnd);
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        if (rnd.nextInt(3) == 0) {
+          LuaRateLimitStore.Call call = lua.plan(levels, keys, cost, mode);
+          if (call.decided() == null) {
+            long sent = System.nanoTime();
+            AcquireReply reply = lua.replies().await(lua.submit(call, sent + 60_000_000_000L), sent);
+            if (lua.refund(call, reply).join()) {
+              refunded++;
+            }
+          }
+        } else {
+          Decision expected = memory.acquire(levels, keys, cost, mode);
+          Decision actual = redis.acquire(levels, keys, cost, mode);
+          assertThat(actual).as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode)
+              .isEqualTo(expected);
+        }
+        if (op % 10 == 0) {
+          for (int i = 0; i < levels.size(); i++) {
+            assertSameState(memory.inspect(levels.get(i), keys.get(i)),
+                redis.inspect(levels.get(i), keys.get(i)), op);
+          }
+        }
+      }
+      assertThat(refunded).as("calls that charged something, then were refunded").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
   private static final Budget TPM_ORG = new Budget("tpm-org",
       new WindowLimit(20, Duration.ofSeconds(3)), new BucketLimit(8, 4),
       new ModelTokenLimit(5000, Duration.ofSeconds(2)));
