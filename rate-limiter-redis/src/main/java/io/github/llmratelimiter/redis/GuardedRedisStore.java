@@ -204,6 +204,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
       } catch (RedisException e) {
         failed(e, start);
+      } catch (RuntimeException e) {
+        breaker.releasePermission();
+        throw e;
       }
     }
   }
@@ -241,6 +244,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         refundWhenLate(call, sent);
       }
       return outage(call);
+    } catch (RuntimeException e) {
+      breaker.releasePermission(); // not Redis's failure: the permission goes back unused
+      throw e;
     }
   }
 
@@ -317,6 +323,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       throw new IllegalStateException(
           "the Redis rate-limit store is unavailable (" + e.getClass().getSimpleName() + ")", e);
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      throw e;
     }
   }
 
