@@ -95,7 +95,7 @@ public final class RedisServer implements AutoCloseable {
   }
 
   /** Suspends the process (SIGSTOP): it holds its connections but answers nothing. */
-  void freeze() {
+  public void freeze() {
     signal("-STOP");
   }
 
