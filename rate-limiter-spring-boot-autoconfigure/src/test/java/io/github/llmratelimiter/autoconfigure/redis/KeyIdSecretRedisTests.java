@@ -6,11 +6,9 @@ import io.github.llmratelimiter.autoconfigure.KeyIds;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
-import io.github.llmratelimiter.redis.RedisServer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -26,24 +24,15 @@ class KeyIdSecretRedisTests {
 
   private static final String WARNING = "ratelimiter.key-id-secret is not set";
 
-  private static RedisServer server;
-
-  @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    server.close();
-  }
+  @RegisterExtension
+  static final RunningRedis REDIS = new RunningRedis();
 
   private static ApplicationContextRunner runner() {
     return new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class,
             RateLimiterRedisAutoConfiguration.class, RateLimiterAutoConfiguration.class,
             RateLimiterEndpointAutoConfiguration.class))
-        .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + server.port(),
+        .withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + REDIS.server().port(),
             "ratelimiter.store=redis", "management.endpoints.web.exposure.include=ratelimiter");
   }
 

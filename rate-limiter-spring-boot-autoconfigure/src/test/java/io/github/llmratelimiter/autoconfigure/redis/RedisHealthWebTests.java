@@ -15,10 +15,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -43,28 +41,12 @@ class RedisHealthWebTests {
   /** The README's set-up that leaves Redis to the {@code rateLimiter} indicator. */
   private static final String[] REDIS_INDICATOR_OFF = {"management.health.redis.enabled=false"};
 
-  private static RedisServer server;
+  @RegisterExtension
+  static final RunningRedis REDIS = new RunningRedis();
 
   @SpringBootConfiguration
   @EnableAutoConfiguration
   static class App {}
-
-  @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    server.close();
-  }
-
-  @BeforeEach
-  void redisUp() {
-    if (!server.running()) {
-      server.restart();
-    }
-  }
 
   @Test
   void withTheConnectionTimeoutsHealthAnswersDownWithinOneSecondWhileRedisIsStopped() throws Exception {
@@ -91,11 +73,11 @@ class RedisHealthWebTests {
       throws Exception {
     try (ConfigurableApplicationContext app = app()) {
       awaitUp(app);
-      server.freeze();
+      REDIS.server().freeze();
       assertThatExceptionOfType(HttpTimeoutException.class)
           .isThrownBy(() -> health(app, Duration.ofMillis(BOUND_MS + 500)));
     } finally {
-      server.restart(); // SIGKILL ends a stopped process too
+      REDIS.server().restart(); // SIGKILL ends a stopped process too
     }
   }
 
@@ -106,7 +88,7 @@ class RedisHealthWebTests {
       assertThat(up.body()).contains("\"rateLimiter\":{\"status\":\"UP\"");
       assertThat(up.body().contains("\"redis\":{\"status\":\"UP\"")).isEqualTo(springIndicator);
 
-      outage.accept(server);
+      outage.accept(REDIS.server());
       List<Long> millis = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
         long start = System.nanoTime();
@@ -121,14 +103,14 @@ class RedisHealthWebTests {
       System.out.println("[health-time] " + label + ": " + millis + " ms");
       assertThat(millis).as("%s: health answers within %d ms", label, BOUND_MS).allMatch(ms -> ms < BOUND_MS);
     } finally {
-      server.restart(); // SIGKILL ends a stopped process too
+      REDIS.server().restart(); // SIGKILL ends a stopped process too
     }
   }
 
   /** A web application with every auto-configuration, on a free port, on the test's Redis. */
   private static ConfigurableApplicationContext app(String... setUp) {
     List<String> properties = new ArrayList<>(List.of("server.port=0", "server.shutdown=immediate",
-        "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + server.port(),
+        "spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + REDIS.server().port(),
         "ratelimiter.store=redis", "management.endpoint.health.show-components=always"));
     properties.addAll(List.of(setUp));
     return new SpringApplicationBuilder(App.class).properties(properties.toArray(String[]::new)).run();
