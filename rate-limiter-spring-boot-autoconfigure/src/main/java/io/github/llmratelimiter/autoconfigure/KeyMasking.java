@@ -1,13 +1,8 @@
 package io.github.llmratelimiter.autoconfigure;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
-
 /**
  * Renders API keys safely: wherever this module shows a key (responses, logs, the Actuator
- * endpoint) it shows a mask or a hash, never the key in clear.
+ * endpoint) it shows a mask, or an id from {@link KeyIds}, never the key in clear.
  */
 public final class KeyMasking {
 
@@ -25,20 +20,5 @@ public final class KeyMasking {
    */
   public static String mask(String key) {
     return key.length() < MIN_LENGTH_TO_SHOW ? "****" : "****" + key.substring(key.length() - SHOWN);
-  }
-
-  /**
-   * Returns a stable identifier of the key: the first 16 hex digits of its SHA-256 hash.
-   *
-   * @param key the key in clear
-   * @return the hash prefix
-   */
-  public static String hash(String key) {
-    try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-      return HexFormat.of().formatHex(digest, 0, 8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is not available", e);
-    }
   }
 }

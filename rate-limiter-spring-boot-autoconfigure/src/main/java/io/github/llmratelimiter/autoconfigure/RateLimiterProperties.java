@@ -99,6 +99,13 @@ public class RateLimiterProperties {
   private final Redis redis = new Redis();
 
   /**
+   * The secret of the ids the Actuator endpoint gives API keys (HMAC-SHA-256 of the key under this
+   * secret), at least 16 bytes; instances that share a store set the same secret so that their ids
+   * agree. Unset: a random secret per instance, generated at start-up.
+   */
+  private @Nullable String keyIdSecret;
+
+  /**
    * Returns the setting: whether rate limiting is enabled at all.
    *
    * @return the enabled setting
@@ -357,6 +364,24 @@ public class RateLimiterProperties {
    */
   public Redis getRedis() {
     return redis;
+  }
+
+  /**
+   * Returns the setting: the secret of the ids the Actuator endpoint gives API keys.
+   *
+   * @return the keyIdSecret setting, or null when unset
+   */
+  public @Nullable String getKeyIdSecret() {
+    return keyIdSecret;
+  }
+
+  /**
+   * Sets the setting: the secret of the ids the Actuator endpoint gives API keys.
+   *
+   * @param keyIdSecret the new value
+   */
+  public void setKeyIdSecret(@Nullable String keyIdSecret) {
+    this.keyIdSecret = keyIdSecret;
   }
 
   /** What a request without an API key gets. */

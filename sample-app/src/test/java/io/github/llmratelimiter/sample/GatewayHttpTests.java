@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /** Plain HTTP against the gateway on a random port, with the sample's own application.yml. */
@@ -24,6 +25,9 @@ class GatewayHttpTests {
 
   @LocalServerPort
   int port;
+
+  @LocalManagementPort
+  int managementPort;
 
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -43,6 +47,12 @@ class GatewayHttpTests {
       b.header("Authorization", "Bearer " + key);
     }
     return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** GET on the management port (loopback only), where the Actuator endpoints are. */
+  private HttpResponse<String> actuator(String path) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + path)).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private static String body(String model) {
@@ -80,7 +90,7 @@ class GatewayHttpTests {
     assertThat(mini.statusCode()).isEqualTo(200);
     assertThat(mini.headers().firstValue("RateLimit").orElseThrow()).startsWith("\"chat\";r=4;");
     // reserve-commit: the denied call charged no level, so the per-key level counts 3 + 1 calls
-    HttpResponse<String> state = get("/actuator/ratelimiter/" + key, null);
+    HttpResponse<String> state = actuator("/actuator/ratelimiter/" + key);
     assertThat(JsonPath.<List<Integer>>read(state.body(), "$.budgets[?(@.budget=='per-key')].windowUsed"))
         .containsExactly(4);
   }
@@ -139,7 +149,7 @@ class GatewayHttpTests {
     chat(key, body("gpt-4o"));
     chat(key, body("gpt-4o"));
     chat(key, body("gpt-4o-mini"));
-    HttpResponse<String> report = get("/actuator/ratelimiter", null);
+    HttpResponse<String> report = actuator("/actuator/ratelimiter");
     assertThat(report.statusCode()).isEqualTo(200);
     assertThat(report.body()).doesNotContain(key);
     List<Integer> used = JsonPath.read(report.body(),
@@ -148,7 +158,7 @@ class GatewayHttpTests {
     List<String> models = JsonPath.read(report.body(),
         "$.budgets[?(@.budget=='chat/gpt-4o')].top[?(@.key=='****cafe')].model");
     assertThat(models).containsExactly("gpt-4o");
-    HttpResponse<String> one = get("/actuator/ratelimiter/" + key, null);
+    HttpResponse<String> one = actuator("/actuator/ratelimiter/" + key);
     assertThat(JsonPath.<String>read(one.body(), "$.key")).isEqualTo("****cafe");
     assertThat(JsonPath.<List<Integer>>read(one.body(), "$.budgets[?(@.budget=='per-key')].windowUsed"))
         .containsExactly(3);

@@ -13,6 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Primary;
@@ -30,6 +31,9 @@ class GatewayTokenBudgetTests {
 
   @LocalServerPort
   int port;
+
+  @LocalManagementPort
+  int managementPort;
 
   private final HttpClient http = HttpClient.newHttpClient();
 
@@ -58,7 +62,7 @@ class GatewayTokenBudgetTests {
 
   private long chatBudget(String key, String field) throws Exception {
     String json = http.send(HttpRequest.newBuilder(
-        URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + key)).build(),
+        URI.create("http://127.0.0.1:" + managementPort + "/actuator/ratelimiter/" + key)).build(),
         HttpResponse.BodyHandlers.ofString()).body();
     List<Number> values = JsonPath.read(json, "$.budgets[?(@.budget=='chat')]." + field);
     return values.isEmpty() ? 0 : values.get(0).longValue();

@@ -19,8 +19,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * The sample gateway ({@code sample-app}'s executable jar) in a JVM of its own on a free loopback
- * port, with extra application arguments; stopped by {@link #close()}, and at the latest when this
- * JVM exits.
+ * port, its Actuator on another free loopback port, with extra application arguments; stopped by
+ * {@link #close()}, and at the latest when this JVM exits.
  */
 final class SampleApp implements AutoCloseable {
 
@@ -31,11 +31,13 @@ final class SampleApp implements AutoCloseable {
   private final Process process;
   private final Path log;
   final int port;
+  private final int managementPort;
 
-  private SampleApp(Process process, Path log, int port) {
+  private SampleApp(Process process, Path log, int port, int managementPort) {
     this.process = process;
     this.log = log;
     this.port = port;
+    this.managementPort = managementPort;
     Runtime.getRuntime().addShutdownHook(new Thread(this::close));
   }
 
@@ -52,26 +54,32 @@ final class SampleApp implements AutoCloseable {
           + "; build it with ./mvnw -pl sample-app -am package -DskipTests");
     }
     int port;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+    int managementPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        ServerSocket m = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       port = s.getLocalPort();
+      managementPort = m.getLocalPort();
     }
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_ARGS);
     cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "--server.port=" + port,
-        "--server.address=127.0.0.1", "--spring.main.banner-mode=off",
+        "--server.address=127.0.0.1", "--management.server.port=" + managementPort,
+        "--spring.main.banner-mode=off",
         "--logging.level.root=WARN"));
     cmd.addAll(args);
     Path log = Files.createTempFile("sample-app-", ".log");
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    SampleApp app = new SampleApp(p, log, port);
+    SampleApp app = new SampleApp(p, log, port, managementPort);
     app.awaitHealthy();
     return app;
   }
 
   private void awaitHealthy() throws InterruptedException {
     HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-    HttpRequest health = HttpRequest.newBuilder(URI.create(base() + "/actuator/health"))
+    // Actuator is on the management port only (the sample binds it to 127.0.0.1)
+    HttpRequest health = HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + managementPort + "/actuator/health"))
         .timeout(Duration.ofSeconds(2)).build();
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (true) {

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.endpoint;
 
+import io.github.llmratelimiter.autoconfigure.KeyIds;
 import io.github.llmratelimiter.autoconfigure.KeyMasking;
 import io.github.llmratelimiter.autoconfigure.KeyScope;
 import io.github.llmratelimiter.autoconfigure.RateLimitKey;
@@ -43,7 +44,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  * </ul>
  *
  * <p>The {@code {key}} is the API key in clear or its {@code id} as this endpoint shows it; keys are
- * only ever shown masked ({@code ****} and the last 4 characters) with that id (a hash prefix).
+ * only ever shown masked ({@code ****} and the last 4 characters) with that id, a keyed hash ({@link
+ * KeyIds}: HMAC-SHA-256 under {@code ratelimiter.key-id-secret}) that reveals nothing of the key.
+ * An id names a key among the most used ones ({@code max-top} per budget) of this instance's store.
  *
  * <p>A store that keeps only a hash of each key (the Redis store, by default) lists its keys by that
  * hash ({@code #} and 22 base64url characters): the most used keys then show that hash as {@code
@@ -55,6 +58,7 @@ public final class RateLimiterEndpoint {
 
   private final RateLimitStore store;
   private final RateLimitPolicies policies;
+  private final KeyIds ids;
   private final int defaultTop;
   private final int maxTop;
   private final Map<String, KeyScope> scopes = new HashMap<>();
@@ -64,12 +68,15 @@ public final class RateLimiterEndpoint {
    *
    * @param store the store to inspect
    * @param policies the policies
+   * @param ids the ids the endpoint shows for API keys and accepts in their place
    * @param defaultTop keys listed per budget when the request names no {@code top}
    * @param maxTop the most keys per budget a request may ask for
    */
-  public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies, int defaultTop, int maxTop) {
+  public RateLimiterEndpoint(
+      RateLimitStore store, RateLimitPolicies policies, KeyIds ids, int defaultTop, int maxTop) {
     this.store = store;
     this.policies = policies;
+    this.ids = ids;
     this.defaultTop = defaultTop;
     this.maxTop = maxTop;
     for (RateLimitPolicy p : policies.all().values()) {
@@ -119,7 +126,7 @@ public final class RateLimiterEndpoint {
       s.ifPresent(snapshot -> states.add(state(snapshot)));
     }
     return states.isEmpty() ? null
-        : new KeyReport(KeyMasking.mask(apiKey), KeyMasking.hash(apiKey), states);
+        : new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), states);
   }
 
   /**
@@ -138,16 +145,16 @@ public final class RateLimiterEndpoint {
         reset++;
       }
     }
-    return new ResetReport(KeyMasking.mask(apiKey), KeyMasking.hash(apiKey), reset);
+    return new ResetReport(KeyMasking.mask(apiKey), ids.id(apiKey), reset);
   }
 
   /** The API key a selector names: a tracked key whose id it is, else the selector itself. */
   private String resolve(String selector) {
-    if (selector.length() == 16 && selector.chars().allMatch(c -> Character.digit(c, 16) >= 0)) {
+    if (KeyIds.isId(selector)) {
       for (Budget b : policies.allBudgets()) {
         for (KeySnapshot s : store.top(b, maxTop)) {
           String apiKey = apiKeyOf(s);
-          if (apiKey != null && KeyMasking.hash(apiKey).equals(selector)) {
+          if (apiKey != null && ids.id(apiKey).equals(selector)) {
             return apiKey;
           }
         }
@@ -202,7 +209,7 @@ public final class RateLimiterEndpoint {
     String apiKey = apiKeyOf(s);
     String model = modelOf(s);
     return new KeyState(s.budget(), apiKey == null ? s.key() : KeyMasking.mask(apiKey),
-        apiKey == null ? null : KeyMasking.hash(apiKey), model, s.windowUsed(), s.windowLimit(),
+        apiKey == null ? null : ids.id(apiKey), model, s.windowUsed(), s.windowLimit(),
         s.tokens(), s.capacity(), s.nextFreeMs(), s.modelTokensUsed(), s.modelTokenLimit());
   }
 
@@ -333,7 +340,7 @@ public final class RateLimiterEndpoint {
    *
    * @param budget the budget's name
    * @param key the API key, masked (or {@code global})
-   * @param id a hash prefix identifying the API key, or null for the global key
+   * @param id the API key's id (a keyed hash), or null for the global key
    * @param model the model, when the budget is per model
    * @param windowUsed calls counted in the current window
    * @param windowLimit the window's limit
@@ -352,7 +359,7 @@ public final class RateLimiterEndpoint {
    * One API key's state.
    *
    * @param key the API key, masked
-   * @param id the key's hash prefix
+   * @param id the key's id (a keyed hash)
    * @param budgets its state in each budget that tracks it
    */
   public record KeyReport(String key, String id, List<KeyState> budgets) {}
@@ -361,7 +368,7 @@ public final class RateLimiterEndpoint {
    * The result of a reset.
    *
    * @param key the API key, masked
-   * @param id the key's hash prefix
+   * @param id the key's id (a keyed hash)
    * @param reset how many budget entries were reset
    */
   public record ResetReport(String key, String id, int reset) {}

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.KeyMasking;
+import io.github.llmratelimiter.autoconfigure.TestHmac;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -30,12 +30,14 @@ import org.springframework.test.annotation.DirtiesContext;
         "ratelimiter.web.routes[0].include=/v1/**",
         "ratelimiter.web.routes[0].policy=routed",
         "management.endpoints.web.exposure.include=ratelimiter",
-        "management.endpoint.ratelimiter.access=unrestricted"})
+        "management.endpoint.ratelimiter.access=unrestricted",
+        "ratelimiter.key-id-secret=" + RateLimiterServerTests.SECRET})
 @DirtiesContext
 class RateLimiterServerTests {
 
   static final String KEY = "sk-live-secret-9f8e7d6c";
   static final String OTHER = "sk-live-other-00001111";
+  static final String SECRET = "server-test-key-id-secret";
 
   @LocalServerPort
   int port;
@@ -79,13 +81,13 @@ class RateLimiterServerTests {
     List<Integer> used = JsonPath.read(json, "$.budgets[?(@.budget=='routed')].top[*].windowUsed");
     assertThat(used).containsExactly(2, 1);
     List<String> ids = JsonPath.read(json, "$.budgets[?(@.budget=='routed')].top[0].id");
-    assertThat(ids).containsExactly(KeyMasking.hash(KEY));
+    assertThat(ids).containsExactly(TestHmac.hex16(SECRET, KEY));
 
     String top1 = send("GET", "/actuator/ratelimiter?top=1", null).body();
     assertThat(JsonPath.<List<String>>read(top1, "$.budgets[?(@.budget=='routed')].top[*].key"))
         .containsExactly("****7d6c");
 
-    HttpResponse<String> one = send("GET", "/actuator/ratelimiter/" + KeyMasking.hash(KEY), null);
+    HttpResponse<String> one = send("GET", "/actuator/ratelimiter/" + TestHmac.hex16(SECRET, KEY), null);
     assertThat(one.statusCode()).isEqualTo(200);
     assertThat(one.body()).doesNotContain(KEY);
     assertThat(JsonPath.<String>read(one.body(), "$.key")).isEqualTo("****7d6c");
@@ -98,6 +100,15 @@ class RateLimiterServerTests {
     assertThat(JsonPath.<Integer>read(reset.body(), "$.reset")).isEqualTo(1);
     assertThat(reset.body()).doesNotContain(KEY);
     assertThat(send("GET", "/v1/routed", KEY).headers().firstValue("x-ratelimit-remaining-requests"))
+        .hasValue("2");
+
+    // by id: the id the report showed names the key
+    HttpResponse<String> byId = send("DELETE", "/actuator/ratelimiter/" + TestHmac.hex16(SECRET, OTHER), null);
+    assertThat(byId.statusCode()).isEqualTo(200);
+    assertThat(JsonPath.<Integer>read(byId.body(), "$.reset")).isEqualTo(1);
+    assertThat(JsonPath.<String>read(byId.body(), "$.id")).isEqualTo(TestHmac.hex16(SECRET, OTHER));
+    assertThat(send("GET", "/actuator/ratelimiter/" + TestHmac.hex16(SECRET, OTHER), null).statusCode())
+        .isEqualTo(404);    assertThat(send("GET", "/v1/routed", OTHER).headers().firstValue("x-ratelimit-remaining-requests"))
         .hasValue("2");
   }
 

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.autoconfigure.KeyIds;
 import io.github.llmratelimiter.autoconfigure.KeyMasking;
 import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimitKey;
@@ -144,7 +145,7 @@ class RateLimiterRedisAutoConfigurationTests {
           enforcer.acquire(null, RateLimitKey.of(API_KEY, null), 1);
           enforcer.acquire("chat", RateLimitKey.of(API_KEY, "gpt-4o"), 1);
           RateLimiterEndpoint endpoint = new RateLimiterEndpoint(
-              enforcer.store(), enforcer.policies(), 20, 1000);
+              enforcer.store(), enforcer.policies(), KeyIds.random(), 20, 1000);
           RateLimiterEndpoint.Report report = endpoint.report(null);
           List<RateLimiterEndpoint.KeyState> top = report.budgets().stream()
               .flatMap(b -> b.top().stream()).toList();
