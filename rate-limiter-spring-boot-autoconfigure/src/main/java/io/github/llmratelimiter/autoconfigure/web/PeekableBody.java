@@ -87,6 +87,17 @@ final class PeekableBody {
   }
 
   /**
+   * Returns whether the body is longer than the limit, reading it up to the limit now.
+   *
+   * @return {@code true} if it is; {@code false} when it is not or could not be read (the handler's
+   *     read then reports the failure)
+   */
+  boolean tooLong() {
+    peek();
+    return overflow;
+  }
+
+  /**
    * Reads like {@link InputStream#read(byte[], int, int)}: the kept bytes first, then the rest.
    */
   int read(byte[] b, int off, int n) throws IOException {
