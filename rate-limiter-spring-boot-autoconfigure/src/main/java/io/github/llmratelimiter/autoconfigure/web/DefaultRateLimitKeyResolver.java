@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  * InvalidRateLimitRequestException} (a 400), never charged to either: the application's
  * authentication may read the other one. The same key sent twice is that key. A {@code Bearer}
  * without a token, a blank {@code X-API-Key} and an {@code Authorization} of another scheme carry
- * no key.
+ * no key. {@link RateLimitKeyResolver#apiKeyFrom} replaces this part and keeps the model's.
  *
  * <p><b>The model</b> is read from the {@link ModelSource} the route chose: a JSON body's top-level
  * {@code "model"} (buffered by {@link ModelPeekingFilter}), a form body's {@code model} field, or the
@@ -38,8 +39,22 @@ final class DefaultRateLimitKeyResolver implements RateLimitKeyResolver {
   private static final String BEARER = "bearer";
   private static final String MODEL = "model";
 
+  /** The application's own way to find the key, or {@code null} for the headers above. */
+  private final @Nullable Function<HttpServletRequest, @Nullable String> apiKey;
+
+  DefaultRateLimitKeyResolver() {
+    this(null);
+  }
+
+  DefaultRateLimitKeyResolver(@Nullable Function<HttpServletRequest, @Nullable String> apiKey) {
+    this.apiKey = apiKey;
+  }
+
   @Override
   public @Nullable String resolveApiKey(HttpServletRequest request) {
+    if (apiKey != null) {
+      return apiKey.apply(request);
+    }
     String key = null;
     for (Enumeration<String> e = request.getHeaders(AUTHORIZATION); e != null && e.hasMoreElements(); ) {
       key = same(key, bearerToken(e.nextElement()));

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.ModelSource;
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,9 +14,32 @@ import org.jspecify.annotations.Nullable;
  * <p>The resolver must read the same credential as the application's authentication: a request is
  * charged to the key this resolver returns, so a key the application does not authenticate by is a
  * budget the caller picks. Replace it when the application authenticates otherwise (a session, a
- * client certificate, another header).
+ * client certificate, another header), for example with {@link #apiKeyFrom}.
  */
 public interface RateLimitKeyResolver {
+
+  /**
+   * Returns a resolver that takes the caller's key from the application (for example the
+   * authenticated principal) and the model as the default resolver does.
+   *
+   * <pre>{@code
+   * @Bean
+   * RateLimitKeyResolver rateLimitKeyResolver() {
+   *   return RateLimitKeyResolver.apiKeyFrom(request ->
+   *       request.getUserPrincipal() == null ? null : request.getUserPrincipal().getName());
+   * }
+   * }</pre>
+   *
+   * @param apiKey finds the caller's key, or returns {@code null} when the request has none
+   * @return the resolver
+   * @throws IllegalArgumentException if {@code apiKey} is null
+   */
+  static RateLimitKeyResolver apiKeyFrom(Function<HttpServletRequest, @Nullable String> apiKey) {
+    if (apiKey == null) {
+      throw new IllegalArgumentException("apiKey must not be null");
+    }
+    return new DefaultRateLimitKeyResolver(apiKey);
+  }
 
   /**
    * Returns the caller's API key.

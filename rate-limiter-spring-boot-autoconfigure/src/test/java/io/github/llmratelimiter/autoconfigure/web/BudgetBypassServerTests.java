@@ -140,6 +140,13 @@ class BudgetBypassServerTests {
       return Map.of("served", model);
     }
 
+    @RateLimited(policy = "chat")
+    @PostMapping("/v1/query/annotated")
+    Map<String, Object> annotatedByQuery(@RequestParam("model") String model,
+        @RequestBody Map<String, Object> body) {
+      return Map.of("served", model);
+    }
+
     @PostMapping(path = "/v1/chat/form", consumes = "application/x-www-form-urlencoded")
     Map<String, Object> form(@RequestParam("model") String model) {
       return Map.of("served", model);
@@ -252,14 +259,19 @@ class BudgetBypassServerTests {
     Response query = post("/v1/query/completions?model=gpt-4o", JSON, chat("gpt-4o-mini"), bearer(key));
     assertThat(JsonPath.<String>read(query.body(), "$.served")).isEqualTo("gpt-4o");
     assertThat(windowUsed(key, "gpt-4o")).isEqualTo(1);
+    // an annotated handler on the route: the annotation charges, the route's source still applies
+    assertThat(post("/v1/query/annotated?model=gpt-4o", JSON, chat("gpt-4o-mini"), bearer(key)).status())
+        .isEqualTo(200);
+    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(2);
+    assertThat(windowUsed(key, "gpt-4o-mini")).isZero();
     // body: a query parameter never counts, even when the body names no model
     assertThat(post("/v1/body/completions?model=gpt-4o", JSON, "{}", bearer(key)).status()).isEqualTo(200);
-    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(1);
+    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(2);
     assertThat(windowUsed(key, null)).isEqualTo(1);
     // none: no model at all
     assertThat(post("/v1/upload?model=gpt-4o", "application/octet-stream", "abc", bearer(key)).status())
         .isEqualTo(200);
-    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(1);
+    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(2);
     assertThat(windowUsed(key, null)).isEqualTo(2);
   }
 
