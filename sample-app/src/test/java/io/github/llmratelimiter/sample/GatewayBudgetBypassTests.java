@@ -149,7 +149,8 @@ class GatewayBudgetBypassTests {
     Arrays.fill(large, (byte) ' ');
     String declared = send("Content-Length: " + large.length, large, key);
     assertThat(declared).startsWith("HTTP/1.1 413 ").contains("application/problem+json")
-        .contains("\"status\":413").contains("ratelimiter.web.max-body").contains("request_too_large");
+        .contains("\"status\":413").contains("\"maxBodyBytes\":4194304").contains("(ratelimiter.web.max-body)")
+        .contains("request_too_large");
     byte[] chunk = new byte[1024 * 1024];
     Arrays.fill(chunk, (byte) ' ');
     ByteArrayOutputStream chunked = new ByteArrayOutputStream();
