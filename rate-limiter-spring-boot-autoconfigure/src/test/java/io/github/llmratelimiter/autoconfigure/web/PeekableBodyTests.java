@@ -106,4 +106,19 @@ class PeekableBodyTests {
     assertThat(body.peek()).isNull();
     assertThatThrownBy(() -> body.read(new byte[4], 0, 4)).hasMessage("connection reset");
   }
+
+  @ParameterizedTest
+  @CsvSource({"0, false", "1, true", "4096, true"})
+  void aBodyPastTheLimitIsTooLongAndTheHandlerStillReadsItWhole(int past, boolean tooLong)
+      throws IOException {
+    int max = 64;
+    byte[] bytes = new byte[max + past];
+    java.util.Arrays.fill(bytes, (byte) 'x');
+    PeekableBody body = new PeekableBody(trickle(bytes, 5), max, -1);
+
+    assertThat(body.tooLong()).isEqualTo(tooLong);
+    assertThat(body.tooLong()).isEqualTo(tooLong);
+    assertThat(body.peek()).isEqualTo(tooLong ? null : bytes);
+    assertThat(readAll(body, 7)).isEqualTo(bytes);
+  }
 }
