@@ -25,7 +25,8 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * PeekableBody}).
  *
  * <p>It wraps a {@code POST}, {@code PUT} or {@code PATCH} request whose body is JSON with a declared
- * length up to {@code max-body-peek}, or has no declared length and is not a form. Form bodies
+ * length up to {@code max-body-peek}, or has no declared length and is not a form; a body of the
+ * latter kind that is not JSON is kept only on a request the limiter charges ({@link #limited}). Form bodies
  * ({@code application/x-www-form-urlencoded}, {@code multipart/*}) are left to the container, which
  * parses their fields and limits their size itself; a declared length above {@code max-body} is
  * rejected from the header without reading.
@@ -35,6 +36,9 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
   private static final String BODY_ATTRIBUTE = ModelPeekingFilter.class.getName() + ".body";
 
   private static final String FILTERED = ModelPeekingFilter.class.getName() + ".FILTERED";
+
+  /** Marks a request the limiter will charge: its body is kept even if the handler reads first. */
+  private static final String LIMITED = ModelPeekingFilter.class.getName() + ".limited";
 
   private final int maxBody;
   private final int maxPeek;
@@ -88,11 +92,13 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
   protected void doFilterInternal(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    PeekableBody body =
-        new PeekableBody(request.getInputStream(), maxBody, request.getContentLengthLong());
     String contentType = request.getContentType();
-    request.setAttribute(BODY_ATTRIBUTE,
-        new Wrapped(body, contentType != null && containsJson(contentType), maxPeek));
+    boolean json = contentType != null && containsJson(contentType);
+    // a JSON body is kept for whoever asks; another is kept only for a limited request, whose
+    // size the limiter checks (a large upload elsewhere streams through)
+    PeekableBody body = new PeekableBody(request.getInputStream(), maxBody,
+        request.getContentLengthLong(), json ? () -> true : () -> request.getAttribute(LIMITED) != null);
+    request.setAttribute(BODY_ATTRIBUTE, new Wrapped(body, json, maxPeek));
     chain.doFilter(new ReplayingRequest(request, body), response);
   }
 
@@ -133,6 +139,14 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
     }
     byte[] bytes = w.body().peek();
     return bytes == null ? -1 : bytes.length;
+  }
+
+  /**
+   * Marks a request the limiter will charge (a route matched it, or its handler is annotated), so
+   * that its body is kept when the handler reads it before the limiter checks it.
+   */
+  static void limited(HttpServletRequest request) {
+    request.setAttribute(LIMITED, Boolean.TRUE);
   }
 
   /** What the filter keeps on the request: the body, whether it is JSON, the parse limit. */

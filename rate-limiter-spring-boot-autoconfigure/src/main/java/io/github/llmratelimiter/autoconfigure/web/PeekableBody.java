@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +16,11 @@ import org.jspecify.annotations.Nullable;
  * bytes yet blocks the request's thread until they come; the limiter peeks when it decides, just
  * before the handler would read the body anyway. Not thread-safe: a request's body is read by the
  * thread that serves it.
+ *
+ * <p>Whether bytes are kept is decided at the first access: a peek keeps them; a read keeps them
+ * only if {@code keep} says so then (the request is one the limiter will look at after the handler
+ * read it). A body that is not kept passes straight through, counted: {@link #peek()} answers
+ * {@code null} and {@link #tooLong()} knows only a body read to its end.
  */
 final class PeekableBody {
 
@@ -24,6 +30,12 @@ final class PeekableBody {
   private final int max;
   /** The declared length, or -1. */
   private final long length;
+  private final BooleanSupplier keep;
+
+  /** Whether the bytes are kept; null until the first access decides. */
+  private @Nullable Boolean keeping;
+  /** Bytes passed through without being kept. */
+  private long passed;
 
   private byte[] buf = EMPTY;
   /** Bytes read from {@link #in} into {@link #buf}. */
@@ -37,9 +49,14 @@ final class PeekableBody {
   private byte @Nullable [] body;
 
   PeekableBody(InputStream in, int max, long length) {
+    this(in, max, length, () -> true);
+  }
+
+  PeekableBody(InputStream in, int max, long length, BooleanSupplier keep) {
     this.in = in;
     this.max = max;
     this.length = length;
+    this.keep = keep;
   }
 
   /**
@@ -50,6 +67,12 @@ final class PeekableBody {
   byte @Nullable [] peek() {
     if (body != null) {
       return body;
+    }
+    if (keeping == null) {
+      keeping = true;
+    }
+    if (!keeping) {
+      return null;
     }
     try {
       while (!eof && !overflow) {
@@ -94,7 +117,7 @@ final class PeekableBody {
    */
   boolean tooLong() {
     peek();
-    return overflow;
+    return overflow || passed > max;
   }
 
   /**
@@ -106,6 +129,12 @@ final class PeekableBody {
     }
     if (n == 0) {
       return 0;
+    }
+    if (keeping == null) {
+      keeping = keep.getAsBoolean();
+    }
+    if (!keeping) {
+      return passThrough(b, off, n);
     }
     if (pos == len && !eof && !overflow) {
       fill();
@@ -122,6 +151,19 @@ final class PeekableBody {
     int r = in.read(b, off, n); // past the limit: straight from the request
     if (r < 0) {
       eof = true;
+    }
+    return r;
+  }
+
+  private int passThrough(byte[] b, int off, int n) throws IOException {
+    if (eof) {
+      return -1;
+    }
+    int r = in.read(b, off, n);
+    if (r < 0) {
+      eof = true;
+    } else {
+      passed += r;
     }
     return r;
   }

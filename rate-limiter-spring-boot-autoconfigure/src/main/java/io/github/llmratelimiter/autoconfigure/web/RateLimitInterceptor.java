@@ -47,15 +47,20 @@ final class RateLimitInterceptor implements HandlerInterceptor {
 
   @Override
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
-    if (routes.isEmpty() || support.alreadyCharged(request)) {
+    if (support.alreadyCharged(request)) {
       return true;
     }
-    Route route = match(path(request));
+    Route route = routes.isEmpty() ? null : match(path(request));
+    boolean annotated = annotationsEnforced && annotated(handler);
+    if (route == null && !annotated) {
+      return true;
+    }
+    ModelPeekingFilter.limited(request);
     if (route == null) {
       return true;
     }
     request.setAttribute(ServletRateLimitRequestSupport.MODEL_SOURCE_ATTRIBUTE, route.modelSource());
-    if (annotationsEnforced && annotated(handler)) {
+    if (annotated) {
       return true;
     }
     support.check(request);

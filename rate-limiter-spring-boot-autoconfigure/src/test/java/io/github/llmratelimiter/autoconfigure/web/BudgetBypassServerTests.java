@@ -154,8 +154,14 @@ class BudgetBypassServerTests {
       return Map.of("served", model);
     }
 
-    @PostMapping("/v1/upload")
+    @PostMapping({"/v1/upload", "/free/upload"})
     Map<String, Object> upload(@RequestBody byte[] bytes) {
+      return Map.of("bytes", bytes.length);
+    }
+
+    @RateLimited(policy = "chat")
+    @PostMapping("/annotated/upload")
+    Map<String, Object> annotatedUpload(@RequestBody byte[] bytes) {
       return Map.of("bytes", bytes.length);
     }
 
@@ -412,7 +418,12 @@ class BudgetBypassServerTests {
     assertProblem(postChunked("/v1/chat/completions", JSON, padded(chat("gpt-4o"), MAX_BODY + 1), bearer(key)), 413);
     assertProblem(postChunked("/v1/upload", "application/octet-stream", new byte[MAX_BODY + 1], bearer(key)), 413);
     assertProblem(postChunked("/annotated/completions", JSON, padded(chat("gpt-4o"), MAX_BODY + 1), bearer(key)), 413);
+    assertProblem(postChunked("/annotated/upload", "application/octet-stream", new byte[MAX_BODY + 1], bearer(key)), 413);
     assertThat(decisions.of(key)).isZero();
+    // a path the limiter does not charge is not its business: a large upload streams through
+    Response free = postChunked("/free/upload", "application/octet-stream", new byte[4 * MAX_BODY], bearer(key));
+    assertThat(free.status()).isEqualTo(200);
+    assertThat(JsonPath.<Integer>read(free.body(), "$.bytes")).isEqualTo(4 * MAX_BODY);
     // a chunked body within the limits is read for its model like any other
     Response ok = postChunked("/v1/chat/completions?model=gpt-4o-mini", JSON, padded(chat("gpt-4o"), 10_000), bearer(key));
     assertThat(ok.status()).isEqualTo(200);

@@ -109,6 +109,21 @@ class PeekableBodyTests {
 
   @ParameterizedTest
   @CsvSource({"0, false", "1, true", "4096, true"})
+  void aBodyNotKeptStreamsThroughAndIsMeasuredOnceReadToItsEnd(int past, boolean tooLong)
+      throws IOException {
+    int max = 64;
+    byte[] bytes = new byte[max + past];
+    java.util.Arrays.fill(bytes, (byte) 'y');
+    PeekableBody body = new PeekableBody(trickle(bytes, 5), max, -1, () -> false);
+
+    assertThat(readAll(body, 7)).isEqualTo(bytes);
+    assertThat(body.peek()).isNull();
+    assertThat(body.tooLong()).isEqualTo(tooLong);
+    assertThat(body.finished()).isTrue();
+  }
+
+  @ParameterizedTest
+  @CsvSource({"0, false", "1, true", "4096, true"})
   void aBodyPastTheLimitIsTooLongAndTheHandlerStillReadsItWhole(int past, boolean tooLong)
       throws IOException {
     int max = 64;
