@@ -96,10 +96,11 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
     boolean json = contentType != null && containsJson(contentType);
     // a JSON body is kept for whoever asks; another is kept only for a limited request, whose
     // size the limiter checks (a large upload elsewhere streams through)
-    PeekableBody body = new PeekableBody(request.getInputStream(), maxBody,
-        request.getContentLengthLong(), json ? () -> true : () -> request.getAttribute(LIMITED) != null);
+    ServletInputStream original = request.getInputStream();
+    PeekableBody body = new PeekableBody(original, maxBody, request.getContentLengthLong(),
+        json ? () -> true : () -> request.getAttribute(LIMITED) != null);
     request.setAttribute(BODY_ATTRIBUTE, new Wrapped(body, json, maxPeek));
-    chain.doFilter(new ReplayingRequest(request, body), response);
+    chain.doFilter(new ReplayingRequest(request, original, body), response);
   }
 
   /**
@@ -157,9 +158,9 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
 
     private final ServletInputStream body;
 
-    ReplayingRequest(HttpServletRequest request, PeekableBody body) {
+    ReplayingRequest(HttpServletRequest request, ServletInputStream original, PeekableBody body) {
       super(request);
-      this.body = new ReplayStream(body);
+      this.body = new ReplayStream(original, body);
     }
 
     @Override
@@ -175,13 +176,18 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
     }
   }
 
-  /** A blocking servlet input stream over a peekable body. */
+  /**
+   * A blocking servlet input stream over a peekable body; a body that streams through unkept is
+   * also readable asynchronously, as the request's own stream.
+   */
   private static final class ReplayStream extends ServletInputStream {
 
+    private final ServletInputStream original;
     private final PeekableBody body;
     private final byte[] one = new byte[1];
 
-    ReplayStream(PeekableBody body) {
+    ReplayStream(ServletInputStream original, PeekableBody body) {
+      this.original = original;
       this.body = body;
     }
 
@@ -198,17 +204,20 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
 
     @Override
     public boolean isFinished() {
-      return body.finished();
+      return body.kept() ? body.finished() : original.isFinished();
     }
 
     @Override
     public boolean isReady() {
-      return true;
+      return body.kept() || original.isReady();
     }
 
     @Override
     public void setReadListener(ReadListener listener) {
-      throw new UnsupportedOperationException("asynchronous reads of a replayed body");
+      if (!body.streamsThrough()) {
+        throw new UnsupportedOperationException("asynchronous reads of a body the limiter keeps");
+      }
+      original.setReadListener(listener);
     }
   }
 }

@@ -130,10 +130,7 @@ final class PeekableBody {
     if (n == 0) {
       return 0;
     }
-    if (keeping == null) {
-      keeping = keep.getAsBoolean();
-    }
-    if (!keeping) {
+    if (streamsThrough()) {
       return passThrough(b, off, n);
     }
     if (pos == len && !eof && !overflow) {
@@ -153,6 +150,29 @@ final class PeekableBody {
       eof = true;
     }
     return r;
+  }
+
+  /**
+   * Returns whether the body's bytes are kept; {@code false} also while nothing has decided it
+   * (nothing was read yet).
+   *
+   * @return {@code true} once a peek or a read decided to keep them
+   */
+  boolean kept() {
+    return Boolean.TRUE.equals(keeping);
+  }
+
+  /**
+   * Returns whether the body streams through unkept, deciding it now if nothing was read yet (as a
+   * read would).
+   *
+   * @return {@code true} if its bytes are not kept
+   */
+  boolean streamsThrough() {
+    if (keeping == null) {
+      keeping = keep.getAsBoolean();
+    }
+    return !keeping;
   }
 
   private int passThrough(byte[] b, int off, int n) throws IOException {

@@ -16,6 +16,13 @@ import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,6 +40,7 @@ import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -105,6 +113,51 @@ class BudgetBypassServerTests {
     @Bean
     Handlers handlers() {
       return new Handlers();
+    }
+
+    @Bean
+    ServletRegistrationBean<CountingServlet> countingServlet() {
+      ServletRegistrationBean<CountingServlet> servlet =
+          new ServletRegistrationBean<>(new CountingServlet(), "/async/count");
+      servlet.setAsyncSupported(true);
+      return servlet;
+    }
+  }
+
+  /** A servlet outside Spring MVC that reads its body asynchronously and answers its length. */
+  static final class CountingServlet extends HttpServlet {
+
+    @Override
+    protected void doPost(HttpServletRequest request, HttpServletResponse response) throws IOException {
+      AsyncContext async = request.startAsync();
+      ServletInputStream in = request.getInputStream();
+      long[] count = {0};
+      in.setReadListener(new ReadListener() {
+        @Override
+        public void onDataAvailable() throws IOException {
+          byte[] buf = new byte[8192];
+          while (in.isReady() && !in.isFinished()) {
+            int n = in.read(buf);
+            if (n < 0) {
+              break;
+            }
+            count[0] += n;
+          }
+        }
+
+        @Override
+        public void onAllDataRead() throws IOException {
+          response.setContentType("text/plain");
+          response.getWriter().write(Long.toString(count[0]));
+          async.complete();
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          response.setStatus(500);
+          async.complete();
+        }
+      });
     }
   }
 
@@ -444,6 +497,14 @@ class BudgetBypassServerTests {
     // a route that takes its model from the query does not need to read the body
     assertThat(post("/v1/query/completions?model=gpt-4o-mini", JSON, body, bearer(key)).status()).isEqualTo(200);
     assertThat(windowUsed(key, "gpt-4o-mini")).isEqualTo(1);
+  }
+
+  @Test
+  void anUnchargedBodyStaysReadableAsynchronously() throws Exception {
+    byte[] body = new byte[3 * MAX_BODY];
+    Response r = postChunked("/async/count", "application/octet-stream", body, bearer("sk-async-0000000000014"));
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo(Integer.toString(body.length));
   }
 
   /** The JSON object padded with spaces before its closing brace to {@code size} bytes. */
