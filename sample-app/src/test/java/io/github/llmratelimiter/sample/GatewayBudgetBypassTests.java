@@ -138,6 +138,7 @@ class GatewayBudgetBypassTests {
       HttpResponse<String> r = chat("", body("gpt-4o-mini", field), "Authorization", "Bearer " + key);
       assertThat(r.statusCode()).as(field).isEqualTo(400);
       assertThat(JsonPath.<String>read(r.body(), "$.detail")).contains("must be an integer from");
+      assertThat(JsonPath.<String>read(r.body(), "$.error.type")).isEqualTo("invalid_request_error");
     }
     assertThat(charged(key)).isFalse();
   }

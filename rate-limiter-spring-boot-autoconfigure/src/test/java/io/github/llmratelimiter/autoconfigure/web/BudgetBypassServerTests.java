@@ -286,6 +286,20 @@ class BudgetBypassServerTests {
   }
 
   @Test
+  void theBodysModelIsReadAsTheHandlersJsonParserReadsIt() throws Exception {
+    String key = "sk-bypass-json-0000000015";
+    // a repeated name (the last wins, for Jackson as for the limiter) and an escaped character
+    for (String body : List.of("{\"model\":\"gpt-4o-mini\",\"model\":\"gpt-4o\"}",
+        "{\"model\":\"gpt\\u002d4o\"}", " {\n \"model\" : \"gpt-4o\" } ")) {
+      Response r = post("/v1/chat/completions?model=gpt-4o-mini", JSON, body, bearer(key));
+      assertThat(r.status()).as(body).isEqualTo(200);
+      assertThat(JsonPath.<String>read(r.body(), "$.served")).isEqualTo("gpt-4o");
+    }
+    assertThat(windowUsed(key, "gpt-4o")).isEqualTo(3);
+    assertThat(windowUsed(key, "gpt-4o-mini")).isZero();
+  }
+
+  @Test
   void aFreshQueryModelOnEveryCallIsNotAFreshBudget() throws Exception {
     String key = "sk-bypass-fresh-000000002";
     int allowed = 0;
