@@ -26,10 +26,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *
  * <p>It wraps a {@code POST}, {@code PUT} or {@code PATCH} request whose body is JSON with a declared
  * length up to {@code max-body-peek}, or has no declared length and is not a form; a body of the
- * latter kind that is not JSON is kept only on a request the limiter charges ({@link #limited}). Form bodies
- * ({@code application/x-www-form-urlencoded}, {@code multipart/*}) are left to the container, which
- * parses their fields and limits their size itself; a declared length above {@code max-body} is
- * rejected from the header without reading.
+ * latter kind that is not JSON is kept only on a request the limiter charges ({@link #limited}).
+ * Form bodies ({@code application/x-www-form-urlencoded}, {@code multipart/*}) are left to the
+ * container, which parses their fields and limits their size itself; a declared length above
+ * {@code max-body} is rejected from the header without reading.
  */
 final class ModelPeekingFilter extends OncePerRequestFilter {
 
