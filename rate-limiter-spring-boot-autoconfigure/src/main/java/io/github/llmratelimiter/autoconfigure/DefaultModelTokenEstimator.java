@@ -12,7 +12,7 @@ final class DefaultModelTokenEstimator implements ModelTokenEstimator {
   /** Top-level fields whose text is prompt besides {@code messages}. */
   private static final List<String> PROMPT_FIELDS =
       List.of("prompt", "input", "instructions", "system", "tools", "functions");
-  /** Completion caps, the first one present wins. */
+  /** Completion caps; the largest one present counts (a handler may honour any of them). */
   private static final List<String> COMPLETION_FIELDS =
       List.of("max_completion_tokens", "max_tokens", "max_output_tokens");
 
@@ -61,12 +61,14 @@ final class DefaultModelTokenEstimator implements ModelTokenEstimator {
   }
 
   private long completion(Map<String, ?> body) {
-    long max = defaultCompletionTokens;
+    long max = -1;
     for (String field : COMPLETION_FIELDS) {
       if (body.get(field) instanceof Number n && n.longValue() >= 0) {
-        max = n.longValue();
-        break;
+        max = Math.max(max, n.longValue());
       }
+    }
+    if (max < 0) {
+      max = defaultCompletionTokens;
     }
     long choices = body.get("n") instanceof Number n && n.longValue() > 1 ? n.longValue() : 1;
     return max > Long.MAX_VALUE / choices ? Long.MAX_VALUE : max * choices;

@@ -8,9 +8,10 @@ import java.util.Map;
  *
  * <p>The default estimator ({@code ratelimiter.tpm.*}) counts UTF-8 bytes of the prompt's text
  * divided by {@code bytes-per-token} (rounded up per message), adds {@code tokens-per-message} per
- * chat message and {@code tokens-per-request}, and adds the request's {@code
- * max_completion_tokens}, {@code max_tokens} or {@code max_output_tokens} (times {@code n}), else
- * {@code default-completion-tokens}. Define a bean of this type to use a real tokenizer instead.
+ * chat message and {@code tokens-per-request}, and adds the largest of the request's {@code
+ * max_completion_tokens}, {@code max_tokens} and {@code max_output_tokens} (times {@code n}), else
+ * {@code default-completion-tokens}. In a web request these fields were checked before (integers,
+ * caps from 0 and {@code n} from 1, each at most 2^31-1; else a 400). Define a bean of this type to use a real tokenizer instead.
  * Model tokens are the LLM's tokens, not the burst bucket's permits.
  */
 @FunctionalInterface

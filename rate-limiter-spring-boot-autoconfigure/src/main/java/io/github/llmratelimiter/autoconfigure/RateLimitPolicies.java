@@ -183,10 +183,6 @@ public final class RateLimitPolicies {
         throw new InvalidRateLimitPropertyException(PREFIX + "endpoint.top", endpoint.getTop(),
             "an integer from 1 to endpoint.max-top (" + endpoint.getMaxTop() + ")");
       }
-      if (props.getWeb().getMaxBodyPeek() == null || props.getWeb().getMaxBodyPeek().isNegative()) {
-        throw new InvalidRateLimitPropertyException(
-            PREFIX + "web.max-body-peek", props.getWeb().getMaxBodyPeek(), "a size >= 0, for example 256KB");
-      }
       checkLimit(PREFIX + "rpm.limit", props.getRpm().getLimit());
       checkWindow(PREFIX + "rpm.window", props.getRpm().getWindow());
       RateLimiterProperties.Tpm tpm = props.getTpm();

@@ -17,6 +17,15 @@ public interface RateLimitRequestSupport {
   @Nullable Object currentRequest();
 
   /**
+   * Rejects the current request before anything is charged when the limiter cannot charge it
+   * correctly (for example a body above {@code ratelimiter.web.max-body}, or an invalid {@code
+   * max_tokens}); does nothing outside a request.
+   *
+   * @throws RuntimeException the rejection, which the web layer turns into a 4xx problem response
+   */
+  default void checkRequest() {}
+
+  /**
    * Returns whether the current request was already charged.
    *
    * @return {@code true} if a route or an annotated method charged it; {@code false} outside a

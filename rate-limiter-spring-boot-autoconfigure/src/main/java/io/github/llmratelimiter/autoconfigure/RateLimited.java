@@ -51,7 +51,9 @@ public @interface RateLimited {
 
   /**
    * Returns a SpEL expression for the model the call names; empty means the model of the current
-   * HTTP request, if any.
+   * HTTP request, if any, read as the request's route says ({@code
+   * ratelimiter.web.routes[n].model-source}), else as {@link ModelSource#BODY_THEN_QUERY}: the JSON
+   * body's {@code "model"}, and the {@code model} query parameter only when the body names none.
    *
    * @return the model expression
    */

@@ -843,11 +843,29 @@ public class RateLimiterProperties {
     /** Routes the interceptor limits; the first route whose patterns match a request applies. */
     private List<Route> routes = new ArrayList<>();
 
-    /** Whether the model is read from the "model" field of a JSON request body. */
+    /**
+     * Whether the limiter reads request bodies: a JSON body's "model" field and its model-token
+     * estimate, and the size of a body sent without a Content-Length. With false, a route's
+     * model-source defaults to "query" and may not be "body" or "body-then-query".
+     */
     private boolean modelFromBody = true;
 
-    /** The largest JSON request body read for its "model" field; larger bodies are not read. */
-    private DataSize maxBodyPeek = DataSize.ofKilobytes(256);
+    /**
+     * The largest request body a limited request may carry; a larger one gets a 413 problem and is
+     * not charged, whether its Content-Length declares it or it streams past the limit. 4MB holds a
+     * text prompt that fills a context window of about a million tokens (about 4 bytes a token);
+     * larger bodies are mostly inline images or audio, for which raise it. A body sent without a
+     * Content-Length is buffered up to this size before the call is charged.
+     */
+    private DataSize maxBody = DataSize.ofMegabytes(4);
+
+    /**
+     * The largest JSON request body the limiter parses for its "model" field, its model-token
+     * estimate and its checks (max_tokens, n); unset means max-body, and it may not exceed max-body.
+     * On a route whose model-source reads the body, a larger JSON body gets a 413 problem: its
+     * budget cannot be known.
+     */
+    private @Nullable DataSize maxBodyPeek;
 
     /** The "type" URI of the 429 problem response. */
     private String problemType = "urn:llmratelimiter:problem:rate-limited";
@@ -889,7 +907,8 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Returns the setting: whether the model is read from the "model" field of a JSON request body.
+     * Returns the setting: whether the limiter reads request bodies (the model, the estimate, the
+     * size of a body without a Content-Length).
      *
      * @return the modelFromBody setting
      */
@@ -898,7 +917,8 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Sets the setting: whether the model is read from the "model" field of a JSON request body.
+     * Sets the setting: whether the limiter reads request bodies (the model, the estimate, the size
+     * of a body without a Content-Length).
      *
      * @param modelFromBody the new value
      */
@@ -907,20 +927,40 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Returns the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     * Returns the setting: the largest request body a limited request may carry (a larger one gets
+     * a 413 problem).
      *
-     * @return the maxBodyPeek setting
+     * @return the maxBody setting
      */
-    public DataSize getMaxBodyPeek() {
+    public DataSize getMaxBody() {
+      return maxBody;
+    }
+
+    /**
+     * Sets the setting: the largest request body a limited request may carry (a larger one gets a
+     * 413 problem).
+     *
+     * @param maxBody the new value
+     */
+    public void setMaxBody(DataSize maxBody) {
+      this.maxBody = maxBody;
+    }
+
+    /**
+     * Returns the setting: the largest JSON request body the limiter parses; unset means max-body.
+     *
+     * @return the maxBodyPeek setting, or null when unset
+     */
+    public @Nullable DataSize getMaxBodyPeek() {
       return maxBodyPeek;
     }
 
     /**
-     * Sets the setting: the largest JSON request body read for its "model" field; larger bodies are not read.
+     * Sets the setting: the largest JSON request body the limiter parses; unset means max-body.
      *
-     * @param maxBodyPeek the new value
+     * @param maxBodyPeek the new value, or null for max-body
      */
-    public void setMaxBodyPeek(DataSize maxBodyPeek) {
+    public void setMaxBodyPeek(@Nullable DataSize maxBodyPeek) {
       this.maxBodyPeek = maxBodyPeek;
     }
 
@@ -954,6 +994,15 @@ public class RateLimiterProperties {
 
     /** The policy applied to the route; the default policy when unset. */
     private @Nullable String policy;
+
+    /**
+     * Where the route's model is read: "body-then-query" (the JSON body's "model", or a form
+     * body's model field; the "model" query parameter only when the body names none), "body"
+     * (the body only), "query" (the query string only) or "none" (no model). Unset means
+     * body-then-query, or query when model-from-body is false. Choose the source the handler
+     * reads the model from: the budget charged is then the budget of the model served.
+     */
+    private @Nullable ModelSource modelSource;
 
     /**
      * Returns the setting: path patterns the route covers (Spring PathPattern syntax, for example "/v1/**").
@@ -1007,6 +1056,26 @@ public class RateLimiterProperties {
      */
     public void setPolicy(@Nullable String policy) {
       this.policy = policy;
+    }
+
+    /**
+     * Returns the setting: where the route's model is read; unset means body-then-query (query
+     * when model-from-body is false).
+     *
+     * @return the modelSource setting, or null when unset
+     */
+    public @Nullable ModelSource getModelSource() {
+      return modelSource;
+    }
+
+    /**
+     * Sets the setting: where the route's model is read; unset means body-then-query (query when
+     * model-from-body is false).
+     *
+     * @param modelSource the new value, or null for the default
+     */
+    public void setModelSource(@Nullable ModelSource modelSource) {
+      this.modelSource = modelSource;
     }
   }
 

@@ -26,10 +26,14 @@ class DefaultModelTokenEstimatorTests {
   }
 
   @Test
-  void completionCapPrefersMaxCompletionTokensAndCountsEveryChoice() {
+  void theLargestCompletionCapCountsForEveryChoice() {
+    // a handler may honour any of the caps: a small max_completion_tokens beside a large
+    // max_tokens must not shrink the estimate
     Map<String, Object> body = Map.of("messages", List.of(user("abcdefgh")),
         "max_completion_tokens", 50, "max_tokens", 999, "n", 3);
-    assertThat(estimator.estimate(body)).isEqualTo(3 + 4 + 3 + 50 * 3);
+    assertThat(estimator.estimate(body)).isEqualTo(3 + 4 + 3 + 999 * 3);
+    assertThat(estimator.estimate(Map.of("messages", List.of(user("abcdefgh")),
+        "max_completion_tokens", 50, "max_output_tokens", 70))).isEqualTo(3 + 4 + 3 + 70);
   }
 
   @Test

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.sample;
 import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.web.DefaultRateLimitProblemFactory;
+import io.github.llmratelimiter.autoconfigure.web.RequestBodyTooLargeException;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.LinkedHashMap;
@@ -12,7 +13,7 @@ import org.springframework.http.ProblemDetail;
 
 /**
  * The starter's RFC 9457 problems plus the {@code error} object OpenAI clients read, so a 429, 401
- * or 400 from the gateway looks like OpenAI's own to an SDK.
+ * 400 or 413 from the gateway looks like OpenAI's own to an SDK.
  */
 class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
 
@@ -43,6 +44,13 @@ class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
   public ProblemDetail invalidRequest(InvalidRateLimitRequestException e, HttpServletRequest request) {
     ProblemDetail problem = super.invalidRequest(e, request);
     problem.setProperty("error", error(problem.getDetail(), "invalid_request_error", null, null));
+    return problem;
+  }
+
+  @Override
+  public ProblemDetail bodyTooLarge(RequestBodyTooLargeException e, HttpServletRequest request) {
+    ProblemDetail problem = super.bodyTooLarge(e, request);
+    problem.setProperty("error", error(problem.getDetail(), "invalid_request_error", null, "request_too_large"));
     return problem;
   }
 

@@ -66,6 +66,9 @@ final class RateLimitedAspect implements AnnotationEnforcement {
     if (inRequest && support.alreadyCharged()) {
       return call.proceed();
     }
+    if (inRequest) {
+      support.checkRequest();
+    }
     MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
         call.getTarget(), specific, call.getArgs(), NAMES);
     context.setBeanResolver(new BeanFactoryResolver(beanFactory));

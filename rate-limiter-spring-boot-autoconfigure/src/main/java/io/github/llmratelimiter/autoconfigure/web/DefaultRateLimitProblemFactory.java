@@ -79,6 +79,15 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     return problem(HttpStatus.BAD_REQUEST, exception.getMessage(), request);
   }
 
+  /** {@inheritDoc} This one also carries {@code maxBodyBytes}, the limit the body passed. */
+  @Override
+  public ProblemDetail bodyTooLarge(
+      RequestBodyTooLargeException exception, HttpServletRequest request) {
+    ProblemDetail problem = problem(HttpStatus.CONTENT_TOO_LARGE, exception.getMessage(), request);
+    problem.setProperty("maxBodyBytes", exception.limitBytes());
+    return problem;
+  }
+
   @Override
   public ProblemDetail storeUnavailable(
       RateLimitStoreUnavailableException exception, HttpServletRequest request) {

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -15,6 +16,11 @@ import org.jspecify.annotations.Nullable;
  * bytes yet blocks the request's thread until they come; the limiter peeks when it decides, just
  * before the handler would read the body anyway. Not thread-safe: a request's body is read by the
  * thread that serves it.
+ *
+ * <p>Whether bytes are kept is decided at the first access: a peek keeps them; a read keeps them
+ * only if {@code keep} says so then (the request is one the limiter will look at after the handler
+ * read it). A body that is not kept passes straight through, counted: {@link #peek()} answers
+ * {@code null} and {@link #tooLong()} knows only a body read to its end.
  */
 final class PeekableBody {
 
@@ -24,6 +30,12 @@ final class PeekableBody {
   private final int max;
   /** The declared length, or -1. */
   private final long length;
+  private final BooleanSupplier keep;
+
+  /** Whether the bytes are kept; null until the first access decides. */
+  private @Nullable Boolean keeping;
+  /** Bytes passed through without being kept. */
+  private long passed;
 
   private byte[] buf = EMPTY;
   /** Bytes read from {@link #in} into {@link #buf}. */
@@ -37,9 +49,14 @@ final class PeekableBody {
   private byte @Nullable [] body;
 
   PeekableBody(InputStream in, int max, long length) {
+    this(in, max, length, () -> true);
+  }
+
+  PeekableBody(InputStream in, int max, long length, BooleanSupplier keep) {
     this.in = in;
     this.max = max;
     this.length = length;
+    this.keep = keep;
   }
 
   /**
@@ -50,6 +67,12 @@ final class PeekableBody {
   byte @Nullable [] peek() {
     if (body != null) {
       return body;
+    }
+    if (keeping == null) {
+      keeping = true;
+    }
+    if (!keeping) {
+      return null;
     }
     try {
       while (!eof && !overflow) {
@@ -87,6 +110,17 @@ final class PeekableBody {
   }
 
   /**
+   * Returns whether the body is longer than the limit, reading it up to the limit now.
+   *
+   * @return {@code true} if it is; {@code false} when it is not or could not be read (the handler's
+   *     read then reports the failure)
+   */
+  boolean tooLong() {
+    peek();
+    return overflow || passed > max;
+  }
+
+  /**
    * Reads like {@link InputStream#read(byte[], int, int)}: the kept bytes first, then the rest.
    */
   int read(byte[] b, int off, int n) throws IOException {
@@ -95,6 +129,9 @@ final class PeekableBody {
     }
     if (n == 0) {
       return 0;
+    }
+    if (streamsThrough()) {
+      return passThrough(b, off, n);
     }
     if (pos == len && !eof && !overflow) {
       fill();
@@ -111,6 +148,42 @@ final class PeekableBody {
     int r = in.read(b, off, n); // past the limit: straight from the request
     if (r < 0) {
       eof = true;
+    }
+    return r;
+  }
+
+  /**
+   * Returns whether the body's bytes are kept; {@code false} also while nothing has decided it
+   * (nothing was read yet).
+   *
+   * @return {@code true} once a peek or a read decided to keep them
+   */
+  boolean kept() {
+    return Boolean.TRUE.equals(keeping);
+  }
+
+  /**
+   * Returns whether the body streams through unkept, deciding it now if nothing was read yet (as a
+   * read would).
+   *
+   * @return {@code true} if its bytes are not kept
+   */
+  boolean streamsThrough() {
+    if (keeping == null) {
+      keeping = keep.getAsBoolean();
+    }
+    return !keeping;
+  }
+
+  private int passThrough(byte[] b, int off, int n) throws IOException {
+    if (eof) {
+      return -1;
+    }
+    int r = in.read(b, off, n);
+    if (r < 0) {
+      eof = true;
+    } else {
+      passed += r;
     }
     return r;
   }

@@ -18,7 +18,7 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 /**
  * Turns the limiter's exceptions into {@code application/problem+json} responses: 429 with the
- * rate-limit headers, 401, 400 and 503. Ordered first, so an application's catch-all handler does
+ * rate-limit headers, 401, 400, 413 and 503. Ordered first, so an application's catch-all handler does
  * not turn a deny into a 500.
  *
  * <p>A deny whose reason is {@link Reason#STORE_UNAVAILABLE} (a distributed store whose backend is
@@ -62,6 +62,13 @@ final class RateLimitExceptionHandler {
     return ResponseEntity.status(HttpStatus.BAD_REQUEST)
         .contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .body(problems.invalidRequest(e, request));
+  }
+
+  @ExceptionHandler(RequestBodyTooLargeException.class)
+  ResponseEntity<ProblemDetail> tooLarge(RequestBodyTooLargeException e, HttpServletRequest request) {
+    return ResponseEntity.status(HttpStatus.CONTENT_TOO_LARGE)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .body(problems.bodyTooLarge(e, request));
   }
 
   @ExceptionHandler(RateLimitStoreUnavailableException.class)

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
+import io.github.llmratelimiter.autoconfigure.ModelSource;
 import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
 import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
@@ -20,9 +21,10 @@ import org.springframework.web.util.UrlPathHelper;
 import org.springframework.web.util.pattern.PathPattern;
 
 /**
- * Limits the requests whose path matches a configured route, with the route's policy, at cost 1.
- * A handler method that carries {@link RateLimited} (or whose class does) is left to the aspect
- * while one is active, and a request already charged is not charged again.
+ * Limits the requests whose path matches a configured route, with the route's policy, at cost 1,
+ * and the model read from the route's {@link ModelSource}. A handler method that carries {@link
+ * RateLimited} (or whose class does) is left to the aspect while one is active (its default model
+ * still comes from the route's source), and a request already charged is not charged again.
  */
 final class RateLimitInterceptor implements HandlerInterceptor {
 
@@ -45,13 +47,23 @@ final class RateLimitInterceptor implements HandlerInterceptor {
 
   @Override
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
-    if (routes.isEmpty() || support.alreadyCharged(request)) {
+    if (support.alreadyCharged(request)) {
       return true;
     }
-    Route route = match(path(request));
-    if (route == null || (annotationsEnforced && annotated(handler))) {
+    Route route = routes.isEmpty() ? null : match(path(request));
+    boolean annotated = annotationsEnforced && annotated(handler);
+    if (route == null && !annotated) {
       return true;
     }
+    ModelPeekingFilter.limited(request);
+    if (route == null) {
+      return true;
+    }
+    request.setAttribute(ServletRateLimitRequestSupport.MODEL_SOURCE_ATTRIBUTE, route.modelSource());
+    if (annotated) {
+      return true;
+    }
+    support.check(request);
     RateLimitOutcome outcome = enforcer.acquire(route.policy(), support.resolveKey(request, null),
         1.0, () -> support.estimateModelTokens(request));
     support.record(request, response, outcome);
@@ -90,8 +102,12 @@ final class RateLimitInterceptor implements HandlerInterceptor {
                 type -> AnnotatedElementUtils.hasAnnotation(type, RateLimited.class)));
   }
 
-  /** A compiled route: include and exclude patterns and the policy (null: the default). */
-  record Route(List<PathPattern> include, List<PathPattern> exclude, @Nullable String policy) {
+  /**
+   * A compiled route: include and exclude patterns, the policy (null: the default) and where its
+   * model is read.
+   */
+  record Route(List<PathPattern> include, List<PathPattern> exclude, @Nullable String policy,
+      ModelSource modelSource) {
 
     boolean matches(PathContainer path) {
       for (PathPattern p : exclude) {

@@ -4,6 +4,8 @@ import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.RateLimitStoreUnavailableException;
 import jakarta.servlet.http.HttpServletRequest;
+import java.net.URI;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.ProblemDetail;
 
 /**
@@ -38,6 +40,23 @@ public interface RateLimitProblemFactory {
    * @return the problem, with status 400
    */
   ProblemDetail invalidRequest(InvalidRateLimitRequestException exception, HttpServletRequest request);
+
+  /**
+   * Returns the body of a 413 response to a request whose body is larger than the limiter accepts;
+   * the default has the status's reason phrase as title, the exception's message as detail and the
+   * request path as instance.
+   *
+   * @param exception which limit the body passed
+   * @param request the request
+   * @return the problem, with status 413
+   */
+  default ProblemDetail bodyTooLarge(RequestBodyTooLargeException exception, HttpServletRequest request) {
+    ProblemDetail problem =
+        ProblemDetail.forStatusAndDetail(HttpStatus.CONTENT_TOO_LARGE, exception.getMessage());
+    problem.setTitle(HttpStatus.CONTENT_TOO_LARGE.getReasonPhrase());
+    problem.setInstance(URI.create(request.getRequestURI()));
+    return problem;
+  }
 
   /**
    * Returns the body of a 503 response when the store failed and failures deny.

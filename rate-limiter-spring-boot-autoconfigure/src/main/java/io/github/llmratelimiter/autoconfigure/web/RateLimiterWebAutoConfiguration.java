@@ -28,9 +28,10 @@ import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Spring MVC auto-configuration: the route interceptor ({@code ratelimiter.web.routes}), key
- * resolution from the request, the filter that lets the resolver read a JSON body's model (and the
- * model-token estimator its messages), the filter that settles reserved model tokens from the
- * response's usage, and the problem responses. Active in a servlet web application with Spring MVC, unless {@code
+ * resolution from the request, the filter that lets the limiter read a request body before the
+ * handler (a JSON body's model, its model-token estimate and checks, the size of a chunked body),
+ * the filter that settles reserved model tokens from the response's usage, and the problem
+ * responses (429, 401, 400, 413, 503). Active in a servlet web application with Spring MVC, unless {@code
  * ratelimiter.web.enabled=false}.
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class)
@@ -78,7 +79,8 @@ public final class RateLimiterWebAutoConfiguration {
   WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitEnforcer enforcer, RateLimitKeyResolver resolver,
       RateLimiterProperties properties, ModelTokenEstimator estimator,
       ObjectProvider<AnnotationEnforcement> annotations) {
-    List<RateLimitInterceptor.Route> routes = routes(properties.getWeb().getRoutes());
+    List<RateLimitInterceptor.Route> routes =
+        routes(properties.getWeb().getRoutes(), BodyLimits.of(properties.getWeb()));
     return new WebMvcConfigurer() {
       @Override
       public void addInterceptors(InterceptorRegistry registry) {
@@ -92,7 +94,7 @@ public final class RateLimiterWebAutoConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnBooleanProperty(name = "ratelimiter.web.model-from-body", matchIfMissing = true)
   ModelPeekingFilter rateLimitModelPeekingFilter(RateLimiterProperties properties) {
-    return new ModelPeekingFilter(properties.getWeb().getMaxBodyPeek().toBytes());
+    return new ModelPeekingFilter(BodyLimits.of(properties.getWeb()));
   }
 
   @Bean
@@ -103,11 +105,12 @@ public final class RateLimiterWebAutoConfiguration {
 
   private static ServletRateLimitRequestSupport support(RateLimitKeyResolver resolver,
       RateLimiterProperties properties, ModelTokenEstimator estimator) {
-    return new ServletRateLimitRequestSupport(
-        resolver, properties.getMissingKey(), properties.getAnonymousKey(), estimator);
+    return new ServletRateLimitRequestSupport(resolver, properties.getMissingKey(),
+        properties.getAnonymousKey(), estimator, BodyLimits.of(properties.getWeb()));
   }
 
-  private static List<RateLimitInterceptor.Route> routes(List<RateLimiterProperties.Route> configured) {
+  private static List<RateLimitInterceptor.Route> routes(
+      List<RateLimiterProperties.Route> configured, BodyLimits limits) {
     List<RateLimitInterceptor.Route> routes = new ArrayList<>();
     for (int i = 0; i < configured.size(); i++) {
       RateLimiterProperties.Route r = configured.get(i);
@@ -118,7 +121,7 @@ public final class RateLimiterWebAutoConfiguration {
       }
       routes.add(new RateLimitInterceptor.Route(
           patterns(path + ".include", r.getInclude()), patterns(path + ".exclude", r.getExclude()),
-          r.getPolicy()));
+          r.getPolicy(), limits.modelSource(path + ".model-source", r.getModelSource())));
     }
     return routes;
   }

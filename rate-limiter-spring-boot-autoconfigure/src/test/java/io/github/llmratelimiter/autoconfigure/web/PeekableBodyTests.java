@@ -106,4 +106,27 @@ class PeekableBodyTests {
     assertThat(body.peek()).isNull();
     assertThatThrownBy(() -> body.read(new byte[4], 0, 4)).hasMessage("connection reset");
   }
+
+  @ParameterizedTest
+  @CsvSource({"0, false, true", "1, true, true", "4096, true, true",
+      "0, false, false", "1, true, false", "4096, true, false"})
+  void aBodyPastTheLimitIsTooLongAndTheHandlerStillReadsItWhole(int past, boolean tooLong, boolean kept)
+      throws IOException {
+    int max = 64;
+    byte[] bytes = new byte[max + past];
+    java.util.Arrays.fill(bytes, (byte) 'x');
+    // kept: the limiter checks before the handler reads; not kept: the handler reads first and the
+    // body streams through, measured once read to its end
+    PeekableBody body = new PeekableBody(trickle(bytes, 5), max, -1, () -> kept);
+    if (kept) {
+      assertThat(body.tooLong()).isEqualTo(tooLong);
+      assertThat(body.peek()).isEqualTo(tooLong ? null : bytes);
+    }
+    assertThat(readAll(body, 7)).isEqualTo(bytes);
+    assertThat(body.tooLong()).isEqualTo(tooLong);
+    assertThat(body.finished()).isTrue();
+    if (!kept) {
+      assertThat(body.peek()).isNull();
+    }
+  }
 }

@@ -246,18 +246,47 @@ class RateLimitWebTests {
   }
 
   @Test
-  void aModelQueryParameterWinsOverTheJsonBodysModel() {
+  void theJsonBodysModelWinsOverAModelQueryParameter() {
     withMvc(runner, mvc -> {
       try {
-        mvc.perform(post("/v1/chat").param("model", "gpt-4o").header("X-API-Key", KEY)
-                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o-mini\"}"))
+        // the handler serves the body's gpt-4o: a query naming another model must not pick the budget
+        mvc.perform(post("/v1/chat?model=gpt-4o-mini").header("X-API-Key", KEY)
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o\"}"))
+            .andExpect(status().isOk())
+            .andExpect(content().json("{\"echo\":\"gpt-4o\"}"))
+            .andExpect(header().string("RateLimit-Policy",
+                "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60"));
+        mvc.perform(post("/v1/chat?model=gpt-4o-mini").header("X-API-Key", KEY)
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o\"}"))
+            .andExpect(status().isTooManyRequests())
+            .andExpect(content().json("{\"level\":\"chat/gpt-4o\"}"));
+        // a body that names no model lets the query parameter in
+        mvc.perform(post("/v1/chat?model=gpt-4o").header("X-API-Key", "sk-other-0000000000000001")
+                .contentType(MediaType.APPLICATION_JSON).content("{\"messages\":[]}"))
+            .andExpect(status().isOk())
+            .andExpect(header().string("RateLimit-Policy",
+                "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60"));
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    });
+  }
+
+  @Test
+  void aResolverWithTheApplicationsKeyKeepsTheDefaultModelRule() {
+    RateLimitKeyResolver resolver = RateLimitKeyResolver.apiKeyFrom(r -> r.getHeader("X-Tenant"));
+    withMvc(runner.withBean(RateLimitKeyResolver.class, () -> resolver), mvc -> {
+      try {
+        // the application's key only: the other headers are not the limiter's to judge
+        mvc.perform(post("/v1/chat?model=gpt-4o-mini").header("X-Tenant", "tenant-1")
+                .header("X-API-Key", "sk-a-000000000000").header("Authorization", "Bearer sk-b-000000")
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o\"}"))
             .andExpect(status().isOk())
             .andExpect(header().string("RateLimit-Policy",
                 "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60"));
         mvc.perform(post("/v1/chat").header("X-API-Key", KEY)
-                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o-mini\"}"))
-            .andExpect(status().isOk())
-            .andExpect(header().string("RateLimit-Policy", "\"per-key\";q=3;w=60, \"chat\";q=10;w=60"));
+                .contentType(MediaType.APPLICATION_JSON).content("{\"model\":\"gpt-4o\"}"))
+            .andExpect(status().isUnauthorized());
       } catch (Exception e) {
         throw new AssertionError(e);
       }
