@@ -1,10 +1,13 @@
 package io.github.llmratelimiter.redis;
 
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.Base64;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -39,8 +42,17 @@ final class RedisKeys {
 
   private final String prefix;
   private final boolean hashed;
+  private final @Nullable ThreadLocal<Mac> hmac;
 
   RedisKeys(String prefix, boolean hashed) {
+    this(prefix, hashed, null);
+  }
+
+  /**
+   * @param secret when not null, hashed parts are HMAC-SHA-256 under it instead of SHA-256, so
+   *     that a hash in Redis cannot be reversed by hashing guessed keys
+   */
+  RedisKeys(String prefix, boolean hashed, byte @Nullable [] secret) {
     if (prefix == null || prefix.isBlank()) {
       throw new IllegalArgumentException(
           "keyPrefix must not be null or blank, but was " + (prefix == null ? "null" : "'" + prefix + "'"));
@@ -54,6 +66,20 @@ final class RedisKeys {
     }
     this.prefix = prefix;
     this.hashed = hashed;
+    if (secret == null) {
+      this.hmac = null;
+    } else {
+      SecretKeySpec key = new SecretKeySpec(secret.clone(), "HmacSHA256");
+      this.hmac = ThreadLocal.withInitial(() -> {
+        try {
+          Mac mac = Mac.getInstance("HmacSHA256");
+          mac.init(key);
+          return mac;
+        } catch (GeneralSecurityException e) {
+          throw new IllegalStateException("HmacSHA256 is not available", e);
+        }
+      });
+    }
   }
 
   /** Whether limiter keys are hashed. */
@@ -63,7 +89,16 @@ final class RedisKeys {
 
   /** The part that stands for a limiter key (root or key) in Redis key names. */
   String part(String key) {
-    return hashed ? hash(key) : encode(key);
+    if (!hashed) {
+      return encode(key);
+    }
+    ThreadLocal<Mac> keyed = hmac;
+    if (keyed == null) {
+      return hash(key);
+    }
+    byte[] digest = keyed.get().doFinal(key.getBytes(StandardCharsets.UTF_8));
+    return HASH_MARK + Base64.getUrlEncoder().withoutPadding()
+        .encodeToString(Arrays.copyOf(digest, HASH_BYTES));
   }
 
   /** The limiter key a part shows in {@code top}: the hashed part itself, or the decoded key. */

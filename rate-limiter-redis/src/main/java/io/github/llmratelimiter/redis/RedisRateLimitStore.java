@@ -208,6 +208,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private final @Nullable RedisClusterClient clusterClient;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private boolean hashKeys = true;
+    private byte @Nullable [] hashSecret;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
     private @Nullable Duration maxWait;
     private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
@@ -352,6 +353,27 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
+     * Keys the hashes that name limiter keys in Redis (when {@link #hashKeys} is on, the default):
+     * HMAC-SHA-256 under {@code secret} instead of plain SHA-256, so that a hash seen in Redis or
+     * in {@link #top} cannot be reversed by hashing guessed keys. Stores sharing a prefix must use
+     * the same secret, or they do not share budgets; {@link #hashedKey(String)} is then not the
+     * form keys take.
+     *
+     * @param secret the secret, at least 16 bytes
+     * @return this builder
+     * @throws IllegalArgumentException if the secret is null or shorter than 16 bytes
+     */
+    public Builder hashSecret(byte[] secret) {
+      Checks.notNull("secret", secret);
+      if (secret.length < 16) {
+        throw new IllegalArgumentException(
+            "secret must have at least 16 bytes, but had " + secret.length);
+      }
+      this.hashSecret = secret.clone();
+      return this;
+    }
+
+    /**
      * Sets the policy applied while Redis does not answer (default {@link
      * FailurePolicy#LOCAL_FALLBACK}).
      *
@@ -460,7 +482,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
           });
         }
       }
-      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys),
+      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys, hashSecret),
           ticker, new Replies(commandTimeout.toNanos(), maxWait.toNanos(), loop));
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
           new GuardedRedisStore.BreakerSettings(failureRateThreshold, slidingWindowSize,

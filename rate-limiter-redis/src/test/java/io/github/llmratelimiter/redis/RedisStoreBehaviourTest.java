@@ -13,6 +13,7 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -187,6 +188,36 @@ class RedisStoreBehaviourTest {
       assertThat(store.reset(b, "*")).isTrue();
       assertThat(store.trackedKeys(b)).isEqualTo(odd.size() - 1);
     }
+  }
+
+  @Test
+  void aHashSecretKeysTheHashesAndStoresSharingItShareBudgets() throws Exception {
+    String prefix = TestRedis.freshPrefix();
+    String apiKey = "sk-live-guessable";
+    byte[] secret = "a-secret-of-24-bytes-xxx".getBytes(StandardCharsets.UTF_8);
+    RedisRateLimitStore.Builder keyed = RedisRateLimitStore.builder(TestRedis.standaloneClient(),
+        TestRedis.standaloneUri()).keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT)
+        .hashSecret(secret);
+    try (RedisRateLimitStore one = keyed.build(); RedisRateLimitStore two = keyed.build();
+        RedisRateLimitStore other = RedisRateLimitStore.builder(TestRedis.standaloneClient(),
+            TestRedis.standaloneUri()).keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT)
+            .hashSecret("another-secret-of-24-byte".getBytes(StandardCharsets.UTF_8)).build()) {
+      for (int i = 0; i < 3; i++) {
+        one.acquire(KEY, apiKey, 1, Composition.SEQUENTIAL);
+      }
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(secret, "HmacSHA256"));
+      String keyedHash = "#" + java.util.Base64.getUrlEncoder().withoutPadding().encodeToString(
+          java.util.Arrays.copyOf(mac.doFinal(apiKey.getBytes(StandardCharsets.UTF_8)), 16));
+      assertThat(redis.keys(prefix + ":{*"))
+          .containsExactly(prefix + ":{" + keyedHash + "}:key:" + keyedHash + ":s");
+      assertThat(keyedHash).isNotEqualTo(RedisRateLimitStore.hashedKey(apiKey));
+      assertThat(one.top(KEY, 10)).extracting(KeySnapshot::key).containsExactly(keyedHash);
+      assertThat(two.inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(3);
+      assertThat(other.inspect(KEY, apiKey)).isEmpty();
+    }
+    assertThatIllegalArgumentException().isThrownBy(() -> RedisRateLimitStore.builder("redis://x")
+        .hashSecret(new byte[15])).withMessageContaining("secret").withMessageContaining("15");
   }
 
   @Test

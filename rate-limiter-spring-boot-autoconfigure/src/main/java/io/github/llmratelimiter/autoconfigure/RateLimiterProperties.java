@@ -101,7 +101,9 @@ public class RateLimiterProperties {
   /**
    * The secret of the ids the Actuator endpoint gives API keys (HMAC-SHA-256 of the key under this
    * secret), at least 16 bytes; instances that share a store set the same secret so that their ids
-   * agree. Unset: a random secret per instance, generated at start-up.
+   * agree. On the Redis store (with hash-keys) it also keys the hashes that name API keys in Redis,
+   * so that they cannot be reversed by hashing guessed keys. Unset: a random secret per instance
+   * for the ids, generated at start-up, and plain SHA-256 in Redis.
    */
   private @Nullable String keyIdSecret;
 

@@ -9,6 +9,7 @@ import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.resource.ClientResources;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,6 +96,18 @@ public final class RateLimiterRedisAutoConfiguration {
         .hashKeys(redis.isHashKeys());
     if (maxWait != null) {
       builder.maxWait(maxWait);
+    }
+    String secret = properties.getKeyIdSecret();
+    if (secret != null) {
+      byte[] bytes = secret.getBytes(StandardCharsets.UTF_8);
+      try {
+        builder.hashSecret(bytes);
+      } catch (IllegalArgumentException e) {
+        // the value is a secret: the failure names its length only
+        throw new InvalidRateLimitPropertyException("ratelimiter.key-id-secret",
+            "(hidden, " + bytes.length + " bytes)", "a secret of at least 16 bytes (UTF-8), the"
+                + " same on every instance that shares the store");
+      }
     }
     ClientResources resources = clientResources.getIfUnique();
     if (resources != null) {
