@@ -2,6 +2,8 @@ package io.github.llmratelimiter.core;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * Where budgets keep their per-key state, and the one place a decision is taken atomically.
@@ -86,6 +88,56 @@ public interface RateLimitStore extends AutoCloseable {
   default void reconcile(Reservation reservation, long actualModelTokens) {
     throw new UnsupportedOperationException(
         getClass().getSimpleName() + " does not support model-token budgets yet");
+  }
+
+  /**
+   * Decides one call like {@link #acquire(List, List, double, Composition)} without blocking the
+   * caller on I/O: a store that decides in memory completes the stage at once, a distributed store
+   * when its server (or its failure policy) answers. A reactive front door calls this on an event
+   * loop.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param composition the composition mode
+   * @return a stage that completes with the decision
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Decision> acquireAsync(
+      List<Budget> levels, List<String> keys, double cost, Composition composition) {
+    return CompletableFuture.completedFuture(acquire(levels, keys, cost, composition));
+  }
+
+  /**
+   * Decides one call and reserves its model tokens like {@link #reserve} without blocking the
+   * caller on I/O (see {@link #acquireAsync}).
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimatedModelTokens the model tokens the call is expected to use, at least 0
+   * @param composition the composition mode
+   * @return a stage that completes with the decision and what was reserved
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, long estimatedModelTokens, Composition composition) {
+    return CompletableFuture.completedFuture(
+        reserve(levels, keys, cost, estimatedModelTokens, composition));
+  }
+
+  /**
+   * Reconciles a reservation like {@link #reconcile} without blocking the caller on I/O.
+   *
+   * @param reservation what {@link #reserve} or {@link #reserveAsync} returned
+   * @param actualModelTokens the model tokens used, at least 0
+   * @return a stage that completes once the reservation is settled (or its settlement is lost to a
+   *     store failure, as with {@link #reconcile})
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  default CompletionStage<Void> reconcileAsync(Reservation reservation, long actualModelTokens) {
+    reconcile(reservation, actualModelTokens);
+    return CompletableFuture.completedFuture(null);
   }
 
   /**

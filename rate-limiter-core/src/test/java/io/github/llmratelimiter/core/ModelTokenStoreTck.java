@@ -75,6 +75,23 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
 
   @ParameterizedTest
   @EnumSource(Composition.class)
+  void asyncReservationsAndReconciliationsActLikeSyncOnes(Composition mode) {
+    Budget b = tpm("tpm-async", 1000);
+    Reservation first = store.reserveAsync(List.of(b), List.of("t"), 1, 600, mode)
+        .toCompletableFuture().join();
+    assertThat(first.decision().allowed()).isTrue();
+    assertThat(first.remainingModelTokens()).isEqualTo(400);
+    assertThat(store.reserveAsync(List.of(b), List.of("t"), 1, 500, mode).toCompletableFuture()
+        .join().decision().reason()).isEqualTo(Reason.TPM_LIMIT);
+    store.reconcileAsync(first, 100).toCompletableFuture().join();
+    assertThat(used(b, "t")).isEqualTo(100);
+    assertThat(store.reserveAsync(List.of(b), List.of("t"), 1, 500, mode).toCompletableFuture()
+        .join().decision().allowed()).isTrue();
+    assertThat(used(b, "t")).isEqualTo(600);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
   void reconcilingDownRefundsAndUpChargesInTheSameEntry(Composition mode) {
     Budget b = tpm("tpm", 1000);
     Reservation r = reserve(b, "t", 800, mode);

@@ -311,6 +311,29 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
 
   @ParameterizedTest
   @EnumSource(Composition.class)
+  void asyncCallsDecideAndChargeExactlyLikeSyncOnes(Composition mode) {
+    Budget parent = windowOnly("async-parent", 5, Duration.ofMinutes(1));
+    Budget child = Budget.of("async-child", new WindowLimit(3, Duration.ofSeconds(2)),
+        new BucketLimit(2, 1));
+    List<Decision> sync = new ArrayList<>();
+    List<Decision> async = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      double cost = i % 4 == 0 ? 1.5 : 1;
+      sync.add(store.acquire(List.of(parent, child), List.of("s", "s/m"), cost, mode));
+      async.add(store.acquireAsync(List.of(parent, child), List.of("a", "a/m"), cost, mode)
+          .toCompletableFuture().join());
+      ticker.advanceMillis(400);
+    }
+    assertThat(async).isEqualTo(sync);
+    assertThat(windowUsed(child, "a/m")).isEqualTo(windowUsed(child, "s/m"));
+    assertThat(tokens(child, "a/m")).isEqualTo(tokens(child, "s/m"));
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> store.acquireAsync(List.of(child), List.of(" "), 1, mode))
+        .withMessageContaining("key");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
   void twoThreadsOneTenantOneTokenLeftRoomInTheWindow(Composition mode) throws Exception {
     // The seed's design scenario.
     GatewayLimiter limiter = gateway(10, 2, 0, mode);

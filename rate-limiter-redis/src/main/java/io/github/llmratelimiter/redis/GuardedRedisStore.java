@@ -19,7 +19,10 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -64,7 +67,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
 
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
-      BreakerSettings settings, Duration heartbeatInterval, Ticker clock) {
+      BreakerSettings settings, Duration heartbeatInterval, Ticker clock,
+      ScheduledExecutorService timer) {
     this.redis = redis;
     this.replies = redis.replies();
     this.policy = policy;
@@ -90,14 +94,22 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
     });
     this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
+    this.heartbeats = timer;
+    this.heartbeatMs = heartbeatInterval.toMillis();
+  }
+
+  /**
+   * A new timer for a store: one daemon thread that sends the heartbeats and checks the calls
+   * that wait for Redis (see {@link Replies}).
+   */
+  static ScheduledExecutorService newTimer() {
     ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "ratelimiter-redis-heartbeat");
+      Thread t = new Thread(r, "ratelimiter-redis-timer");
       t.setDaemon(true);
       return t;
     });
     executor.setRemoveOnCancelPolicy(true);
-    this.heartbeats = executor;
-    this.heartbeatMs = heartbeatInterval.toMillis();
+    return executor;
   }
 
   /** A {@link Clock} on the store's ticker, for the circuit breaker's open-state wait. */
@@ -182,6 +194,53 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return decide(redis.planReserve(levels, keys, cost, estimatedModelTokens, composition));
   }
 
+  @Override
+  public CompletionStage<Decision> acquireAsync(
+      List<Budget> levels, List<String> keys, double cost, Composition composition) {
+    return decideAsync(redis.plan(levels, keys, cost, composition)).thenApply(Reservation::decision);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, long estimatedModelTokens, Composition composition) {
+    return decideAsync(redis.planReserve(levels, keys, cost, estimatedModelTokens, composition));
+  }
+
+  @Override
+  public CompletionStage<Void> reconcileAsync(Reservation reservation, long actualModelTokens) {
+    if (!redis.planReconcile(reservation, actualModelTokens)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (!LuaRateLimitStore.fromRedis(reservation)) {
+      if (fallback != null) {
+        fallback.reconcile(reservation, actualModelTokens);
+      }
+      return CompletableFuture.completedFuture(null);
+    }
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    long start = System.nanoTime();
+    CompletableFuture<List<Object>> sent;
+    try {
+      sent = redis.submitReconcile(reservation, actualModelTokens);
+    } catch (RedisException e) {
+      failed(e, start);
+      return CompletableFuture.completedFuture(null);
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      throw e;
+    }
+    return replies.within(sent, start).handle((done, failure) -> {
+      if (failure == null) {
+        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      } else {
+        failed(Replies.redisException(failure), start);
+      }
+      return null;
+    });
+  }
+
   /**
    * Reconciles on Redis a reservation Redis made, and on the fallback one the fallback made. A
    * reconciliation that cannot reach Redis is lost (and counted as an error).
@@ -219,35 +278,82 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       return outage(call);
     }
     long start = System.nanoTime();
-    CompletableFuture<AcquireReply> sent = null;
+    CompletableFuture<AcquireReply> reply = send(call, start);
+    AcquireReply r = null;
+    Throwable failure = null;
     try {
-      long deadline = start + replies.maxWaitNanos();
-      sent = redis.submit(call, deadline);
-      AcquireReply reply = replies.await(sent, start);
-      if (reply.expired) {
-        // the server's clock ran ahead of this process's estimate, which the reply corrected
-        sent = redis.submit(call, deadline);
-        reply = replies.await(sent, start);
-        if (reply.expired) {
-          throw new RedisException("Redis ran the call after its deadline twice");
-        }
-      }
-      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      Reservation r = LuaRateLimitStore.decode(call, reply);
-      if (fallback != null && r.decision().allowed()) {
-        fallback.mirror(call);
-      }
-      return r;
+      r = reply.join();
+    } catch (CompletionException | CancellationException e) {
+      failure = e;
+    }
+    return finish(call, start, r, failure); // on the caller's thread, not on Redis's event loop
+  }
+
+  private CompletableFuture<Reservation> decideAsync(LuaRateLimitStore.Call call) {
+    if (call.decided() != null) {
+      return CompletableFuture.completedFuture(call.decidedReservation());
+    }
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.completedFuture(outage(call));
+    }
+    long start = System.nanoTime();
+    return send(call, start).handle((r, failure) -> finish(call, start, r, failure));
+  }
+
+  /**
+   * Sends a call (with the circuit breaker's permission) and completes with its reply, or fails
+   * with a {@link RedisException}; never blocks. A call whose script found its deadline passed
+   * while its caller still waited (the server's clock ran ahead of this process's estimate, which
+   * the reply corrected) is sent once more.
+   */
+  private CompletableFuture<AcquireReply> send(LuaRateLimitStore.Call call, long start) {
+    long deadline = start + replies.maxWaitNanos();
+    try {
+      return send(call, start, deadline, false);
     } catch (RedisException e) {
-      failed(e, start);
-      if (sent != null) {
-        refundWhenLate(call, sent);
-      }
-      return outage(call);
+      return CompletableFuture.failedFuture(e);
     } catch (RuntimeException e) {
       breaker.releasePermission(); // not Redis's failure: the permission goes back unused
       throw e;
     }
+  }
+
+  private CompletableFuture<AcquireReply> send(
+      LuaRateLimitStore.Call call, long start, long deadline, boolean again) {
+    CompletableFuture<AcquireReply> sent = redis.submit(call, deadline);
+    return replies.within(sent, start).handle((reply, failure) -> {
+      if (failure != null) {
+        refundWhenLate(call, sent);
+        return CompletableFuture.<AcquireReply>failedFuture(failure);
+      }
+      if (!reply.expired) {
+        return CompletableFuture.completedFuture(reply);
+      }
+      if (again) {
+        return CompletableFuture.<AcquireReply>failedFuture(
+            new RedisException("Redis ran the call after its deadline twice"));
+      }
+      try {
+        return send(call, start, deadline, true);
+      } catch (RuntimeException e) {
+        return CompletableFuture.<AcquireReply>failedFuture(e);
+      }
+    }).thenCompose(f -> f);
+  }
+
+  /** The outcome of a sent call: its reply decoded, or the failure policy's answer. */
+  private Reservation finish(LuaRateLimitStore.Call call, long start, @Nullable AcquireReply reply,
+      @Nullable Throwable failure) {
+    if (reply == null) {
+      failed(Replies.redisException(failure), start);
+      return outage(call);
+    }
+    breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    Reservation r = LuaRateLimitStore.decode(call, reply);
+    if (fallback != null && r.decision().allowed()) {
+      fallback.mirror(call);
+    }
+    return r;
   }
 
   /**

@@ -383,8 +383,14 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
   }
 
-  /** Runs a validated reconciliation on Redis: one script call. */
+  /** Runs a validated reconciliation on Redis and waits for it: one script call. */
   void executeReconcile(Reservation reservation, long actualModelTokens) {
+    long sent = System.nanoTime();
+    replies.await(submitReconcile(reservation, actualModelTokens), sent);
+  }
+
+  /** Sends a validated reconciliation to Redis: one script call. */
+  CompletableFuture<List<Object>> submitReconcile(Reservation reservation, long actualModelTokens) {
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
     double[] numbers = timeNumbers(7); // ARGV[1] (see reconcile.lua)
@@ -395,9 +401,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] keys = new String[keyCount(scripted)];
     byte[][] levelArgs = new byte[scripted.length][];
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
-    long sent = System.nanoTime();
-    replies.await(watched(RECONCILE.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs,
-        levelArgs.length)), sent);
+    return watched(RECONCILE.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs,
+        levelArgs.length));
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */

@@ -15,6 +15,7 @@ import io.lettuce.core.resource.Delay;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
@@ -482,12 +483,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
           });
         }
       }
+      ScheduledExecutorService timer = GuardedRedisStore.newTimer();
       LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys, hashSecret),
-          ticker, new Replies(commandTimeout.toNanos(), maxWait.toNanos(), loop));
+          ticker, new Replies(commandTimeout.toNanos(), maxWait.toNanos(), loop, timer));
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
           new GuardedRedisStore.BreakerSettings(failureRateThreshold, slidingWindowSize,
               minimumNumberOfCalls, permittedCallsInHalfOpenState),
-          heartbeatInterval, ticker != null ? ticker : Ticker.system());
+          heartbeatInterval, ticker != null ? ticker : Ticker.system(), timer);
       store.start(connectTimeout);
       return store;
     }

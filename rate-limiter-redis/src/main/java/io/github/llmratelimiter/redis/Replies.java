@@ -3,11 +3,13 @@ package io.github.llmratelimiter.redis;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisException;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,6 +24,7 @@ final class Replies {
   private final long silenceNanos;
   private final long maxWaitNanos;
   private final @Nullable EventLoopWatch loop;
+  private final ScheduledExecutorService timer;
   private volatile long last;
 
   /**
@@ -29,11 +32,14 @@ final class Replies {
    * @param maxWaitNanos the longest a caller waits in all
    * @param loop the watch on the loop that reads replies; {@code null} when the store has no
    *     access to it (a client of the application's): a silence then counts as seen
+   * @param timer runs the checks of the calls that wait
    */
-  Replies(long silenceNanos, long maxWaitNanos, @Nullable EventLoopWatch loop) {
+  Replies(long silenceNanos, long maxWaitNanos, @Nullable EventLoopWatch loop,
+      ScheduledExecutorService timer) {
     this.silenceNanos = silenceNanos;
     this.maxWaitNanos = maxWaitNanos;
     this.loop = loop;
+    this.timer = timer;
     this.last = System.nanoTime();
   }
 
@@ -50,47 +56,74 @@ final class Replies {
   }
 
   /**
-   * Waits for a reply to a call sent at {@code sentAt}.
+   * Waits for a reply to a call sent at {@code sentAt}, blocking the caller.
    *
    * @throws RedisCommandTimeoutException when Redis answered nothing for the silence timeout, or
    *     the longest wait passed
    * @throws RedisException when the call failed (a connection or Redis error)
    */
   <T> T await(CompletableFuture<T> reply, long sentAt) {
-    long giveUpAt = sentAt + maxWaitNanos;
-    for (;;) {
-      long quietUntil = Math.max(sentAt, last) + silenceNanos;
-      long now = System.nanoTime();
-      long next;
-      if (now - giveUpAt >= 0) {
-        next = giveUpAt;
-      } else if (now - quietUntil < 0) {
-        next = Math.min(quietUntil, giveUpAt);
-      } else if (loop == null || loop.tickedAt() - quietUntil >= 0) {
-        next = now; // the loop ran after the silence timeout and read nothing: Redis is silent
-      } else {
-        next = Math.min(now + TimeUnit.MILLISECONDS.toNanos(EventLoopWatch.TICK_MILLIS), giveUpAt);
-      }
-      if (next - now <= 0 && !reply.isDone()) {
-        throw new RedisCommandTimeoutException(now - giveUpAt >= 0
-            ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
-            : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms");
-      }
-      try {
-        return reply.get(Math.max(0, next - now), TimeUnit.NANOSECONDS);
-      } catch (TimeoutException e) {
-        // Redis may have answered earlier calls meanwhile: measure the silence again
-      } catch (ExecutionException e) {
-        throw redisException(e.getCause());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new RedisException("interrupted while waiting for Redis", e);
-      }
+    try {
+      return within(reply, sentAt).join();
+    } catch (CompletionException | CancellationException e) {
+      throw redisException(e);
     }
   }
 
+  /**
+   * Returns a future of the reply to a call sent at {@code sentAt} that fails, without blocking
+   * anyone, with a {@link RedisCommandTimeoutException} when Redis answered nothing for the silence
+   * timeout, or the longest wait passed; and with a {@link RedisException} when the call failed.
+   */
+  <T> CompletableFuture<T> within(CompletableFuture<T> reply, long sentAt) {
+    CompletableFuture<T> result = new CompletableFuture<>();
+    reply.whenComplete((value, failure) -> {
+      if (failure == null) {
+        result.complete(value);
+      } else {
+        result.completeExceptionally(redisException(failure));
+      }
+    });
+    check(result, reply, sentAt);
+    return result;
+  }
+
+  /** Fails {@code result} if its call timed out, else checks again when it next could. */
+  private <T> void check(CompletableFuture<T> result, CompletableFuture<T> reply, long sentAt) {
+    if (result.isDone()) {
+      return;
+    }
+    long giveUpAt = sentAt + maxWaitNanos;
+    long quietUntil = Math.max(sentAt, last) + silenceNanos;
+    long now = System.nanoTime();
+    long next;
+    if (now - giveUpAt >= 0) {
+      next = giveUpAt;
+    } else if (now - quietUntil < 0) {
+      next = Math.min(quietUntil, giveUpAt);
+    } else if (loop == null || loop.tickedAt() - quietUntil >= 0) {
+      next = now; // the loop ran after the silence timeout and read nothing: Redis is silent
+    } else {
+      next = Math.min(now + TimeUnit.MILLISECONDS.toNanos(EventLoopWatch.TICK_MILLIS), giveUpAt);
+    }
+    if (next - now <= 0) {
+      result.completeExceptionally(new RedisCommandTimeoutException(now - giveUpAt >= 0
+          ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
+          : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms"));
+      return;
+    }
+    ScheduledFuture<?> again = timer.schedule(() -> check(result, reply, sentAt), next - now,
+        TimeUnit.NANOSECONDS);
+    result.whenComplete((value, failure) -> again.cancel(false));
+  }
+
   private static Throwable cause(Throwable t) {
-    return t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+    Throwable c = t;
+    while ((c instanceof CompletionException || c instanceof ExecutionException)
+        && c.getCause() != null) {
+      c = c.getCause();
+    }
+    return c;
   }
 
   /** A failure of a call as Lettuce's exception, which the store's failure handling expects. */

@@ -13,6 +13,8 @@ import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
@@ -186,6 +188,33 @@ class RedisOutageTest {
       // only the first call stays charged: the 503 charged nothing
       assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
       assertThat(acquire(store, "t").remaining()).isZero();
+    }
+  }
+
+  @Test
+  void anAsyncCallNeverBlocksItsCallerAndIsAnsweredByThePolicyOnTime() {
+    try (RedisRateLimitStore store = builder(FailurePolicy.FAIL_CLOSED)
+        .circuitBreaker(50, 20, 10, 3).build()) {
+      assertThat(store.acquireAsync(List.of(TWO_PER_MINUTE), List.of("t"), 1,
+          Composition.SEQUENTIAL).toCompletableFuture().join().remaining()).isEqualTo(1);
+      server.freeze();
+      CompletableFuture<Decision> pending;
+      long start = System.nanoTime();
+      try {
+        pending = store.acquireAsync(List.of(TWO_PER_MINUTE), List.of("t"), 1,
+            Composition.SEQUENTIAL).toCompletableFuture();
+        // Redis is frozen: the call cannot have been answered, so the caller was not held
+        assertThat(pending).isNotDone();
+        Decision d = pending.join();
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(ms).isGreaterThanOrEqualTo(TIMEOUT.toMillis() - 5).isLessThan(ANSWER_BOUND_MS);
+        assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      } finally {
+        server.thaw();
+      }
+      GuardedRedisStore guarded = (GuardedRedisStore) store;
+      await("the late call refunded", () -> guarded.refundCount() == 1);
+      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
     }
   }
 
