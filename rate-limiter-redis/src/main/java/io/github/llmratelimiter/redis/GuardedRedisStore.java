@@ -145,7 +145,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   void start(Duration wait) {
     try {
       redis.warmUp(wait);
-      heartbeat();
+      heartbeat().join();
     } catch (RedisException e) {
       failed(e, 0);
       breaker.transitionToOpenState();
@@ -156,25 +156,38 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   /**
    * Marks this instance live in Redis and takes the live count for the fallback's shares; a
-   * failure counts for the circuit breaker like any call.
+   * failure counts for the circuit breaker like any call. Never blocks (it runs on the timer that
+   * also checks the waiting calls).
+   *
+   * @return a future that completes once the heartbeat is answered or has failed
    */
-  void heartbeat() {
+  CompletableFuture<Void> heartbeat() {
     if (!breaker.tryAcquirePermission()) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     long start = System.nanoTime();
+    CompletableFuture<Long> sent;
     try {
-      long live = replies.await(redis.heartbeat(instanceId, heartbeatTtlMs), start);
-      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      if (fallback != null) {
-        fallback.instances((int) Math.min(Integer.MAX_VALUE, live));
-      }
+      sent = redis.heartbeat(instanceId, heartbeatTtlMs);
     } catch (RedisException e) {
       failed(e, start);
+      return CompletableFuture.completedFuture(null);
     } catch (RuntimeException e) {
       breaker.releasePermission();
       LOG.log(Level.WARNING, "Redis rate-limit store heartbeat failed", e);
+      return CompletableFuture.completedFuture(null);
     }
+    return replies.within(sent, start).handle((live, failure) -> {
+      if (failure != null) {
+        failed(Replies.redisException(failure), start);
+      } else {
+        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        if (fallback != null) {
+          fallback.instances((int) Math.min(Integer.MAX_VALUE, live));
+        }
+      }
+      return null;
+    });
   }
 
   @Override

@@ -247,8 +247,8 @@ class RedisOutageTest {
     Budget tenPerMinute = new Budget("rpm", WindowLimit.perMinute(10), null);
     RedisRateLimitStore.Builder both = builder(FailurePolicy.LOCAL_FALLBACK).ticker(ticker);
     try (RedisRateLimitStore a = both.build(); RedisRateLimitStore b = both.build()) {
-      ((GuardedRedisStore) a).heartbeat();
-      ((GuardedRedisStore) b).heartbeat();
+      ((GuardedRedisStore) a).heartbeat().join();
+      ((GuardedRedisStore) b).heartbeat().join();
       assertThat(((GuardedRedisStore) a).liveInstances()).isEqualTo(2);
       assertThat(((GuardedRedisStore) b).liveInstances()).isEqualTo(2);
       // instance a admits the whole limit through Redis
