@@ -25,14 +25,18 @@ class InMemoryStoreTest {
 
   @Test
   void idleKeysAreDroppedOnceTheirStateIsFresh() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    InMemoryStore store = new InMemoryStore(ticker, 100, 100);
     store.acquire(budget, "a", 1, Composition.SEQUENTIAL);
-    assertThat(store.trackedKeys(budget)).isEqualTo(1);
+    store.cleanUp();
+    assertThat(store.trackedKeys(budget)).isEqualTo(1); // "a" is not fresh yet
     ticker.advanceMillis(999);
-    store.acquire(budget, "b", 2, Composition.SEQUENTIAL); // "a" is not fresh yet, no sweep due
+    store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
+    store.cleanUp();
     assertThat(store.trackedKeys(budget)).isEqualTo(2);
     ticker.advanceMillis(1001); // a: window empty, bucket full; b: bucket 1.001 of 2
     store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
+    assertThat(store.trackedKeys(budget)).isEqualTo(3); // calls do no housekeeping
+    store.cleanUp();
     assertThat(store.inspect(budget, "a")).isEmpty();
     assertThat(store.inspect(budget, "b")).isPresent();
     assertThat(store.trackedKeys(budget)).isEqualTo(2);
@@ -40,11 +44,12 @@ class InMemoryStoreTest {
 
   @Test
   void aKeyThatWouldNotBeFreshIsNeverDropped() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    InMemoryStore store = new InMemoryStore(ticker, 100, 100);
     Budget oneShot = new Budget("one-shot", null, new BucketLimit(2, 0));
     store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL);
     ticker.advance(Duration.ofDays(30));
-    store.acquire(oneShot, "b", 1, Composition.SEQUENTIAL);
+    store.cleanUp();
+    store.cleanUp();
     assertThat(store.inspect(oneShot, "a")).isPresent();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isFalse();
@@ -52,7 +57,7 @@ class InMemoryStoreTest {
 
   @Test
   void aFullTableTurnsNewKeysAwayAndKeepsEveryTrackedBudget() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker, 2);
+    InMemoryStore store = new InMemoryStore(ticker, 2, 100); // no background maintenance
     store.acquire(budget, "a", 2, Composition.SEQUENTIAL);
     store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
     Decision c = store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
@@ -61,8 +66,9 @@ class InMemoryStoreTest {
     assertThat(c.retryAfterMs()).isPositive();
     assertThat(store.acquire(budget, "a", 1, Composition.SEQUENTIAL).reason())
         .isEqualTo(Reason.BURST_LIMIT); // a's empty bucket was not reset to make room
-    ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again
+    ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again: the new key's step drops them
     assertThat(store.acquire(budget, "c", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+    assertThat(store.trackedKeys(budget)).isEqualTo(1);
   }
 
   @Test
@@ -78,7 +84,7 @@ class InMemoryStoreTest {
       }
       return ticker.read();
     };
-    InMemoryStore store = new InMemoryStore(blocking, 100);
+    InMemoryStore store = new InMemoryStore(blocking, 100, 100);
     store.table(budget); // created here, so the holder's readings are: lookup, then under the lock
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
@@ -108,15 +114,15 @@ class InMemoryStoreTest {
     // Every key admits exactly one call per window; sweeps run flat out, retiring fresh entries
     // while callers are about to charge them. A charge that landed on a retired entry would let a
     // second call through.
-    InMemoryStore store = new InMemoryStore(ticker, 1_000_000);
+    // Steps of 64 entries: passes span many steps while keys are added behind the cursor.
+    InMemoryStore store = new InMemoryStore(ticker, 1_000_000, 64);
     Budget once = new Budget("once", new WindowLimit(1, Duration.ofHours(1)), null);
-    BudgetTable table = store.table(once);
     int keys = 5_000;
     AtomicIntegerArray admitted = new AtomicIntegerArray(keys);
     AtomicBoolean done = new AtomicBoolean();
     CompletableFuture<Void> sweeper = CompletableFuture.runAsync(() -> {
       while (!done.get()) {
-        table.maybeSweep(ticker.read(), true);
+        store.cleanUp();
       }
     });
     try {
@@ -176,7 +182,7 @@ class InMemoryStoreTest {
       }
       return ticker.read();
     };
-    InMemoryStore store = new InMemoryStore(flaky, 100);
+    InMemoryStore store = new InMemoryStore(flaky, 100, 100);
     BudgetTable table = store.table(budget);
     assertThat(store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL)).isTrue(); // tracked now
     failing.set(true);
