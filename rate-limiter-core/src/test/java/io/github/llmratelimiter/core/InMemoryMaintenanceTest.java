@@ -220,14 +220,14 @@ class InMemoryMaintenanceTest {
 
   @Test
   void maintenanceRacingCallsNeverLosesAChargeAndLeavesATrueCount() throws Exception {
-    // Each key admits one call per second. Every round, three threads call every key while steps
-    // of 50 entries run flat out; between rounds the clock moves a second, so each key is fresh and
-    // may be dropped while a caller is about to charge it. A charge lost on a dropped entry would
-    // admit a second call in the round.
-    InMemoryStore store = new InMemoryStore(ticker, 1_000_000, 50);
+    // Each key admits one call per second. Every round, three threads call each of 100 keys five
+    // times while steps of 7 entries run flat out, so steps often meet a key in use; between rounds
+    // the clock moves a second, so each key is fresh and may be dropped while a caller is about to
+    // charge it. A charge lost on a dropped entry would admit a second call in the round.
+    InMemoryStore store = new InMemoryStore(ticker, 1_000_000, 7);
     Budget once = new Budget("once", new WindowLimit(1, Duration.ofSeconds(1)), null);
-    int keys = 2_000;
-    int rounds = 5;
+    int keys = 100;
+    int rounds = 200;
     AtomicIntegerArray admitted = new AtomicIntegerArray(keys);
     AtomicBoolean done = new AtomicBoolean();
     CompletableFuture<Void> maintenance = CompletableFuture.runAsync(() -> {
@@ -239,8 +239,10 @@ class InMemoryMaintenanceTest {
       for (int round = 1; round <= rounds; round++) {
         StoreTckSupport.runConcurrently(3, () -> {
           for (int k = 0; k < keys; k++) {
-            if (store.acquire(once, "k" + k, 1, Composition.SEQUENTIAL).allowed()) {
-              admitted.incrementAndGet(k);
+            for (int call = 0; call < 5; call++) {
+              if (store.acquire(once, "k" + k, 1, Composition.SEQUENTIAL).allowed()) {
+                admitted.incrementAndGet(k);
+              }
             }
           }
           return null;
@@ -255,7 +257,7 @@ class InMemoryMaintenanceTest {
       done.set(true);
       maintenance.get(30, TimeUnit.SECONDS);
     }
-    for (int i = 0; i < 2 * keys / 50 + 2; i++) {
+    for (int i = 0; i < 2 * keys / 7 + 2; i++) {
       store.cleanUp();
     }
     assertThat(store.trackedKeys(once)).isZero();
