@@ -18,10 +18,6 @@ final class Busiest {
     this.uses = new double[capacity];
   }
 
-  int size() {
-    return size;
-  }
-
   void clear() {
     Arrays.fill(entries, 0, size, null);
     size = 0;

@@ -40,7 +40,7 @@ final class InMemoryStore implements RateLimitStore {
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
-  /** Which table (its position among the tables in their order) the next maintenance step continues. */
+  /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
   /** Entries {@link #top} has read since the store was created (a test's measure of its work). */
   private final AtomicLong topReads = new AtomicLong();

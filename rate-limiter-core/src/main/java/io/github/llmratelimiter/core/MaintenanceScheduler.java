@@ -24,8 +24,8 @@ public interface MaintenanceScheduler {
   /**
    * Starts running {@code maintenance} repeatedly, until the returned future is cancelled.
    *
-   * <p>The task never throws, is cheap when there is nothing to do, and may run on any thread; runs
-   * of one store's task must not overlap (a run that finds another under way returns at once).
+   * <p>The task never throws, is cheap when there is nothing to do, and may run on any thread. Runs
+   * that overlap are harmless: a run skips a budget that another run is maintaining.
    *
    * @param maintenance one bounded maintenance step of a store
    * @return a future whose {@link Future#cancel(boolean)} stops the runs

@@ -108,10 +108,11 @@ public interface RateLimitStore extends AutoCloseable {
    *   <li>above, it reads only candidates: the 1,024 keys its maintenance found busiest in its last
    *       complete pass over the budget, and the 1,024 busiest so far in the pass under way. A key
    *       is ranked on its use when maintenance last examined it, so a key whose use rose since (or
-   *       a key new since) is listed only once maintenance has examined it again. A pass examines
-   *       every key; with the default scheduler it takes one maintenance interval per 100,000 keys
-   *       (one second per 100,000 keys, so ten seconds at 1,000,000). A store whose maintenance
-   *       never runs has no candidates, and returns none above 2,048 keys.
+   *       a key new since) is listed only once maintenance has examined it again. Maintenance
+   *       examines 100,000 keys per run, budget after budget, so a pass over a budget ends within
+   *       {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the keys tracked in the store
+   *       (about ten seconds per 1,000,000 keys with the default scheduler, one run a second). A
+   *       store whose maintenance never runs has no candidates, and lists none above 2,048 keys.
    * </ul>
    * A distributed store may read every key.
    *

@@ -30,6 +30,10 @@ import org.openjdk.jmh.annotations.TearDown;
  * names the busiest: a store that ranks from maintained candidates has made a pass by then, while
  * one that reads every key answers at once. The store's own background maintenance runs during
  * the measurement, as it does in an application.
+ *
+ * <p>Run with {@code java -cp rate-limiter-benchmarks/target/benchmarks.jar org.openjdk.jmh.Main
+ * InMemoryTopBenchmark -f 1 -wi 2 -i 5 -w 2s -r 3s}; for an older core, check out its {@code
+ * rate-limiter-core/src/main} first and rebuild the jar.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
