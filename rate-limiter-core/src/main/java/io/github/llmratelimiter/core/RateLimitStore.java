@@ -191,10 +191,11 @@ public interface RateLimitStore extends AutoCloseable {
    * InMemoryStore#DEFAULT_MAINTENANCE_STEP} tracked keys across the store's budgets, continuing
    * where the last run stopped. It drops each examined key whose state equals a fresh one (which
    * never grants budget: a bucket that does not refill and was charged is never dropped) and ranks
-   * the busiest for {@link #top}. With {@code T} keys tracked, a key that is fresh is dropped, and
-   * {@link #trackedKeys} counts it no more, within {@code 2 * ceil(T / 100,000) + 2} runs (within
-   * {@code ceil(T / 100,000) + 1} for a store with one budget); with the default scheduler, one run
-   * a second.
+   * the busiest for {@link #top}. A key that is fresh is dropped, and {@link #trackedKeys} counts
+   * it no more, within {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the most keys the
+   * store tracked meanwhile (with the default scheduler, one run a second). A run skips a budget
+   * whose own step is under way on a caller's thread (see below), which may add a round over the
+   * other budgets.
    *
    * <p>When a budget tracks {@code maxKeysPerBudget} keys, a call with a new key runs one step of
    * at most 1,000 keys of that budget at once; if the budget is still full, the call is denied
