@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -159,21 +158,15 @@ class InMemoryMaintenanceTest {
 
   @Test
   void aStepThatFailsDoesNotStopTheNextOnes() {
-    AtomicBoolean failing = new AtomicBoolean();
-    Ticker flaky = () -> {
-      if (failing.get()) {
-        throw new IllegalStateException("clock unavailable");
-      }
-      return ticker.read();
-    };
+    FlakyTicker flaky = new FlakyTicker(ticker);
     CapturingScheduler scheduler = new CapturingScheduler();
     RateLimitStore store = RateLimitStore.inMemory(flaky, 100, scheduler);
     charge(store, perSecond, "k", 10);
     ticker.advance(Duration.ofSeconds(1));
-    failing.set(true);
+    flaky.failing.set(true);
     scheduler.tasks.get(0).run(); // logged, not thrown: a scheduler would stop a task that throws
     assertThat(store.trackedKeys(perSecond)).isEqualTo(10);
-    failing.set(false);
+    flaky.failing.set(false);
     scheduler.tasks.get(0).run();
     assertThat(store.trackedKeys(perSecond)).isZero();
   }
@@ -229,13 +222,7 @@ class InMemoryMaintenanceTest {
     int keys = 100;
     int rounds = 200;
     AtomicIntegerArray admitted = new AtomicIntegerArray(keys);
-    AtomicBoolean done = new AtomicBoolean();
-    CompletableFuture<Void> maintenance = CompletableFuture.runAsync(() -> {
-      while (!done.get()) {
-        store.cleanUp();
-      }
-    });
-    try {
+    try (FlatOutMaintenance maintenance = new FlatOutMaintenance(store)) {
       for (int round = 1; round <= rounds; round++) {
         StoreTckSupport.runConcurrently(3, () -> {
           for (int k = 0; k < keys; k++) {
@@ -253,9 +240,6 @@ class InMemoryMaintenanceTest {
         assertThat(store.trackedKeys(once)).isEqualTo(keys); // every key is charged: none dropped
         ticker.advance(Duration.ofSeconds(1));
       }
-    } finally {
-      done.set(true);
-      maintenance.get(30, TimeUnit.SECONDS);
     }
     for (int i = 0; i < 2 * keys / 7 + 2; i++) {
       store.cleanUp();

@@ -124,11 +124,6 @@ class InMemoryTopTest {
     InMemoryStore store = new InMemoryStore(ticker, 100_000, 500);
     int keys = 3_000;
     AtomicBoolean done = new AtomicBoolean();
-    CompletableFuture<Void> maintenance = CompletableFuture.runAsync(() -> {
-      while (!done.get()) {
-        store.cleanUp();
-      }
-    });
     CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
       int answers = 0;
       while (!done.get()) {
@@ -139,7 +134,7 @@ class InMemoryTopTest {
       return answers;
     });
     List<Integer> admitted;
-    try {
+    try (FlatOutMaintenance maintenance = new FlatOutMaintenance(store)) {
       admitted = StoreTckSupport.runConcurrently(3, () -> {
         int n = 0;
         for (int round = 0; round < 10; round++) {
@@ -154,7 +149,6 @@ class InMemoryTopTest {
       });
     } finally {
       done.set(true);
-      maintenance.get(30, TimeUnit.SECONDS);
     }
     assertThat(reader.get(30, TimeUnit.SECONDS)).isPositive();
     // each key k admits min(10, 3 * (k % 10 + 1)) calls
