@@ -2,10 +2,13 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.autoconfigure.metrics.RateLimiterMetricsAutoConfiguration;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,20 +45,27 @@ class InMemoryStoreMaintenanceTests {
   @Test
   void runWhenMaintenanceSchedulerBeanShouldRunTheStoreMaintenanceOnItAndStopItOnClose() {
     CapturingScheduler scheduler = new CapturingScheduler();
-    runner.withBean(ManualTicker.class, ManualTicker::new)
+    runner.withConfiguration(AutoConfigurations.of(RateLimiterMetricsAutoConfiguration.class))
+        .withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withBean(ManualTicker.class, ManualTicker::new)
         .withBean(MaintenanceScheduler.class, () -> scheduler)
         .run(context -> {
           RateLimitStore store = context.getBean(RateLimitStore.class);
           Budget budget = budget(context.getBean(RateLimitPolicies.class));
+          MeterRegistry meters = context.getBean(MeterRegistry.class);
           charge(store, budget, 20);
           context.getBean(ManualTicker.class).advance(Duration.ofSeconds(1));
-          assertThat(store.trackedKeys(budget)).isEqualTo(20); // no step has run yet
+          assertThat(tracked(meters, budget)).isEqualTo(20); // no step has run yet
           assertThat(scheduler.tasks).hasSize(1);
-          scheduler.tasks.get(0).run();
-          assertThat(store.trackedKeys(budget)).isZero();
+          scheduler.tasks.get(0).run(); // no call touches the budget again: the step alone
+          assertThat(tracked(meters, budget)).isZero();
           assertThat(scheduler.futures.get(0)).isNotCancelled();
         });
     assertThat(scheduler.futures.get(0)).isCancelled(); // the context closed the store
+  }
+
+  private static double tracked(MeterRegistry meters, Budget budget) {
+    return meters.get("ratelimiter.keys.tracked").tag("budget", budget.name()).gauge().value();
   }
 
   @Test
