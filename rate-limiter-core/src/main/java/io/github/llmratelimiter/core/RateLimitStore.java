@@ -107,8 +107,9 @@ public interface RateLimitStore extends AutoCloseable {
    *   <li>while the budget tracks at most 2,048 keys, it reads them all, so the answer is exact;
    *   <li>above, it reads only candidates: the 1,024 keys its maintenance found busiest in its last
    *       complete pass over the budget, and the 1,024 busiest so far in the pass under way. A key
-   *       is ranked on its use when maintenance last examined it, so a key whose use rose since (or
-   *       a key new since) is listed only once maintenance has examined it again. Maintenance
+   *       becomes a candidate on its use when maintenance last examined it, so a key whose use rose
+   *       since (or a key new since) is listed only once maintenance has examined it again; the
+   *       candidates themselves are ranked on their state at the call. Maintenance
    *       examines 100,000 keys per run, budget after budget, so a pass over a budget ends within
    *       {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the keys tracked in the store
    *       (about ten seconds per 1,000,000 keys with the default scheduler, one run a second). A
