@@ -58,4 +58,14 @@ final class Args {
     }
     return value;
   }
+
+  /** The positive duration in nanoseconds; beyond {@code Long.MAX_VALUE} ns (292 years) fails. */
+  static long nanos(String name, @Nullable Duration value) {
+    positive(name, value);
+    try {
+      return value.toNanos();
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(name + " must be at most 292 years, but was " + value);
+    }
+  }
 }

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import java.util.Arrays;
+import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -7,6 +9,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The in-memory state of one budget: a {@link KeyEntry} per key, and the arithmetic of the window
  * and the bucket over an entry. Every method that takes an entry is called with its lock held.
+ *
+ * <p>Maintenance ({@link #maintain}) walks the table in passes, a bounded number of entries per
+ * step: it drops the entries whose state equals a fresh one and ranks the busiest it saw for
+ * {@link #topCandidates}. Decisions never wait for it and never do any of it.
  */
 final class BudgetTable {
 
@@ -14,8 +20,14 @@ final class BudgetTable {
   static final double EPSILON = 1e-9;
 
   private static final long NANOS_PER_MS = 1_000_000L;
-  private static final long MIN_SWEEP_NANOS = 1_000_000_000L;
-  private static final long MAX_SWEEP_NANOS = 60_000_000_000L;
+  /** Entries examined by the step a new key runs when the table is full, on the caller's thread. */
+  static final int FULL_TABLE_STEP = 1_000;
+  /** The busiest keys a maintenance pass keeps as candidates of {@link #topCandidates}. */
+  static final int TOP_CANDIDATES = 1_024;
+  /** Up to this many tracked keys, {@link #topCandidates} is every key. */
+  static final int TOP_EXACT_KEYS = 2 * TOP_CANDIDATES;
+
+  private static final KeyEntry[] NONE = new KeyEntry[0];
   /** Retry offered to a new key turned away because the table is full. */
   static final long TRACKED_KEYS_RETRY_MS = 1_000L;
 
@@ -40,12 +52,20 @@ final class BudgetTable {
   final long modelTokenWindowNanos;
 
   private final long maxKeys;
-  private final long sweepNanos;
   private final ConcurrentHashMap<String, KeyEntry> entries = new ConcurrentHashMap<>();
-  private final AtomicBoolean sweeping = new AtomicBoolean();
-  private volatile long lastSweep;
 
-  BudgetTable(Budget budget, int order, long maxKeys, long now) {
+  /** Held by the one thread running a maintenance step; guards the four fields below it. */
+  private final AtomicBoolean maintaining = new AtomicBoolean();
+  /** Where the pass under way stopped; null between passes. */
+  private volatile @Nullable Iterator<KeyEntry> pass;
+  /** The busiest entries the pass under way has seen so far. */
+  private final Busiest busiest = new Busiest(TOP_CANDIDATES);
+  /** The busiest entries of the last complete pass. */
+  private KeyEntry[] lastPass = NONE;
+  /** What {@link #topCandidates} returns above {@link #TOP_EXACT_KEYS} keys, set after each step. */
+  private volatile KeyEntry[] candidates = NONE;
+
+  BudgetTable(Budget budget, int order, long maxKeys) {
     this.budget = budget;
     this.name = budget.name();
     this.order = order;
@@ -64,14 +84,11 @@ final class BudgetTable {
     this.modelTokenLimit = modelTokens == null ? 0 : modelTokens.limit();
     this.modelTokenWindowNanos = modelTokens == null ? 0 : modelTokens.window().toNanos();
     this.maxKeys = maxKeys;
-    this.sweepNanos = Math.max(MIN_SWEEP_NANOS,
-        Math.min(MAX_SWEEP_NANOS, Math.max(windowNanos, modelTokenWindowNanos)));
-    this.lastSweep = now;
   }
 
   /**
    * Returns the key's entry, creating it; {@code null} when the key is new and the table is full
-   * even after a sweep. Callers sweep with {@link #maybeSweep} after each decision.
+   * even after a maintenance step of at most {@link #FULL_TABLE_STEP} entries.
    */
   @Nullable KeyEntry entry(String key, long now) {
     KeyEntry e = entries.get(key);
@@ -79,7 +96,7 @@ final class BudgetTable {
       return e;
     }
     if (entries.size() >= maxKeys) {
-      maybeSweep(now, true);
+      maintain(now, FULL_TABLE_STEP);
       if (entries.size() >= maxKeys) {
         return null;
       }
@@ -90,10 +107,6 @@ final class BudgetTable {
 
   @Nullable KeyEntry existing(String key) {
     return entries.get(key);
-  }
-
-  Iterable<KeyEntry> entries() {
-    return entries.values();
   }
 
   int size() {
@@ -337,35 +350,90 @@ final class BudgetTable {
   }
 
   /**
-   * Drops the entries that are fresh, at most once per sweep interval (the window's length between
-   * 1 s and 1 min) unless {@code force}d; one caller sweeps at a time, and busy entries are skipped.
+   * One maintenance step: examines at most {@code maxEntries} entries, continuing the pass under
+   * way or starting a new one, and returns how many it examined.
+   *
+   * <p>Each examined entry that is not in use and equals a fresh one at {@code now} is retired and
+   * dropped (which grants nothing); every other is ranked by its use. An entry in use is skipped,
+   * not waited for, and ranked on the state it had when last released. A pass sees every entry
+   * tracked when it started and still tracked when it gets there. Only one step runs at a time: a
+   * step that finds another under way examines nothing and returns 0.
    */
-  void maybeSweep(long now, boolean force) {
-    if (force || now - lastSweep >= sweepNanos) {
-      sweep(now);
+  int maintain(long now, int maxEntries) {
+    if (!maintaining.compareAndSet(false, true)) {
+      return 0;
+    }
+    try {
+      Iterator<KeyEntry> it = pass;
+      if (it == null) {
+        it = entries.values().iterator();
+        busiest.clear();
+      }
+      int examined = 0;
+      while (examined < maxEntries && it.hasNext()) {
+        examine(it.next(), now);
+        examined++;
+      }
+      if (it.hasNext()) {
+        pass = it;
+        candidates = busiest.with(lastPass);
+      } else {
+        pass = null;
+        lastPass = busiest.toArray();
+        candidates = lastPass;
+      }
+      return examined;
+    } finally {
+      maintaining.set(false);
     }
   }
 
-  /** The rare part of {@link #maybeSweep}, kept apart so that the per-call check stays small. */
-  private void sweep(long now) {
-    if (!sweeping.compareAndSet(false, true)) {
+  /** Whether a pass is under way (read outside a step, it may be out of date at once). */
+  boolean midPass() {
+    return pass != null;
+  }
+
+  private void examine(KeyEntry e, long now) {
+    if (!e.tryLock()) {
+      busiest.offer(e, use(e)); // in use now: a racy read is good enough to rank it
       return;
     }
     try {
-      lastSweep = now;
-      for (KeyEntry e : entries.values()) {
-        if (e.tryLock()) {
-          try {
-            if (!e.retired && isFresh(e, now)) {
-              retire(e);
-            }
-          } finally {
-            e.unlock();
-          }
-        }
+      if (e.retired) {
+        return;
+      }
+      if (isFresh(e, now)) {
+        retire(e);
+      } else {
+        busiest.offer(e, use(e));
       }
     } finally {
-      sweeping.set(false);
+      e.unlock();
     }
+  }
+
+  /** The entry's {@link KeySnapshot#utilization()}, as of its last normalization. */
+  private double use(KeyEntry e) {
+    ModelTokenLog log = e.modelTokens;
+    return KeySnapshot.utilizationOf(hasWindow ? e.size : 0, limit, hasBucket ? e.tokens : 0,
+        capacity, log == null ? 0 : Math.max(0, log.sum()), modelTokenLimit);
+  }
+
+  /**
+   * The entries {@link RateLimitStore#top} ranks: every tracked one (at most {@link
+   * #TOP_EXACT_KEYS}) while the table holds at most that many; above, the {@link #TOP_CANDIDATES}
+   * busiest of the last complete maintenance pass and those of the pass under way. May hold an
+   * entry twice, or one retired since.
+   */
+  KeyEntry[] topCandidates() {
+    if (entries.size() > TOP_EXACT_KEYS) {
+      return candidates;
+    }
+    KeyEntry[] all = new KeyEntry[TOP_EXACT_KEYS];
+    int n = 0;
+    for (Iterator<KeyEntry> it = entries.values().iterator(); n < all.length && it.hasNext(); ) {
+      all[n++] = it.next();
+    }
+    return Arrays.copyOf(all, n);
   }
 }

@@ -1,9 +1,16 @@
 package io.github.llmratelimiter.core;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -14,20 +21,90 @@ import org.jspecify.annotations.Nullable;
  * <p>Calls on different keys never share a lock. A call across several levels locks its entries in
  * the tables' global order (their registration order in this store), so two calls can never wait on
  * each other in a cycle.
+ *
+ * <p>Calls do no housekeeping. A {@link MaintenanceScheduler} runs {@link #cleanUp()}, which
+ * examines at most {@code maintenanceStep} entries per run across the budgets: it drops idle keys
+ * and ranks the busiest for {@link #top}.
  */
 final class InMemoryStore implements RateLimitStore {
 
   static final long DEFAULT_MAX_KEYS = 1_000_000L;
+  /** The pause between two maintenance steps of the default scheduler. */
+  static final Duration DEFAULT_MAINTENANCE_INTERVAL = Duration.ofSeconds(1);
+  /** Entries one maintenance step examines at most, across the store's budgets. */
+  static final int DEFAULT_MAINTENANCE_STEP = 100_000;
 
   private final Ticker ticker;
   private final long maxKeys;
+  private final int maintenanceStep;
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
+  /** The table (its position in the tables' order) that the next maintenance step continues. */
+  private volatile int maintainedTable;
+  /** Entries {@link #top} has read since the store was created (a test's measure of its work). */
+  private final AtomicLong topReads = new AtomicLong();
+  private volatile @Nullable Future<?> maintenance;
 
-  InMemoryStore(Ticker ticker, long maxKeys) {
+  /** A store that nothing maintains until {@link #startMaintenance} is called. */
+  InMemoryStore(Ticker ticker, long maxKeys, int maintenanceStep) {
     this.ticker = Args.notNull("ticker", ticker);
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
+    this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
+  }
+
+  /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
+  static InMemoryStore maintained(Ticker ticker, long maxKeys, MaintenanceScheduler scheduler) {
+    Args.notNull("scheduler", scheduler);
+    InMemoryStore store = new InMemoryStore(ticker, maxKeys, DEFAULT_MAINTENANCE_STEP);
+    store.startMaintenance(scheduler);
+    return store;
+  }
+
+  /** Hands {@link #cleanUp()} to {@code scheduler}; {@link #close()} cancels it. */
+  void startMaintenance(MaintenanceScheduler scheduler) {
+    MaintenanceTask task = new MaintenanceTask(this);
+    Future<?> future = Args.notNull("the scheduler's future", scheduler.schedule(task));
+    task.scheduled(future);
+    maintenance = future;
+  }
+
+  /**
+   * One maintenance step: examines at most {@code maintenanceStep} entries and returns how many.
+   *
+   * <p>The steps walk the tables in their order as one sequence: a step continues the table where
+   * the last one stopped, and when that table's pass ends, goes on with the next table's pass, until
+   * it has examined {@code maintenanceStep} entries or visited every table once. So with {@code T}
+   * entries tracked, a pass over any table starts and ends within {@code 2T} examined entries:
+   * {@code ceil(2T / maintenanceStep) + 2} steps.
+   */
+  int cleanUp() {
+    BudgetTable[] all = tables.values().toArray(new BudgetTable[0]);
+    if (all.length == 0) {
+      return 0;
+    }
+    Arrays.sort(all, Comparator.comparingInt(t -> t.order));
+    long now = ticker.read();
+    int first = Math.floorMod(maintainedTable, all.length);
+    int examined = 0;
+    for (int i = 0; i < all.length; i++) {
+      int t = (first + i) % all.length;
+      examined += all[t].maintain(now, maintenanceStep - examined);
+      if (examined == maintenanceStep) {
+        maintainedTable = all[t].midPass() ? t : (t + 1) % all.length;
+        return examined;
+      }
+    }
+    return examined; // every table's pass ended (or another step held one)
+  }
+
+  /** Stops the scheduled maintenance; calls keep working, and a full table still makes room. */
+  @Override
+  public void close() {
+    Future<?> f = maintenance;
+    if (f != null) {
+      f.cancel(false);
+    }
   }
 
   BudgetTable table(Budget budget) {
@@ -35,7 +112,7 @@ final class InMemoryStore implements RateLimitStore {
     BudgetTable t = tables.get(budget.name());
     if (t == null) {
       t = tables.computeIfAbsent(
-          budget.name(), n -> new BudgetTable(budget, nextOrder.getAndIncrement(), maxKeys, ticker.read()));
+          budget.name(), n -> new BudgetTable(budget, nextOrder.getAndIncrement(), maxKeys));
     }
     if (t.budget != budget && !t.budget.equals(budget)) {
       throw new IllegalArgumentException(
@@ -61,16 +138,12 @@ final class InMemoryStore implements RateLimitStore {
     if (e == null && (e = lockNew(t, key)) == null) {
       return t.tableFull();
     }
-    long now;
-    Decision d;
     try {
-      now = ticker.read();
-      d = t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
+      long now = ticker.read();
+      return t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
     } finally {
       e.unlock();
     }
-    t.maybeSweep(now, false);
-    return d;
   }
 
   /** Like {@link #acquire(BudgetTable, String, double, Composition)}, telling only whether allowed. */
@@ -84,16 +157,12 @@ final class InMemoryStore implements RateLimitStore {
     if (e == null && (e = lockNew(t, key)) == null) {
       return false;
     }
-    long now;
-    Reason r;
     try {
-      now = ticker.read();
-      r = apply(t, e, now, cost, 0, 0, composition);
+      long now = ticker.read();
+      return apply(t, e, now, cost, 0, 0, composition) == Reason.OK;
     } finally {
       e.unlock();
     }
-    t.maybeSweep(now, false);
-    return r == Reason.OK;
   }
 
   /**
@@ -288,20 +357,14 @@ final class InMemoryStore implements RateLimitStore {
       if (!lockAll(entries, lockOrder)) {
         continue; // an entry was retired meanwhile: look up again
       }
-      long now;
-      Object result;
       try {
-        now = ticker.read();
+        long now = ticker.read();
         long id = reserve && limitsModelTokens(tables) ? reservationIds.incrementAndGet() : 0;
         Decision d = decide(tables, entries, now, cost, estimate, id, composition);
-        result = reserve ? reservation(tables, entries, now, keys, estimate, id, d) : d;
+        return reserve ? reservation(tables, entries, now, keys, estimate, id, d) : d;
       } finally {
         unlockAll(entries, lockOrder);
       }
-      for (BudgetTable t : tables) {
-        t.maybeSweep(now, false);
-      }
-      return result;
     }
   }
 
@@ -489,15 +552,25 @@ final class InMemoryStore implements RateLimitStore {
       throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
     }
     BudgetTable t = table(budget);
-    List<KeySnapshot> all = new ArrayList<>();
-    for (KeyEntry e : t.entries()) {
-      KeySnapshot s = snapshot(t, e);
-      if (s != null) {
-        all.add(s);
+    KeyEntry[] candidates = t.topCandidates();
+    Set<KeyEntry> seen = Collections.newSetFromMap(new IdentityHashMap<>(candidates.length));
+    List<KeySnapshot> ranked = new ArrayList<>(candidates.length);
+    for (KeyEntry e : candidates) {
+      if (seen.add(e)) {
+        topReads.incrementAndGet();
+        KeySnapshot s = snapshot(t, e);
+        if (s != null) {
+          ranked.add(s);
+        }
       }
     }
-    all.sort(KeySnapshot.BUSIEST_FIRST);
-    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
+    ranked.sort(KeySnapshot.BUSIEST_FIRST);
+    return List.copyOf(ranked.subList(0, Math.min(limit, ranked.size())));
+  }
+
+  /** How many entries {@link #top} has read since the store was created. */
+  long topReads() {
+    return topReads.get();
   }
 
 

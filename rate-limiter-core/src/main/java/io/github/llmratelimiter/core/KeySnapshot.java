@@ -85,9 +85,16 @@ public record KeySnapshot(
    * @return the busiest component's share in use
    */
   public double utilization() {
+    return utilizationOf(windowUsed, windowLimit, tokens, capacity, modelTokensUsed, modelTokenLimit);
+  }
+
+  /** {@link #utilization()} of a state that is not (yet) a snapshot. */
+  static double utilizationOf(long windowUsed, long windowLimit, double tokens, double capacity,
+      long modelTokensUsed, long modelTokenLimit) {
+    double windowUse = windowLimit == 0 ? 0 : (double) windowUsed / windowLimit;
     double bucketUse = capacity == 0 ? 0 : 1 - tokens / capacity;
     double modelTokenUse =
         modelTokenLimit == 0 ? 0 : Math.min(1, (double) modelTokensUsed / modelTokenLimit);
-    return Math.max(windowUtilization(), Math.max(bucketUse, modelTokenUse));
+    return Math.max(windowUse, Math.max(bucketUse, modelTokenUse));
   }
 }

@@ -152,9 +152,27 @@ public interface RateLimitStore extends AutoCloseable {
   /**
    * Returns up to {@code limit} tracked keys of a budget, the most used first.
    *
+   * <p>Every returned state is read at the call, and the list is ordered by {@link
+   * KeySnapshot#BUSIEST_FIRST}. Which keys are considered depends on the store. The {@linkplain
+   * #inMemory() in-memory store} reads at most 2,048 keys per call, whatever the number tracked:
+   * <ul>
+   *   <li>while the budget tracks at most 2,048 keys, it reads them all, so the answer is exact;
+   *   <li>above, it reads only candidates: the 1,024 keys its maintenance found busiest in its last
+   *       complete pass over the budget, and the 1,024 busiest so far in the pass under way. A key
+   *       becomes a candidate on its use when maintenance last examined it, so a key whose use rose
+   *       since (or a key new since) is listed only once maintenance has examined it again; the
+   *       candidates themselves are ranked on their state at the call. Maintenance
+   *       examines 100,000 keys per run, budget after budget, so a pass over a budget ends within
+   *       {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the keys tracked in the store
+   *       (about ten seconds per 1,000,000 keys with the default scheduler, one run a second). A
+   *       store whose maintenance never runs has no candidates, and lists none above 2,048 keys.
+   * </ul>
+   * A distributed store may read every key.
+   *
    * @param budget the budget
    * @param limit the most keys to return, at least 1
    * @return the keys' states
+   * @throws IllegalArgumentException if {@code limit} is below 1
    */
   List<KeySnapshot> top(Budget budget, int limit);
 
@@ -175,43 +193,76 @@ public interface RateLimitStore extends AutoCloseable {
    */
   long trackedKeys(Budget budget);
 
-  /** Releases the store's resources; the in-memory store has none. */
+  /**
+   * Releases the store's resources: the in-memory store stops its scheduled maintenance (and keeps
+   * deciding calls); closing twice does nothing more.
+   */
   @Override
   default void close() {}
 
   /**
    * Returns a new in-memory store on the system ticker, tracking at most {@value
-   * InMemoryStore#DEFAULT_MAX_KEYS} keys per budget.
+   * InMemoryStore#DEFAULT_MAX_KEYS} keys per budget, maintained every second on the shared
+   * maintenance thread.
    *
    * @return a new in-memory store
    */
   static RateLimitStore inMemory() {
-    return new InMemoryStore(Ticker.system(), InMemoryStore.DEFAULT_MAX_KEYS);
+    return inMemory(Ticker.system());
   }
 
   /**
-   * Returns a new in-memory store that reads time from {@code ticker}.
+   * Returns a new in-memory store that reads time from {@code ticker}, maintained every second on
+   * the shared maintenance thread.
    *
    * @param ticker the time source
    * @return a new in-memory store
    */
   static RateLimitStore inMemory(Ticker ticker) {
-    return new InMemoryStore(ticker, InMemoryStore.DEFAULT_MAX_KEYS);
+    return inMemory(ticker, InMemoryStore.DEFAULT_MAX_KEYS);
   }
 
   /**
-   * Returns a new in-memory store with a cap on tracked keys per budget.
-   *
-   * <p>Idle keys whose state equals a fresh one are dropped (which never grants budget). When a
-   * budget tracks {@code maxKeysPerBudget} keys, a sweep runs at once; if the table is still full,
-   * calls with a new key are denied with {@link Reason#TRACKED_KEYS_LIMIT} (retryable) while every
-   * tracked key keeps its state: an active tenant's budget is never reset to make room.
+   * Returns a new in-memory store with a cap on tracked keys per budget, maintained every second
+   * on the shared maintenance thread.
    *
    * @param ticker the time source
    * @param maxKeysPerBudget the most keys tracked per budget, at least 1
    * @return a new in-memory store
+   * @see #inMemory(Ticker, long, MaintenanceScheduler)
    */
   static RateLimitStore inMemory(Ticker ticker, long maxKeysPerBudget) {
-    return new InMemoryStore(ticker, maxKeysPerBudget);
+    return inMemory(ticker, maxKeysPerBudget,
+        MaintenanceScheduler.every(InMemoryStore.DEFAULT_MAINTENANCE_INTERVAL));
+  }
+
+  /**
+   * Returns a new in-memory store with a cap on tracked keys per budget, maintained by {@code
+   * scheduler}.
+   *
+   * <p>Calls do no housekeeping: each run of the maintenance task examines at most {@value
+   * InMemoryStore#DEFAULT_MAINTENANCE_STEP} tracked keys across the store's budgets, continuing
+   * where the last run stopped. It drops each examined key whose state equals a fresh one (which
+   * never grants budget: a bucket that does not refill and was charged is never dropped) and ranks
+   * the busiest for {@link #top}. A key that is fresh is dropped, and {@link #trackedKeys} counts
+   * it no more, within {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the most keys the
+   * store tracked meanwhile (with the default scheduler, one run a second). A run skips a budget
+   * whose own step is under way on a caller's thread (see below), which may add a round over the
+   * other budgets.
+   *
+   * <p>When a budget tracks {@code maxKeysPerBudget} keys, a call with a new key runs one step of
+   * at most 1,000 keys of that budget at once; if the budget is still full, the call is denied
+   * with {@link Reason#TRACKED_KEYS_LIMIT} (retryable) while every tracked key keeps its state: an
+   * active tenant's budget is never reset to make room.
+   *
+   * @param ticker the time source
+   * @param maxKeysPerBudget the most keys tracked per budget, at least 1
+   * @param scheduler what runs the maintenance, such as {@link MaintenanceScheduler#every}
+   * @return a new in-memory store
+   * @throws IllegalArgumentException if an argument is null or the cap is below 1
+   */
+  static RateLimitStore inMemory(
+      Ticker ticker, long maxKeysPerBudget, MaintenanceScheduler scheduler) {
+    return InMemoryStore.maintained(ticker, maxKeysPerBudget, scheduler);
   }
 }

@@ -21,7 +21,9 @@ public class GatewayLimiterLincheckTest {
   public GatewayLimiterLincheckTest() {}
 
   private final ManualTicker ticker = new ManualTicker();
-  private final RateLimitStore store = RateLimitStore.inMemory(ticker);
+  // no background maintenance: only the threads Lincheck runs touch the store
+  private final RateLimitStore store = new InMemoryStore(
+      ticker, InMemoryStore.DEFAULT_MAX_KEYS, InMemoryStore.DEFAULT_MAINTENANCE_STEP);
   private final GatewayLimiter sequential = GatewayLimiter.builder().name("seq")
       .requestsPerWindow(3, Duration.ofSeconds(1)).burst(2, 2)
       .composition(Composition.SEQUENTIAL).store(store).build();

@@ -5,15 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.junit.jupiter.api.Test;
 
 /** What only the in-memory store does: per-key locks, idle-key eviction and the key cap. */
@@ -25,14 +22,18 @@ class InMemoryStoreTest {
 
   @Test
   void idleKeysAreDroppedOnceTheirStateIsFresh() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    InMemoryStore store = new InMemoryStore(ticker, 100, 100);
     store.acquire(budget, "a", 1, Composition.SEQUENTIAL);
-    assertThat(store.trackedKeys(budget)).isEqualTo(1);
+    store.cleanUp();
+    assertThat(store.trackedKeys(budget)).isEqualTo(1); // "a" is not fresh yet
     ticker.advanceMillis(999);
-    store.acquire(budget, "b", 2, Composition.SEQUENTIAL); // "a" is not fresh yet, no sweep due
+    store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
+    store.cleanUp();
     assertThat(store.trackedKeys(budget)).isEqualTo(2);
     ticker.advanceMillis(1001); // a: window empty, bucket full; b: bucket 1.001 of 2
     store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
+    assertThat(store.trackedKeys(budget)).isEqualTo(3); // calls do no housekeeping
+    store.cleanUp();
     assertThat(store.inspect(budget, "a")).isEmpty();
     assertThat(store.inspect(budget, "b")).isPresent();
     assertThat(store.trackedKeys(budget)).isEqualTo(2);
@@ -40,11 +41,12 @@ class InMemoryStoreTest {
 
   @Test
   void aKeyThatWouldNotBeFreshIsNeverDropped() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    InMemoryStore store = new InMemoryStore(ticker, 100, 100);
     Budget oneShot = new Budget("one-shot", null, new BucketLimit(2, 0));
     store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL);
     ticker.advance(Duration.ofDays(30));
-    store.acquire(oneShot, "b", 1, Composition.SEQUENTIAL);
+    store.cleanUp();
+    store.cleanUp();
     assertThat(store.inspect(oneShot, "a")).isPresent();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isFalse();
@@ -52,7 +54,7 @@ class InMemoryStoreTest {
 
   @Test
   void aFullTableTurnsNewKeysAwayAndKeepsEveryTrackedBudget() {
-    RateLimitStore store = RateLimitStore.inMemory(ticker, 2);
+    InMemoryStore store = new InMemoryStore(ticker, 2, 100); // no background maintenance
     store.acquire(budget, "a", 2, Composition.SEQUENTIAL);
     store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
     Decision c = store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
@@ -61,8 +63,9 @@ class InMemoryStoreTest {
     assertThat(c.retryAfterMs()).isPositive();
     assertThat(store.acquire(budget, "a", 1, Composition.SEQUENTIAL).reason())
         .isEqualTo(Reason.BURST_LIMIT); // a's empty bucket was not reset to make room
-    ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again
+    ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again: the new key's step drops them
     assertThat(store.acquire(budget, "c", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+    assertThat(store.trackedKeys(budget)).isEqualTo(1);
   }
 
   @Test
@@ -78,7 +81,7 @@ class InMemoryStoreTest {
       }
       return ticker.read();
     };
-    InMemoryStore store = new InMemoryStore(blocking, 100);
+    InMemoryStore store = new InMemoryStore(blocking, 100, 100);
     store.table(budget); // created here, so the holder's readings are: lookup, then under the lock
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
@@ -100,40 +103,6 @@ class InMemoryStoreTest {
     } finally {
       release.countDown();
       pool.shutdownNow();
-    }
-  }
-
-  @Test
-  void sweepsRacingNewKeysNeverLoseACharge() throws Exception {
-    // Every key admits exactly one call per window; sweeps run flat out, retiring fresh entries
-    // while callers are about to charge them. A charge that landed on a retired entry would let a
-    // second call through.
-    InMemoryStore store = new InMemoryStore(ticker, 1_000_000);
-    Budget once = new Budget("once", new WindowLimit(1, Duration.ofHours(1)), null);
-    BudgetTable table = store.table(once);
-    int keys = 5_000;
-    AtomicIntegerArray admitted = new AtomicIntegerArray(keys);
-    AtomicBoolean done = new AtomicBoolean();
-    CompletableFuture<Void> sweeper = CompletableFuture.runAsync(() -> {
-      while (!done.get()) {
-        table.maybeSweep(ticker.read(), true);
-      }
-    });
-    try {
-      StoreTckSupport.runConcurrently(3, () -> {
-        for (int k = 0; k < keys; k++) {
-          if (store.acquire(once, "k" + k, 1, Composition.SEQUENTIAL).allowed()) {
-            admitted.incrementAndGet(k);
-          }
-        }
-        return null;
-      });
-    } finally {
-      done.set(true);
-      sweeper.get(30, TimeUnit.SECONDS);
-    }
-    for (int k = 0; k < keys; k++) {
-      assertThat(admitted.get(k)).as("admissions of k%d", k).isEqualTo(1);
     }
   }
 
@@ -169,22 +138,16 @@ class InMemoryStoreTest {
 
   @Test
   void aTickerThatThrowsLeavesTheKeyUnlocked() {
-    AtomicBoolean failing = new AtomicBoolean();
-    Ticker flaky = () -> {
-      if (failing.get()) {
-        throw new IllegalStateException("clock unavailable");
-      }
-      return ticker.read();
-    };
-    InMemoryStore store = new InMemoryStore(flaky, 100);
+    FlakyTicker flaky = new FlakyTicker(ticker);
+    InMemoryStore store = new InMemoryStore(flaky, 100, 100);
     BudgetTable table = store.table(budget);
     assertThat(store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL)).isTrue(); // tracked now
-    failing.set(true);
+    flaky.failing.set(true);
     assertThatThrownBy(() -> store.acquire(table, "a", 1, Composition.SEQUENTIAL))
         .hasMessage("clock unavailable");
     assertThatThrownBy(() -> store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL))
         .hasMessage("clock unavailable");
-    failing.set(false);
+    flaky.failing.set(false);
     KeyEntry a = table.existing("a");
     assertThat(a.tryLock()).isTrue(); // not left held by the failed calls
     a.unlock();

@@ -1,7 +1,9 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
+import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -16,7 +18,10 @@ import org.springframework.context.annotation.Bean;
  * RateLimitEnforcer} every other concern uses.
  *
  * <p>The in-memory store reads time from the application's {@link Ticker} bean when there is one
- * (tests drive time with it), else from the system ticker. A distributed store's auto-configuration
+ * (tests drive time with it), else from the system ticker. Its maintenance (idle keys dropped, the
+ * busiest ranked) runs every {@code ratelimiter.in-memory.maintenance-interval} on the shared
+ * maintenance thread, or on the application's {@link MaintenanceScheduler} bean when there is one;
+ * closing the context closes the store, which stops it. A distributed store's auto-configuration
  * runs before this one and defines its own {@code RateLimitStore} bean, which then wins.
  */
 @AutoConfiguration
@@ -35,15 +40,23 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimitStore rateLimitStore(ObjectProvider<Ticker> ticker, RateLimiterProperties properties) {
+  RateLimitStore rateLimitStore(ObjectProvider<Ticker> ticker,
+      ObjectProvider<MaintenanceScheduler> scheduler, RateLimiterProperties properties) {
     if (properties.getStore() == RateLimiterProperties.StoreType.REDIS) {
       // the Redis auto-configuration did not define the store: its classes are missing
       throw new InvalidRateLimitPropertyException("ratelimiter.store", "redis", "memory, or redis"
           + " with io.github.llmratelimiter:rate-limiter-redis and"
           + " org.springframework.boot:spring-boot-starter-data-redis (Lettuce) on the class path");
     }
-    return RateLimitStore.inMemory(
-        ticker.getIfAvailable(Ticker::system), properties.getInMemory().getMaxKeysPerBudget());
+    Duration interval = properties.getInMemory().getMaintenanceInterval();
+    if (interval == null || interval.isNegative() || interval.isZero()
+        || interval.compareTo(Duration.ofNanos(Long.MAX_VALUE)) > 0) {
+      throw new InvalidRateLimitPropertyException(
+          "ratelimiter.in-memory.maintenance-interval", interval, "a positive duration, for example 1s");
+    }
+    return RateLimitStore.inMemory(ticker.getIfAvailable(Ticker::system),
+        properties.getInMemory().getMaxKeysPerBudget(),
+        scheduler.getIfAvailable(() -> MaintenanceScheduler.every(interval)));
   }
 
   @Bean

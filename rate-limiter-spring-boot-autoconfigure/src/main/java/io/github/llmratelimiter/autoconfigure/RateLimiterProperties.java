@@ -1129,6 +1129,31 @@ public class RateLimiterProperties {
     public void setMaxKeysPerBudget(long maxKeysPerBudget) {
       this.maxKeysPerBudget = maxKeysPerBudget;
     }
+
+    /**
+     * How often a background step drops idle keys (at most 100,000 examined per step) and ranks the
+     * busiest keys for the endpoint's "top" list; ignored when the application defines a
+     * MaintenanceScheduler bean.
+     */
+    private Duration maintenanceInterval = Duration.ofSeconds(1);
+
+    /**
+     * Returns the setting: how often a background step drops idle keys and ranks the busiest keys.
+     *
+     * @return the maintenanceInterval setting
+     */
+    public Duration getMaintenanceInterval() {
+      return maintenanceInterval;
+    }
+
+    /**
+     * Sets the setting: how often a background step drops idle keys and ranks the busiest keys.
+     *
+     * @param maintenanceInterval the new value
+     */
+    public void setMaintenanceInterval(Duration maintenanceInterval) {
+      this.maintenanceInterval = maintenanceInterval;
+    }
   }
 
   /** The Actuator endpoint. */
