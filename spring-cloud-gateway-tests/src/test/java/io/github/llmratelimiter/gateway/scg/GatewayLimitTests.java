@@ -14,8 +14,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * The proxied route {@code /v1/chat/**} is limited per API key and model: exactly the limit
@@ -26,7 +29,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 class GatewayLimitTests extends GatewayTestSupport {
 
   @Test
-  void exactlyTheLimitPassesPerKeyAndModelThenA429ProblemWithHeaders() throws Exception {
+  @ExtendWith(OutputCaptureExtension.class)
+  void exactlyTheLimitPassesPerKeyAndModelThenA429ProblemWithHeaders(CapturedOutput output)
+      throws Exception {
     String key = "sk-scg-sequence-000000001";
     for (int i = 1; i <= RPM; i++) {
       String body = chatBody("gpt-4o-mini", "call " + i, "\"max_tokens\":10");
@@ -88,6 +93,7 @@ class GatewayLimitTests extends GatewayTestSupport {
         .statusCode()).isEqualTo(200);
     assertThat(chat(key, chatBody("gpt-4o-mini", deniedMarker, "")).statusCode()).isEqualTo(429);
     assertThat(UPSTREAM.receivedContaining(deniedMarker)).isEmpty();
+    assertThat(output.getAll()).doesNotContain(key);
   }
 
   @Test

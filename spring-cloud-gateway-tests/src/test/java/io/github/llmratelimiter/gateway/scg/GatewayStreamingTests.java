@@ -10,7 +10,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -60,15 +59,5 @@ class GatewayStreamingTests extends GatewayTestSupport {
     assertThat(JsonPath.<Integer>read(usage, "$.usage.total_tokens").longValue())
         .isEqualTo(OpenAiUpstream.totalTokens(2));
     assertThat(UPSTREAM.receivedFor(key)).hasSize(1);
-  }
-
-  /** The data of the next server-sent event, or null at the end of the stream. */
-  private static @Nullable String nextEvent(BufferedReader body) throws java.io.IOException {
-    for (String line = body.readLine(); line != null; line = body.readLine()) {
-      if (line.startsWith("data:")) {
-        return line.substring("data:".length()).strip();
-      }
-    }
-    return null;
   }
 }

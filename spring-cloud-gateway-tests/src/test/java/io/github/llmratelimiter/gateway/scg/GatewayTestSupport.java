@@ -1,6 +1,8 @@
 package io.github.llmratelimiter.gateway.scg;
 
 import com.jayway.jsonpath.JsonPath;
+import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -105,5 +107,15 @@ abstract class GatewayTestSupport {
   static long header(HttpResponse<?> r, String name) {
     return Long.parseLong(r.headers().firstValue(name)
         .orElseThrow(() -> new AssertionError("no " + name + " header in " + r.headers().map())));
+  }
+
+  /** The data of the next server-sent event, or null at the end of the stream. */
+  static @Nullable String nextEvent(BufferedReader body) throws IOException {
+    for (String line = body.readLine(); line != null; line = body.readLine()) {
+      if (line.startsWith("data:")) {
+        return line.substring("data:".length()).strip();
+      }
+    }
+    return null;
   }
 }

@@ -4,7 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.jayway.jsonpath.JsonPath;
+import java.io.BufferedReader;
+import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,6 +34,8 @@ class GatewayTokenReconciliationTests extends GatewayTestSupport {
     assertThat(estimate).as("the estimate differs from the usage").isGreaterThan(USAGE);
 
     await().atMost(SETTLE).until(() -> chatBudget(key, "gpt-4o-mini", "modelTokensUsed") == USAGE);
+    assertThat(actuator("/actuator/ratelimiter/" + key + "?model=gpt-4o-mini").body())
+        .contains("\"key\":\"****0001\"").doesNotContain(key);
 
     HttpResponse<String> second = chat(key, body);
     assertThat(second.statusCode()).isEqualTo(200);
@@ -56,6 +62,44 @@ class GatewayTokenReconciliationTests extends GatewayTestSupport {
     assertThat(second.statusCode()).isEqualTo(200);
     assertThat(header(second, "x-ratelimit-remaining-tokens")).isEqualTo(TPM - USAGE - estimate);
     await().atMost(SETTLE).until(() -> chatBudget(key, "gpt-4o", "modelTokensUsed") == 2 * USAGE);
+  }
+
+  /**
+   * A stream in flight holds its whole estimate: a call whose estimate does not fit beside it is
+   * denied with {@code TPM_LIMIT} and never reaches the upstream; once the stream ends, its usage
+   * replaces its estimate.
+   */
+  @Test
+  void tpmDenyBesideAStreamInFlightNeverReachesTheUpstream() throws Exception {
+    String key = "sk-scg-tokens-inflight-01";
+    OpenAiUpstream.StreamGate gate = UPSTREAM.holdNextStream(key);
+    HttpResponse<InputStream> stream = chatStream(key, chatBody("gpt-4o-mini", PROMPT,
+        "\"max_tokens\":1200,\"stream\":true,\"stream_options\":{\"include_usage\":true}"));
+    try (BufferedReader body = new BufferedReader(new InputStreamReader(stream.body(), StandardCharsets.UTF_8))) {
+      assertThat(stream.statusCode()).isEqualTo(200);
+      long estimate = TPM - header(stream, "x-ratelimit-remaining-tokens");
+      assertThat(estimate).isGreaterThan(TPM / 2);
+      assertThat(nextEvent(body)).isNotNull(); // the stream is in flight, held by the upstream
+
+      String marker = "tpm-denied-marker";
+      HttpResponse<String> denied = chat(key, chatBody("gpt-4o-mini", marker, "\"max_tokens\":1200"));
+      assertThat(denied.statusCode()).as(denied.body()).isEqualTo(429);
+      assertThat(JsonPath.<String>read(denied.body(), "$.reason")).isEqualTo("TPM_LIMIT");
+      assertThat(header(denied, "x-ratelimit-remaining-tokens")).isEqualTo(TPM - estimate);
+      assertThat(header(denied, "retry-after-ms")).isPositive();
+      assertThat(UPSTREAM.receivedContaining(marker)).isEmpty();
+
+      gate.release();
+      String last = null;
+      for (String e = nextEvent(body); e != null; e = nextEvent(body)) {
+        last = e;
+      }
+      assertThat(last).isEqualTo("[DONE]");
+    } finally {
+      gate.release();
+    }
+    await().atMost(SETTLE).until(() -> chatBudget(key, "gpt-4o-mini", "modelTokensUsed") == USAGE);
+    assertThat(chatBudget(key, "gpt-4o-mini", "windowUsed")).isEqualTo(1);
   }
 
   /**

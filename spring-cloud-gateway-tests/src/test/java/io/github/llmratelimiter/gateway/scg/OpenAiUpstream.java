@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
@@ -157,8 +158,8 @@ final class OpenAiUpstream implements AutoCloseable {
     }
   }
 
-  private void stream(HttpExchange exchange, String id, String model, ObjectNode usage,
-      StreamGate gate) throws IOException {
+  private void stream(HttpExchange exchange, String id, String model, @Nullable ObjectNode usage,
+      @Nullable StreamGate gate) throws IOException {
     exchange.getResponseHeaders().set("Content-Type", "text/event-stream");
     exchange.getResponseHeaders().set("Cache-Control", "no-cache");
     exchange.sendResponseHeaders(200, 0); // chunked
@@ -187,7 +188,8 @@ final class OpenAiUpstream implements AutoCloseable {
     event(out, "[DONE]");
   }
 
-  private static String chunk(String id, String model, ObjectNode delta, String finishReason) {
+  private static String chunk(String id, String model, ObjectNode delta,
+      @Nullable String finishReason) {
     ObjectNode chunk = JSON.createObjectNode()
         .put("id", id).put("object", "chat.completion.chunk").put("created", 1_700_000_000L)
         .put("model", model);
@@ -241,8 +243,8 @@ final class OpenAiUpstream implements AutoCloseable {
   }
 
   /** One request as the upstream received it. */
-  record Received(String method, String path, String authorization, String contentType,
-      String body) {}
+  record Received(String method, String path, @Nullable String authorization,
+      @Nullable String contentType, String body) {}
 
   /**
    * Holds one stream after its first chunk: the upstream writes and flushes that chunk, then waits
