@@ -109,7 +109,8 @@ final class Replies {
     if (next - now <= 0) {
       result.completeExceptionally(new RedisCommandTimeoutException(now - giveUpAt >= 0
           ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
-          : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms"));
+          : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(now - last)
+              + " ms (the call waited " + TimeUnit.NANOSECONDS.toMillis(now - sentAt) + " ms)"));
       return;
     }
     ScheduledFuture<?> again = timer.schedule(() -> check(result, reply, sentAt), next - now,

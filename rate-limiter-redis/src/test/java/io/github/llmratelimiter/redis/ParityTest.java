@@ -52,21 +52,9 @@ abstract class ParityTest {
         RedisRateLimitStore redis = redis(ticker).build()) {
       for (int op = 0; op < 400; op++) {
         advance(ticker, rnd);
-        List<Budget> levels = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        pick(rnd, levels, keys);
-        double cost = cost(rnd);
-        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
-        Decision expected = memory.acquire(levels, keys, cost, mode);
-        Decision actual = redis.acquire(levels, keys, cost, mode);
-        assertThat(actual).as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode)
-            .isEqualTo(expected);
-        if (op % 10 == 0) {
-          for (int i = 0; i < levels.size(); i++) {
-            assertSameState(memory.inspect(levels.get(i), keys.get(i)),
-                redis.inspect(levels.get(i), keys.get(i)), op);
-          }
-        }
+        RandomCall c = RandomCall.next(rnd);
+        c.assertSameDecision(memory, redis, op);
+        c.assertSameStateEvery(10, memory, redis, op);
       }
       assertThat(redis.errorCount()).isZero();
     }
@@ -85,13 +73,9 @@ abstract class ParityTest {
       int refunded = 0;
       for (int op = 0; op < 400; op++) {
         advance(ticker, rnd);
-        List<Budget> levels = new ArrayList<>();
-        List<String> keys = new ArrayList<>();
-        pick(rnd, levels, keys);
-        double cost = cost(rnd);
-        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        RandomCall c = RandomCall.next(rnd);
         if (rnd.nextInt(3) == 0) {
-          LuaRateLimitStore.Call call = lua.plan(levels, keys, cost, mode);
+          LuaRateLimitStore.Call call = lua.plan(c.levels(), c.keys(), c.cost(), c.mode());
           if (call.decided() == null) {
             long sent = System.nanoTime();
             AcquireReply reply = lua.replies().await(lua.submit(call, sent + 60_000_000_000L), sent);
@@ -100,17 +84,9 @@ abstract class ParityTest {
             }
           }
         } else {
-          Decision expected = memory.acquire(levels, keys, cost, mode);
-          Decision actual = redis.acquire(levels, keys, cost, mode);
-          assertThat(actual).as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode)
-              .isEqualTo(expected);
+          c.assertSameDecision(memory, redis, op);
         }
-        if (op % 10 == 0) {
-          for (int i = 0; i < levels.size(); i++) {
-            assertSameState(memory.inspect(levels.get(i), keys.get(i)),
-                redis.inspect(levels.get(i), keys.get(i)), op);
-          }
-        }
+        c.assertSameStateEvery(10, memory, redis, op);
       }
       assertThat(refunded).as("calls that charged something, then were refunded").isGreaterThan(50);
       assertThat(redis.errorCount()).isZero();
@@ -171,6 +147,34 @@ abstract class ParityTest {
         }
       }
       assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  /** A random call: a hierarchy or a single budget, a cost and a composition mode. */
+  private record RandomCall(List<Budget> levels, List<String> keys, double cost, Composition mode) {
+
+    static RandomCall next(Random rnd) {
+      List<Budget> levels = new ArrayList<>();
+      List<String> keys = new ArrayList<>();
+      pick(rnd, levels, keys);
+      double cost = ParityTest.cost(rnd);
+      return new RandomCall(levels, keys, cost,
+          rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT);
+    }
+
+    void assertSameDecision(RateLimitStore memory, RateLimitStore redis, int op) {
+      Decision expected = memory.acquire(levels, keys, cost, mode);
+      assertThat(redis.acquire(levels, keys, cost, mode))
+          .as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode).isEqualTo(expected);
+    }
+
+    void assertSameStateEvery(int ops, RateLimitStore memory, RateLimitStore redis, int op) {
+      if (op % ops == 0) {
+        for (int i = 0; i < levels.size(); i++) {
+          assertSameState(memory.inspect(levels.get(i), keys.get(i)),
+              redis.inspect(levels.get(i), keys.get(i)), op);
+        }
+      }
     }
   }
 

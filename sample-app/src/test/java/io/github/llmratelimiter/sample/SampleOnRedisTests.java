@@ -3,7 +3,7 @@ package io.github.llmratelimiter.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
-import io.github.llmratelimiter.redis.RedisServer;
+import io.github.llmratelimiter.redis.RunningRedis;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,9 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -30,25 +29,17 @@ class SampleOnRedisTests {
   private static final int REPETITIONS = 20;
   private static final int GPT_4O_LIMIT = 3;
 
-  private static RedisServer server;
+  @RegisterExtension
+  static final RunningRedis REDIS = new RunningRedis();
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(10)).build();
 
-  @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopRedis() {
-    server.close();
-  }
 
   private static ConfigurableApplicationContext instance() {
     return new SpringApplicationBuilder(SampleGatewayApplication.class)
         .profiles("redis")
         .run("--server.port=0", "--management.server.port=0",
-            "--spring.data.redis.port=" + server.port(), "--spring.data.redis.host=127.0.0.1",
+            "--spring.data.redis.port=" + REDIS.server().port(), "--spring.data.redis.host=127.0.0.1",
             "--ratelimiter.key-id-secret=sample-on-redis-test-secret");
   }
 

@@ -6,6 +6,7 @@ import io.github.llmratelimiter.autoconfigure.KeyIds;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
+import io.github.llmratelimiter.redis.RunningRedis;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.RegisterExtension;

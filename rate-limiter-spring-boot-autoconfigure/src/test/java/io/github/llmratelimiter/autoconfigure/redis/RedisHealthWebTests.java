@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import io.github.llmratelimiter.redis.RedisServer;
+import io.github.llmratelimiter.redis.RunningRedis;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -4,16 +4,14 @@ import static io.github.llmratelimiter.autoconfigure.redis.RedisGateways.LIMIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.redis.RedisGateways.Answer;
-import io.github.llmratelimiter.redis.RedisServer;
+import io.github.llmratelimiter.redis.RunningRedis;
 import io.github.llmratelimiter.redis.RedisStores;
 import java.util.List;
 import java.util.LongSummaryStatistics;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -33,32 +31,18 @@ class RedisOutageWebTests {
   /** The default ratelimiter.redis.max-wait, plus scheduling slack on a loaded 2-core machine. */
   private static final long LATENCY_BOUND_MS = 2_000 + 1_000;
 
-  private static RedisServer server;
+  @RegisterExtension
+  static final RunningRedis REDIS = new RunningRedis();
 
-  @BeforeAll
-  static void startRedis() {
-    server = RedisServer.start();
-  }
 
-  @AfterAll
-  static void stopRedis() {
-    server.close();
-  }
-
-  @BeforeEach
-  void redisUp() {
-    if (!server.running()) {
-      server.restart();
-    }
-  }
 
   @ParameterizedTest
   @ValueSource(strings = {"fail-closed", "fail-open", "local-fallback"})
   void anOutageChargesNothingThePolicyAnsweredAndAdmitsWithinTheBound(String policy) {
     String prefix = "outage-" + policy + "-" + System.nanoTime();
     String policyArg = "--ratelimiter.redis.failure-policy=" + policy;
-    try (ConfigurableApplicationContext one = RedisGateways.start(server, prefix, policyArg);
-        ConfigurableApplicationContext two = RedisGateways.start(server, prefix, policyArg)) {
+    try (ConfigurableApplicationContext one = RedisGateways.start(REDIS.server(), prefix, policyArg);
+        ConfigurableApplicationContext two = RedisGateways.start(REDIS.server(), prefix, policyArg)) {
       List<ConfigurableApplicationContext> apps = List.of(one, two);
       if (policy.equals("local-fallback")) {
         await("both instances see each other", () -> apps.stream()
@@ -68,12 +52,12 @@ class RedisOutageWebTests {
       assertThat(RedisGateways.burst(List.of(one), key, 1)).extracting(Answer::status)
           .containsExactly(200);
 
-      server.freeze();
+      REDIS.server().freeze();
       List<Answer> answers;
       try {
         answers = RedisGateways.burst(apps, key, BURST);
       } finally {
-        server.thaw();
+        REDIS.server().thaw();
       }
       LongSummaryStatistics millis =
           answers.stream().mapToLong(Answer::millis).summaryStatistics();

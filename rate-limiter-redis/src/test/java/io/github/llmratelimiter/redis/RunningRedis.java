@@ -1,6 +1,5 @@
-package io.github.llmratelimiter.autoconfigure.redis;
+package io.github.llmratelimiter.redis;
 
-import io.github.llmratelimiter.redis.RedisServer;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
@@ -9,14 +8,18 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 /**
  * A real redis-server for one test class (register it as a static field with {@code
  * @RegisterExtension}): started before the class's tests, running again before each test (a test
- * may stop or freeze it), stopped after the last.
+ * may stop it), stopped after the last. Public (in this module's test jar) for the Spring tests.
  */
-final class RunningRedis implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
+public final class RunningRedis implements BeforeAllCallback, BeforeEachCallback, AfterAllCallback {
 
   private RedisServer server;
 
-  /** Returns the server, once the class's tests have begun. */
-  RedisServer server() {
+  /**
+   * Returns the server, once the class's tests have begun.
+   *
+   * @return the server
+   */
+  public RedisServer server() {
     return server;
   }
 
