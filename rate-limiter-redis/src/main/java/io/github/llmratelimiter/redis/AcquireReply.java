@@ -10,7 +10,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The reply of {@code acquire.lua}, read as Lettuce parses it, without a list, boxed numbers or
  * strings: {allowed, reason, level, remaining, retryAfterMs, resetAfterMs, retryable, reservation
- * id, remaining model tokens, model-token reset ms, the time the script ran}. Numbers arrive as
+ * id, remaining model tokens, model-token reset ms, the time the script ran, the id numbered for
+ * the call}. Numbers arrive as
  * integers, or as the text of a double ({@code inf} and fractions), which saturates as a Java cast
  * does. A call that arrived after its deadline has the reason {@code EXPIRED}: {@link #expired},
  * and no {@link #reason}.
@@ -23,6 +24,8 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   private static final byte[] EXPIRED = "EXPIRED".getBytes(StandardCharsets.US_ASCII);
   /** The position of the time the script ran, in its time units. */
   static final int NOW = 10;
+  /** The position of the id numbered for the call (0: none), whatever the decision. */
+  static final int NUMBERED_ID = 11;
 
   static {
     for (int i = 0; i < REASONS.length; i++) {
@@ -31,7 +34,7 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   }
 
   /** The reply's numbers by position; position 1 (the reason) is in {@link #reason}. */
-  final long[] values = new long[11];
+  final long[] values = new long[12];
 
   @Nullable Reason reason;
   /** Whether the script ran after the call's deadline, and so charged nothing. */

@@ -36,7 +36,8 @@ final class FallbackStore implements AutoCloseable {
 
   private final Ticker ticker;
   private final long retryMs;
-  private volatile int instances = 1;
+  /** The live instance count as last seen; 0 until the first heartbeat is answered. */
+  private volatile int instances;
   private volatile Share[] shares;
 
   FallbackStore(Ticker ticker, long retryMs) {
@@ -117,7 +118,7 @@ final class FallbackStore implements AutoCloseable {
     }
   }
 
-  /** The live instance count the shares are taken for. */
+  /** The live instance count the shares are taken for; 0 while unknown. */
   int instances() {
     return instances;
   }
@@ -131,16 +132,24 @@ final class FallbackStore implements AutoCloseable {
 
   /**
    * Decides a call on this instance's share. A cost or estimate that fits the budget but not the
-   * share is a retryable {@link Reason#STORE_UNAVAILABLE} deny, not a final one.
+   * share is a retryable {@link Reason#STORE_UNAVAILABLE} deny, not a final one; so is every call
+   * while the live instance count is unknown (Redis never answered a heartbeat of this instance),
+   * since any share taken then could exceed what the other instances leave.
    */
   Reservation decide(LuaRateLimitStore.Call call) {
+    if (instances == 0) {
+      return unavailable(call, call.levels().get(0).name());
+    }
     Reservation r = current().decide(call);
     if (r.decision().reason() == Reason.COST_EXCEEDS_CAPACITY) {
-      Decision d = Decision.retryableDeny(
-          Reason.STORE_UNAVAILABLE, 0, retryMs, 0, r.decision().level());
-      return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
+      return unavailable(call, r.decision().level());
     }
     return r;
+  }
+
+  private Reservation unavailable(LuaRateLimitStore.Call call, String level) {
+    Decision d = Decision.retryableDeny(Reason.STORE_UNAVAILABLE, 0, retryMs, 0, level);
+    return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
   }
 
   /** Reconciles a reservation on the share that made it; one of a share since dropped is lost. */
@@ -168,7 +177,7 @@ final class FallbackStore implements AutoCloseable {
   }
 
   private Share current() {
-    int n = instances;
+    int n = Math.max(1, instances);
     for (Share s : shares) {
       if (s.divisor == n) {
         return s;

@@ -23,10 +23,12 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -61,6 +63,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final long heartbeatTtlMs;
   private final ScheduledExecutorService heartbeats;
   private final long heartbeatMs;
+  private final long pingMillis;
+  static final long PING_MILLIS = 500;
 
   /** The circuit breaker's settings. */
   record BreakerSettings(float failureRateThreshold, int slidingWindowSize,
@@ -94,6 +98,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
     });
     this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
+    this.pingMillis = Math.max(1, Math.min(PING_MILLIS,
+        TimeUnit.NANOSECONDS.toMillis(replies.silenceNanos())));
     this.heartbeats = timer;
     this.heartbeatMs = heartbeatInterval.toMillis();
   }
@@ -506,18 +512,30 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return redis;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Waits at most the shorter of the command timeout and {@value #PING_MILLIS} ms. An answer
+   * while the circuit breaker is open lets its probe calls through at once.
+   */
   @Override
   public boolean ping() {
-    long start = System.nanoTime();
     try {
-      replies.await(redis.ping(), start);
-      if (breaker.getState() == CircuitBreaker.State.OPEN) {
-        breaker.transitionToHalfOpenState(); // probe calls decide whether it closes
-      }
-      return true;
-    } catch (RedisException e) {
+      redis.ping().get(pingMillis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (ExecutionException | TimeoutException | RuntimeException e) {
       return false;
     }
+    if (breaker.getState() == CircuitBreaker.State.OPEN) {
+      try {
+        breaker.transitionToHalfOpenState();
+      } catch (RuntimeException raced) {
+        // another caller moved the breaker meanwhile: its state stands
+      }
+    }
+    return true;
   }
 
   @Override

@@ -228,7 +228,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keyCount] = counter;
     }
-    return watched(ACQUIRE.submit(link.async(), AcquireReply::new, keys, numbers, levelArgs, n));
+    return watched(link.async().thenCompose(redis ->
+        ACQUIRE.submit(redis, AcquireReply::new, keys, numbers, levelArgs, n)));
   }
 
   /** The outcome of a call from its reply (not {@link AcquireReply#expired}). */
@@ -261,8 +262,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     numbers[3] = n;
     numbers[4] = v[AcquireReply.NOW];
     numbers[5] = call.cost();
-    numbers[6] = v[7];
-    boolean any = v[7] != 0;
+    numbers[6] = v[AcquireReply.NUMBERED_ID];
+    boolean any = v[AcquireReply.NUMBERED_ID] != 0;
     for (int i = 0; i < n; i++) {
       boolean window = i + 1 < denied || (i + 1 == denied && r.reason != Reason.RPM_LIMIT);
       boolean bucket = i + 1 < denied || (i + 1 == denied && r.reason == Reason.TPM_LIMIT);
@@ -277,25 +278,34 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] keys = new String[keyCount(scripted)];
     byte[][] levelArgs = new byte[n][];
     levelKeys(call.keys(), scripted, keys, levelArgs);
-    return watched(REFUND.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs, n))
+    return watched(link.async().thenCompose(redis ->
+        REFUND.submit(redis, LuaScript.list(), keys, numbers, levelArgs, n)))
         .thenApply(ignored -> true);
   }
 
   /**
    * Marks the instance {@code id} live for {@code ttlMs} and completes with the number of live
-   * instances sharing this store's key prefix.
+   * instances sharing this store's key prefix; the reply's server time corrects the estimate of
+   * the server's clock.
    */
   CompletableFuture<Long> heartbeat(long id, long ttlMs) {
     double[] numbers = timeNumbers(5); // ARGV[1] (see heartbeat.lua)
     numbers[3] = id;
     numbers[4] = ttlMs;
-    return watched(HEARTBEAT.submit(link.async(), () -> new IntegerOutput<>(StringCodec.UTF8),
-        new String[] {layout.instances()}, numbers, new byte[0][], 0));
+    String[] keys = {layout.instances()};
+    return watched(link.async().thenCompose(redis ->
+        HEARTBEAT.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)))
+        .thenApply(reply -> {
+          if (serverClock != null) {
+            serverClock.sample(Long.parseLong(reply.get(1).toString()), System.nanoTime());
+          }
+          return (Long) reply.get(0);
+        });
   }
 
   /** Sends a PING; completes with the reply. */
   CompletableFuture<String> ping() {
-    return watched(link.async().ping().toCompletableFuture());
+    return watched(link.async().thenCompose(redis -> redis.ping().toCompletableFuture()));
   }
 
   /** Notes every reply's arrival, and the server time a script reply carries. */
@@ -401,8 +411,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] keys = new String[keyCount(scripted)];
     byte[][] levelArgs = new byte[scripted.length][];
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
-    return watched(RECONCILE.submit(link.async(), LuaScript.list(), keys, numbers, levelArgs,
-        levelArgs.length));
+    return watched(link.async().thenCompose(redis ->
+        RECONCILE.submit(redis, LuaScript.list(), keys, numbers, levelArgs, levelArgs.length)));
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */

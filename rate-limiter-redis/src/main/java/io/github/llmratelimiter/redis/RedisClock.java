@@ -36,7 +36,10 @@ final class RedisClock {
     if (receivedNanos - periodStart >= PERIOD_NANOS) {
       synchronized (this) {
         if (receivedNanos - periodStart >= PERIOD_NANOS) {
-          previous = current.getAndSet(UNKNOWN);
+          // the period's bound moves to previous before current is cleared, so that a reader
+          // never sees neither
+          previous = current.get();
+          current.set(UNKNOWN);
           periodStart = receivedNanos;
         }
       }

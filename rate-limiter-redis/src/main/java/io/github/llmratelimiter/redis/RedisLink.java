@@ -23,15 +23,16 @@ import org.jspecify.annotations.Nullable;
  * blocking a caller longer than the command timeout: a connection attempt runs in the background,
  * and a caller waits for it at most that long. Once open, Lettuce reconnects by itself.
  *
- * <p>Lettuce's own timeout on this connection is the time after which a command is forgotten
- * (its late reply, if any, is dropped); callers stop waiting earlier, by their own measure.
+ * <p>Commands sent through the asynchronous API have no timeout of Lettuce's own: a late reply
+ * is always read (the store refunds what a call charged after its caller stopped waiting), and
+ * callers stop waiting by their own measure ({@link Replies}). The synchronous API, for monitoring
+ * calls only, waits at most the command timeout.
  */
 final class RedisLink implements AutoCloseable {
 
   private final Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector;
   private final @Nullable Runnable release;
   private final Duration timeout;
-  private final Duration forget;
   private @Nullable CompletableFuture<? extends StatefulConnection<String, String>> pending;
   private volatile @Nullable RedisClusterCommands<String, String> commands;
   private volatile @Nullable RedisClusterAsyncCommands<String, String> async;
@@ -40,32 +41,29 @@ final class RedisLink implements AutoCloseable {
   private RedisLink(
       Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector,
       Duration timeout,
-      Duration forget,
       @Nullable Runnable release) {
     this.connector = connector;
     this.release = release;
     this.timeout = timeout;
-    this.forget = forget;
   }
 
   /**
-   * A link to a standalone server: callers wait up to {@code timeout} for a connection, Lettuce
-   * forgets a command after {@code forget}; {@code release} (if any) runs on close, after the
-   * connection.
+   * A link to a standalone server: synchronous callers wait up to {@code timeout} for a connection
+   * and for a monitoring command; {@code release} (if any) runs on close, after the connection.
    */
-  static RedisLink standalone(RedisClient client, RedisURI uri, Duration timeout, Duration forget,
+  static RedisLink standalone(RedisClient client, RedisURI uri, Duration timeout,
       @Nullable Runnable release) {
     return new RedisLink(() -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
-        timeout, forget, release);
+        timeout, release);
   }
 
   /** A link to a Cluster; see {@link #standalone}. */
-  static RedisLink cluster(RedisClusterClient client, Duration timeout, Duration forget,
+  static RedisLink cluster(RedisClusterClient client, Duration timeout,
       @Nullable Runnable release) {
     return new RedisLink(
         () -> client.refreshPartitionsAsync().toCompletableFuture() // a cluster connection needs them
             .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
-        timeout, forget, release);
+        timeout, release);
   }
 
   /**
@@ -79,20 +77,32 @@ final class RedisLink implements AutoCloseable {
   }
 
   /**
-   * Returns the asynchronous commands, connecting first if needed.
-   *
-   * @throws RedisConnectionException if no connection is open within the timeout
+   * Returns the asynchronous commands once a connection is open, starting a connection attempt if
+   * none is under way; never blocks. The future fails if the attempt fails; the caller's own wait
+   * bounds how long it waits for an attempt that hangs.
    */
-  RedisClusterAsyncCommands<String, String> async() {
+  CompletableFuture<RedisClusterAsyncCommands<String, String>> async() {
     RedisClusterAsyncCommands<String, String> a = async;
-    if (a == null) {
-      connect(timeout);
-      a = async;
-      if (a == null) {
+    if (a != null) {
+      return CompletableFuture.completedFuture(a);
+    }
+    CompletableFuture<? extends StatefulConnection<String, String>> f;
+    try {
+      f = attempt();
+    } catch (RedisConnectionException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return f.handle((connection, failure) -> {
+      if (failure != null) {
+        throw new RedisConnectionException("cannot connect to Redis", failure);
+      }
+      opened(connection);
+      RedisClusterAsyncCommands<String, String> opened = async;
+      if (opened == null) {
         throw new RedisConnectionException("the store is closed");
       }
-    }
-    return a;
+      return opened;
+    });
   }
 
   /**
@@ -105,20 +115,19 @@ final class RedisLink implements AutoCloseable {
     return c != null ? c : connect(wait);
   }
 
-  private RedisClusterCommands<String, String> connect(Duration wait) {
-    CompletableFuture<? extends StatefulConnection<String, String>> f;
-    synchronized (this) {
-      if (closed) {
-        throw new RedisConnectionException("the store is closed");
-      }
-      if (commands != null) {
-        return commands;
-      }
-      if (pending == null || pending.isCompletedExceptionally()) {
-        pending = connector.get();
-      }
-      f = pending;
+  /** The connection attempt under way, started if there is none (or the last one failed). */
+  private synchronized CompletableFuture<? extends StatefulConnection<String, String>> attempt() {
+    if (closed) {
+      throw new RedisConnectionException("the store is closed");
     }
+    if (pending == null || pending.isCompletedExceptionally()) {
+      pending = connector.get();
+    }
+    return pending;
+  }
+
+  private RedisClusterCommands<String, String> connect(Duration wait) {
+    CompletableFuture<? extends StatefulConnection<String, String>> f = attempt();
     StatefulConnection<String, String> connection;
     try {
       connection = f.get(wait.toNanos(), TimeUnit.NANOSECONDS);
@@ -130,20 +139,28 @@ final class RedisLink implements AutoCloseable {
     } catch (TimeoutException e) {
       throw new RedisConnectionException("no connection to Redis within " + wait.toMillis() + " ms");
     }
-    synchronized (this) {
-      if (commands == null) {
-        connection.setTimeout(forget);
-        if (connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
-          async = cluster.async();
-          commands = cluster.sync();
-        } else {
-          StatefulRedisConnection<String, String> single =
-              (StatefulRedisConnection<String, String>) connection;
-          async = single.async();
-          commands = single.sync();
-        }
+    opened(connection);
+    RedisClusterCommands<String, String> c = commands;
+    if (c == null) {
+      throw new RedisConnectionException("the store is closed");
+    }
+    return c;
+  }
+
+  /** Takes an open connection's commands, once. */
+  private synchronized void opened(StatefulConnection<String, String> connection) {
+    if (commands == null && !closed) {
+      // the synchronous commands serve monitoring calls: they wait this long at most
+      connection.setTimeout(timeout);
+      if (connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
+        async = cluster.async();
+        commands = cluster.sync();
+      } else {
+        StatefulRedisConnection<String, String> single =
+            (StatefulRedisConnection<String, String>) connection;
+        async = single.async();
+        commands = single.sync();
       }
-      return commands;
     }
   }
 

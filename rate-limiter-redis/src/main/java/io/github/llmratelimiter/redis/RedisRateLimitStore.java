@@ -171,14 +171,14 @@ public interface RedisRateLimitStore extends RateLimitStore {
   final class Builder {
 
     /**
-     * The default command timeout: 250 ms of silence. A healthy Redis answers a queued call within
-     * microseconds of the calls before it, so a quarter of a second without any reply means it is
-     * stopped, not busy.
+     * The default command timeout: 1 s of silence. A healthy Redis answers a queued call within
+     * microseconds of the calls before it; on a busy host it may not be scheduled for a few
+     * hundred milliseconds, which must not count as an outage.
      */
-    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofMillis(250);
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(1);
 
-    /** The default longest wait for one reply: 2 s. */
-    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(2);
+    /** The default longest wait for one reply: 5 s. */
+    public static final Duration DEFAULT_MAX_WAIT = Duration.ofSeconds(5);
 
     /** The default retry interval after the circuit breaker opens: 1 s. */
     public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofSeconds(1);
@@ -262,11 +262,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets how long Redis may answer nothing while a call waits for it (default 250 ms): a call
+     * Sets how long Redis may answer nothing while a call waits for it (default 1 s): a call
      * fails once no reply at all has come on the store's connection for this long since it was
      * sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
      * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
-     * connection, and the bound of a health check's {@code PING}.
+     * connection and for a monitoring call ({@link #inspect}, {@link #top}, ...); a health check's
+     * {@code PING} waits at most the shorter of this and 500 ms.
      *
      * @param commandTimeout the timeout, positive
      * @return this builder
@@ -278,7 +279,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets the longest a call waits for its reply in all (default 2 s, or the command timeout if
+     * Sets the longest a call waits for its reply in all (default 5 s, or the command timeout if
      * that is longer), however busy Redis is. A call that runs on Redis after this has passed
      * charges nothing there.
      *
@@ -430,15 +431,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
       }
       Duration connectTimeout =
           commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
-      // Lettuce forgets a command after this: later than any caller waits and than any deadline
-      Duration forget = maxWait.plus(maxWait.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? maxWait
-          : MIN_CONNECT_TIMEOUT);
       RedisLink link;
       EventLoopWatch loop = null;
       if (client != null) {
-        link = RedisLink.standalone(client, uri, commandTimeout, forget, null);
+        link = RedisLink.standalone(client, uri, commandTimeout, null);
       } else if (clusterClient != null) {
-        link = RedisLink.cluster(clusterClient, commandTimeout, forget, null);
+        link = RedisLink.cluster(clusterClient, commandTimeout, null);
       } else {
         ClientResources shared = clientResources;
         EventLoopWatch watch = new EventLoopWatch(shared != null ? shared.nettyCustomizer() : null);
@@ -459,13 +457,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.enabled(forget))
+              .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
               .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
                   .enableAllAdaptiveRefreshTriggers()
                   .enablePeriodicRefresh(Duration.ofSeconds(30))
                   .build())
               .build());
-          link = RedisLink.cluster(c, commandTimeout, forget, () -> {
+          link = RedisLink.cluster(c, commandTimeout, () -> {
             c.shutdown();
             releaseResources.run();
           });
@@ -475,9 +473,9 @@ public interface RedisRateLimitStore extends RateLimitStore {
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.enabled(forget))
+              .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
               .build());
-          link = RedisLink.standalone(c, uri, commandTimeout, forget, () -> {
+          link = RedisLink.standalone(c, uri, commandTimeout, () -> {
             c.shutdown();
             releaseResources.run();
           });

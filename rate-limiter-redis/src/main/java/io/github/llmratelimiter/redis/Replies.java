@@ -43,6 +43,11 @@ final class Replies {
     this.last = System.nanoTime();
   }
 
+  /** How long Redis may answer nothing while a caller waits, in nanoseconds. */
+  long silenceNanos() {
+    return silenceNanos;
+  }
+
   /** The longest a caller waits in all, in nanoseconds. */
   long maxWaitNanos() {
     return maxWaitNanos;

@@ -14,15 +14,17 @@
 --   later charges nothing and replies EXPIRED (0: no deadline)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
---          retryable (1|0), reservation id, remaining model tokens, model-token reset ms, now}:
---          whole numbers below 2^53 as integers, any other number (inf) as its %.17g string.
+--          retryable (1|0), reservation id, remaining model tokens, model-token reset ms, now,
+--          the id numbered for the call (0: none; in sequential composition a deny after levels that
+--          reserved model tokens keeps their entries under it)}: whole numbers below 2^53 as
+--          integers, any other number (inf) as its %.17g string.
 --
 -- The common case, one level in sequential mode without model tokens, runs straight through:
 -- one GET and one SET, no table per level.
 
 local cost, sequential, n, estimate, idBase, deadline = struct.unpack('<dddddd', ARGV[1], 25)
 if deadline > 0 and now > deadline then
-  return {0, 'EXPIRED', 1, 0, 0, 0, 0, 0, 0, 0, out(now)}
+  return {0, 'EXPIRED', 1, 0, 0, 0, 0, 0, 0, 0, out(now), 0}
 end
 sequential = sequential == 1
 
@@ -141,12 +143,12 @@ if #tpm > 0 then
   reserved, tpmRemaining, tpmReset = out(denied and 0 or id), out(tpmRemaining), out(tpmReset)
 end
 if not denied then
-  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now)}
+  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now), out(id)}
 elseif component == 1 then
-  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now)}
+  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now), out(id)}
 elseif component == 2 then
   -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
   return {0, 'BURST_LIMIT', denied, out(left), out(retry), out(ms), retry > 0 and 1 or 0, 0,
-    tpmRemaining, tpmReset, out(now)}
+    tpmRemaining, tpmReset, out(now), out(id)}
 end
-return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now)}
+return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now), out(id)}

@@ -5,10 +5,10 @@
 -- KEYS[1]: the sorted set of live instances (member: instance id, score: time of its last call)
 -- ARGV[1] after the three of lib.lua: this instance's id (a whole number below 2^53), the TTL in
 --   milliseconds
--- Returns the number of live instances, this one included.
+-- Returns {the number of live instances, this one included; the script's time}.
 
 local id, ttlMs = struct.unpack('<dd', ARGV[1], 25)
 redis.call('ZADD', KEYS[1], now, string.format('%.0f', id))
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. string.format('%.17g', now - ttlMs * unitsPerMs))
 redis.call('PEXPIRE', KEYS[1], math.max(math.ceil(ttlMs), minTtlMs))
-return redis.call('ZCARD', KEYS[1])
+return {redis.call('ZCARD', KEYS[1]), string.format('%.0f', now)}

@@ -4,15 +4,17 @@
 --
 -- KEYS: per level, as for acquire.lua (without the counter)
 -- ARGV[1] after the three of lib.lua: N, the time the call ran (its reply's now), its cost in
---   bucket tokens, its reservation id (0: none), then per level two flags: 1 when the call
+--   bucket tokens, the id numbered for it (0: none), then per level two flags: 1 when the call
 --   appended to the level's window, 1 when it took its cost from the level's bucket
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 --
--- The window loses one admission: the oldest at or after the time the call ran (the call's own,
--- or one of equal effect: any admission that late leaves the window no sooner). The bucket gets
--- the cost back, up to its capacity, which is what it would hold had the call never run. The
--- model-token entry of the reservation keeps 0 tokens (reconcile.lua with 0).
+-- The window loses one admission, unless the call's own has left it already: the oldest at or
+-- after the time the call ran (the call's own, or one of equal effect: any admission that late
+-- leaves the window no sooner). The bucket gets back the cost less what it refilled since the call
+-- ran (at least 0, at most its capacity): never more than it would hold had the call never run,
+-- since a bucket without the call could have reached its capacity and lost refill at most that
+-- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0).
 
 local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
 rewrite = true -- a log loses an entry in its middle: commit writes it whole
@@ -27,7 +29,7 @@ for i = 1, n do
   if windowCharged == 1 or bucketCharged == 1 then
     local s, width, base, first, size, newest, tokens, at, dirty =
       load(key, limit, window, capacity, perUnit)
-    if s and windowCharged == 1 and size > 0 then
+    if s and windowCharged == 1 and size > 0 and ran > now - window then
       local fmt = width == 4 and '<I4' or '<d'
       local last = (#s - 29) / width - 1
       for j = first, last do
@@ -43,8 +45,11 @@ for i = 1, n do
       end
     end
     if bucketCharged == 1 and capacity > 0 and tokens < capacity then
-      tokens = math.min(capacity, tokens + cost)
-      dirty = true
+      local credit = cost - math.max(0, now - ran) * perUnit
+      if credit > 0 then
+        tokens = math.min(capacity, tokens + credit)
+        dirty = true
+      end
     end
     commit(key, s, width, base, first, size, newest, tokens, at, dirty, limit, window, capacity,
       refill, false, 0)

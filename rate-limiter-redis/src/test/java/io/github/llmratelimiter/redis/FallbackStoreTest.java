@@ -40,6 +40,7 @@ class FallbackStoreTest {
   @Test
   void aSingleInstanceContinuesFromWhatRedisAdmitted() {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      fallback.instances(1);
       for (int i = 0; i < 7; i++) {
         fallback.mirror(call(TEN, "t", 1));
       }
@@ -82,6 +83,20 @@ class FallbackStoreTest {
       assertThat(d.retryable()).isTrue();
       assertThat(d.retryAfterMs()).isEqualTo(1500);
       assertThat(fallback.decide(call(bucket, "t", 2)).decision().allowed()).isTrue();
+    }
+  }
+
+  @Test
+  void beforeTheFirstLiveCountEveryCallIsARetryableDenyButAdmissionsAreKept() {
+    try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      for (int i = 0; i < 4; i++) {
+        fallback.mirror(call(TEN, "t", 1));
+      }
+      Decision d = fallback.decide(call(TEN, "t", 1)).decision();
+      assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      assertThat(d.retryable()).isTrue();
+      fallback.instances(2);
+      assertThat(admitted(fallback, TEN, "t", 10)).as("floor(10 / 2) - 4").isEqualTo(1);
     }
   }
 

@@ -35,8 +35,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class RedisOutageTest {
 
-  private static final Duration TIMEOUT = Duration.ofMillis(100);
-  private static final Duration MAX_WAIT = Duration.ofMillis(400);
+  private static final Duration TIMEOUT = Duration.ofMillis(300);
+  private static final Duration MAX_WAIT = Duration.ofMillis(1000);
   private static final Duration RETRY = Duration.ofSeconds(1);
   /** Generous: a failure must be answered within the timeout, plus scheduling slack on busy CI. */
   private static final long ANSWER_BOUND_MS = TIMEOUT.toMillis() + 900;
@@ -273,7 +273,10 @@ class RedisOutageTest {
     server.stop();
     try (RedisRateLimitStore store = store(FailurePolicy.LOCAL_FALLBACK)) {
       assertThat(store.degraded()).isTrue();
-      assertThat(acquire(store, "t").remaining()).isEqualTo(1);
+      // the live instance count is unknown: no share can be taken safely
+      Decision d = acquire(store, "t");
+      assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      assertThat(d.retryable()).isTrue();
       server.restart();
       awaitRecovery(store);
       assertThat(acquire(store, "t").remaining()).isLessThanOrEqualTo(1);

@@ -55,7 +55,7 @@ class ScriptArgsTest {
   @Test
   void aReplyIsReadIntoNumbersAndAReasonWithInfinitySaturating() {
     AcquireReply r = new AcquireReply();
-    r.multi(11);
+    r.multi(12);
     r.set(0);
     r.set(ascii("BURST_LIMIT"));
     r.set(2);
@@ -67,20 +67,21 @@ class ScriptArgsTest {
     r.set(ascii("1.0000000000000001e+20"));
     r.set(7);
     r.set(1_764_547_200_123_456L);
+    r.set(4_503_599_627_370_497L);
     assertThat(r.get()).isSameAs(r);
     assertThat(r.reason).isEqualTo(Reason.BURST_LIMIT);
     assertThat(r.expired).isFalse();
     assertThat(r.values).containsExactly(0, 0, 2, Long.MAX_VALUE, 2, Long.MIN_VALUE, 0, 0,
-        Long.MAX_VALUE, 7, 1_764_547_200_123_456L);
+        Long.MAX_VALUE, 7, 1_764_547_200_123_456L, 4_503_599_627_370_497L);
   }
 
   @Test
   void aCallThatRanAfterItsDeadlineReadsAsExpiredWithoutAReason() {
     AcquireReply r = new AcquireReply();
-    r.multi(11);
+    r.multi(12);
     r.set(0);
     r.set(ascii("EXPIRED"));
-    for (int i = 2; i < 11; i++) {
+    for (int i = 2; i < 12; i++) {
       r.set(i == 10 ? 42 : 0);
     }
     assertThat(r.expired).isTrue();

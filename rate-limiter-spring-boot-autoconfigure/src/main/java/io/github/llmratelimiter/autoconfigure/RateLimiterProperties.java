@@ -1244,13 +1244,14 @@ public class RateLimiterProperties {
     /**
      * How long Redis may answer nothing while a request waits for it before the failure policy
      * answers that request: a request queued behind a burst keeps waiting while Redis answers the
-     * requests before it (up to max-wait). Also the bound of the health check's PING.
+     * requests before it (up to max-wait). A health check's PING waits at most the shorter of
+     * this and 500ms.
      */
-    private Duration commandTimeout = Duration.ofMillis(250);
+    private Duration commandTimeout = Duration.ofSeconds(1);
 
     /**
      * The longest a request waits for Redis in all, however busy Redis is; a call that Redis runs
-     * after this charges nothing there. Unset: 2s, or the command timeout if that is longer.
+     * after this charges nothing there. Unset: 5s, or the command timeout if that is longer.
      */
     private @Nullable Duration maxWait;
 
