@@ -20,15 +20,19 @@ import org.springframework.context.ConfigurableApplicationContext;
  * An outage of a healthy Redis under each failure policy, with two real gateway applications and
  * the default settings otherwise: one request of a key passes, Redis is frozen (SIGSTOP: it keeps
  * its connections and answers nothing), a burst of 100 requests of that key arrives, Redis resumes
- * (SIGCONT). Every request is answered within the longest wait; the instances together admit no
- * more than the stated bound; and no request answered by the policy (a 503, a fail-open pass, a
+ * (SIGCONT). Every request is answered within a command timeout (plus slack) after it was sent;
+ * the instances together admit no more than the stated bound; and no request answered by the
+ * policy (a 503, a fail-open pass, a
  * fallback decision) stays charged on Redis, although Redis runs the requests it had queued once
  * it resumes: the key has its limit less the one request that Redis admitted.
  */
 class RedisOutageWebTests {
 
   private static final int BURST = 100;
-  /** The default ratelimiter.redis.max-wait, plus scheduling slack on a loaded 2-core machine. */
+  /**
+   * The default command timeout (1 s of silence from Redis), plus scheduling slack on a loaded
+   * 2-core machine; well below the longest wait (max-wait, 5 s).
+   */
   private static final long LATENCY_BOUND_MS = 2_000 + 1_000;
 
   @RegisterExtension
