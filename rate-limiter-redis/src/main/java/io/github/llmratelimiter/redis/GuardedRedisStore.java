@@ -64,7 +64,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final ScheduledExecutorService heartbeats;
   private final long heartbeatMs;
   private final long pingMillis;
-  static final long PING_MILLIS = 500;
+  static final long PING_MILLIS = 300;
 
   /** The circuit breaker's settings. */
   record BreakerSettings(float failureRateThreshold, int slidingWindowSize,

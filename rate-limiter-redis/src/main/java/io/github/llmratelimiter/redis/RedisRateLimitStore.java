@@ -267,7 +267,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
      * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
      * connection and for a monitoring call ({@link #inspect}, {@link #top}, ...); a health check's
-     * {@code PING} waits at most the shorter of this and 500 ms.
+     * {@code PING} waits at most the shorter of this and 300 ms.
      *
      * @param commandTimeout the timeout, positive
      * @return this builder

@@ -1245,7 +1245,7 @@ public class RateLimiterProperties {
      * How long Redis may answer nothing while a request waits for it before the failure policy
      * answers that request: a request queued behind a burst keeps waiting while Redis answers the
      * requests before it (up to max-wait). A health check's PING waits at most the shorter of
-     * this and 500ms.
+     * this and 300ms.
      */
     private Duration commandTimeout = Duration.ofSeconds(1);
 
