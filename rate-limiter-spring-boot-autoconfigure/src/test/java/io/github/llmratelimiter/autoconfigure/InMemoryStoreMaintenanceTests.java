@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.autoconfigure.metrics.RateLimiterMetricsAutoConfiguration;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;

@@ -2,6 +2,12 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;

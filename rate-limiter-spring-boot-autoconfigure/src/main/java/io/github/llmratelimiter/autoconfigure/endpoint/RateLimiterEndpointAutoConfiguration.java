@@ -1,8 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.endpoint;
 
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.autoconfigure.KeyIds;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.metrics;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

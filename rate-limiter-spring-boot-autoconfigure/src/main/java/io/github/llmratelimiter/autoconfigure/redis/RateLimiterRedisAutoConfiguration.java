@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.redis;
 
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.RateLimitStore;

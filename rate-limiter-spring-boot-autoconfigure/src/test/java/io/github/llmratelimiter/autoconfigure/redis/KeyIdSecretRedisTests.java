@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.KeyIds;
+import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;

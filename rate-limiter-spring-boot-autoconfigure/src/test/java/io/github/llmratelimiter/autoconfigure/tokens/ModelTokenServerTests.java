@@ -3,8 +3,8 @@ package io.github.llmratelimiter.autoconfigure.tokens;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations.Settled;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.StreamGate;

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitObserver;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
-import io.github.llmratelimiter.autoconfigure.RateLimited;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;

@@ -8,8 +8,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
