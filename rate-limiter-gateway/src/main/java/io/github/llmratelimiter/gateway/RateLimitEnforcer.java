@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -150,9 +151,11 @@ public final class RateLimitEnforcer {
     return result;
   }
 
-  private static Throwable unwrap(Throwable failure) {
+  /** The failure a stage's {@link CompletionException} or a future's {@code ExecutionException} wraps. */
+  static Throwable unwrap(Throwable failure) {
     Throwable t = failure;
-    while (t instanceof CompletionException && t.getCause() != null) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
       t = t.getCause();
     }
     return t;

@@ -229,7 +229,7 @@ public final class RateLimitGateway {
     }
     enforcer.acquireAsync(policy, key, cost, estimate(context)).whenComplete((outcome, failure) -> {
       if (failure != null) {
-        result.completeExceptionally(unwrap(failure));
+        result.completeExceptionally(RateLimitEnforcer.unwrap(failure));
         return;
       }
       try {
@@ -287,7 +287,7 @@ public final class RateLimitGateway {
    * @return the response, or {@code null} when the failure is not the limiter's
    */
   public @Nullable RateLimitRejection reject(Throwable failure, @Nullable String path) {
-    Throwable t = unwrap(failure);
+    Throwable t = RateLimitEnforcer.unwrap(failure);
     if (t instanceof RateLimitExceededException e) {
       if (e.decision().reason() == Reason.STORE_UNAVAILABLE) {
         return unavailable(new RateLimitStoreUnavailableException(
@@ -357,14 +357,6 @@ public final class RateLimitGateway {
    */
   public UsageScanner usageScanner() {
     return new UsageScanner(json);
-  }
-
-  private static Throwable unwrap(Throwable failure) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
-    return t;
   }
 
   /**

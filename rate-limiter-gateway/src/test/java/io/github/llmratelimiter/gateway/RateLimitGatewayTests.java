@@ -6,18 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
-import io.github.llmratelimiter.core.Reservation;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -424,7 +421,7 @@ class RateLimitGatewayTests {
   }
 
   /** A store whose asynchronous answers wait until the test releases them. */
-  private static final class DeferredStore extends Delegating {
+  private static final class DeferredStore extends ForwardingStore {
 
     private final List<Runnable> pending = new ArrayList<>();
 
@@ -447,7 +444,7 @@ class RateLimitGatewayTests {
   }
 
   /** A store whose every decision fails, synchronously or asynchronously, as an unreachable one. */
-  private static final class FailingStore extends Delegating {
+  private static final class FailingStore extends ForwardingStore {
 
     FailingStore() {
       super(null);
@@ -462,52 +459,6 @@ class RateLimitGatewayTests {
     public CompletionStage<Decision> acquireAsync(
         List<Budget> levels, List<String> keys, double cost, Composition c) {
       return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-    }
-  }
-
-  /** Delegates every operation but those a test overrides. */
-  private abstract static class Delegating implements RateLimitStore {
-
-    final RateLimitStore delegate;
-
-    Delegating(RateLimitStore delegate) {
-      this.delegate = delegate;
-    }
-
-    @Override
-    public Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition c) {
-      return delegate.acquire(levels, keys, cost, c);
-    }
-
-    @Override
-    public Reservation reserve(List<Budget> levels, List<String> keys, double cost, long estimate,
-        Composition c) {
-      return delegate.reserve(levels, keys, cost, estimate, c);
-    }
-
-    @Override
-    public void reconcile(Reservation reservation, long actual) {
-      delegate.reconcile(reservation, actual);
-    }
-
-    @Override
-    public Optional<KeySnapshot> inspect(Budget budget, String key) {
-      return delegate.inspect(budget, key);
-    }
-
-    @Override
-    public List<KeySnapshot> top(Budget budget, int limit) {
-      return delegate.top(budget, limit);
-    }
-
-    @Override
-    public boolean reset(Budget budget, String key) {
-      return delegate.reset(budget, key);
-    }
-
-    @Override
-    public long trackedKeys(Budget budget) {
-      return delegate.trackedKeys(budget);
     }
   }
 }

@@ -2,8 +2,8 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.charset.StandardCharsets;
 import io.github.llmratelimiter.gateway.UsageScanner;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

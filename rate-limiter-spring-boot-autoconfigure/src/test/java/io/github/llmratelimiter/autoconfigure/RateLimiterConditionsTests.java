@@ -2,15 +2,15 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.gateway.RateLimitEnforcer;
-import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.autoconfigure.aspect.RateLimiterAspectAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.metrics.RateLimiterMetricsAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.web.RateLimitKeyResolver;
-import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.aspectj.weaver.Advice;

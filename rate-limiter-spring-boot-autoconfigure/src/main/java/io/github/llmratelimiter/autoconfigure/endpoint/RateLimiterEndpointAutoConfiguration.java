@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.endpoint;
 
+import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import java.nio.charset.StandardCharsets;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.gateway.RateLimitExceededException;
-import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.RateLimitExceededException;
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;

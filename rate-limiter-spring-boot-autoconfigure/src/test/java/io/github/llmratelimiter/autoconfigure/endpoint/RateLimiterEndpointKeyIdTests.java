@@ -2,11 +2,11 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.gateway.TestHmac;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;

@@ -7,11 +7,11 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.header;
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
-import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
-import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
+import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import java.time.Duration;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
