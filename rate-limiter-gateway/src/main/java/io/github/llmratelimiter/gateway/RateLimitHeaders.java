@@ -68,7 +68,7 @@ public final class RateLimitHeaders {
   /** Per list of levels: what its headers repeat on every call, formatted once. */
   private static final Map<List<Budget>, Template> TEMPLATES = new ConcurrentHashMap<>();
 
-  /** How many lists of levels {@link #RECENT} remembers by identity. */
+  /** How many lists of levels {@link #recent} remembers by identity. */
   static final int RECENT_SIZE = 32;
 
   /**
