@@ -1,11 +1,15 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimited;
 import org.jspecify.annotations.Nullable;
 
 /**
  * What the {@link RateLimited} aspect needs from the HTTP request the calling thread serves, if any:
- * the caller's key, whether the request was already charged, and where to record the outcome.
- * Provided by the web auto-configuration; absent outside a web application.
+ * the request's {@link RateLimitContext} (whether it was charged, its body, its route's model
+ * source), the caller's credential and model, and where an admitted call's headers go. Provided by
+ * the servlet auto-configuration; absent outside a web application.
  */
 public interface RateLimitRequestSupport {
 
@@ -17,53 +21,35 @@ public interface RateLimitRequestSupport {
   @Nullable Object currentRequest();
 
   /**
-   * Rejects the current request before anything is charged when the limiter cannot charge it
-   * correctly (for example a body above {@code ratelimiter.web.max-body}, or an invalid {@code
-   * max_tokens}); does nothing outside a request.
+   * Returns the context of the request the calling thread serves, created on first use.
    *
-   * @throws RuntimeException the rejection, which the web layer turns into a 4xx problem response
+   * @return the context, or {@code null} outside a request
    */
-  default void checkRequest() {}
+  @Nullable RateLimitContext currentContext();
 
   /**
-   * Returns whether the current request was already charged.
+   * Returns the API key the current request carries, as the application's key resolver reads it.
    *
-   * @return {@code true} if a route or an annotated method charged it; {@code false} outside a
-   *     request
+   * @return the key, or {@code null} (or blank) when it carries none or outside a request
+   * @throws io.github.llmratelimiter.gateway.InvalidRateLimitRequestException if its credentials
+   *     are ambiguous
    */
-  boolean alreadyCharged();
+  @Nullable String currentCredential();
 
   /**
-   * Returns the model the current request names.
+   * Returns the model the current request names, read from its route's source.
    *
    * @return the model, or {@code null} when it names none or outside a request
+   * @throws io.github.llmratelimiter.gateway.InvalidRateLimitRequestException if the source names
+   *     the model ambiguously or malformed
    */
   @Nullable String currentModel();
 
   /**
-   * Resolves the current request's caller.
-   *
-   * @param model the model to use instead of the request's, or {@code null} to use the request's
-   * @return the key
-   * @throws MissingApiKeyException if the request has no API key and missing keys are rejected
-   * @throws IllegalStateException outside a request
-   */
-  RateLimitKey resolveKey(@Nullable String model);
-
-  /**
-   * Records an outcome on the current request: marks it charged and, when allowed, writes the
-   * rate-limit headers (a deny's headers are written with its 429 response).
+   * Writes an admitted outcome's rate-limit headers on the current response, unless it is
+   * committed; does nothing outside a request.
    *
    * @param outcome the outcome
    */
-  void record(RateLimitOutcome outcome);
-
-  /**
-   * Estimates the model tokens of the current request, for the tokens-per-window (TPM) budgets.
-   *
-   * @return the estimate; 0 outside a request
-   */
-  default long estimateModelTokens() {
-    return 0;
-  }
+  void writeHeaders(RateLimitOutcome outcome);
 }

@@ -3,6 +3,16 @@ package io.github.llmratelimiter.autoconfigure;
 import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -12,10 +22,12 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 
 /**
- * Core auto-configuration: binds {@code ratelimiter.*}, resolves the policies, and provides the
- * {@link RateLimitStore} (in-memory unless another auto-configuration or the application defines
- * one), the {@link ModelTokenEstimator} of the tokens-per-window budgets and the {@link
- * RateLimitEnforcer} every other concern uses.
+ * Core auto-configuration, for every application whatever its web stack (or none): binds {@code
+ * ratelimiter.*}, resolves the policies, and provides the {@link RateLimitStore} (in-memory unless
+ * another auto-configuration or the application defines one), the {@link ModelTokenEstimator} of the
+ * tokens-per-window budgets, the {@link RateLimitEnforcer}, the {@link RateLimitProblemFactory} and
+ * the {@link RateLimitGateway}: the one charge step every front door (servlet, reactive, aspect)
+ * calls.
  *
  * <p>The in-memory store reads time from the application's {@link Ticker} bean when there is one
  * (tests drive time with it), else from the system ticker. Its maintenance (idle keys dropped, the
@@ -35,7 +47,7 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitPolicies rateLimitPolicies(RateLimiterProperties properties) {
-    return RateLimitPolicies.from(properties);
+    return RateLimiterSettings.policies(properties);
   }
 
   @Bean
@@ -62,13 +74,40 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   ModelTokenEstimator modelTokenEstimator(RateLimiterProperties properties) {
-    return DefaultModelTokenEstimator.of(properties.getTpm());
+    return RateLimiterSettings.estimator(properties.getTpm());
   }
 
   @Bean
   @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
       RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers) {
-    return new RateLimitEnforcer(store, policies, properties.getStoreFailure(), observers);
+    return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
+        () -> observers.orderedStream().toList());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  RateLimitProblemFactory rateLimitProblemFactory(RateLimiterProperties properties) {
+    String type = properties.getWeb().getProblemType();
+    try {
+      if (type != null) {
+        return new DefaultRateLimitProblemFactory(new URI(type));
+      }
+    } catch (URISyntaxException e) {
+      // named below
+    }
+    throw new InvalidRateLimitPropertyException("ratelimiter.web.problem-type", type, "a URI");
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  RateLimitGateway rateLimitGateway(RateLimitEnforcer enforcer, RateLimiterProperties properties,
+      ModelTokenEstimator estimator, RateLimitProblemFactory problems) {
+    return RateLimitGateway.builder(enforcer, Json.READER)
+        .estimator(estimator)
+        .bodyLimits(RateLimiterSettings.bodyLimits(properties.getWeb()))
+        .missingKey(properties.getMissingKey(), RateLimiterSettings.anonymousKey(properties))
+        .problems(problems)
+        .build();
   }
 }

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;

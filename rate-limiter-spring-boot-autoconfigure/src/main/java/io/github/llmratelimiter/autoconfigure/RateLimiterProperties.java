@@ -1,6 +1,11 @@
 package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.gateway.KeyScope;
+import io.github.llmratelimiter.gateway.MissingKey;
+import io.github.llmratelimiter.gateway.ModelSource;
+import io.github.llmratelimiter.gateway.RateLimitSettings;
+import io.github.llmratelimiter.gateway.StoreFailure;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -22,7 +27,7 @@ import org.springframework.util.unit.DataSize;
 public class RateLimiterProperties {
 
   /** The name of the policy built from the top-level settings. */
-  public static final String DEFAULT_POLICY = "default";
+  public static final String DEFAULT_POLICY = RateLimitSettings.DEFAULT_POLICY;
 
   /** Whether rate limiting is enabled at all. */
   private boolean enabled = true;
@@ -384,22 +389,6 @@ public class RateLimiterProperties {
    */
   public void setKeyIdSecret(@Nullable String keyIdSecret) {
     this.keyIdSecret = keyIdSecret;
-  }
-
-  /** What a request without an API key gets. */
-  public enum MissingKey {
-    /** A 401 problem response; the request is not served. */
-    REJECT,
-    /** The request is limited on the shared budget of the anonymous key. */
-    ANONYMOUS
-  }
-
-  /** What a decision does when the store fails. */
-  public enum StoreFailure {
-    /** Fail closed: a 503 problem response. */
-    DENY,
-    /** Fail open: the call passes without a limit. */
-    ALLOW
   }
 
   /** The top-level requests-per-window limit, with defaults. */

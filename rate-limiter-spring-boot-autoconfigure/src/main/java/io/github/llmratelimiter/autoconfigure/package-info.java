@@ -1,7 +1,9 @@
 /**
  * Spring Boot auto-configuration of the LLM gateway rate limiter: properties under {@code
- * ratelimiter}, resolved policies, the store and the enforcer that the web, aspect, endpoint and
- * metrics concerns share.
+ * ratelimiter}, turned into the plain settings of {@code rate-limiter-gateway}; the resolved
+ * policies, the store, the enforcer and the {@link io.github.llmratelimiter.gateway.RateLimitGateway}
+ * that the web, aspect, endpoint and metrics adapters share. Every web stack is optional: the
+ * adapters activate only where their stack is on the class path.
  */
 @NullMarked
 package io.github.llmratelimiter.autoconfigure;

@@ -5,14 +5,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.ForwardingStore;
+import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -214,38 +219,17 @@ class RateLimiterAutoConfigurationTests {
   record Call(List<Budget> levels, List<String> keys, double cost) {}
 
   /** A store that records the calls it receives and delegates to the in-memory store. */
-  static final class RecordingStore implements RateLimitStore {
+  static final class RecordingStore extends ForwardingStore {
     final List<Call> calls = new ArrayList<>();
-    private final RateLimitStore delegate;
 
     RecordingStore(RateLimitStore delegate) {
-      this.delegate = delegate;
+      super(delegate);
     }
 
     @Override
     public synchronized Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition c) {
       calls.add(new Call(levels, keys, cost));
       return delegate.acquire(levels, keys, cost, c);
-    }
-
-    @Override
-    public Optional<KeySnapshot> inspect(Budget budget, String key) {
-      return delegate.inspect(budget, key);
-    }
-
-    @Override
-    public List<KeySnapshot> top(Budget budget, int limit) {
-      return delegate.top(budget, limit);
-    }
-
-    @Override
-    public boolean reset(Budget budget, String key) {
-      return delegate.reset(budget, key);
-    }
-
-    @Override
-    public long trackedKeys(Budget budget) {
-      return delegate.trackedKeys(budget);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.util.Map;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;

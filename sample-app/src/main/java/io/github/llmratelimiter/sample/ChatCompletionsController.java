@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.sample;
 
-import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
 import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
+import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.sample;
 
-import io.github.llmratelimiter.autoconfigure.RateLimited;
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.util.List;
 import java.util.Map;
 import org.springframework.web.bind.annotation.GetMapping;

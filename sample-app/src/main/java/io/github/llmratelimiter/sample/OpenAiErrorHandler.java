@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.sample;
 
+import io.github.llmratelimiter.gateway.RateLimitProblem;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +31,8 @@ class OpenAiErrorHandler {
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_GATEWAY, message);
     problem.setTitle(HttpStatus.BAD_GATEWAY.getReasonPhrase());
     problem.setInstance(URI.create(request.getRequestURI()));
-    problem.setProperty("error", OpenAiProblemFactory.error(message, "api_error", null, "upstream_error"));
+    problem.setProperty("error",
+        RateLimitProblem.openAiError(message, "api_error", null, "upstream_error"));
     return ResponseEntity.status(HttpStatus.BAD_GATEWAY).contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .body(problem);
   }
@@ -51,7 +53,8 @@ class OpenAiErrorHandler {
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, message);
     problem.setTitle(HttpStatus.BAD_REQUEST.getReasonPhrase());
     problem.setInstance(URI.create(request.getRequestURI()));
-    problem.setProperty("error", OpenAiProblemFactory.error(message, "invalid_request_error", param, code));
+    problem.setProperty("error",
+        RateLimitProblem.openAiError(message, "invalid_request_error", param, code));
     return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
   }
 }

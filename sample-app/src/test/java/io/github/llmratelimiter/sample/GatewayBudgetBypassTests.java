@@ -3,11 +3,11 @@ package io.github.llmratelimiter.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,13 +1,14 @@
 package io.github.llmratelimiter.autoconfigure.aspect;
 
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.RateLimited;
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitExceededException;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,9 +30,11 @@ import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 /**
- * Enforces {@link RateLimited}: decides the call before the method runs and throws {@link
- * RateLimitExceededException} on a deny. Inside an HTTP request that was already charged (by a
- * route or an outer annotated method) the call is not charged again.
+ * Enforces {@link RateLimited}: charges the call through the {@link RateLimitGateway} before the
+ * method runs, which throws {@link RateLimitExceededException} on a deny. Inside an HTTP request
+ * the call is charged on the request's context, so a request already charged (by a route or an
+ * outer annotated method) is not charged again; outside a request nothing is recorded and no model
+ * tokens are estimated.
  */
 @Aspect
 final class RateLimitedAspect implements AnnotationEnforcement {
@@ -39,20 +42,20 @@ final class RateLimitedAspect implements AnnotationEnforcement {
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
-  private final RateLimitEnforcer enforcer;
+  private final RateLimitGateway gateway;
   private final ObjectProvider<RateLimitRequestSupport> requests;
   private final BeanFactory beanFactory;
   private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
 
-  RateLimitedAspect(RateLimitEnforcer enforcer, ObjectProvider<RateLimitRequestSupport> requests,
+  RateLimitedAspect(RateLimitGateway gateway, ObjectProvider<RateLimitRequestSupport> requests,
       BeanFactory beanFactory) {
-    this.enforcer = enforcer;
+    this.gateway = gateway;
     this.requests = requests;
     this.beanFactory = beanFactory;
   }
 
-  @Around("@annotation(io.github.llmratelimiter.autoconfigure.RateLimited) "
-      + "|| (@within(io.github.llmratelimiter.autoconfigure.RateLimited) && execution(public * *(..)))")
+  @Around("@annotation(io.github.llmratelimiter.gateway.RateLimited) "
+      + "|| (@within(io.github.llmratelimiter.gateway.RateLimited) && execution(public * *(..)))")
   public @Nullable Object limit(ProceedingJoinPoint call) throws Throwable {
     Method method = ((MethodSignature) call.getSignature()).getMethod();
     Class<?> target = call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
@@ -62,12 +65,13 @@ final class RateLimitedAspect implements AnnotationEnforcement {
       return call.proceed();
     }
     RateLimitRequestSupport support = requests.getIfAvailable();
-    boolean inRequest = support != null && support.currentRequest() != null;
-    if (inRequest && support.alreadyCharged()) {
+    RateLimitContext charging = support == null ? null : support.currentContext();
+    boolean inRequest = charging != null;
+    if (inRequest && charging.charged()) {
       return call.proceed();
     }
     if (inRequest) {
-      support.checkRequest();
+      gateway.check(charging);
     }
     MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
         call.getTarget(), specific, call.getArgs(), NAMES);
@@ -82,7 +86,8 @@ final class RateLimitedAspect implements AnnotationEnforcement {
         throw new IllegalStateException("@RateLimited on " + where
             + " is called outside an HTTP request: set key = \"<SpEL>\" to name the caller");
       }
-      key = support.resolveKey(model);
+      String apiKey = gateway.apiKey(support.currentCredential());
+      key = RateLimitKey.of(apiKey, model != null ? model : support.currentModel());
     } else {
       String apiKey = string(annotation.key(), context, where, "key");
       if (apiKey == null || apiKey.isBlank()) {
@@ -92,13 +97,9 @@ final class RateLimitedAspect implements AnnotationEnforcement {
       key = RateLimitKey.of(apiKey, model != null ? model : inRequest ? support.currentModel() : null);
     }
     double cost = annotation.cost().isEmpty() ? 1.0 : cost(annotation.cost(), context, where);
-    RateLimitOutcome outcome = enforcer.acquire(annotation.policy(), key, cost,
-        inRequest ? support::estimateModelTokens : () -> 0);
+    RateLimitOutcome outcome = gateway.charge(charging, annotation.policy(), key, cost);
     if (inRequest) {
-      support.record(outcome);
-    }
-    if (outcome.decision().denied()) {
-      throw new RateLimitExceededException(outcome);
+      support.writeHeaders(outcome);
     }
     return call.proceed();
   }

@@ -1,11 +1,11 @@
 package io.github.llmratelimiter.autoconfigure.aspect;
 
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.RateLimited;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import org.aspectj.weaver.Advice;
 import org.springframework.beans.factory.BeanFactory;
@@ -24,13 +24,13 @@ import org.springframework.util.ReflectionUtils;
 /**
  * AspectJ auto-configuration: the aspect that enforces {@link RateLimited}, and a start-up check
  * that every policy an annotation names exists. Active when AspectJ is on the class path (the
- * starter brings {@code spring-boot-starter-aspectj}, whose auto-proxying applies the aspect),
+ * application adds {@code spring-boot-starter-aspectj}, whose auto-proxying applies the aspect),
  * unless {@code ratelimiter.aspect.enabled=false}.
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class,
     afterName = "io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration")
 @ConditionalOnClass(Advice.class)
-@ConditionalOnBean(RateLimitEnforcer.class)
+@ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.aspect.enabled", matchIfMissing = true)
 public final class RateLimiterAspectAutoConfiguration {
 
@@ -39,9 +39,9 @@ public final class RateLimiterAspectAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimitedAspect rateLimitedAspect(RateLimitEnforcer enforcer,
+  RateLimitedAspect rateLimitedAspect(RateLimitGateway gateway,
       ObjectProvider<RateLimitRequestSupport> requests, BeanFactory beanFactory) {
-    return new RateLimitedAspect(enforcer, requests, beanFactory);
+    return new RateLimitedAspect(gateway, requests, beanFactory);
   }
 
   @Bean

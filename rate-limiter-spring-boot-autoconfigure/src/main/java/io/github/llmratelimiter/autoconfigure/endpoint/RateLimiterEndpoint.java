@@ -1,17 +1,17 @@
 package io.github.llmratelimiter.autoconfigure.endpoint;
 
-import io.github.llmratelimiter.autoconfigure.KeyIds;
-import io.github.llmratelimiter.autoconfigure.KeyMasking;
-import io.github.llmratelimiter.autoconfigure.KeyScope;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.KeyMasking;
+import io.github.llmratelimiter.gateway.KeyScope;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;

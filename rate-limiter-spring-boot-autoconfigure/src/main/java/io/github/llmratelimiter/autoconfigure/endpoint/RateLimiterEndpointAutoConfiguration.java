@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.endpoint;
 
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.autoconfigure.KeyIds;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import java.nio.charset.StandardCharsets;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;

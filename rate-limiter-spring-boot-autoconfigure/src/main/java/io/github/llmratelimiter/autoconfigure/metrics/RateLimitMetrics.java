@@ -1,12 +1,12 @@
 package io.github.llmratelimiter.autoconfigure.metrics;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitObserver;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;

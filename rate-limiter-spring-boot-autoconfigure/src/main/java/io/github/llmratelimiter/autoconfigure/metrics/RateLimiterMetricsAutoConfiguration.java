@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.metrics;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;

@@ -1,9 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.redis;
 
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;

@@ -1,5 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
+import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RequestBody;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -20,32 +24,30 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * Lets the limiter read a request body before the handler does, and the handler then read the same
  * bytes: a small JSON body's {@code "model"} field, its model-token estimate and its checks, and the
  * size of a body sent without a {@code Content-Length} (chunked), which must not pass {@code
- * max-body}. The body is read when the limiter first asks for it ({@link #body}, {@link #tooLong}),
- * not when the request enters this filter, and is kept only up to {@code max-body} ({@link
- * PeekableBody}).
+ * max-body}. It hands the body to the request's {@link RateLimitContext} ({@link RequestBody}); the
+ * body is read when the limiter first asks for it, not when the request enters this filter, and is
+ * kept only up to {@code max-body} ({@link PeekableBody}).
  *
  * <p>It wraps a {@code POST}, {@code PUT} or {@code PATCH} request whose body is JSON with a declared
  * length up to {@code max-body-peek}, or has no declared length and is not a form; a body of the
- * latter kind that is not JSON is kept only on a request the limiter charges ({@link #limited}).
+ * latter kind that is not JSON is kept only on a request the limiter charges ({@link
+ * RateLimitContext#markLimited()}).
  * Form bodies ({@code application/x-www-form-urlencoded}, {@code multipart/*}) are left to the
  * container, which parses their fields and limits their size itself; a declared length above
  * {@code max-body} is rejected from the header without reading.
  */
 final class ModelPeekingFilter extends OncePerRequestFilter {
 
-  private static final String BODY_ATTRIBUTE = ModelPeekingFilter.class.getName() + ".body";
-
   private static final String FILTERED = ModelPeekingFilter.class.getName() + ".FILTERED";
 
-  /** Marks a request the limiter will charge: its body is kept even if the handler reads first. */
-  private static final String LIMITED = ModelPeekingFilter.class.getName() + ".limited";
-
+  private final RateLimitGateway gateway;
   private final int maxBody;
   private final int maxPeek;
 
-  ModelPeekingFilter(BodyLimits limits) {
-    this.maxBody = (int) limits.maxBody();
-    this.maxPeek = (int) limits.maxPeek();
+  ModelPeekingFilter(RateLimitGateway gateway) {
+    this.gateway = gateway;
+    this.maxBody = (int) gateway.bodyLimits().maxBody();
+    this.maxPeek = (int) gateway.bodyLimits().maxPeek();
   }
 
   /** A constant name: the default concatenates the filter's name on every request. */
@@ -63,95 +65,38 @@ final class ModelPeekingFilter extends OncePerRequestFilter {
     long length = request.getContentLengthLong();
     String contentType = request.getContentType();
     if (length < 0) {
-      return isForm(contentType);
+      return HttpFields.isForm(contentType);
     }
-    return length > maxPeek || contentType == null || !containsJson(contentType);
-  }
-
-  /** Whether the content type contains {@code json} in any case, without a lower-cased copy. */
-  static boolean containsJson(String contentType) {
-    return contains(contentType, "json");
-  }
-
-  /** Whether the content type is a form the container parses into request parameters. */
-  static boolean isForm(@Nullable String contentType) {
-    return contentType != null && (contentType.regionMatches(true, 0, "multipart/", 0, 10)
-        || contains(contentType, "application/x-www-form-urlencoded"));
-  }
-
-  private static boolean contains(String s, String part) {
-    for (int i = 0; i + part.length() <= s.length(); i++) {
-      if (s.regionMatches(true, i, part, 0, part.length())) {
-        return true;
-      }
-    }
-    return false;
+    return length > maxPeek || !HttpFields.isJson(contentType);
   }
 
   @Override
   protected void doFilterInternal(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    String contentType = request.getContentType();
-    boolean json = contentType != null && containsJson(contentType);
+    RateLimitContext context = ServletContexts.get(request, gateway);
     // a JSON body is kept for whoever asks; another is kept only for a limited request, whose
     // size the limiter checks (a large upload elsewhere streams through)
     ServletInputStream original = request.getInputStream();
     PeekableBody body = new PeekableBody(original, maxBody, request.getContentLengthLong(),
-        json ? () -> true : () -> request.getAttribute(LIMITED) != null);
-    request.setAttribute(BODY_ATTRIBUTE, new Wrapped(body, json, maxPeek));
+        context.json() ? () -> true : context::limited);
+    context.body(new Peeked(body));
     chain.doFilter(new ReplayingRequest(request, original, body), response);
   }
 
-  /**
-   * Returns the JSON body of a request this filter wrapped, reading it now if nothing has yet.
-   *
-   * @return the body, or {@code null} when the filter did not wrap the request, the body is not
-   *     JSON, is longer than {@code max-body-peek} or could not be read
-   */
-  static byte @Nullable [] body(HttpServletRequest request) {
-    if (!(request.getAttribute(BODY_ATTRIBUTE) instanceof Wrapped w) || !w.json()) {
-      return null;
+  /** The body as the limiter reads it. */
+  private record Peeked(PeekableBody body) implements RequestBody {
+
+    @Override
+    public byte @Nullable [] bytes() {
+      return body.peek();
     }
-    byte[] bytes = w.body().peek();
-    return bytes == null || bytes.length > w.maxPeek() ? null : bytes;
-  }
 
-  /**
-   * Returns whether a request this filter wrapped has a body longer than {@code max-body}, reading
-   * it up to that size now.
-   *
-   * @return {@code true} if it has; {@code false} when it has not, could not be read or was not
-   *     wrapped
-   */
-  static boolean tooLong(HttpServletRequest request) {
-    return request.getAttribute(BODY_ATTRIBUTE) instanceof Wrapped w && w.body().tooLong();
-  }
-
-  /**
-   * Returns the length of a body this filter wrapped, reading it now if nothing has yet.
-   *
-   * @return the length, or -1 when the filter did not wrap the request, the body is longer than
-   *     {@code max-body} or could not be read
-   */
-  static long length(HttpServletRequest request) {
-    if (!(request.getAttribute(BODY_ATTRIBUTE) instanceof Wrapped w)) {
-      return -1;
+    @Override
+    public boolean tooLong() {
+      return body.tooLong();
     }
-    byte[] bytes = w.body().peek();
-    return bytes == null ? -1 : bytes.length;
   }
-
-  /**
-   * Marks a request the limiter will charge (a route matched it, or its handler is annotated), so
-   * that its body is kept when the handler reads it before the limiter checks it.
-   */
-  static void limited(HttpServletRequest request) {
-    request.setAttribute(LIMITED, Boolean.TRUE);
-  }
-
-  /** What the filter keeps on the request: the body, whether it is JSON, the parse limit. */
-  private record Wrapped(PeekableBody body, boolean json, int maxPeek) {}
 
   /** A request whose body is read through its {@link PeekableBody}. */
   private static final class ReplayingRequest extends HttpServletRequestWrapper {

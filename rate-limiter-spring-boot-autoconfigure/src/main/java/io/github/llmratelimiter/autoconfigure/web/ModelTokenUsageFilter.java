@@ -1,6 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.UsageScanner;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
@@ -11,15 +13,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
-import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Settles the model tokens a request reserved ({@link ModelTokenReservation}) when its response
- * ends, unless the gateway code settled them itself.
+ * Settles the model tokens a request reserved ({@link
+ * io.github.llmratelimiter.gateway.ModelTokenReservation}) when its response ends, unless the gateway
+ * code settled them itself, through {@link RateLimitGateway#settle}.
  *
  * <ul>
  *   <li>The response's OpenAI {@code usage} (a JSON body, or the last {@code data:} event carrying
@@ -33,14 +33,18 @@ import org.springframework.web.filter.OncePerRequestFilter;
  * </ul>
  *
  * <p>The body is read as it is written (through {@code getOutputStream()}; a body written through
- * {@code getWriter()} is not read): JSON bodies up to {@value #MAX_CAPTURED_BYTES} bytes, SSE event
- * lines up to the same size each.
+ * {@code getWriter()} is not read) by a {@link UsageScanner}: JSON bodies up to {@value
+ * UsageScanner#MAX_CAPTURED_BYTES} bytes, SSE event lines up to the same size each.
  */
 final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
-  static final int MAX_CAPTURED_BYTES = 1 << 20;
-
   private static final String FILTERED = ModelTokenUsageFilter.class.getName() + ".FILTERED";
+
+  private final RateLimitGateway gateway;
+
+  ModelTokenUsageFilter(RateLimitGateway gateway) {
+    this.gateway = gateway;
+  }
 
   /** A constant name: the default concatenates the filter's name on every request. */
   @Override
@@ -52,59 +56,56 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
   protected void doFilterInternal(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws ServletException, IOException {
-    UsageCapturingResponse capturing = new UsageCapturingResponse(response);
+    UsageCapturingResponse capturing = new UsageCapturingResponse(response, gateway.usageScanner());
     boolean failed = true;
     try {
       chain.doFilter(request, capturing);
       failed = false;
     } finally {
-      ModelTokenReservation reservation = ModelTokens.of(request).orElse(null);
-      if (reservation != null && !reservation.settled()) {
+      RateLimitContext context = ServletContexts.find(request);
+      if (context != null && context.modelTokens() != null && !context.modelTokens().settled()) {
         if (!failed && request.isAsyncStarted()) {
-          request.getAsyncContext().addListener(new SettleOnCompletion(reservation, capturing));
+          request.getAsyncContext().addListener(new SettleOnCompletion(gateway, context, capturing));
         } else {
-          settle(reservation, capturing, failed && !response.isCommitted());
+          settle(gateway, context, capturing, failed && !response.isCommitted());
         }
       }
     }
   }
 
-  static void settle(ModelTokenReservation reservation, UsageCapturingResponse response,
-      boolean failedBeforeCommit) {
-    Long usage = response.usage();
-    if (usage != null) {
-      reservation.reconcile(usage);
-    } else if (failedBeforeCommit || response.getStatus() >= 400) {
-      reservation.refund();
-    } else {
-      reservation.keepEstimate();
-    }
+  /** Settles with the usage the body showed, else a refund for a failed call, else the estimate. */
+  static void settle(RateLimitGateway gateway, RateLimitContext context,
+      UsageCapturingResponse response, boolean failedBeforeCommit) {
+    gateway.settle(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
   }
 
   /** Settles an asynchronous response once it is over, however it ends. */
   private static final class SettleOnCompletion implements AsyncListener {
 
-    private final ModelTokenReservation reservation;
+    private final RateLimitGateway gateway;
+    private final RateLimitContext context;
     private final UsageCapturingResponse response;
 
-    SettleOnCompletion(ModelTokenReservation reservation, UsageCapturingResponse response) {
-      this.reservation = reservation;
+    SettleOnCompletion(RateLimitGateway gateway, RateLimitContext context,
+        UsageCapturingResponse response) {
+      this.gateway = gateway;
+      this.context = context;
       this.response = response;
     }
 
     @Override
     public void onComplete(AsyncEvent event) {
-      settle(reservation, response, false);
+      settle(gateway, context, response, false);
     }
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      settle(reservation, response, !response.isCommitted());
+      settle(gateway, context, response, !response.isCommitted());
     }
 
     @Override
     public void onError(AsyncEvent event) {
-      settle(reservation, response, !response.isCommitted());
+      settle(gateway, context, response, !response.isCommitted());
     }
 
     @Override
@@ -117,12 +118,13 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
   static final class UsageCapturingResponse extends HttpServletResponseWrapper {
 
     private @Nullable ServletOutputStream stream;
-    private final UsageScanner scanner = new UsageScanner();
+    private final UsageScanner scanner;
     /** Whether the scanner was given the content type (it reads it on the first write only). */
     private boolean typed;
 
-    UsageCapturingResponse(HttpServletResponse response) {
+    UsageCapturingResponse(HttpServletResponse response, UsageScanner scanner) {
       super(response);
+      this.scanner = scanner;
     }
 
     @Override
@@ -191,129 +193,6 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
     @Override
     public void setWriteListener(WriteListener listener) {
       delegate.setWriteListener(listener);
-    }
-  }
-
-  /**
-   * Finds the usage in a body as it is written: a JSON body is buffered and read at the end; an
-   * event stream is read line by line and its last {@code data:} line with a usage wins.
-   */
-  static final class UsageScanner {
-
-    private static final byte[] DATA = "data:".getBytes(StandardCharsets.US_ASCII);
-    private static final byte[] USAGE = "\"usage\"".getBytes(StandardCharsets.US_ASCII);
-
-    private byte[] buffer = EMPTY;
-    private int size;
-    private boolean overflow;
-    private @Nullable Boolean eventStream;
-    private volatile @Nullable Long streamUsage;
-
-    private static final byte[] EMPTY = new byte[0];
-
-    synchronized void accept(@Nullable String contentType, byte[] b, int off, int len) {
-      if (eventStream == null) {
-        String type = contentType == null ? "" : contentType.toLowerCase(Locale.ROOT);
-        eventStream = type.startsWith("text/event-stream") ? Boolean.TRUE
-            : type.contains("json") ? Boolean.FALSE : null;
-        if (eventStream == null) {
-          overflow = true; // neither JSON nor SSE: nothing to read
-          eventStream = Boolean.FALSE;
-        }
-      }
-      if (!eventStream) {
-        if (!overflow) {
-          append(b, off, len);
-        }
-        return;
-      }
-      int end = off + len;
-      int from = off;
-      for (int i = off; i < end; i++) {
-        if (b[i] == '\n') {
-          if (!overflow) {
-            append(b, from, i - from);
-          }
-          line();
-          from = i + 1;
-        }
-      }
-      if (!overflow && from < end) {
-        append(b, from, end - from);
-      }
-    }
-
-    private void append(byte[] b, int off, int len) {
-      if (size + len > MAX_CAPTURED_BYTES) {
-        overflow = true;
-        size = 0;
-        return;
-      }
-      if (size + len > buffer.length) {
-        // the first write usually holds the whole body: size the buffer to it
-        buffer = Arrays.copyOf(buffer, Math.max(size + len, Math.min(MAX_CAPTURED_BYTES,
-            Math.max(256, buffer.length * 2))));
-      }
-      System.arraycopy(b, off, buffer, size, len);
-      size += len;
-    }
-
-    /** One complete SSE line. */
-    private void line() {
-      if (!overflow) {
-        int from = 0;
-        int to = size;
-        while (from < to && buffer[from] <= ' ') {
-          from++;
-        }
-        while (to > from && buffer[to - 1] <= ' ') {
-          to--;
-        }
-        if (startsWith(buffer, from, to, DATA) && indexOf(buffer, from, to, USAGE) >= 0) {
-          from += DATA.length;
-          while (from < to && buffer[from] <= ' ') {
-            from++;
-          }
-          Long usage = Json.usage(buffer, from, to - from);
-          if (usage != null) {
-            streamUsage = usage;
-          }
-        }
-      }
-      size = 0;
-      overflow = false;
-    }
-
-    synchronized @Nullable Long usage() {
-      if (Boolean.TRUE.equals(eventStream)) {
-        return streamUsage;
-      }
-      return overflow || size == 0 ? null : Json.usage(buffer, 0, size);
-    }
-
-    private static boolean startsWith(byte[] b, int from, int to, byte[] prefix) {
-      if (to - from < prefix.length) {
-        return false;
-      }
-      for (int i = 0; i < prefix.length; i++) {
-        if (b[from + i] != prefix[i]) {
-          return false;
-        }
-      }
-      return true;
-    }
-
-    private static int indexOf(byte[] b, int from, int to, byte[] needle) {
-      outer:
-      for (int i = from; i <= to - needle.length; i++) {
-        for (int j = 0; j < needle.length; j++) {
-          if (b[i + j] != needle[j]) {
-            continue outer;
-          }
-        }
-        return i;
-      }
-      return -1;
     }
   }
 }

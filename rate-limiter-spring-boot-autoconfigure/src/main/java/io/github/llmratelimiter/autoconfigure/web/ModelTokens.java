@@ -1,10 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitContext;
 import jakarta.servlet.ServletRequest;
-import java.util.Map;
 import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 
@@ -29,9 +28,6 @@ import org.springframework.web.context.request.RequestContextHolder;
  */
 public final class ModelTokens {
 
-  /** The request attribute that holds the reservation. */
-  public static final String ATTRIBUTE = ModelTokenReservation.class.getName();
-
   private ModelTokens() {}
 
   /**
@@ -42,10 +38,10 @@ public final class ModelTokens {
    */
   public static Optional<ModelTokenReservation> current() {
     RequestAttributes attributes = RequestContextHolder.getRequestAttributes();
-    return attributes == null ? Optional.empty()
-        : Optional.ofNullable(attributes.getAttribute(ATTRIBUTE, RequestAttributes.SCOPE_REQUEST))
-            .filter(ModelTokenReservation.class::isInstance)
-            .map(ModelTokenReservation.class::cast);
+    return attributes != null
+        && attributes.getAttribute(ServletContexts.ATTRIBUTE, RequestAttributes.SCOPE_REQUEST)
+            instanceof RateLimitContext context
+        ? Optional.ofNullable(context.modelTokens()) : Optional.empty();
   }
 
   /**
@@ -55,37 +51,7 @@ public final class ModelTokens {
    * @return the reservation, or empty when the request reserved no model tokens
    */
   public static Optional<ModelTokenReservation> of(ServletRequest request) {
-    return request.getAttribute(ATTRIBUTE) instanceof ModelTokenReservation r
-        ? Optional.of(r) : Optional.empty();
-  }
-
-  /**
-   * Reads the model tokens an OpenAI-shaped body reports: {@code usage.total_tokens}, else {@code
-   * prompt_tokens + completion_tokens}, else {@code input_tokens + output_tokens} (also under a
-   * {@code response} member, as the Responses API streams it).
-   *
-   * @param body a parsed JSON object
-   * @return the usage, or null when the body carries none
-   */
-  static @Nullable Long usage(Map<?, ?> body) {
-    Object usage = body.get("usage");
-    if (!(usage instanceof Map) && body.get("response") instanceof Map<?, ?> response) {
-      usage = response.get("usage");
-    }
-    if (!(usage instanceof Map<?, ?> u)) {
-      return null;
-    }
-    if (u.get("total_tokens") instanceof Number total && total.longValue() >= 0) {
-      return total.longValue();
-    }
-    Long sum = sum(u.get("prompt_tokens"), u.get("completion_tokens"));
-    return sum != null ? sum : sum(u.get("input_tokens"), u.get("output_tokens"));
-  }
-
-  private static @Nullable Long sum(@Nullable Object a, @Nullable Object b) {
-    if (a instanceof Number x && b instanceof Number y && x.longValue() >= 0 && y.longValue() >= 0) {
-      return x.longValue() + y.longValue();
-    }
-    return null;
+    RateLimitContext context = ServletContexts.find(request);
+    return context == null ? Optional.empty() : Optional.ofNullable(context.modelTokens());
   }
 }

@@ -1,10 +1,11 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.ModelSource;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
-import io.github.llmratelimiter.autoconfigure.RateLimited;
+import io.github.llmratelimiter.gateway.ModelSource;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitExceededException;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.lang.reflect.Method;
@@ -24,30 +25,33 @@ import org.springframework.web.util.pattern.PathPattern;
  * Limits the requests whose path matches a configured route, with the route's policy, at cost 1,
  * and the model read from the route's {@link ModelSource}. A handler method that carries {@link
  * RateLimited} (or whose class does) is left to the aspect while one is active (its default model
- * still comes from the route's source), and a request already charged is not charged again.
+ * still comes from the route's source), and a request already charged is not charged again. It
+ * charges through the {@link RateLimitGateway}: a deny throws {@link RateLimitExceededException},
+ * which {@link RateLimitExceptionHandler} answers.
  */
 final class RateLimitInterceptor implements HandlerInterceptor {
 
   private static final UrlPathHelper PATHS = UrlPathHelper.defaultInstance;
 
   private final List<Route> routes;
-  private final RateLimitEnforcer enforcer;
+  private final RateLimitGateway gateway;
   private final ServletRateLimitRequestSupport support;
   private final boolean annotationsEnforced;
   private final Map<Method, Boolean> annotatedMethods = new ConcurrentHashMap<>();
   private final Map<Class<?>, Boolean> annotatedTypes = new ConcurrentHashMap<>();
 
-  RateLimitInterceptor(List<Route> routes, RateLimitEnforcer enforcer,
+  RateLimitInterceptor(List<Route> routes, RateLimitGateway gateway,
       ServletRateLimitRequestSupport support, boolean annotationsEnforced) {
     this.routes = List.copyOf(routes);
-    this.enforcer = enforcer;
+    this.gateway = gateway;
     this.support = support;
     this.annotationsEnforced = annotationsEnforced;
   }
 
   @Override
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
-    if (support.alreadyCharged(request)) {
+    RateLimitContext found = ServletContexts.find(request);
+    if (found != null && found.charged()) {
       return true;
     }
     Route route = routes.isEmpty() ? null : match(path(request));
@@ -55,21 +59,19 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     if (route == null && !annotated) {
       return true;
     }
-    ModelPeekingFilter.limited(request);
+    RateLimitContext context = found != null ? found : ServletContexts.get(request, gateway);
+    context.markLimited();
     if (route == null) {
       return true;
     }
-    request.setAttribute(ServletRateLimitRequestSupport.MODEL_SOURCE_ATTRIBUTE, route.modelSource());
+    context.modelSource(route.modelSource());
     if (annotated) {
       return true;
     }
-    support.check(request);
-    RateLimitOutcome outcome = enforcer.acquire(route.policy(), support.resolveKey(request, null),
-        1.0, () -> support.estimateModelTokens(request));
-    support.record(request, response, outcome);
-    if (outcome.decision().denied()) {
-      throw new RateLimitExceededException(outcome);
-    }
+    gateway.check(context);
+    RateLimitOutcome outcome =
+        gateway.charge(context, route.policy(), support.resolveKey(request, null), 1.0);
+    ServletRateLimitRequestSupport.writeHeaders(response, outcome);
     return true;
   }
 

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.ModelSource;
+import io.github.llmratelimiter.gateway.ModelSource;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -46,7 +46,7 @@ public interface RateLimitKeyResolver {
    *
    * @param request the request
    * @return the key, or {@code null} (or blank) when the request carries none
-   * @throws io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException if the request's
+   * @throws io.github.llmratelimiter.gateway.InvalidRateLimitRequestException if the request's
    *     credentials are ambiguous (a 400 problem response; nothing is charged)
    */
   @Nullable String resolveApiKey(HttpServletRequest request);
@@ -69,7 +69,7 @@ public interface RateLimitKeyResolver {
    * @param request the request
    * @param source where the model is read
    * @return the model, or {@code null} when the source names none
-   * @throws io.github.llmratelimiter.autoconfigure.InvalidRateLimitRequestException if the source
+   * @throws io.github.llmratelimiter.gateway.InvalidRateLimitRequestException if the source
    *     names the model ambiguously or malformed (a 400 problem response; nothing is charged)
    */
   default @Nullable String resolveModel(HttpServletRequest request, ModelSource source) {

@@ -1,16 +1,18 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.autoconfigure.ModelTokenEstimator;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.gateway.BodyLimits;
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.ModelSource;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.http.HttpServletRequest;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -27,17 +29,19 @@ import org.springframework.web.util.pattern.PathPatternParser;
 import org.springframework.web.util.pattern.PatternParseException;
 
 /**
- * Spring MVC auto-configuration: the route interceptor ({@code ratelimiter.web.routes}), key
- * resolution from the request, the filter that lets the limiter read a request body before the
- * handler (a JSON body's model, its model-token estimate and checks, the size of a chunked body),
- * the filter that settles reserved model tokens from the response's usage, and the problem
- * responses (429, 401, 400, 413, 503). Active in a servlet web application with Spring MVC, unless {@code
+ * Spring MVC auto-configuration, the servlet adapter of the {@link RateLimitGateway}: the route
+ * interceptor ({@code ratelimiter.web.routes}), key resolution from the request, the filter that
+ * lets the limiter read a request body before the handler (a JSON body's model, its model-token
+ * estimate and checks, the size of a chunked body), the filter that settles reserved model tokens
+ * from the response's usage, and the problem responses (429, 401, 400, 413, 503). Each part
+ * translates the servlet request into gateway calls and the gateway's headers and problems back
+ * into the response. Active in a servlet web application with Spring MVC, unless {@code
  * ratelimiter.web.enabled=false}.
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class)
 @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
 @ConditionalOnClass({DispatcherServlet.class, HttpServletRequest.class})
-@ConditionalOnBean(RateLimitEnforcer.class)
+@ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.web.enabled", matchIfMissing = true)
 public final class RateLimiterWebAutoConfiguration {
 
@@ -51,41 +55,29 @@ public final class RateLimiterWebAutoConfiguration {
   }
 
   @Bean
-  @ConditionalOnMissingBean
-  RateLimitProblemFactory rateLimitProblemFactory(RateLimiterProperties properties) {
-    String type = properties.getWeb().getProblemType();
-    try {
-      return new DefaultRateLimitProblemFactory(new URI(type));
-    } catch (java.net.URISyntaxException e) {
-      throw new InvalidRateLimitPropertyException("ratelimiter.web.problem-type", type, "a URI");
-    }
-  }
-
-  @Bean
   @ConditionalOnMissingBean(RateLimitRequestSupport.class)
-  RateLimitRequestSupport rateLimitRequestSupport(RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ModelTokenEstimator estimator) {
-    return support(resolver, properties, estimator);
+  RateLimitRequestSupport rateLimitRequestSupport(
+      RateLimitKeyResolver resolver, RateLimitGateway gateway) {
+    return new ServletRateLimitRequestSupport(resolver, gateway);
   }
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimitExceptionHandler rateLimitExceptionHandler(RateLimitProblemFactory problems) {
-    return new RateLimitExceptionHandler(problems);
+  RateLimitExceptionHandler rateLimitExceptionHandler(RateLimitGateway gateway) {
+    return new RateLimitExceptionHandler(gateway);
   }
 
   @Bean
   @ConditionalOnMissingBean(name = "rateLimitWebMvcConfigurer")
-  WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitEnforcer enforcer, RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ModelTokenEstimator estimator,
-      ObjectProvider<AnnotationEnforcement> annotations) {
+  WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitGateway gateway, RateLimitKeyResolver resolver,
+      RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations) {
     List<RateLimitInterceptor.Route> routes =
-        routes(properties.getWeb().getRoutes(), BodyLimits.of(properties.getWeb()));
+        routes(properties.getWeb().getRoutes(), gateway.bodyLimits());
     return new WebMvcConfigurer() {
       @Override
       public void addInterceptors(InterceptorRegistry registry) {
-        registry.addInterceptor(new RateLimitInterceptor(routes, enforcer,
-            support(resolver, properties, estimator), annotations.getIfAvailable() != null));
+        registry.addInterceptor(new RateLimitInterceptor(routes, gateway,
+            new ServletRateLimitRequestSupport(resolver, gateway), annotations.getIfAvailable() != null));
       }
     };
   }
@@ -93,20 +85,14 @@ public final class RateLimiterWebAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnBooleanProperty(name = "ratelimiter.web.model-from-body", matchIfMissing = true)
-  ModelPeekingFilter rateLimitModelPeekingFilter(RateLimiterProperties properties) {
-    return new ModelPeekingFilter(BodyLimits.of(properties.getWeb()));
+  ModelPeekingFilter rateLimitModelPeekingFilter(RateLimitGateway gateway) {
+    return new ModelPeekingFilter(gateway);
   }
 
   @Bean
   @ConditionalOnMissingBean
-  ModelTokenUsageFilter rateLimitModelTokenUsageFilter() {
-    return new ModelTokenUsageFilter();
-  }
-
-  private static ServletRateLimitRequestSupport support(RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ModelTokenEstimator estimator) {
-    return new ServletRateLimitRequestSupport(resolver, properties.getMissingKey(),
-        properties.getAnonymousKey(), estimator, BodyLimits.of(properties.getWeb()));
+  ModelTokenUsageFilter rateLimitModelTokenUsageFilter(RateLimitGateway gateway) {
+    return new ModelTokenUsageFilter(gateway);
   }
 
   private static List<RateLimitInterceptor.Route> routes(
@@ -121,9 +107,26 @@ public final class RateLimiterWebAutoConfiguration {
       }
       routes.add(new RateLimitInterceptor.Route(
           patterns(path + ".include", r.getInclude()), patterns(path + ".exclude", r.getExclude()),
-          r.getPolicy(), limits.modelSource(path + ".model-source", r.getModelSource())));
+          r.getPolicy(), modelSource(path + ".model-source", r.getModelSource(), limits)));
     }
     return routes;
+  }
+
+  /**
+   * A route's model source, validated: the default when unset; one that reads the body only while
+   * bodies are read.
+   */
+  private static ModelSource modelSource(
+      String property, @Nullable ModelSource configured, BodyLimits limits) {
+    if (configured == null) {
+      return limits.defaultModelSource();
+    }
+    if (!limits.readBodies() && configured.readsBody()) {
+      throw new InvalidRateLimitPropertyException(property,
+          configured.name().toLowerCase(Locale.ROOT).replace('_', '-'),
+          "query or none while ratelimiter.web.model-from-body is false (the body is not read)");
+    }
+    return configured;
   }
 
   private static List<PathPattern> patterns(String path, List<String> patterns) {

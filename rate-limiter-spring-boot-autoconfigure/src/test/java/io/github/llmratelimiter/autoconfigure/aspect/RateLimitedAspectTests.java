@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.RateLimitExceededException;
-import io.github.llmratelimiter.autoconfigure.RateLimited;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.RateLimitExceededException;
+import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -84,10 +84,10 @@ class RateLimitedAspectTests {
   @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
   static class UserAspect {
     @org.springframework.context.annotation.Bean
-    RateLimitedAspect myAspect(io.github.llmratelimiter.autoconfigure.RateLimitEnforcer enforcer,
+    RateLimitedAspect myAspect(io.github.llmratelimiter.gateway.RateLimitGateway gateway,
         org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport> r,
         org.springframework.beans.factory.BeanFactory bf) {
-      return new RateLimitedAspect(enforcer, r, bf);
+      return new RateLimitedAspect(gateway, r, bf);
     }
   }
 

@@ -2,12 +2,12 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.KeyIds;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
-import io.github.llmratelimiter.autoconfigure.TestHmac;
+import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.TestHmac;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;

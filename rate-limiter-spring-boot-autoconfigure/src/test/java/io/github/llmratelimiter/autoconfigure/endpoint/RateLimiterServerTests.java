@@ -3,8 +3,8 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.TestHmac;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
+import io.github.llmratelimiter.gateway.TestHmac;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;

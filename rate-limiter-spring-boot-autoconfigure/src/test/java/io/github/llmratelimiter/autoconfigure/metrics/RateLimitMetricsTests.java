@@ -2,14 +2,14 @@ package io.github.llmratelimiter.autoconfigure.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
-import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import io.github.llmratelimiter.gateway.RateLimitSettings;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
@@ -40,7 +40,7 @@ class RateLimitMetricsTests {
         added.add(m.getId());
       }
     });
-    RateLimitPolicies policies = RateLimitPolicies.from(new RateLimiterProperties());
+    RateLimitPolicies policies = RateLimitPolicies.from(RateLimitSettings.defaults());
     policy = policies.policy(null);
     metrics = new RateLimitMetrics(registry, RateLimitStore.inMemory(), policies);
   }

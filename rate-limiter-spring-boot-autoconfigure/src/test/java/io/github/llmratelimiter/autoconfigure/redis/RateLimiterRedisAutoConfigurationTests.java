@@ -2,14 +2,14 @@ package io.github.llmratelimiter.autoconfigure.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.KeyIds;
-import io.github.llmratelimiter.autoconfigure.KeyMasking;
-import io.github.llmratelimiter.autoconfigure.RateLimitEnforcer;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.KeyMasking;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RedisServer;

@@ -1,9 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.redis;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicy;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RedisServer;
 import java.net.URI;

@@ -3,13 +3,13 @@ package io.github.llmratelimiter.autoconfigure.tokens;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
-import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations.Settled;
+import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.StreamGate;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.BufferedReader;

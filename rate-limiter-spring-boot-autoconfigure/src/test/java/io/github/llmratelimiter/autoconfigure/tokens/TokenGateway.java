@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.tokens;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.ModelTokenReservation;
-import io.github.llmratelimiter.autoconfigure.RateLimitObserver;
-import io.github.llmratelimiter.autoconfigure.RateLimitOutcome;
 import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
+import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;

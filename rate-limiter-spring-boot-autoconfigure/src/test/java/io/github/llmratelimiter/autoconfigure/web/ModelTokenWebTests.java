@@ -8,14 +8,14 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.RateLimitKey;
-import io.github.llmratelimiter.autoconfigure.RateLimitPolicies;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
-import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

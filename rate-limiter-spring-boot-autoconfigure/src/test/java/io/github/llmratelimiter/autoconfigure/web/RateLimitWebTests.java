@@ -10,6 +10,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
+import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import java.time.Duration;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -390,12 +392,10 @@ class RateLimitWebTests {
     withMvc(runner.withBean(RateLimitProblemFactory.class, () -> new DefaultRateLimitProblemFactory(
         java.net.URI.create("https://example.com/rate-limited")) {
       @Override
-      public org.springframework.http.ProblemDetail rateLimited(
-          io.github.llmratelimiter.autoconfigure.RateLimitOutcome outcome,
-          jakarta.servlet.http.HttpServletRequest request) {
-        var problem = super.rateLimited(outcome, request);
-        problem.setProperty("error", java.util.Map.of("type", "rate_limit_exceeded"));
-        return problem;
+      public io.github.llmratelimiter.gateway.RateLimitProblem rateLimited(
+          io.github.llmratelimiter.gateway.RateLimitOutcome outcome, String path) {
+        return super.rateLimited(outcome, path)
+            .with("error", java.util.Map.of("type", "rate_limit_exceeded"));
       }
     }), mvc -> {
       try {
@@ -421,7 +421,7 @@ class RateLimitWebTests {
       MockMvc mvc = MockMvcBuilders.webAppContextSetup(web).build();
       mvc.perform(get("/v1/routed").header("X-API-Key", KEY)).andExpect(status().isOk());
       mvc.perform(get("/v1/routed").header("X-API-Key", "sk-other-key-000000")).andExpect(status().isOk());
-      var policies = context.getBean(io.github.llmratelimiter.autoconfigure.RateLimitPolicies.class);
+      var policies = context.getBean(io.github.llmratelimiter.gateway.RateLimitPolicies.class);
       assertThat(context.getBean(RateLimitStore.class)
           .trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
     });

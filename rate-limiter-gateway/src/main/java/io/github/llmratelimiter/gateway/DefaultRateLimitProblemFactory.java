@@ -1,0 +1,112 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
+import java.net.URI;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The default problem bodies. A 429 carries {@code type}, {@code title}, {@code status}, {@code
+ * detail}, {@code instance} (the request path) and the members {@code reason}, {@code policy},
+ * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}; when the policy
+ * limits model tokens, also {@code estimatedModelTokens}. A deny that waiting
+ * cannot clear says so in its {@code detail} and has {@code retryable: false}.
+ */
+public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
+
+  /** The default {@code type} of 429 problems ({@code ratelimiter.web.problem-type}). */
+  public static final URI RATE_LIMITED_TYPE = URI.create("urn:llmratelimiter:problem:rate-limited");
+
+  private final URI rateLimitedType;
+
+  /**
+   * Creates the factory.
+   *
+   * @param rateLimitedType the {@code type} of 429 problems
+   * @throws IllegalArgumentException if the type is null
+   */
+  public DefaultRateLimitProblemFactory(URI rateLimitedType) {
+    if (rateLimitedType == null) {
+      throw new IllegalArgumentException("rateLimitedType must not be null");
+    }
+    this.rateLimitedType = rateLimitedType;
+  }
+
+  @Override
+  public RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path) {
+    Decision d = outcome.decision();
+    String policy = outcome.policy().name();
+    String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
+        + d.level() + "'). " + (d.retryable()
+            ? "Retry after " + d.retryAfterMs() + " ms."
+            : "Waiting will not clear this limit (" + whyFinal(outcome) + "): do not retry.");
+    RateLimitProblem problem = problem(429, detail, path).withType(rateLimitedType)
+        .with("reason", d.reason().name())
+        .with("policy", policy)
+        .with("level", d.level())
+        .with("retryable", d.retryable());
+    if (d.retryable()) {
+      problem = problem.with("retryAfterMs", d.retryAfterMs());
+    }
+    if (outcome.reservation() != null) {
+      problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
+    }
+    return problem;
+  }
+
+  private static String whyFinal(RateLimitOutcome outcome) {
+    Reservation r = outcome.reservation();
+    if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
+      return "the bucket does not refill";
+    }
+    if (r != null && !outcome.decidingBudget().fitsModelTokens(r.estimate())) {
+      return "the call's estimate of " + r.estimate()
+          + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
+    }
+    return "the call costs more tokens than the bucket can hold";
+  }
+
+  @Override
+  public RateLimitProblem missingApiKey(@Nullable String path) {
+    return problem(401,
+        "The request carries no API key: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'.",
+        path);
+  }
+
+  @Override
+  public RateLimitProblem invalidRequest(
+      InvalidRateLimitRequestException exception, @Nullable String path) {
+    return problem(400, exception.getMessage(), path);
+  }
+
+  /** {@inheritDoc} This one also carries {@code maxBodyBytes}, the limit the body passed. */
+  @Override
+  public RateLimitProblem bodyTooLarge(RequestBodyTooLargeException exception, @Nullable String path) {
+    return problem(413, exception.getMessage(), path).with("maxBodyBytes", exception.limitBytes());
+  }
+
+  @Override
+  public RateLimitProblem storeUnavailable(
+      RateLimitStoreUnavailableException exception, @Nullable String path) {
+    RateLimitProblem problem = problem(503,
+        "The rate limiter cannot decide right now; the request was not served.", path)
+        .with("policy", exception.policy());
+    if (exception.retryAfterMs() > 0) {
+      problem = problem.with("retryAfterMs", exception.retryAfterMs());
+    }
+    return problem;
+  }
+
+  /**
+   * Returns a problem with the status's reason phrase as title and the request path as instance.
+   *
+   * @param status the status
+   * @param detail the detail
+   * @param path the request's path, or {@code null}
+   * @return the problem
+   */
+  protected RateLimitProblem problem(int status, @Nullable String detail, @Nullable String path) {
+    return RateLimitProblem.of(status, detail, path);
+  }
+}

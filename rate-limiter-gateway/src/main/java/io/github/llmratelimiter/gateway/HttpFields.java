@@ -1,0 +1,169 @@
+package io.github.llmratelimiter.gateway;
+
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Reads the limiter's inputs from HTTP fields, the same way on every stack: the API key from {@code
+ * Authorization: Bearer} and {@code X-API-Key}, the model from the query string, and what a content
+ * type says about the body. A front door hands in the raw values its request carries.
+ */
+public final class HttpFields {
+
+  /** The header that carries an API key on its own. */
+  public static final String API_KEY_HEADER = "X-API-Key";
+  /** The header that carries a {@code Bearer} token. */
+  public static final String AUTHORIZATION = "Authorization";
+  /** The query parameter, form field and JSON member that name the model. */
+  public static final String MODEL = "model";
+
+  private static final String BEARER = "bearer";
+
+  private HttpFields() {}
+
+  /**
+   * Returns the API key a request carries: the token of {@code Authorization: Bearer <key>} or the
+   * value of {@code X-API-Key}. A {@code Bearer} without a token, a blank {@code X-API-Key} and an
+   * {@code Authorization} of another scheme carry no key; the same key sent twice is that key.
+   *
+   * @param authorization the values of every {@code Authorization} header, in order
+   * @param apiKeys the values of every {@code X-API-Key} header, in order
+   * @return the key, or {@code null} when the request carries none
+   * @throws InvalidRateLimitRequestException if it carries more than one different key (a Bearer
+   *     token and an {@code X-API-Key} that differ, or two headers of one kind that differ): the
+   *     application's authentication may read the other one, so it is charged to neither
+   */
+  public static @Nullable String apiKey(
+      Iterable<@Nullable String> authorization, Iterable<@Nullable String> apiKeys) {
+    String key = null;
+    for (String header : authorization) {
+      key = same(key, bearerToken(header));
+    }
+    for (String header : apiKeys) {
+      key = same(key, header == null || header.isBlank() ? null : header.trim());
+    }
+    return key;
+  }
+
+  /** The token of a {@code Bearer} authorization, or {@code null} for another scheme or none. */
+  private static @Nullable String bearerToken(@Nullable String authorization) {
+    if (authorization == null) {
+      return null;
+    }
+    String value = authorization.trim();
+    if (!value.regionMatches(true, 0, BEARER, 0, BEARER.length())
+        || (value.length() > BEARER.length() && !Character.isWhitespace(value.charAt(BEARER.length())))) {
+      return null;
+    }
+    String token = value.substring(BEARER.length()).trim();
+    return token.isEmpty() ? null : token;
+  }
+
+  /** The one key of a request: the first found, unless another differs. */
+  private static @Nullable String same(@Nullable String found, @Nullable String next) {
+    if (found == null) {
+      return next;
+    }
+    if (next != null && !next.equals(found)) {
+      throw new InvalidRateLimitRequestException("The request carries more than one API key "
+          + "(Authorization: Bearer and X-API-Key, or one of them twice, with different values): "
+          + "send one", null);
+    }
+    return found;
+  }
+
+  /**
+   * Returns the values of the {@code model} parameter of a raw query string, decoded as servlet
+   * containers decode them (UTF-8, {@code +} as a space; a malformed escape compared as sent).
+   *
+   * @param rawQuery the query string as sent, without {@code ?}, or {@code null}
+   * @return the values, in order; empty when there is none
+   */
+  public static List<String> queryModels(@Nullable String rawQuery) {
+    List<String> values = new ArrayList<>(1);
+    if (rawQuery == null || rawQuery.isEmpty()) {
+      return values;
+    }
+    for (String pair : rawQuery.split("&")) {
+      int eq = pair.indexOf('=');
+      String name = decode(eq < 0 ? pair : pair.substring(0, eq));
+      if (MODEL.equals(name)) {
+        values.add(eq < 0 ? "" : decode(pair.substring(eq + 1)));
+      }
+    }
+    return values;
+  }
+
+  private static String decode(String s) {
+    try {
+      return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      return s; // a malformed escape: compared as sent
+    }
+  }
+
+  /**
+   * Returns the one model that values of a query parameter or a form field name.
+   *
+   * @param values the values, in order; blank ones are ignored
+   * @param where what the values are, for the message (for example {@code query parameter})
+   * @return the model, or {@code null} when no value is set
+   * @throws InvalidRateLimitRequestException if two values differ
+   */
+  public static @Nullable String oneModel(List<@Nullable String> values, String where) {
+    String model = null;
+    for (String v : values) {
+      if (v == null || v.isBlank()) {
+        continue;
+      }
+      if (model != null && !model.equals(v)) {
+        throw new InvalidRateLimitRequestException("the request names more than one model in its "
+            + "\"model\" " + where + " (" + quoteAll(values) + ")", null);
+      }
+      model = v;
+    }
+    return model;
+  }
+
+  private static String quoteAll(List<@Nullable String> values) {
+    StringBuilder joined = new StringBuilder();
+    for (String v : values) {
+      joined.append(joined.length() == 0 ? "" : ", ").append(v);
+    }
+    return joined.length() > 80 ? joined.substring(0, 80) + "..." : joined.toString();
+  }
+
+  /**
+   * Returns whether a content type contains {@code json} in any case (without a lower-cased copy).
+   *
+   * @param contentType the content type
+   * @return whether it is a JSON type
+   */
+  public static boolean isJson(@Nullable String contentType) {
+    return contentType != null && contains(contentType, "json");
+  }
+
+  /**
+   * Returns whether a content type is a form a server parses into request parameters ({@code
+   * application/x-www-form-urlencoded}, {@code multipart/*}).
+   *
+   * @param contentType the content type
+   * @return whether it is a form
+   */
+  public static boolean isForm(@Nullable String contentType) {
+    return contentType != null && (contentType.regionMatches(true, 0, "multipart/", 0, 10)
+        || contains(contentType, "application/x-www-form-urlencoded"));
+  }
+
+  private static boolean contains(String s, String part) {
+    for (int i = 0; i + part.length() <= s.length(); i++) {
+      if (s.regionMatches(true, i, part, 0, part.length())) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

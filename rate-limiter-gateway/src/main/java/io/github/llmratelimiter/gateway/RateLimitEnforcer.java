@@ -1,0 +1,315 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reservation;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one place the gateway asks the store for a decision: it turns a policy and a caller into the
+ * levels and keys of one {@link RateLimitStore#acquire(List, List, double,
+ * io.github.llmratelimiter.core.Composition) store call}, so every level of a hierarchy is decided
+ * atomically, and tells the {@link RateLimitObserver}s.
+ *
+ * <p>When a level limits model tokens (TPM), the call's estimated model tokens are reserved in the
+ * same store call ({@link RateLimitStore#reserve}) and the outcome carries a {@link
+ * ModelTokenReservation} that settles them with the call's usage.
+ *
+ * <p>Every decision is offered twice: {@link #acquire(String, RateLimitKey, double, LongSupplier)}
+ * answers on the calling thread, {@link #acquireAsync} through the store's asynchronous API without
+ * blocking the caller (for an event loop). Both give the same outcomes and failures.
+ *
+ * <p>It depends only on the {@link RateLimitStore} interface: the in-memory store and distributed
+ * stores are interchangeable. Thread-safe.
+ */
+public final class RateLimitEnforcer {
+
+  private static final System.Logger LOG = System.getLogger(RateLimitEnforcer.class.getName());
+
+  private final RateLimitStore store;
+  private final RateLimitPolicies policies;
+  private final StoreFailure storeFailure;
+  private final Supplier<? extends List<RateLimitObserver>> observerSupplier;
+  private volatile @Nullable List<RateLimitObserver> observers;
+
+  /**
+   * Creates the enforcer.
+   *
+   * @param store the store that decides
+   * @param policies the policies
+   * @param storeFailure what to do when the store fails
+   * @param observers the observers, in the order they are told; asked once, on the first decision
+   *     (so that an observer may itself depend on this enforcer)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
+      Supplier<? extends List<RateLimitObserver>> observers) {
+    if (store == null || policies == null || storeFailure == null || observers == null) {
+      throw new IllegalArgumentException("store, policies, storeFailure and observers must not be null");
+    }
+    this.store = store;
+    this.policies = policies;
+    this.storeFailure = storeFailure;
+    this.observerSupplier = observers;
+  }
+
+  /**
+   * Decides one call and charges it as the policy's composition says.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller
+   * @param cost the call's cost in bucket tokens (the window counts the call once)
+   * @return the outcome, allowed or denied
+   * @throws InvalidRateLimitRequestException if the policy is unknown or the cost is not a finite
+   *     positive number
+   * @throws RateLimitStoreUnavailableException if the store fails and failures deny
+   */
+  public RateLimitOutcome acquire(@Nullable String policyName, RateLimitKey key, double cost) {
+    return acquire(policyName, key, cost, () -> 0);
+  }
+
+  /**
+   * Decides one call and charges it as the policy's composition says, reserving its estimated model
+   * tokens on every level that limits them, in the same atomic store call.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller
+   * @param cost the call's cost in bucket tokens (the window counts the call once)
+   * @param estimate the call's estimated model tokens; asked only when a level limits them
+   * @return the outcome, allowed or denied; when it reserved model tokens, with the handle that
+   *     settles them
+   * @throws InvalidRateLimitRequestException if the policy is unknown, the cost is not a finite
+   *     positive number or the estimate is negative
+   * @throws RateLimitStoreUnavailableException if the store fails and failures deny
+   */
+  public RateLimitOutcome acquire(
+      @Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
+    Call call = call(policyName, key, cost, estimate);
+    long start = System.nanoTime();
+    RateLimitOutcome outcome;
+    try {
+      outcome = call.limitsModelTokens
+          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate, policies.composition()))
+          : call.outcome(store.acquire(call.levels, call.keys, cost, policies.composition()));
+    } catch (RuntimeException e) {
+      outcome = failed(call, e);
+    }
+    return observed(outcome, start);
+  }
+
+  /**
+   * Decides one call like {@link #acquire(String, RateLimitKey, double, LongSupplier)} without
+   * blocking the caller: through {@link RateLimitStore#acquireAsync} or {@link
+   * RateLimitStore#reserveAsync}. The estimate is asked on the calling thread, before the store; the
+   * observers are told on the thread that completes the store's answer.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller
+   * @param cost the call's cost in bucket tokens (the window counts the call once)
+   * @param estimate the call's estimated model tokens; asked only when a level limits them
+   * @return a stage that completes with the outcome, allowed or denied, or fails (never with a
+   *     {@link CompletionException} around the cause) with {@link InvalidRateLimitRequestException}
+   *     or {@link RateLimitStoreUnavailableException} as {@code acquire} throws them; this method
+   *     itself never throws
+   */
+  public CompletionStage<RateLimitOutcome> acquireAsync(
+      @Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
+    CompletableFuture<RateLimitOutcome> result = new CompletableFuture<>();
+    Call call;
+    try {
+      call = call(policyName, key, cost, estimate);
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+      return result;
+    }
+    long start = System.nanoTime();
+    CompletionStage<RateLimitOutcome> decided;
+    try {
+      decided = call.limitsModelTokens
+          ? store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
+              .thenApply(call::outcome)
+          : store.acquireAsync(call.levels, call.keys, cost, policies.composition())
+              .thenApply(call::outcome);
+    } catch (RuntimeException e) { // bad input, or a store that failed before answering
+      decided = CompletableFuture.failedFuture(e);
+    }
+    decided.whenComplete((outcome, failure) -> {
+      try {
+        result.complete(observed(failure == null ? outcome : failed(call, unwrap(failure)), start));
+      } catch (RuntimeException | Error e) {
+        result.completeExceptionally(e);
+      }
+    });
+    return result;
+  }
+
+  /** The failure a stage's {@link CompletionException} or a future's {@code ExecutionException} wraps. */
+  static Throwable unwrap(Throwable failure) {
+    Throwable t = failure;
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
+  /** What one call decides on, validated. */
+  private Call call(@Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
+    RateLimitPolicy policy;
+    try {
+      policy = policies.policy(policyName);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidRateLimitRequestException(e.getMessage(), e);
+    }
+    if (!(cost > 0) || Double.isInfinite(cost)) {
+      throw new InvalidRateLimitRequestException(
+          "cost must be a finite number > 0, but was " + cost, null);
+    }
+    List<Budget> levels = policy.budgets(key);
+    boolean limitsModelTokens = false;
+    for (int i = 0; i < levels.size() && !limitsModelTokens; i++) {
+      limitsModelTokens = levels.get(i).modelTokens() != null;
+    }
+    long estimated = limitsModelTokens ? estimate.getAsLong() : 0;
+    if (estimated < 0) {
+      throw new InvalidRateLimitRequestException(
+          "the model-token estimate must be >= 0, but was " + estimated, null);
+    }
+    return new Call(policy, key, levels, policy.keys(key), estimated, limitsModelTokens);
+  }
+
+  /** The outcome of a store that failed: a failure to decide, or input it rejected. */
+  private RateLimitOutcome failed(Call call, Throwable failure) {
+    if (failure instanceof IllegalArgumentException e) {
+      throw new InvalidRateLimitRequestException("the call cannot be limited: " + e.getMessage(), e);
+    }
+    if (failure instanceof Error e) {
+      throw e;
+    }
+    if (storeFailure == StoreFailure.DENY) {
+      throw new RateLimitStoreUnavailableException(call.policy.name(), failure);
+    }
+    Budget last = call.levels.get(call.levels.size() - 1);
+    return new RateLimitOutcome(
+        call.policy, call.key, Decision.allow(0, 0, last.name()), call.levels, true);
+  }
+
+  private RateLimitOutcome observed(RateLimitOutcome outcome, long start) {
+    long nanos = System.nanoTime() - start;
+    for (RateLimitObserver o : observers()) {
+      o.onDecision(outcome, nanos);
+    }
+    return outcome;
+  }
+
+  /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
+  void reconcile(ModelTokenReservation handle, long actual) {
+    try {
+      store.reconcile(handle.reservation(), actual);
+    } catch (RuntimeException e) {
+      reconcileFailed(handle, e);
+      return;
+    }
+    reconciled(handle, actual);
+  }
+
+  /**
+   * Reconciles a reservation through the store's asynchronous API; the stage completes once it is
+   * settled or its settlement was lost to a store failure (logged), never exceptionally.
+   */
+  CompletionStage<Void> reconcileAsync(ModelTokenReservation handle, long actual) {
+    CompletionStage<Void> settled;
+    try {
+      settled = store.reconcileAsync(handle.reservation(), actual);
+    } catch (RuntimeException e) {
+      reconcileFailed(handle, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    return settled.handle((ignored, failure) -> {
+      if (failure != null) {
+        reconcileFailed(handle, unwrap(failure));
+      } else {
+        reconciled(handle, actual);
+      }
+      return null;
+    });
+  }
+
+  private void reconciled(ModelTokenReservation handle, long actual) {
+    for (RateLimitObserver o : observers()) {
+      o.onReconcile(handle.policy(), handle.estimate(), actual);
+    }
+  }
+
+  private static void reconcileFailed(ModelTokenReservation handle, Throwable e) {
+    // the call is over: the estimate stays charged until it leaves the window
+    LOG.log(System.Logger.Level.WARNING, "Could not reconcile the model tokens of a call on policy '"
+        + handle.policy() + "': " + e);
+  }
+
+  /**
+   * Returns the policies this enforcer applies.
+   *
+   * @return the policies
+   */
+  public RateLimitPolicies policies() {
+    return policies;
+  }
+
+  /**
+   * Returns the store this enforcer asks.
+   *
+   * @return the store
+   */
+  public RateLimitStore store() {
+    return store;
+  }
+
+  private List<RateLimitObserver> observers() {
+    List<RateLimitObserver> list = observers;
+    if (list == null) {
+      list = List.copyOf(observerSupplier.get());
+      observers = list;
+    }
+    return list;
+  }
+
+  /** One call: its policy, caller, levels and keys, and its estimate when a level limits tokens. */
+  private final class Call {
+
+    final RateLimitPolicy policy;
+    final RateLimitKey key;
+    final List<Budget> levels;
+    final List<String> keys;
+    final long estimate;
+    final boolean limitsModelTokens;
+
+    Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
+        long estimate, boolean limitsModelTokens) {
+      this.policy = policy;
+      this.key = key;
+      this.levels = levels;
+      this.keys = keys;
+      this.estimate = estimate;
+      this.limitsModelTokens = limitsModelTokens;
+    }
+
+    RateLimitOutcome outcome(Decision decision) {
+      return new RateLimitOutcome(policy, key, decision, levels, false);
+    }
+
+    RateLimitOutcome outcome(Reservation r) {
+      ModelTokenReservation handle =
+          r.reserved() ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r) : null;
+      return new RateLimitOutcome(policy, key, r.decision(), levels, false, r, handle);
+    }
+  }
+}

@@ -1,0 +1,308 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The rate-limit headers of a response, from its outcome, as data ({@link ResponseHeader}s a front
+ * door adds to its response unchanged).
+ *
+ * <ul>
+ *   <li>{@code RateLimit-Policy}: one item per level, {@code "name";q=<limit>;w=<window seconds>}
+ *       (IETF httpapi ratelimit-headers draft, structured-field list);
+ *   <li>{@code RateLimit}: the deciding level, {@code "name";r=<remaining>;t=<seconds to full>};
+ *   <li>OpenAI's {@code x-ratelimit-limit-requests}, {@code x-ratelimit-remaining-requests} and
+ *       {@code x-ratelimit-reset-requests} (a duration such as {@code 20ms}, {@code 7s} or {@code
+ *       1m30s});
+ *   <li>when a level limits model tokens (TPM): a second item per such level in {@code
+ *       RateLimit-Policy}, {@code "name-tokens";q=<model tokens>;w=<window seconds>}, a second item
+ *       in {@code RateLimit}, {@code "name-tokens";r=<model tokens remaining>;t=<seconds until the
+ *       model-token windows are empty>}, and OpenAI's {@code x-ratelimit-limit-tokens}, {@code
+ *       x-ratelimit-remaining-tokens} and {@code x-ratelimit-reset-tokens}. The remaining model
+ *       tokens count this call at its estimate (the response's usage settles it later);
+ *   <li>on a retryable deny only: {@code Retry-After} in whole seconds rounded up (at least 1) and
+ *       {@code retry-after-ms}. A deny that waiting cannot clear gets neither.
+ * </ul>
+ *
+ * <p>What depends only on a policy's levels (the policy header, the quoted names, the limits) is
+ * formatted once per list of levels and cached; a call formats only its own numbers.
+ */
+public final class RateLimitHeaders {
+
+  /** {@code RateLimit-Policy}: every level's quota and window. */
+  public static final String POLICY = "RateLimit-Policy";
+  /** {@code RateLimit}: what the deciding level has left. */
+  public static final String RATE_LIMIT = "RateLimit";
+  /** OpenAI's requests limit of the deciding level. */
+  public static final String LIMIT_REQUESTS = "x-ratelimit-limit-requests";
+  /** OpenAI's remaining requests of the deciding level. */
+  public static final String REMAINING_REQUESTS = "x-ratelimit-remaining-requests";
+  /** OpenAI's time until the deciding level's requests reset. */
+  public static final String RESET_REQUESTS = "x-ratelimit-reset-requests";
+  /** OpenAI's model-token limit. */
+  public static final String LIMIT_TOKENS = "x-ratelimit-limit-tokens";
+  /** OpenAI's remaining model tokens. */
+  public static final String REMAINING_TOKENS = "x-ratelimit-remaining-tokens";
+  /** OpenAI's time until the model tokens reset. */
+  public static final String RESET_TOKENS = "x-ratelimit-reset-tokens";
+  /** Appended to a level's name for its model-token item in the structured headers. */
+  static final String TOKENS_SUFFIX = "-tokens";
+  /** {@code Retry-After}, in whole seconds. */
+  public static final String RETRY_AFTER = "Retry-After";
+  /** {@code retry-after-ms}, OpenAI's retry time in milliseconds. */
+  public static final String RETRY_AFTER_MS = "retry-after-ms";
+
+  /** The most templates kept; past it the cache starts over (policies are few). */
+  static final int MAX_TEMPLATES = 256;
+
+  /** Per list of levels: what its headers repeat on every call, formatted once. */
+  private static final Map<List<Budget>, Template> TEMPLATES = new ConcurrentHashMap<>();
+
+  /** How many lists of levels {@link #recent} remembers by identity. */
+  static final int RECENT_SIZE = 32;
+
+  /**
+   * The templates of the lists of levels seen last, by the lists' identity: a policy hands every
+   * call on a model the same list ({@link RateLimitPolicy#budgets}), so a call finds its template
+   * without hashing budgets. Replaced whole on a miss.
+   */
+  private static volatile Recent[] recent = new Recent[0];
+
+  private record Recent(List<Budget> levels, Template template) {}
+
+  private RateLimitHeaders() {}
+
+  /**
+   * Returns the headers of an outcome, allowed or denied, in a stable order.
+   *
+   * @param outcome the outcome
+   * @return the headers; none for a degraded outcome (the store failed and the call passed)
+   */
+  public static List<ResponseHeader> of(RateLimitOutcome outcome) {
+    List<ResponseHeader> headers = new ArrayList<>(10);
+    write(outcome, (name, value) -> headers.add(new ResponseHeader(name, value)));
+    return List.copyOf(headers);
+  }
+
+  /**
+   * Writes the headers of an outcome, in a stable order, to {@code sink}, without building a list:
+   * for a front door that sets them on its response directly.
+   *
+   * @param outcome the outcome
+   * @param sink receives each header's name and value; nothing for a degraded outcome
+   */
+  public static void write(RateLimitOutcome outcome, BiConsumer<String, String> sink) {
+    if (outcome.degraded()) {
+      return;
+    }
+    Decision d = outcome.decision();
+    Template t = template(outcome.levels());
+    if (t.policy != null) {
+      sink.accept(POLICY, t.policy);
+    }
+    int deciding = t.indexOf(d.level());
+    int tokens = t.tokensLevel(d.level());
+    Reservation reservation = outcome.reservation();
+    StringBuilder rateLimit = new StringBuilder(64).append(t.items[deciding]).append(";r=")
+        .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
+    boolean tokenHeaders = reservation != null && tokens >= 0;
+    if (tokenHeaders) {
+      rateLimit.append(", ").append(t.tokenItems[tokens]).append(";r=")
+          .append(reservation.remainingModelTokens()).append(";t=")
+          .append(ceilSeconds(reservation.modelTokensResetMs()));
+    }
+    sink.accept(RATE_LIMIT, rateLimit.toString());
+    if (t.requestLimits[deciding] != null) {
+      sink.accept(LIMIT_REQUESTS, t.requestLimits[deciding]);
+    }
+    sink.accept(REMAINING_REQUESTS, Long.toString(d.remaining()));
+    sink.accept(RESET_REQUESTS, duration(d.resetAfterMs()));
+    if (tokenHeaders) {
+      sink.accept(LIMIT_TOKENS, t.tokenLimits[tokens]);
+      sink.accept(REMAINING_TOKENS, Long.toString(reservation.remainingModelTokens()));
+      sink.accept(RESET_TOKENS, duration(reservation.modelTokensResetMs()));
+    }
+    if (d.denied() && d.retryable()) {
+      sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
+      sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
+    }
+  }
+
+  /**
+   * The template of a list of levels: found by the list's identity among the recent ones, else in
+   * the cache keyed by the levels' values (built on a miss).
+   */
+  static Template template(List<Budget> levels) {
+    Recent[] seen = recent;
+    for (Recent r : seen) {
+      if (r.levels == levels) {
+        return r.template;
+      }
+    }
+    Template t = TEMPLATES.get(levels);
+    if (t == null) {
+      if (TEMPLATES.size() >= MAX_TEMPLATES) {
+        TEMPLATES.clear();
+      }
+      Template built = new Template(levels);
+      t = TEMPLATES.putIfAbsent(built.levels, built);
+      t = t == null ? built : t;
+    }
+    // remember this list (newest first), dropping the oldest past RECENT_SIZE
+    Recent[] next = new Recent[Math.min(RECENT_SIZE, seen.length + 1)];
+    next[0] = new Recent(levels, t);
+    System.arraycopy(seen, 0, next, 1, next.length - 1);
+    recent = next;
+    return t;
+  }
+
+  /** The number of templates cached now. */
+  static int templates() {
+    return TEMPLATES.size();
+  }
+
+  /** The parts of the headers that depend only on the levels. */
+  static final class Template {
+
+    final List<Budget> levels;
+    /** {@code RateLimit-Policy}, or null when no level has a window or a model-token limit. */
+    final @Nullable String policy;
+    /** Each level's name as a structured-field string. */
+    final String[] items;
+    /** Each level's name with {@link #TOKENS_SUFFIX}, or null when it limits no model tokens. */
+    final @Nullable String[] tokenItems;
+    /** Each level's window limit, or null when it has no window. */
+    final @Nullable String[] requestLimits;
+    /** Each level's model-token limit, or null when it has none. */
+    final @Nullable String[] tokenLimits;
+
+    Template(List<Budget> levels) {
+      this.levels = List.copyOf(levels);
+      int n = this.levels.size();
+      items = new String[n];
+      tokenItems = new String[n];
+      requestLimits = new String[n];
+      tokenLimits = new String[n];
+      StringJoiner policy = new StringJoiner(", ");
+      for (int i = 0; i < n; i++) {
+        Budget level = this.levels.get(i);
+        items[i] = item(level.name());
+        WindowLimit w = level.window();
+        if (w != null) {
+          policy.add(items[i] + ";q=" + w.limit() + ";w=" + ceilSeconds(w.window().toMillis()));
+          requestLimits[i] = Long.toString(w.limit());
+        }
+      }
+      for (int i = 0; i < n; i++) {
+        ModelTokenLimit m = this.levels.get(i).modelTokens();
+        if (m != null) {
+          tokenItems[i] = item(this.levels.get(i).name() + TOKENS_SUFFIX);
+          tokenLimits[i] = Long.toString(m.limit());
+          policy.add(tokenItems[i] + ";q=" + m.limit() + ";w=" + ceilSeconds(m.window().toMillis()));
+        }
+      }
+      this.policy = policy.length() > 0 ? policy.toString() : null;
+    }
+
+    /**
+     * The index of the level that decided ({@link RateLimitOutcome#decidingBudget()}): the one
+     * named, else the last.
+     */
+    int indexOf(@Nullable String name) {
+      for (int i = 0; i < items.length; i++) {
+        if (levels.get(i).name().equals(name)) {
+          return i;
+        }
+      }
+      return items.length - 1;
+    }
+
+    /**
+     * The index of the model-token level the token headers describe: the deciding level when it
+     * limits model tokens, else the one with the smallest limit (the first of equals); -1 when no
+     * level limits model tokens.
+     */
+    int tokensLevel(@Nullable String deciding) {
+      int best = -1;
+      for (int i = 0; i < items.length; i++) {
+        ModelTokenLimit m = levels.get(i).modelTokens();
+        if (m == null) {
+          continue;
+        }
+        if (levels.get(i).name().equals(deciding)) {
+          return i;
+        }
+        if (best < 0 || m.limit() < levels.get(best).modelTokens().limit()) {
+          best = i;
+        }
+      }
+      return best;
+    }
+  }
+
+  /**
+   * Returns the headers that tell a client when to retry: {@code Retry-After} in whole seconds,
+   * rounded up and at least 1, and {@code retry-after-ms}.
+   *
+   * @param retryAfterMs the milliseconds after which a retry may succeed, at least 1
+   * @return the two headers
+   * @throws IllegalArgumentException if {@code retryAfterMs} is below 1
+   */
+  public static List<ResponseHeader> retryAfter(long retryAfterMs) {
+    if (retryAfterMs < 1) {
+      throw new IllegalArgumentException("retryAfterMs must be >= 1, but was " + retryAfterMs);
+    }
+    return List.of(
+        new ResponseHeader(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(retryAfterMs)))),
+        new ResponseHeader(RETRY_AFTER_MS, Long.toString(retryAfterMs)));
+  }
+
+  /** Whole seconds, rounded up. */
+  static long ceilSeconds(long ms) {
+    return ms <= 0 ? 0 : (ms - 1) / 1000 + 1;
+  }
+
+  /** A structured-field string: printable ASCII, quotes and backslashes escaped. */
+  static String item(String name) {
+    StringBuilder sb = new StringBuilder(name.length() + 2).append('"');
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c == '"' || c == '\\') {
+        sb.append('\\').append(c);
+      } else if (c < 0x20 || c > 0x7e) {
+        sb.append('?');
+      } else {
+        sb.append(c);
+      }
+    }
+    return sb.append('"').toString();
+  }
+
+  /** OpenAI's reset format: {@code 0s}, {@code 250ms}, {@code 7s}, {@code 1m30s}, {@code 2h0m5s}. */
+  static String duration(long ms) {
+    if (ms <= 0) {
+      return "0s";
+    }
+    if (ms < 1000) {
+      return ms + "ms";
+    }
+    long s = ceilSeconds(ms);
+    long h = s / 3600;
+    long m = (s % 3600) / 60;
+    long sec = s % 60;
+    if (h > 0) {
+      return h + "h" + m + "m" + sec + "s";
+    }
+    return m > 0 ? m + "m" + sec + "s" : sec + "s";
+  }
+}

@@ -1,0 +1,28 @@
+package io.github.llmratelimiter.gateway;
+
+/**
+ * Receives every decision the {@link RateLimitEnforcer} takes, for example to record metrics. Every
+ * observer is called, in order, on the thread that has the decision (the caller's, or for an
+ * asynchronous decision the thread that completes the store's answer); it must be fast, must not
+ * block and must not throw.
+ */
+@FunctionalInterface
+public interface RateLimitObserver {
+
+  /**
+   * Called after each decision.
+   *
+   * @param outcome the outcome (its key is the caller's: never record it in clear)
+   * @param nanos how long the store took to decide, in nanoseconds
+   */
+  void onDecision(RateLimitOutcome outcome, long nanos);
+
+  /**
+   * Called after a call's reserved model tokens were reconciled with its usage.
+   *
+   * @param policy the name of the policy whose budgets held the reservation
+   * @param estimate the model tokens reserved before the call
+   * @param actual the model tokens the call used (0 for a failed call, which is refunded)
+   */
+  default void onReconcile(String policy, long estimate, long actual) {}
+}

@@ -1,0 +1,71 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.Reservation;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A decision together with what it was taken on: the policy, the caller and the levels.
+ *
+ * @param policy the policy applied
+ * @param key the caller
+ * @param decision the store's decision
+ * @param levels the budgets decided on, root first
+ * @param degraded whether the store failed and the call was let through by {@code
+ *     ratelimiter.store-failure=allow} (the decision then reflects no budget)
+ * @param reservation the store's answer on the model-token (TPM) budgets, or {@code null} when no
+ *     level limits model tokens (or the outcome is degraded)
+ * @param modelTokens the handle that settles the model tokens an allowed call reserved, or {@code
+ *     null} when it reserved none
+ */
+public record RateLimitOutcome(
+    RateLimitPolicy policy,
+    RateLimitKey key,
+    Decision decision,
+    List<Budget> levels,
+    boolean degraded,
+    @Nullable Reservation reservation,
+    @Nullable ModelTokenReservation modelTokens) {
+
+  /**
+   * Validates the outcome.
+   *
+   * @throws IllegalArgumentException if an argument is null or the levels are empty
+   */
+  public RateLimitOutcome {
+    if (policy == null || key == null || decision == null || levels == null || levels.isEmpty()) {
+      throw new IllegalArgumentException("policy, key, decision and levels must be set, levels not empty");
+    }
+    levels = List.copyOf(levels);
+  }
+
+  /**
+   * Returns an outcome on budgets without a model-token limit.
+   *
+   * @param policy the policy applied
+   * @param key the caller
+   * @param decision the store's decision
+   * @param levels the budgets decided on, root first
+   * @param degraded whether the store failed and the call was let through
+   */
+  public RateLimitOutcome(
+      RateLimitPolicy policy, RateLimitKey key, Decision decision, List<Budget> levels, boolean degraded) {
+    this(policy, key, decision, levels, degraded, null, null);
+  }
+
+  /**
+   * Returns the budget that decided: the denying level, or the binding one when allowed.
+   *
+   * @return the level's budget (the last level when the decision names none of them)
+   */
+  public Budget decidingBudget() {
+    for (Budget b : levels) {
+      if (b.name().equals(decision.level())) {
+        return b;
+      }
+    }
+    return levels.get(levels.size() - 1);
+  }
+}

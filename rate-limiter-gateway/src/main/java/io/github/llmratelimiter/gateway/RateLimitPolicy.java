@@ -1,0 +1,171 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.CompositeKey;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A named policy resolved from the properties: its levels, root first, each a budget (with per-model
+ * variants) and what it is counted per.
+ *
+ * <p>A policy without a parent has one level. A policy with a parent has the parent's levels above
+ * its own; {@link #budgets(RateLimitKey)} and {@link #keys(RateLimitKey)} give the lists one store
+ * call decides atomically.
+ */
+public final class RateLimitPolicy {
+
+  /** The key of every call on a {@link KeyScope#GLOBAL} level. */
+  static final String GLOBAL_KEY = "global";
+
+  private final String name;
+  private final List<Level> levels;
+  /** The budgets of a call whose model no level overrides. */
+  private final List<Budget> defaultBudgets;
+  /** The budgets of a call on each model that some level overrides. */
+  private final Map<String, List<Budget>> modelBudgets;
+
+  RateLimitPolicy(String name, List<Level> levels) {
+    this.name = name;
+    this.levels = List.copyOf(levels);
+    this.defaultBudgets = resolve(null);
+    Map<String, List<Budget>> byModel = new HashMap<>();
+    for (Level level : this.levels) {
+      for (String model : level.models().keySet()) {
+        byModel.computeIfAbsent(model, this::resolve);
+      }
+    }
+    this.modelBudgets = Map.copyOf(byModel);
+  }
+
+  private List<Budget> resolve(@Nullable String model) {
+    List<Budget> budgets = new ArrayList<>(levels.size());
+    for (Level level : levels) {
+      budgets.add(level.budgetFor(model));
+    }
+    return List.copyOf(budgets);
+  }
+
+  /**
+   * Returns the policy's name.
+   *
+   * @return the name
+   */
+  public String name() {
+    return name;
+  }
+
+  /**
+   * Returns the levels, root first; the last is the policy's own.
+   *
+   * @return the levels
+   */
+  public List<Level> levels() {
+    return levels;
+  }
+
+  /**
+   * Returns the budget of each level for a call, root first. The lists are resolved once, when the
+   * policy is built: a call gets the same unmodifiable list as every other call on its model.
+   *
+   * @param key the call's key
+   * @return one budget per level, unmodifiable
+   */
+  public List<Budget> budgets(RateLimitKey key) {
+    String model = key.model();
+    if (model != null) {
+      List<Budget> budgets = modelBudgets.get(model);
+      if (budgets != null) {
+        return budgets;
+      }
+    }
+    return defaultBudgets;
+  }
+
+  /**
+   * Returns the store key of each level for a call, root first.
+   *
+   * @param key the call's key
+   * @return one store key per level
+   */
+  public List<String> keys(RateLimitKey key) {
+    List<String> keys = new ArrayList<>(levels.size());
+    for (Level level : levels) {
+      keys.add(level.keyFor(key));
+    }
+    return keys;
+  }
+
+  /**
+   * Returns every budget the policy can use: each level's and each of its models'.
+   *
+   * @return the budgets, root level first
+   */
+  public Set<Budget> allBudgets() {
+    Set<Budget> all = new LinkedHashSet<>();
+    for (Level level : levels) {
+      all.add(level.budget());
+      all.addAll(level.models().values());
+    }
+    return all;
+  }
+
+  /**
+   * One level of a policy.
+   *
+   * @param policy the name of the policy that defines the level
+   * @param scope what the level's budget is counted per
+   * @param budget the budget for calls whose model has no override
+   * @param models the budgets of the models that have overrides, by model name
+   */
+  public record Level(String policy, KeyScope scope, Budget budget, Map<String, Budget> models) {
+
+    /**
+     * Copies the model map.
+     *
+     * @throws IllegalArgumentException if an argument is null
+     */
+    public Level {
+      if (policy == null || scope == null || budget == null || models == null) {
+        throw new IllegalArgumentException("policy, scope, budget and models must not be null");
+      }
+      models = Map.copyOf(models);
+    }
+
+    /**
+     * Returns the budget for a model: its override, or the level's budget.
+     *
+     * @param model the model, or {@code null}
+     * @return the budget
+     */
+    public Budget budgetFor(@Nullable String model) {
+      if (model != null) {
+        Budget override = models.get(model);
+        if (override != null) {
+          return override;
+        }
+      }
+      return budget;
+    }
+
+    /**
+     * Returns the store key of a call on this level.
+     *
+     * @param key the call's key
+     * @return the API key, the API key and model, or the global key, as the scope says
+     */
+    public String keyFor(RateLimitKey key) {
+      return switch (scope) {
+        case API_KEY -> key.apiKey();
+        case API_KEY_AND_MODEL ->
+            key.model() == null ? key.apiKey() : new CompositeKey(key.apiKey(), key.model()).value();
+        case GLOBAL -> GLOBAL_KEY;
+      };
+    }
+  }
+}

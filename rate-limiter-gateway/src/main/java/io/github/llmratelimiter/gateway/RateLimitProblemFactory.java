@@ -1,0 +1,59 @@
+package io.github.llmratelimiter.gateway;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Builds the RFC 9457 problem bodies of the limiter's error responses, as data. Provide another
+ * (for example extending {@link DefaultRateLimitProblemFactory}; in Spring, a bean of this type) to
+ * change them; the status codes and the rate-limit headers stay as they are.
+ */
+public interface RateLimitProblemFactory {
+
+  /**
+   * Returns the body of a 429 response.
+   *
+   * @param outcome the denied outcome
+   * @param path the request's path (the problem's instance), or {@code null}
+   * @return the problem, with status 429
+   */
+  RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path);
+
+  /**
+   * Returns the body of a 401 response to a request without an API key.
+   *
+   * @param path the request's path, or {@code null}
+   * @return the problem, with status 401
+   */
+  RateLimitProblem missingApiKey(@Nullable String path);
+
+  /**
+   * Returns the body of a 400 response to a request the limiter cannot limit.
+   *
+   * @param exception what was malformed
+   * @param path the request's path, or {@code null}
+   * @return the problem, with status 400
+   */
+  RateLimitProblem invalidRequest(InvalidRateLimitRequestException exception, @Nullable String path);
+
+  /**
+   * Returns the body of a 413 response to a request whose body is larger than the limiter accepts;
+   * the default has the status's reason phrase as title, the exception's message as detail and the
+   * request path as instance.
+   *
+   * @param exception which limit the body passed
+   * @param path the request's path, or {@code null}
+   * @return the problem, with status 413
+   */
+  default RateLimitProblem bodyTooLarge(RequestBodyTooLargeException exception, @Nullable String path) {
+    return RateLimitProblem.of(413, exception.getMessage(), path);
+  }
+
+  /**
+   * Returns the body of a 503 response when the store failed and failures deny.
+   *
+   * @param exception the failure
+   * @param path the request's path, or {@code null}
+   * @return the problem, with status 503
+   */
+  RateLimitProblem storeUnavailable(RateLimitStoreUnavailableException exception, @Nullable String path);
+}

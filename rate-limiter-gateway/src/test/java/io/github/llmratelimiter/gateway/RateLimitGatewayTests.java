@@ -1,0 +1,464 @@
+package io.github.llmratelimiter.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The charge step without any web framework: a request's credential, model and body in, the outcome
+ * out, and the headers or the problem as data, through the synchronous and the asynchronous path,
+ * on the in-memory store with a manual ticker.
+ */
+class RateLimitGatewayTests {
+
+  private static final String KEY = "sk-gateway-0123456789";
+  private static final String CHAT = "{\"model\":\"gpt-4o\",\"max_tokens\":100,"
+      + "\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\"}]}";
+  /** The default estimate of {@link #CHAT}: 3 per request + (4 per message + 12 bytes / 4) + 100. */
+  private static final long CHAT_ESTIMATE = 3 + (4 + 3) + 100;
+
+  /** A parser that knows the bodies these tests send (the gateway has no parser of its own). */
+  private static final JsonReader JSON = (bytes, off, len) -> {
+    String s = new String(bytes, off, len, StandardCharsets.UTF_8);
+    return switch (s) {
+      case CHAT -> Map.of("model", "gpt-4o", "max_tokens", 100,
+          "messages", List.of(Map.of("role", "user", "content", "abcdefgh")));
+      case "{\"model\":7}" -> Map.of("model", 7);
+      case "{\"model\":\"gpt-4o\",\"max_tokens\":-1}" -> Map.of("model", "gpt-4o", "max_tokens", -1);
+      case "{\"model\":\"gpt-4o\",\"n\":1.5}" -> Map.of("model", "gpt-4o", "n", 1.5);
+      default -> null;
+    };
+  };
+
+  private final ManualTicker ticker = new ManualTicker();
+  private final List<RateLimitStore> stores = new ArrayList<>();
+  private final List<RateLimitOutcome> observed = new ArrayList<>();
+
+  @AfterEach
+  void closeStores() {
+    stores.forEach(RateLimitStore::close);
+  }
+
+  /**
+   * {@code rpm} requests a minute per key and model; with {@code tpm}, also that many model tokens a
+   * minute.
+   */
+  private RateLimitGateway gateway(long rpm, Long tpm, RateLimitStore store, StoreFailure failure,
+      Function<RateLimitGateway.Builder, RateLimitGateway.Builder> options) {
+    RateLimitSettings defaults = RateLimitSettings.defaults();
+    RateLimitSettings settings = defaults.withTopLevel(new PolicySettings(
+        defaults.topLevel().limits().withRpm(rpm, Duration.ofMinutes(1)).withTpm(tpm, Duration.ofMinutes(1)),
+        KeyScope.API_KEY_AND_MODEL, Map.of(), null));
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, RateLimitPolicies.from(settings),
+        failure, () -> List.of((outcome, nanos) -> observed.add(outcome)));
+    return options.apply(RateLimitGateway.builder(enforcer, JSON)).build();
+  }
+
+  private RateLimitGateway gateway(Long tpm) {
+    return gateway(2, tpm, memory(), StoreFailure.DENY, b -> b);
+  }
+
+  private RateLimitGateway gateway(Long tpm, RateLimitStore store, StoreFailure failure,
+      Function<RateLimitGateway.Builder, RateLimitGateway.Builder> options) {
+    return gateway(2, tpm, store, failure, options);
+  }
+
+  private RateLimitStore memory() {
+    RateLimitStore store = RateLimitStore.inMemory(ticker);
+    stores.add(store);
+    return store;
+  }
+
+  private static RateLimitContext chat(RateLimitGateway gateway, String body) {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    RateLimitContext context = gateway.context(bytes.length, "application/json");
+    context.body(RequestBody.of(bytes, false));
+    return context;
+  }
+
+  /** One request through the route's steps: check, key from credential and body, charge. */
+  private static RateLimitOutcome request(RateLimitGateway gateway, RateLimitContext context) {
+    gateway.check(context);
+    RateLimitKey key = gateway.resolveKey(KEY, context.modelSource()
+        .model(context::jsonBodyModel, () -> null));
+    return gateway.charge(context, null, key, 1);
+  }
+
+  private static Map<String, String> asMap(List<ResponseHeader> headers) {
+    Map<String, String> map = new java.util.LinkedHashMap<>();
+    headers.forEach(h -> assertThat(map.put(h.name(), h.value())).as("repeated " + h.name()).isNull());
+    return map;
+  }
+
+  private static Throwable failure(CompletionStage<?> stage) {
+    try {
+      stage.toCompletableFuture().get(5, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable[] seen = new Throwable[1];
+      stage.whenComplete((v, t) -> seen[0] = t);
+      return seen[0]; // as a dependent stage sees it: unwrapped
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+    throw new AssertionError("the stage completed normally");
+  }
+
+  @Test
+  void aRequestIsAdmittedUntilItsLimitThenRejectedWithA429AsData() {
+    RateLimitGateway gateway = gateway(null);
+
+    RateLimitOutcome first = request(gateway, chat(gateway, CHAT));
+    Map<String, String> headers = asMap(gateway.headers(first));
+    assertThat(first.key()).isEqualTo(RateLimitKey.of(KEY, "gpt-4o"));
+    assertThat(headers).containsEntry("RateLimit-Policy", "\"default\";q=2;w=60")
+        .containsEntry("RateLimit", "\"default\";r=1;t=60")
+        .containsEntry("x-ratelimit-limit-requests", "2")
+        .containsEntry("x-ratelimit-remaining-requests", "1")
+        .doesNotContainKeys("Retry-After", "retry-after-ms", "x-ratelimit-limit-tokens");
+    request(gateway, chat(gateway, CHAT));
+
+    RateLimitExceededException denied = (RateLimitExceededException) catchThrowable(
+        () -> request(gateway, chat(gateway, CHAT)));
+    RateLimitRejection rejection = gateway.reject(denied, "/v1/chat/completions");
+
+    assertThat(rejection.status()).isEqualTo(429);
+    assertThat(asMap(rejection.headers())).containsEntry("Retry-After", "60")
+        .containsEntry("retry-after-ms", "60000").containsEntry("x-ratelimit-remaining-requests", "0");
+    RateLimitProblem problem = rejection.problem();
+    assertThat(problem.type()).isEqualTo(DefaultRateLimitProblemFactory.RATE_LIMITED_TYPE);
+    assertThat(problem.title()).isEqualTo("Too Many Requests");
+    assertThat(problem.instance()).isEqualTo(URI.create("/v1/chat/completions"));
+    assertThat(problem.detail()).contains("policy 'default'").contains("Retry after 60000 ms");
+    assertThat(problem.members()).containsExactly(Map.entry("reason", "RPM_LIMIT"),
+        Map.entry("policy", "default"), Map.entry("level", "default"),
+        Map.entry("retryable", true), Map.entry("retryAfterMs", 60_000L));
+    assertThat(problem.toString()).doesNotContain(KEY);
+
+    ticker.advance(Duration.ofMinutes(1));
+    assertThat(request(gateway, chat(gateway, CHAT)).decision().allowed()).isTrue();
+    assertThat(observed).hasSize(4);
+  }
+
+  private static Throwable catchThrowable(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      return e;
+    }
+    throw new AssertionError("nothing was thrown");
+  }
+
+  @Test
+  void theAsynchronousPathGivesTheSameOutcomesHeadersAndProblems() {
+    RateLimitGateway sync = gateway(500L);
+    RateLimitGateway async = gateway(500L);
+    for (int i = 0; i < 3; i++) {
+      RateLimitContext a = chat(sync, CHAT);
+      RateLimitContext b = chat(async, CHAT);
+      RateLimitKey key = RateLimitKey.of(KEY, "gpt-4o");
+      if (i < 2) {
+        RateLimitOutcome expected = sync.charge(a, "default", key, 1);
+        RateLimitOutcome actual = async.chargeAsync(b, "default", key, 1).toCompletableFuture().join();
+        assertThat(actual.decision()).isEqualTo(expected.decision());
+        assertThat(async.headers(actual)).isEqualTo(sync.headers(expected));
+        assertThat(b.outcome()).isSameAs(actual);
+        assertThat(b.modelTokens().estimate()).isEqualTo(CHAT_ESTIMATE);
+      } else {
+        Throwable expected = catchThrowable(() -> sync.charge(a, "default", key, 1));
+        Throwable actual = failure(async.chargeAsync(b, "default", key, 1));
+        assertThat(actual).isInstanceOf(RateLimitExceededException.class);
+        RateLimitRejection want = sync.reject(expected, "/v1/chat/completions");
+        RateLimitRejection got = async.reject(new CompletionException(actual), "/v1/chat/completions");
+        assertThat(got).isEqualTo(want);
+        assertThat(b.charged()).isTrue();
+        assertThat(b.modelTokens()).isNull();
+      }
+    }
+  }
+
+  @Test
+  void anAsynchronousChargeLeavesTheCallerWhileTheStoreDecides() {
+    DeferredStore store = new DeferredStore(memory());
+    RateLimitGateway gateway = gateway(null, store, StoreFailure.DENY, b -> b);
+    RateLimitContext context = chat(gateway, CHAT);
+
+    CompletionStage<RateLimitOutcome> stage =
+        gateway.chargeAsync(context, null, RateLimitKey.of(KEY, "gpt-4o"), 1);
+
+    assertThat(stage.toCompletableFuture()).isNotDone();
+    assertThat(context.charged()).isFalse();
+    assertThat(observed).isEmpty();
+    store.release();
+    assertThat(stage.toCompletableFuture().join().decision().remaining()).isEqualTo(1);
+    assertThat(context.charged()).isTrue();
+    assertThat(observed).hasSize(1);
+  }
+
+  @Test
+  void aRequestIsChargedOnceHoweverManyPartsAsk() {
+    RateLimitGateway gateway = gateway(null);
+    RateLimitContext context = chat(gateway, CHAT);
+    RateLimitOutcome first = request(gateway, context);
+
+    assertThat(gateway.charge(context, null, RateLimitKey.of("sk-another-0123456789", null), 5))
+        .isSameAs(first);
+    assertThat(gateway.chargeAsync(context, null, RateLimitKey.of(KEY, null), 1)
+        .toCompletableFuture().join()).isSameAs(first);
+    assertThat(request(gateway, chat(gateway, CHAT)).decision().remaining()).isZero();
+    assertThat(observed).hasSize(2);
+  }
+
+  @Test
+  void modelTokensAreReservedFromTheBodyAndSettledWithTheUsage() {
+    RateLimitGateway gateway = gateway(1000L);
+    RateLimitContext context = chat(gateway, CHAT);
+
+    RateLimitOutcome outcome = request(gateway, context);
+
+    assertThat(context.modelTokens().estimate()).isEqualTo(CHAT_ESTIMATE);
+    assertThat(asMap(gateway.headers(outcome))).containsEntry("x-ratelimit-limit-tokens", "1000")
+        .containsEntry("x-ratelimit-remaining-tokens", Long.toString(1000 - CHAT_ESTIMATE));
+    assertThat(gateway.settle(context, 30L, false)).isTrue();
+    assertThat(gateway.settle(context, 999L, false)).isFalse();
+    assertThat(gateway.settleAsync(context, 999L, false).toCompletableFuture().join()).isFalse();
+
+    RateLimitOutcome next = request(gateway, chat(gateway, CHAT));
+    assertThat(next.reservation().remainingModelTokens()).isEqualTo(1000 - 30 - CHAT_ESTIMATE);
+  }
+
+  @Test
+  void aFailedCallIsRefundedAsynchronouslyAndAnUnreportedOneKeepsItsEstimate() {
+    RateLimitGateway gateway = gateway(5, 1000L, memory(), StoreFailure.DENY, b -> b);
+    RateLimitContext failed = chat(gateway, CHAT);
+    request(gateway, failed);
+    assertThat(gateway.settleAsync(failed, null, true).toCompletableFuture().join()).isTrue();
+
+    RateLimitContext unreported = chat(gateway, CHAT);
+    RateLimitOutcome second = request(gateway, unreported); // the refund left only this one
+    assertThat(second.reservation().remainingModelTokens()).isEqualTo(1000 - CHAT_ESTIMATE);
+    assertThat(gateway.settle(unreported, null, false)).isTrue();
+
+    RateLimitOutcome third = request(gateway, chat(gateway, CHAT)); // the kept estimate stays
+    assertThat(third.reservation().remainingModelTokens()).isEqualTo(1000 - 2 * CHAT_ESTIMATE);
+  }
+
+  @Test
+  void anEstimateAboveTheModelTokenLimitIsAFinal429SayingWhy() {
+    RateLimitGateway gateway = gateway(50L);
+    Throwable denied = catchThrowable(() -> request(gateway, chat(gateway, CHAT)));
+    RateLimitRejection rejection = gateway.reject(denied, null);
+
+    assertThat(rejection.status()).isEqualTo(429);
+    assertThat(rejection.problem().instance()).isNull();
+    assertThat(rejection.problem().members()).containsEntry("reason", "COST_EXCEEDS_CAPACITY")
+        .containsEntry("retryable", false).containsEntry("estimatedModelTokens", CHAT_ESTIMATE)
+        .doesNotContainKey("retryAfterMs");
+    assertThat(rejection.problem().detail()).contains("exceeds the model-token limit of 50");
+    assertThat(asMap(rejection.headers())).doesNotContainKeys("Retry-After", "retry-after-ms");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"{\"model\":\"gpt-4o\",\"max_tokens\":-1}", "{\"model\":\"gpt-4o\",\"n\":1.5}",
+      "{\"model\":7}"})
+  void aBodyTheEstimateCannotTrustIsA400AndNothingIsCharged(String body) {
+    RateLimitGateway gateway = gateway(1000L);
+
+    Throwable invalid = catchThrowable(() -> request(gateway, chat(gateway, body)));
+    RateLimitRejection rejection = gateway.reject(invalid, "/v1/chat/completions");
+
+    assertThat(invalid).isInstanceOf(InvalidRateLimitRequestException.class);
+    assertThat(rejection.status()).isEqualTo(400);
+    assertThat(rejection.problem().title()).isEqualTo("Bad Request");
+    assertThat(rejection.problem().detail()).containsAnyOf("max_tokens", "n must", "\"model\"");
+    assertThat(observed).isEmpty();
+    assertThat(request(gateway, chat(gateway, CHAT)).decision().remaining()).isEqualTo(1);
+  }
+
+  @Test
+  void aBodyAboveMaxBodyIsA413BeforeItIsRead() {
+    RateLimitGateway gateway = gateway(null, memory(), StoreFailure.DENY,
+        b -> b.bodyLimits(new BodyLimits(64, 64, true, ModelSource.BODY_THEN_QUERY)));
+    RateLimitContext declared = gateway.context(65, "application/json");
+    declared.body(new RequestBody() {
+      @Override
+      public byte[] bytes() {
+        throw new AssertionError("a declared length above max-body is rejected without reading");
+      }
+
+      @Override
+      public boolean tooLong() {
+        throw new AssertionError("a declared length above max-body is rejected without reading");
+      }
+    });
+    RateLimitContext chunked = gateway.context(-1, "application/json");
+    chunked.body(RequestBody.of(null, true));
+
+    for (RateLimitContext context : List.of(declared, chunked)) {
+      Throwable tooLarge = catchThrowable(() -> gateway.check(context));
+      RateLimitRejection rejection = gateway.reject(tooLarge, "/v1/chat/completions");
+      assertThat(rejection.status()).isEqualTo(413);
+      assertThat(rejection.problem().title()).isEqualTo("Content Too Large");
+      assertThat(rejection.problem().members()).containsEntry("maxBodyBytes", 64L);
+    }
+    Throwable async = failure(gateway.chargeAsync(chunked, null, RateLimitKey.of(KEY, null), 1));
+    assertThat(async).isInstanceOf(RequestBodyTooLargeException.class);
+    assertThat(observed).isEmpty();
+  }
+
+  @Test
+  void aMissingKeyIsA401OrTheAnonymousKeyAsConfigured() {
+    RateLimitGateway rejecting = gateway(null);
+    for (String none : new String[] {null, "", "  "}) {
+      Throwable missing = catchThrowable(() -> rejecting.resolveKey(none, "gpt-4o"));
+      RateLimitRejection rejection = rejecting.reject(missing, "/v1/chat/completions");
+      assertThat(rejection.status()).isEqualTo(401);
+      assertThat(rejection.headers()).containsExactly(new ResponseHeader("WWW-Authenticate", "Bearer"));
+      assertThat(rejection.problem().detail()).contains("Authorization: Bearer");
+    }
+    RateLimitGateway anonymous = gateway(null, memory(), StoreFailure.DENY,
+        b -> b.missingKey(MissingKey.ANONYMOUS, "shared"));
+    assertThat(anonymous.resolveKey(null, "gpt-4o")).isEqualTo(RateLimitKey.of("shared", "gpt-4o"));
+    assertThat(anonymous.resolveKey(KEY, null)).isEqualTo(RateLimitKey.of(KEY, null));
+  }
+
+  @Test
+  void aStoreThatFailsIsA503WhenFailuresDenyAndADegradedPassWhenTheyAllow() {
+    RateLimitGateway deny = gateway(null, new FailingStore(), StoreFailure.DENY, b -> b);
+    Throwable sync = catchThrowable(() -> request(deny, chat(deny, CHAT)));
+    Throwable async = failure(deny.chargeAsync(chat(deny, CHAT), null, RateLimitKey.of(KEY, null), 1));
+    for (Throwable unavailable : List.of(sync, async)) {
+      assertThat(unavailable).isInstanceOf(RateLimitStoreUnavailableException.class);
+      RateLimitRejection rejection = deny.reject(unavailable, "/v1/chat/completions");
+      assertThat(rejection.status()).isEqualTo(503);
+      assertThat(rejection.headers()).isEmpty();
+      assertThat(rejection.problem().members()).containsEntry("policy", "default");
+    }
+
+    RateLimitGateway allow = gateway(null, new FailingStore(), StoreFailure.ALLOW, b -> b);
+    RateLimitOutcome degraded = request(allow, chat(allow, CHAT));
+    RateLimitOutcome asyncDegraded = allow.chargeAsync(chat(allow, CHAT), null,
+        RateLimitKey.of(KEY, null), 1).toCompletableFuture().join();
+    assertThat(degraded.degraded()).isTrue();
+    assertThat(asyncDegraded.degraded()).isTrue();
+    assertThat(allow.headers(degraded)).isEmpty();
+  }
+
+  @Test
+  void aStoreThatDeniesForItsBackendIsA503WithItsRetryTime() {
+    RateLimitGateway gateway = gateway(null);
+    RateLimitPolicy policy = gateway.enforcer().policies().policy(null);
+    RateLimitKey key = RateLimitKey.of(KEY, null);
+    RateLimitOutcome outcome = new RateLimitOutcome(policy, key,
+        Decision.retryableDeny(Reason.STORE_UNAVAILABLE, 0, 1500, 1500, "default"),
+        policy.budgets(key), false);
+
+    RateLimitRejection rejection = gateway.reject(new RateLimitExceededException(outcome), "/x");
+
+    assertThat(rejection.status()).isEqualTo(503);
+    assertThat(rejection.headers()).containsExactly(new ResponseHeader("Retry-After", "2"),
+        new ResponseHeader("retry-after-ms", "1500"));
+    assertThat(rejection.problem().members()).containsEntry("retryAfterMs", 1500L);
+  }
+
+  @Test
+  void aFailureThatIsNotTheLimitersIsLeftToTheFrontDoor() {
+    RateLimitGateway gateway = gateway(null);
+    assertThat(gateway.reject(new IllegalStateException("handler bug"), "/x")).isNull();
+    assertThat(gateway.reject(new IllegalArgumentException("not ours"), "/x")).isNull();
+  }
+
+  @Test
+  void aPathThatIsNotAUriLeavesTheInstanceOut() {
+    assertThat(RateLimitProblem.of(400, "bad", "/v1/a b|c").instance()).isNull();
+    assertThat(RateLimitProblem.of(400, "bad", "/v1/a%20b").instance()).isEqualTo(URI.create("/v1/a%20b"));
+  }
+
+  @Test
+  void theOpenAiErrorObjectIsAMemberOfTheProblem() {
+    RateLimitProblem problem = RateLimitProblem.of(429, "slow down", "/v1/chat/completions")
+        .withOpenAiError("requests", null, "rate_limit_exceeded");
+    Map<String, Object> error = new java.util.LinkedHashMap<>();
+    error.put("message", "slow down");
+    error.put("type", "requests");
+    error.put("param", null);
+    error.put("code", "rate_limit_exceeded");
+    assertThat(problem.members()).containsExactly(Map.entry("error", error));
+    List<Object> names = List.copyOf(((Map<?, ?>) problem.members().get("error")).keySet());
+    assertThat(names).containsExactly("message", "type", "param", "code");
+  }
+
+  @Test
+  void dataThatWouldCorruptAResponseIsRejected() {
+    assertThatThrownBy(() -> new ResponseHeader("X-Evil", "a\r\nSet-Cookie: x=1"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("X-Evil");
+    assertThatThrownBy(() -> new ResponseHeader("Bad Name", "v"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("Bad Name");
+    assertThatThrownBy(() -> RateLimitProblem.of(429, "d", null).with("status", 200))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("status");
+    assertThatThrownBy(() -> RateLimitProblem.of(200, "d", null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("200");
+  }
+
+  /** A store whose asynchronous answers wait until the test releases them. */
+  private static final class DeferredStore extends ForwardingStore {
+
+    private final List<Runnable> pending = new ArrayList<>();
+
+    DeferredStore(RateLimitStore delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public synchronized CompletionStage<Decision> acquireAsync(
+        List<Budget> levels, List<String> keys, double cost, Composition composition) {
+      CompletableFuture<Decision> answer = new CompletableFuture<>();
+      pending.add(() -> answer.complete(delegate.acquire(levels, keys, cost, composition)));
+      return answer;
+    }
+
+    synchronized void release() {
+      pending.forEach(Runnable::run);
+      pending.clear();
+    }
+  }
+
+  /** A store whose every decision fails, synchronously or asynchronously, as an unreachable one. */
+  private static final class FailingStore extends ForwardingStore {
+
+    FailingStore() {
+      super(null);
+    }
+
+    @Override
+    public Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition c) {
+      throw new IllegalStateException("connection refused");
+    }
+
+    @Override
+    public CompletionStage<Decision> acquireAsync(
+        List<Budget> levels, List<String> keys, double cost, Composition c) {
+      return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+    }
+  }
+}

@@ -1,0 +1,181 @@
+package io.github.llmratelimiter.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.ObjectReadContext;
+import tools.jackson.core.json.JsonFactory;
+
+/**
+ * Reads JSON bodies with Jackson's streaming parser straight from their bytes: no string copy, no
+ * object mapper, no type resolution. The request body becomes the same map Jackson's data binding
+ * would build ({@link LinkedHashMap}, {@link ArrayList}, {@link String}, {@link Integer} / {@link
+ * Long} / {@link java.math.BigInteger}, {@link Double}, {@link Boolean}, {@code null}; the last of
+ * duplicate names wins; trailing content fails); a response's usage is read without building
+ * anything. Loaded only when Jackson's core is on the class path.
+ */
+final class JacksonStreamingJson {
+
+  private static final JsonFactory FACTORY = new JsonFactory();
+
+  private JacksonStreamingJson() {}
+
+  /**
+   * Parses a JSON object.
+   *
+   * @return the object, or {@code null} when the bytes are not one JSON object
+   */
+  static @Nullable Map<String, Object> parseObject(byte[] json, int off, int len) {
+    try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      Map<String, Object> map = readObject(p);
+      return p.nextToken() == null ? map : null;
+    } catch (RuntimeException e) { // JacksonException: not well-formed
+      return null;
+    }
+  }
+
+  /**
+   * Reads the model tokens an OpenAI-shaped JSON object reports, as {@link
+   * io.github.llmratelimiter.gateway.UsageScanner#usage(Map)}
+   * reads them from the parsed object.
+   *
+   * @return the usage, or {@code null} when the object carries none or the bytes are not one JSON
+   *     object
+   */
+  static @Nullable Long usage(byte[] json, int off, int len) {
+    try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      UsageFields usage = null;
+      UsageFields responseUsage = null;
+      boolean responseIsObject = false;
+      for (String name = p.nextName(); name != null; name = p.nextName()) {
+        JsonToken value = p.nextToken();
+        if ("usage".equals(name)) {
+          usage = value == JsonToken.START_OBJECT ? UsageFields.read(p) : skip(p);
+        } else if ("response".equals(name)) {
+          responseIsObject = value == JsonToken.START_OBJECT;
+          responseUsage = responseIsObject ? responseUsage(p) : skip(p);
+        } else {
+          p.skipChildren();
+        }
+      }
+      if (p.nextToken() != null) {
+        return null;
+      }
+      UsageFields u = usage != null ? usage : responseIsObject ? responseUsage : null;
+      return u == null ? null : u.total();
+    } catch (RuntimeException e) { // JacksonException: not well-formed
+      return null;
+    }
+  }
+
+  /** The {@code usage} object of a {@code response} object the parser is at the start of. */
+  private static @Nullable UsageFields responseUsage(JsonParser p) {
+    UsageFields usage = null;
+    for (String name = p.nextName(); name != null; name = p.nextName()) {
+      JsonToken value = p.nextToken();
+      if ("usage".equals(name)) {
+        usage = value == JsonToken.START_OBJECT ? UsageFields.read(p) : skip(p);
+      } else {
+        p.skipChildren();
+      }
+    }
+    return usage;
+  }
+
+  private static @Nullable UsageFields skip(JsonParser p) {
+    p.skipChildren();
+    return null;
+  }
+
+  private static Map<String, Object> readObject(JsonParser p) {
+    Map<String, Object> map = new LinkedHashMap<>();
+    for (String name = p.nextName(); name != null; name = p.nextName()) {
+      p.nextToken();
+      map.put(name, readValue(p));
+    }
+    return map;
+  }
+
+  private static @Nullable Object readValue(JsonParser p) {
+    JsonToken t = p.currentToken();
+    return switch (t) {
+      case START_OBJECT -> readObject(p);
+      case START_ARRAY -> {
+        List<Object> list = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+          list.add(readValue(p));
+        }
+        yield list;
+      }
+      case VALUE_STRING -> p.getString();
+      case VALUE_NUMBER_INT -> p.getNumberValue();
+      case VALUE_NUMBER_FLOAT -> p.getDoubleValue();
+      case VALUE_TRUE -> Boolean.TRUE;
+      case VALUE_FALSE -> Boolean.FALSE;
+      case VALUE_NULL -> null;
+      default -> throw new IllegalStateException("unexpected JSON token " + t);
+    };
+  }
+
+  /**
+   * A number value as {@link Number#longValue()} of the number data binding would build, or -1
+   * when the value is not a number.
+   */
+  private static long longValue(JsonParser p, JsonToken t) {
+    if (t == JsonToken.VALUE_NUMBER_INT) {
+      return p.getNumberValue().longValue();
+    }
+    if (t == JsonToken.VALUE_NUMBER_FLOAT) {
+      return (long) p.getDoubleValue();
+    }
+    p.skipChildren();
+    return -1;
+  }
+
+  /** The counts of a {@code usage} object; -1 for a count that is absent, negative or no number. */
+  private static final class UsageFields {
+
+    long total = -1;
+    long prompt = -1;
+    long completion = -1;
+    long input = -1;
+    long output = -1;
+
+    /** Reads the object the parser is at the start of; the last of duplicate names wins. */
+    static UsageFields read(JsonParser p) {
+      UsageFields u = new UsageFields();
+      for (String name = p.nextName(); name != null; name = p.nextName()) {
+        JsonToken t = p.nextToken();
+        switch (name) {
+          case "total_tokens" -> u.total = Math.max(-1, longValue(p, t));
+          case "prompt_tokens" -> u.prompt = Math.max(-1, longValue(p, t));
+          case "completion_tokens" -> u.completion = Math.max(-1, longValue(p, t));
+          case "input_tokens" -> u.input = Math.max(-1, longValue(p, t));
+          case "output_tokens" -> u.output = Math.max(-1, longValue(p, t));
+          default -> p.skipChildren();
+        }
+      }
+      return u;
+    }
+
+    @Nullable Long total() {
+      if (total >= 0) {
+        return total;
+      }
+      if (prompt >= 0 && completion >= 0) {
+        return prompt + completion;
+      }
+      return input >= 0 && output >= 0 ? input + output : null;
+    }
+  }
+}

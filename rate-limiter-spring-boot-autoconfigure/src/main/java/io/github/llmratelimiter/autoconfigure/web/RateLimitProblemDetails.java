@@ -1,0 +1,33 @@
+package io.github.llmratelimiter.autoconfigure.web;
+
+import io.github.llmratelimiter.gateway.RateLimitProblem;
+import org.springframework.http.ProblemDetail;
+
+/**
+ * Turns the gateway's problem data into Spring's {@link ProblemDetail}, which Spring MVC and Spring
+ * WebFlux write as {@code application/problem+json}: the standard members (a {@link
+ * RateLimitProblem#BLANK_TYPE blank type} left out, as Spring leaves it out), then the extension
+ * members in order, so that every stack sends the same body.
+ */
+public final class RateLimitProblemDetails {
+
+  private RateLimitProblemDetails() {}
+
+  /**
+   * Returns the problem as a {@link ProblemDetail}.
+   *
+   * @param problem the problem
+   * @return a new problem detail with the same status, type, title, detail, instance and members
+   */
+  public static ProblemDetail of(RateLimitProblem problem) {
+    ProblemDetail detail = ProblemDetail.forStatus(problem.status());
+    if (!RateLimitProblem.BLANK_TYPE.equals(problem.type())) {
+      detail.setType(problem.type()); // left unset, the blank type is implied and not written
+    }
+    detail.setTitle(problem.title());
+    detail.setDetail(problem.detail());
+    detail.setInstance(problem.instance());
+    problem.members().forEach(detail::setProperty);
+    return detail;
+  }
+}
