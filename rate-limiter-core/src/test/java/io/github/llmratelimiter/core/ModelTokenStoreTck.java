@@ -211,6 +211,12 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     assertThat(d.remaining()).isZero(); // the key's window, never reached, is full
   }
 
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aClientThatWaitsTheAdvisedRetryIsAdmittedWithModelTokensToo(Composition mode) {
+    assertThat(waitOutAdvisedRetries(mode, 23, true)).as("retries waited out").isGreaterThan(100);
+  }
+
   @Test
   void aPlainAcquireReservesNoModelTokens() {
     Budget b = new Budget("gw", WindowLimit.perMinute(10), null, ModelTokenLimit.perMinute(100));

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -601,54 +600,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   @ParameterizedTest
   @EnumSource(Composition.class)
   void aClientThatWaitsTheAdvisedRetryIsAdmittedWhenNothingElseArrives(Composition mode) {
-    // Random budgets, costs and instants, with refills and costs whose waits fall on float ties.
-    // Reserve-then-commit: the call waited for passes every level. Sequential: the component
-    // that denied admits it (one its own deny charged, or one never reached, may deny instead).
-    double[] refills = {0, 0.1, 0.3, 1.0 / 3, 0.7, 2.5, 3, 7, 10};
-    double[] costs = {0.1, 0.2, 0.3, 1.0 / 3, 0.7, 1, 1.5, 2.3};
-    Random rnd = new Random(17);
-    int waited = 0;
-    for (int trial = 0; trial < 120; trial++) {
-      List<Budget> levels = new ArrayList<>();
-      List<String> keys = new ArrayList<>();
-      for (int i = 0, n = 1 + rnd.nextInt(2); i < n; i++) {
-        WindowLimit window = rnd.nextInt(3) == 0 ? null : new WindowLimit(1 + rnd.nextInt(4),
-            Duration.ofMillis(new long[] {250, 1000, 7000}[rnd.nextInt(3)]));
-        BucketLimit bucket = window != null && rnd.nextInt(3) == 0 ? null
-            : new BucketLimit(new double[] {1, 2.5, 3}[rnd.nextInt(3)],
-                refills[rnd.nextInt(refills.length)]);
-        levels.add(new Budget("p" + trial + "-" + i, window, bucket));
-        keys.add("k" + i);
-      }
-      for (int call = 0; call < 12; call++) {
-        switch (rnd.nextInt(4)) {
-          case 0 -> ticker.advanceMillis(rnd.nextInt(300));
-          case 1 -> ticker.advanceNanos(rnd.nextInt(1_000_000_000));
-          default -> { } // an instant of its own, or the same as the last call
-        }
-        double cost = costs[rnd.nextInt(costs.length)];
-        Decision d = store.acquire(levels, keys, cost, mode);
-        String what = "trial " + trial + " call " + call + ": " + levels + " cost " + cost + " " + d;
-        if (d.allowed() || d.reason() == Reason.COST_EXCEEDS_CAPACITY) {
-          continue;
-        }
-        if (!d.retryable()) {
-          ticker.advance(Duration.ofDays(365));
-          assertThat(store.acquire(levels, keys, cost, mode).allowed()).as(what).isFalse();
-          break;
-        }
-        ticker.advanceMillis(d.retryAfterMs());
-        Decision again = store.acquire(levels, keys, cost, mode);
-        waited++;
-        if (mode == Composition.RESERVE_COMMIT) {
-          assertThat(again.allowed()).as(what + " then " + again).isTrue();
-        } else {
-          assertThat(again.reason() == d.reason() && again.level().equals(d.level()))
-              .as(what + " then " + again).isFalse();
-        }
-      }
-    }
-    assertThat(waited).as("retries waited out").isGreaterThan(100);
+    assertThat(waitOutAdvisedRetries(mode, 17, false)).as("retries waited out").isGreaterThan(100);
   }
 
   // ---- bad input ----

@@ -214,7 +214,7 @@ abstract class ParityTest {
     switch (rnd.nextInt(6)) {
       case 0: return 0.5;
       case 1: return 2.3;
-      case 2: return 1e-3;
+      case 2: return rnd.nextBoolean() ? 1e-3 : 1e-9; // 1e-9: at a unit cost's tolerance
       case 3: return 1 + rnd.nextInt(5); // sometimes above a level's capacity
       default: return 1.0;
     }
