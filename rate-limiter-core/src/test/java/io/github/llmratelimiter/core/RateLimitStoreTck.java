@@ -32,6 +32,17 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
         .build();
   }
 
+  private GatewayLimiter gateway(
+      long limit, Duration window, double capacity, double refill, Composition mode) {
+    return GatewayLimiter.builder()
+        .name("gw")
+        .requestsPerWindow(limit, window)
+        .burst(capacity, refill)
+        .composition(mode)
+        .store(store)
+        .build();
+  }
+
   private static Budget windowOnly(String name, long limit, Duration window) {
     return new Budget(name, new WindowLimit(limit, window), null);
   }
@@ -485,9 +496,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   @ParameterizedTest
   @EnumSource(Composition.class)
   void aBurstDenyReportsTheSmallestRemainingOfBothComponents(Composition mode) {
-    GatewayLimiter limiter = GatewayLimiter.builder().name("gw")
-        .requestsPerWindow(2, Duration.ofMinutes(1)).burst(3, 0)
-        .composition(mode).store(store).build();
+    GatewayLimiter limiter = gateway(2, Duration.ofMinutes(1), 3, 0, mode);
     assertThat(limiter.allow("t", 0.5).allowed()).isTrue();
     Decision d = limiter.allow("t", 3);
     assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT);
@@ -526,9 +535,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
 
   @Test
   void reserveCommitReportsABucketThatNeverRefillsBehindAFullWindow() {
-    GatewayLimiter limiter = GatewayLimiter.builder().name("gw")
-        .requestsPerWindow(3, Duration.ofSeconds(10)).burst(2, 0)
-        .composition(Composition.RESERVE_COMMIT).store(store).build();
+    GatewayLimiter limiter = gateway(3, Duration.ofSeconds(10), 2, 0, Composition.RESERVE_COMMIT);
     assertThat(limiter.allow("t", 1.5).allowed()).isTrue();
     assertThat(limiter.allow("t", 0.25).allowed()).isTrue();
     assertThat(limiter.allow("t", 0.25).allowed()).isTrue(); // window full, bucket empty for good
@@ -546,9 +553,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   void sequentialReportsAFullWindowFirstEvenBeforeABucketThatNeverRefills() {
     // The design's order: RPM_LIMIT returns before the bucket runs (README, "two composition
     // modes"): the one deny in this mode that is retryable although the call can never pass.
-    GatewayLimiter limiter = GatewayLimiter.builder().name("gw")
-        .requestsPerWindow(3, Duration.ofSeconds(10)).burst(2, 0)
-        .composition(Composition.SEQUENTIAL).store(store).build();
+    GatewayLimiter limiter = gateway(3, Duration.ofSeconds(10), 2, 0, Composition.SEQUENTIAL);
     assertThat(limiter.allow("t", 1.5).allowed()).isTrue();
     Decision burst = limiter.allow("t");
     assertThat(burst.reason()).isEqualTo(Reason.BURST_LIMIT);
@@ -565,9 +570,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   @ParameterizedTest
   @EnumSource(Composition.class)
   void aDenyAdvisesTheWaitThatBinds(Composition mode) {
-    GatewayLimiter limiter = GatewayLimiter.builder().name("gw")
-        .requestsPerWindow(1, Duration.ofSeconds(1)).burst(2, 0.1)
-        .composition(mode).store(store).build();
+    GatewayLimiter limiter = gateway(1, Duration.ofSeconds(1), 2, 0.1, mode);
     assertThat(limiter.allow("t", 2).allowed()).isTrue();
     Decision d = limiter.allow("t");
     if (mode == Composition.SEQUENTIAL) {
