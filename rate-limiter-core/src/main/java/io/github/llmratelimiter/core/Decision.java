@@ -89,8 +89,8 @@ public record Decision(
   /**
    * Returns a deny that clears by waiting {@code retryAfterMs}.
    *
-   * @param reason the denying component's reason
-   * @param remaining unit-cost calls the denying component still admits
+   * @param reason the denying (or binding) component's reason
+   * @param remaining unit-cost calls every budget still admits
    * @param retryAfterMs the wait, at least 1
    * @param resetAfterMs milliseconds until the budgets are full again
    * @param level the denying budget's name
@@ -104,8 +104,8 @@ public record Decision(
   /**
    * Returns a deny that waiting never clears.
    *
-   * @param reason the denying component's reason
-   * @param remaining unit-cost calls the denying component still admits
+   * @param reason the denying (or binding) component's reason
+   * @param remaining unit-cost calls every budget still admits
    * @param resetAfterMs milliseconds until the budgets are full again
    * @param level the denying budget's name
    * @return a final deny, with {@code retryAfterMs} 0
