@@ -22,8 +22,8 @@ final class BudgetTable {
    * arithmetic. Being relative to the cost, it never makes a call free: an admitted call is charged
    * its full cost, and a bucket short of it by at most this fraction is emptied, so an empty bucket
    * admits nothing, however small the cost, and the costs a bucket admits exceed the tokens it held
-   * and regained by at most this fraction. (Scaling costs, capacity and refill together changes no
-   * decision.)
+   * and regained by at most this fraction. (Whatever unit costs are counted in, the rule is the
+   * same: doubling costs, capacity and refill changes no admission and no retry.)
    */
   static final double TOLERANCE = 1e-9;
 
