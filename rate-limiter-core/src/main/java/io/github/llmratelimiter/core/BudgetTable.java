@@ -16,8 +16,16 @@ import org.jspecify.annotations.Nullable;
  */
 final class BudgetTable {
 
-  /** Tokens below a cost by less than this still pay for it (absorbs floating-point error). */
-  static final double EPSILON = 1e-9;
+  /**
+   * The fraction of a call's cost that a bucket may lack and still admit it: a call passes when
+   * {@code tokens + cost * TOLERANCE >= cost}. It absorbs the floating-point error of the bucket's
+   * arithmetic. Being relative to the cost, it never makes a call free: an admitted call is charged
+   * its full cost, and a bucket short of it by at most this fraction is emptied, so an empty bucket
+   * admits nothing, however small the cost, and the costs a bucket admits exceed the tokens it held
+   * and regained by at most this fraction. (Whatever unit costs are counted in, the rule is the
+   * same: doubling costs, capacity and refill changes no admission and no retry.)
+   */
+  static final double TOLERANCE = 1e-9;
 
   private static final long NANOS_PER_MS = 1_000_000L;
   /** Entries examined by the step a new key runs when the table is full, on the caller's thread. */
@@ -134,6 +142,11 @@ final class BudgetTable {
     if (hasBucket) {
       e.refill(now, capacity, refillPerNano);
     }
+    expireModelTokens(e, now);
+  }
+
+  /** Drops the model tokens that have left the window; a budget without them has nothing to do. */
+  void expireModelTokens(KeyEntry e, long now) {
     if (hasModelTokens) {
       modelTokens(e).expire(now, modelTokenWindowNanos);
     }
@@ -144,7 +157,7 @@ final class BudgetTable {
   }
 
   boolean bucketShort(KeyEntry e, double cost) {
-    return hasBucket && e.tokens < cost - EPSILON;
+    return hasBucket && e.tokens + cost * TOLERANCE < cost;
   }
 
   boolean modelTokensShort(KeyEntry e, long estimate) {
@@ -202,23 +215,42 @@ final class BudgetTable {
     }
   }
 
-  /** Whole unit-cost calls both components admit now. */
+  /** Whole unit-cost calls both components admit now (the entry brought to now). */
   long remaining(KeyEntry e) {
     long r = Long.MAX_VALUE;
     if (hasWindow) {
       r = limit - e.size;
     }
     if (hasBucket) {
-      r = Math.min(r, bucketRemaining(e));
+      r = Math.min(r, unitCalls(e.tokens));
     }
     return r;
   }
 
-  private long bucketRemaining(KeyEntry e) {
-    return (long) Math.floor(e.tokens + EPSILON);
+  /**
+   * {@link #remaining} as of {@code now} without bringing the entry to now: for a level that a
+   * sequential deny never reached, whose state the decision leaves as it was.
+   */
+  long remainingAt(KeyEntry e, long now) {
+    long r = Long.MAX_VALUE;
+    if (hasWindow) {
+      r = limit - e.sizeAt(now, windowNanos);
+    }
+    if (hasBucket) {
+      r = Math.min(r, unitCalls(e.tokensAt(now, capacity, refillPerNano)));
+    }
+    return r;
   }
 
-  /** Milliseconds until both components are full again (a bucket that does not refill adds none). */
+  /** The unit-cost calls {@code tokens} pay for, one after the other, under {@link #TOLERANCE}. */
+  private static long unitCalls(double tokens) {
+    return (long) Math.floor(tokens + TOLERANCE);
+  }
+
+  /**
+   * Milliseconds until every component is full again: the window and the model-token window empty,
+   * the bucket exactly at capacity (a bucket that does not refill adds none).
+   */
   long resetMs(KeyEntry e, long now) {
     long nanos = 0;
     if (hasWindow && e.size > 0) {
@@ -226,7 +258,7 @@ final class BudgetTable {
     }
     long ms = ceilMs(nanos);
     if (hasBucket && refillPerSecond > 0 && e.tokens < capacity) {
-      ms = Math.max(ms, tokensMs(capacity - e.tokens));
+      ms = Math.max(ms, fullMs(capacity - e.tokens));
     }
     return Math.max(ms, modelTokensResetMs(e, now));
   }
@@ -238,34 +270,91 @@ final class BudgetTable {
       ms = ceilMs(e.oldest() + windowNanos - now);
     }
     if (bucketShort(e, cost) && refillPerSecond > 0) {
-      ms = Math.max(ms, tokensMs(cost - e.tokens));
+      ms = Math.max(ms, tokensMs(cost, e.tokens));
     }
     return ms;
   }
 
-  /**
-   * The decision of this level for what the checks returned, with the entry's lock held. Every
-   * outcome is built here, in one place, so that a caller that inlines it and reads only some
-   * fields lets the JIT drop the allocation.
-   */
-  Decision decision(KeyEntry e, long now, double cost, long estimate, Reason reason) {
-    long remaining;
-    long retry;
-    if (reason == Reason.OK) {
-      remaining = remaining(e);
-      retry = 0;
-    } else if (reason == Reason.RPM_LIMIT) {
-      remaining = 0;
-      retry = Math.max(1, ceilMs(e.oldest() + windowNanos - now));
-    } else if (reason == Reason.BURST_LIMIT) {
-      remaining = bucketRemaining(e);
-      retry = refillPerSecond == 0 ? 0 : tokensMs(cost - e.tokens); // 0: waiting never refills it
-    } else if (reason == Reason.TPM_LIMIT) {
-      remaining = remaining(e);
-      retry = modelTokensRetryMs(e, now, estimate);
-    } else {
-      throw new IllegalStateException("a level never decides " + reason);
+  /** Whether the component that denies with {@code component} denies this call now. */
+  boolean denies(KeyEntry e, double cost, long estimate, Reason component) {
+    if (component == Reason.RPM_LIMIT) {
+      return windowFull(e);
+    } else if (component == Reason.BURST_LIMIT) {
+      return bucketShort(e, cost);
+    } else if (component == Reason.TPM_LIMIT) {
+      return modelTokensShort(e, estimate);
     }
+    throw new IllegalStateException("no component denies with " + component);
+  }
+
+  /** Whether waiting ever clears a deny of {@code component}: all but a bucket without refill. */
+  boolean clears(Reason component) {
+    return component != Reason.BURST_LIMIT || refillPerSecond > 0;
+  }
+
+  /**
+   * Milliseconds after which {@code component}, which denies the call now, admits it if nothing
+   * else arrives, at least 1; 0 when waiting never clears it ({@link #clears}).
+   */
+  long retryMs(KeyEntry e, long now, double cost, long estimate, Reason component) {
+    if (component == Reason.RPM_LIMIT) {
+      return Math.max(1, ceilMs(e.oldest() + windowNanos - now));
+    } else if (component == Reason.BURST_LIMIT) {
+      return refillPerSecond == 0 ? 0 : tokensMs(cost, e.tokens);
+    }
+    return modelTokensRetryMs(e, now, estimate);
+  }
+
+  /** The components of a level, in the order a sequential call runs them. */
+  private static final Reason[] COMPONENTS = {Reason.RPM_LIMIT, Reason.BURST_LIMIT, Reason.TPM_LIMIT};
+
+  /**
+   * The component of this level that binds a call every component was checked for
+   * (reserve-then-commit): of those that deny it, the first that waiting never clears, else the
+   * first with the longest wait; {@code null} if none denies.
+   */
+  @Nullable Reason binding(KeyEntry e, long now, double cost, long estimate) {
+    Reason binding = null;
+    long longest = 0;
+    for (Reason c : COMPONENTS) {
+      if (!denies(e, cost, estimate, c)) {
+        continue;
+      }
+      if (!clears(c)) {
+        return c;
+      }
+      long wait = retryMs(e, now, cost, estimate, c);
+      if (binding == null || wait > longest) {
+        binding = c;
+        longest = wait;
+      }
+    }
+    return binding;
+  }
+
+  /**
+   * The decision of this level, the only one of the call, for what {@code apply} returned, with
+   * the entry's lock held. Every outcome of a one-level call is built here, in one place, so that a
+   * caller that inlines it and reads only some fields lets the JIT drop the allocation.
+   *
+   * <p>A sequential deny reports the component that denied; a reserve-then-commit deny the one that
+   * binds ({@link #binding}). {@code remaining} is the entry's after the decision.
+   */
+  Decision decision(
+      KeyEntry e, long now, double cost, long estimate, Reason reason, Composition composition) {
+    Reason r = reason;
+    if (r != Reason.OK && composition == Composition.RESERVE_COMMIT) {
+      r = binding(e, now, cost, estimate);
+    }
+    long retry = r == Reason.OK ? 0 : retryMs(e, now, cost, estimate, r);
+    return decision(e, now, r, retry, remaining(e));
+  }
+
+  /**
+   * The decision of this level for {@code reason} with its retry ({@link #retryMs}, 0 when
+   * allowed) and the call's {@code remaining}, with the entry's lock held.
+   */
+  Decision decision(KeyEntry e, long now, Reason reason, long retry, long remaining) {
     boolean allowed = reason == Reason.OK;
     return new Decision(
         allowed, remaining, retry, resetMs(e, now), reason, allowed || retry > 0, name);
@@ -285,18 +374,25 @@ final class BudgetTable {
   }
 
   /**
-   * Milliseconds to regain {@code deficit} tokens: {@code ceil(deficit / refillPerSecond * 1000)},
-   * at least 1. A result within floating-point error of a whole millisecond is not rounded up past
-   * it, and {@link #EPSILON} admits the call once that millisecond has passed.
+   * Milliseconds until the bucket, holding {@code tokens}, admits a call of {@code cost}: the exact
+   * wait, {@code (cost - tokens) / refillPerSecond * 1000}, less half the {@link #TOLERANCE} of the
+   * cost, rounded up; at least 1. The tolerance admits the call from the instant the bucket lacks
+   * less than it, so this is the first whole millisecond at which the call passes, and the half
+   * kept in reserve is far above the floating-point error of the refill: a client that waits it
+   * is admitted if nothing else arrives. It is at most 1 ms below the exact wait rounded up.
    */
-  long tokensMs(double deficit) {
-    double ms = deficit * 1000.0 / refillPerSecond;
-    double up = Math.ceil(ms);
-    double toleranceMs = EPSILON * 1000.0 / refillPerSecond;
-    if (up - ms > 1.0 - toleranceMs && up - 1 > 0) {
-      up -= 1;
-    }
-    return Math.max(1, up >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) up);
+  long tokensMs(double cost, double tokens) {
+    double ms = (cost - tokens) * 1000.0 / refillPerSecond;
+    double slack = cost * TOLERANCE * 500.0 / refillPerSecond;
+    return Math.max(1, (long) Math.ceil(ms - slack));
+  }
+
+  /**
+   * Milliseconds until the bucket regains {@code deficit} tokens, rounded up, at least 1: when it
+   * is exactly full again.
+   */
+  long fullMs(double deficit) {
+    return Math.max(1, (long) Math.ceil(deficit * 1000.0 / refillPerSecond));
   }
 
   static long ceilMs(long nanos) {
@@ -318,12 +414,15 @@ final class BudgetTable {
     }
   }
 
-  /** Whether the entry, at {@code now}, equals a fresh one: dropping it grants nothing. */
+  /**
+   * Whether the entry, at {@code now}, equals a fresh one exactly (a bucket at capacity, not within
+   * the tolerance of it): dropping it grants nothing.
+   */
   boolean isFresh(KeyEntry e, long now) {
     normalize(e, now);
     return e.size == 0
         && (!hasModelTokens || modelTokens(e).size() == 0)
-        && (!hasBucket || e.tokens >= capacity - EPSILON);
+        && (!hasBucket || e.tokens >= capacity);
   }
 
   /** Removes the key's entry, restoring its full budget; returns whether it was tracked. */

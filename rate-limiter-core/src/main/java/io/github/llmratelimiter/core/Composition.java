@@ -6,13 +6,17 @@ public enum Composition {
   /**
    * The seed's order, under one lock: the window first, then the bucket. An RPM deny charges
    * nothing; a burst deny leaves the window's timestamp counted (it is not rolled back). In a
-   * hierarchy the levels run in order, and the levels before the denying one stay charged.
+   * hierarchy the levels run in order, and the levels before the denying one stay charged. A deny
+   * reports the denying component's reason and wait: a full window denies with {@link
+   * Reason#RPM_LIMIT}, retryable, before the bucket runs, even when the bucket never refills and
+   * can no longer pay for the call.
    */
   SEQUENTIAL,
 
   /**
    * Reserve, then commit: every budget of every level is checked first, and all are charged only
-   * if all admit. A deny charges nothing anywhere.
+   * if all admit. A deny charges nothing anywhere and reports the component that binds: one that
+   * can never admit the call (not retryable), else the one with the longest wait.
    */
   RESERVE_COMMIT
 }

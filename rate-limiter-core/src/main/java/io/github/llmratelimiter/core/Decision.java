@@ -8,18 +8,32 @@ package io.github.llmratelimiter.core;
  * clears it (a bucket that does not refill, a cost above capacity). A retry of 0 never means "retry
  * now".
  *
+ * <p>What a deny reports depends on the {@link Composition}. In {@code SEQUENTIAL} composition, the
+ * component that denied (the first in order): its reason, level and wait, as the design copies it.
+ * In {@code RESERVE_COMMIT} composition, every component of every level was checked, and the deny
+ * reports the one that binds: a component that can never admit the call if there is one (then not
+ * retryable), else the one with the longest wait (the first in order on a tie), so that a client
+ * that waits {@code retryAfterMs} is admitted if no other traffic arrives.
+ *
  * @param allowed whether the call was admitted and charged
- * @param remaining how many more unit-cost calls the binding budget admits now (whole requests,
- *     the minimum over every component and level)
- * @param retryAfterMs for a retryable deny, the milliseconds (rounded up) after which the denying
- *     component admits the call; 0 otherwise
- * @param resetAfterMs the milliseconds (rounded up) until the components this decision looked at
- *     are fully replenished; a bucket that does not refill contributes nothing
+ * @param remaining how many more unit-cost calls every budget admits now, after this decision (whole
+ *     requests): the smallest over every component of every level, counting what a sequential deny
+ *     charged and the levels it never reached as they stand
+ * @param retryAfterMs for a retryable deny, the milliseconds (rounded up to the first whole
+ *     millisecond at which the call passes) after which the reported component admits the call if
+ *     nothing else arrives: in sequential composition the denying component (a component that
+ *     deny charged, or one it never reached, may still deny then), in reserve-then-commit every
+ *     component; 0 otherwise
+ * @param resetAfterMs the milliseconds (rounded up) until the components of the deciding level (of
+ *     every level when allowed) are fully replenished: windows empty, buckets exactly at capacity;
+ *     a bucket that does not refill contributes nothing
  * @param reason why the call was allowed or denied
  * @param retryable whether waiting can ever turn this deny into an allow ({@code true} when
- *     allowed)
- * @param level the name of the budget that decided: the denying level of a hierarchy, or the
- *     binding one when allowed
+ *     allowed); in reserve-then-commit composition {@code false} whenever any component can never
+ *     admit the call; in sequential composition as the denying component says (a full window
+ *     denies first, before a bucket that never refills is looked at)
+ * @param level the name of the budget that decided: the denying (or binding) level of a hierarchy,
+ *     or the one with the fewest remaining calls when allowed
  */
 public record Decision(
     boolean allowed,
@@ -75,8 +89,8 @@ public record Decision(
   /**
    * Returns a deny that clears by waiting {@code retryAfterMs}.
    *
-   * @param reason the denying component's reason
-   * @param remaining unit-cost calls the denying component still admits
+   * @param reason the denying (or binding) component's reason
+   * @param remaining unit-cost calls every budget still admits
    * @param retryAfterMs the wait, at least 1
    * @param resetAfterMs milliseconds until the budgets are full again
    * @param level the denying budget's name
@@ -90,8 +104,8 @@ public record Decision(
   /**
    * Returns a deny that waiting never clears.
    *
-   * @param reason the denying component's reason
-   * @param remaining unit-cost calls the denying component still admits
+   * @param reason the denying (or binding) component's reason
+   * @param remaining unit-cost calls every budget still admits
    * @param resetAfterMs milliseconds until the budgets are full again
    * @param level the denying budget's name
    * @return a final deny, with {@code retryAfterMs} 0

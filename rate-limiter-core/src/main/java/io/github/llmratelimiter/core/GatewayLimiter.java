@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
  * <p>In {@link Composition#SEQUENTIAL} (the default) the window runs first: a full window returns
  * {@link Reason#RPM_LIMIT} and never touches the bucket; then the bucket: a short bucket returns
  * {@link Reason#BURST_LIMIT} <em>and the window's timestamp stays counted</em> (it is not rolled
- * back). In {@link Composition#RESERVE_COMMIT} both are checked first and both are charged only if
- * both admit, so a burst deny leaves the window alone. Either way {@code retryAfterMs} is copied
- * from the denying component (never summed) and an allow reports the smaller remaining of the two.
+ * back); {@code retryAfterMs} is copied from the denying component (never summed). In {@link
+ * Composition#RESERVE_COMMIT} both are checked first and both are charged only if both admit, so a
+ * burst deny leaves the window alone, and a deny reports the component that binds: one that never
+ * clears, else the longer wait. Either way a decision reports the smaller remaining of the two.
  * Callers of the same key never interleave between the two checks; calls on different keys run in
  * parallel.
  *

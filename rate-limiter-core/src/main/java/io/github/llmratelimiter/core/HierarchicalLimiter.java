@@ -12,10 +12,12 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Every level's entry is locked for the whole decision, in one global order, so concurrent
  * callers on sibling keys never over-admit a shared level and never deadlock. In {@link
- * Composition#RESERVE_COMMIT} no level is charged when any level denies. In {@link
- * Composition#SEQUENTIAL} the levels run root first, each as a {@link GatewayLimiter} would: the
- * levels before the denying one stay fully charged, and the denying level keeps its window
- * timestamp if its bucket denied. The decision's {@link Decision#level()} names the denying level.
+ * Composition#RESERVE_COMMIT} no level is charged when any level denies, and the deny names the
+ * level and component that bind over all levels (one that never clears, else the longest wait).
+ * In {@link Composition#SEQUENTIAL} the levels run root first, each as a {@link GatewayLimiter}
+ * would: the levels before the denying one stay fully charged, the denying level keeps its window
+ * timestamp if its bucket denied, and the deny names the denying level. Either way {@link
+ * Decision#remaining()} is the smallest over every level.
  *
  * <pre>{@code
  * HierarchicalLimiter limiter = HierarchicalLimiter.builder()

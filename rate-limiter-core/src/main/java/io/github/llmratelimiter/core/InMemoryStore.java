@@ -140,7 +140,7 @@ final class InMemoryStore implements RateLimitStore {
     }
     try {
       long now = ticker.read();
-      return t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition));
+      return t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition), composition);
     } finally {
       e.unlock();
     }
@@ -391,7 +391,8 @@ final class InMemoryStore implements RateLimitStore {
     long tokensReset = 0;
     for (int i = 0; i < tables.length; i++) {
       if (tables[i].hasModelTokens) {
-        tables[i].normalize(entries[i], now); // a level a sequential deny never reached, too
+        // a level a sequential deny never reached, too (its window and bucket stay as they were)
+        tables[i].expireModelTokens(entries[i], now);
         remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
         tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
       }
@@ -439,7 +440,16 @@ final class InMemoryStore implements RateLimitStore {
     }
   }
 
-  /** Several levels, root first, with every entry locked. */
+  /**
+   * Several levels, root first, with every entry locked.
+   *
+   * <p>Sequential: the levels run in order and the first deny decides, with the denying
+   * component's retry. Reserve-then-commit: every level is checked, and a deny reports the
+   * component that binds over all of them: one that waiting never clears (not retryable), else the
+   * one with the longest wait, the first in order on a tie. Either way {@code remaining} is the
+   * smallest over every component of every level after the decision, and {@code resetAfterMs} is
+   * the deciding level's (allowed: the largest over the levels).
+   */
   private static Decision decide(BudgetTable[] tables, KeyEntry[] entries, long now, double cost,
       long estimate, long id, Composition composition) {
     int n = tables.length;
@@ -447,26 +457,24 @@ final class InMemoryStore implements RateLimitStore {
       for (int i = 0; i < n; i++) {
         Reason r = apply(tables[i], entries[i], now, cost, estimate, id, composition);
         if (r != Reason.OK) {
-          // levels before i stay charged, as the seed's order implies
-          return tables[i].decision(entries[i], now, cost, estimate, r);
+          // levels before i stay charged, as the seed's order implies; those after it are untouched
+          long remaining = Long.MAX_VALUE;
+          for (int j = 0; j < n; j++) {
+            remaining = Math.min(remaining, j <= i
+                ? tables[j].remaining(entries[j]) : tables[j].remainingAt(entries[j], now));
+          }
+          BudgetTable t = tables[i];
+          return t.decision(entries[i], now, r, t.retryMs(entries[i], now, cost, estimate, r),
+              remaining);
         }
       }
     } else {
       for (int i = 0; i < n; i++) {
         tables[i].normalize(entries[i], now);
       }
-      for (int i = 0; i < n; i++) {
-        BudgetTable t = tables[i];
-        KeyEntry e = entries[i];
-        if (t.windowFull(e)) {
-          return t.decision(e, now, cost, estimate, Reason.RPM_LIMIT);
-        }
-        if (t.bucketShort(e, cost)) {
-          return t.decision(e, now, cost, estimate, Reason.BURST_LIMIT);
-        }
-        if (t.modelTokensShort(e, estimate)) {
-          return t.decision(e, now, cost, estimate, Reason.TPM_LIMIT);
-        }
+      Decision deny = bindingDeny(tables, entries, now, cost, estimate);
+      if (deny != null) {
+        return deny;
       }
       for (int i = 0; i < n; i++) {
         tables[i].chargeWindow(entries[i], now);
@@ -486,6 +494,38 @@ final class InMemoryStore implements RateLimitStore {
       reset = Math.max(reset, tables[i].resetMs(entries[i], now));
     }
     return Decision.allow(remaining, reset, binding);
+  }
+
+  /**
+   * The reserve-then-commit deny of normalized levels, charging nothing; {@code null} when every
+   * level admits the call.
+   */
+  private static @Nullable Decision bindingDeny(
+      BudgetTable[] tables, KeyEntry[] entries, long now, double cost, long estimate) {
+    int level = -1;
+    Reason reason = null;
+    long retry = 0;
+    for (int i = 0; i < tables.length; i++) {
+      BudgetTable t = tables[i];
+      Reason c = t.binding(entries[i], now, cost, estimate);
+      if (c == null) {
+        continue;
+      }
+      long wait = t.retryMs(entries[i], now, cost, estimate, c); // 0: never clears
+      if (level < 0 || wait == 0 && retry != 0 || retry != 0 && wait > retry) {
+        level = i;
+        reason = c;
+        retry = wait;
+      }
+    }
+    if (level < 0) {
+      return null;
+    }
+    long remaining = Long.MAX_VALUE;
+    for (int i = 0; i < tables.length; i++) {
+      remaining = Math.min(remaining, tables[i].remaining(entries[i]));
+    }
+    return tables[level].decision(entries[level], now, reason, retry, remaining);
   }
 
   @Override

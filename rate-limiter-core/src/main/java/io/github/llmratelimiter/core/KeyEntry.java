@@ -99,6 +99,17 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
     }
   }
 
+  /** The timestamps less than {@code windowNanos} before {@code now}, dropping none. */
+  int sizeAt(long now, long windowNanos) {
+    int expired = 0;
+    int i = head;
+    while (expired < size && now - ring[i] >= windowNanos) {
+      i = i + 1 == ring.length ? 0 : i + 1;
+      expired++;
+    }
+    return size - expired;
+  }
+
   /** Appends {@code now}, growing the ring up to {@code limit} slots. */
   void append(long now, int limit) {
     if (size == ring.length) {
@@ -122,10 +133,15 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
 
   /** Adds what the bucket regained since the last refill, at {@code refillPerNano}, up to capacity. */
   void refill(long now, double capacity, double refillPerNano) {
-    long elapsed = now - refilledAt;
-    if (elapsed > 0) {
-      tokens = Math.min(capacity, tokens + elapsed * refillPerNano);
+    if (now - refilledAt > 0) {
+      tokens = tokensAt(now, capacity, refillPerNano);
       refilledAt = now;
     }
+  }
+
+  /** The tokens {@link #refill} would leave at {@code now}, changing nothing. */
+  double tokensAt(long now, double capacity, double refillPerNano) {
+    long elapsed = now - refilledAt;
+    return elapsed > 0 ? Math.min(capacity, tokens + elapsed * refillPerNano) : tokens;
   }
 }

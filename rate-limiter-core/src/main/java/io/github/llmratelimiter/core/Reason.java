@@ -7,22 +7,25 @@ public enum Reason {
   OK,
 
   /**
-   * The sliding-window log was full: nothing was appended to the window and no later component
-   * ran. This deny is free.
+   * The sliding-window log was full: nothing was appended to the window. In sequential composition
+   * no later component ran; in reserve-then-commit composition every component was checked and the
+   * window's wait was the longest. This deny is free.
    */
   RPM_LIMIT,
 
   /**
-   * The token bucket held fewer tokens than the call costs. In sequential composition the RPM
-   * timestamp appended before the bucket ran stays counted; in reserve-then-commit composition
-   * nothing was charged.
+   * The token bucket held fewer tokens than the call costs (less a tolerance of 10<sup>-9</sup> of
+   * the cost). In sequential composition the RPM timestamp appended before the bucket ran stays
+   * counted; in reserve-then-commit composition nothing was charged, and the bucket's wait was the
+   * longest, or the bucket never refills.
    */
   BURST_LIMIT,
 
   /**
    * The model-token window (TPM) held too many tokens to add this call's estimate. In sequential
    * composition the window's timestamp and the bucket's debit made before stay charged; in
-   * reserve-then-commit composition nothing was charged.
+   * reserve-then-commit composition nothing was charged, and the model tokens' wait was the
+   * longest.
    */
   TPM_LIMIT,
 

@@ -161,6 +161,62 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     assertThat(s.modelTokensUsed()).isEqualTo(100);
   }
 
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aDenyAdvisesTheWaitThatBindsOverTheWindowAndTheModelTokens(Composition mode) {
+    Budget b = new Budget("gw", new WindowLimit(1, Duration.ofSeconds(1)), null,
+        ModelTokenLimit.perMinute(100));
+    assertThat(reserve(b, "t", 100, mode).decision().allowed()).isTrue();
+    Decision d = reserve(b, "t", 50, mode).decision();
+    if (mode == Composition.SEQUENTIAL) {
+      assertThat(d.reason()).isEqualTo(Reason.RPM_LIMIT); // the window runs first
+      assertThat(d.retryAfterMs()).isEqualTo(1000);
+      return;
+    }
+    assertThat(d.reason()).isEqualTo(Reason.TPM_LIMIT); // the 100 tokens leave after 60 s
+    assertThat(d.retryAfterMs()).isEqualTo(60_000);
+    ticker.advanceMillis(59_999);
+    assertThat(reserve(b, "t", 50, mode).decision().allowed()).isFalse();
+    ticker.advanceMillis(1);
+    assertThat(reserve(b, "t", 50, mode).decision().allowed()).isTrue();
+  }
+
+  @Test
+  void reserveCommitReportsABucketThatNeverRefillsOverModelTokensThatWillLeave() {
+    Budget org = tpm("org", 100);
+    Budget key = new Budget("key", null, new BucketLimit(1, 0));
+    List<Budget> levels = List.of(org, key);
+    List<String> keys = List.of("acme", "k");
+    assertThat(store.reserve(levels, keys, 0.5, 100, Composition.RESERVE_COMMIT)
+        .decision().allowed()).isTrue();
+    Decision d = store.reserve(levels, keys, 1, 50, Composition.RESERVE_COMMIT).decision();
+    // the org's tokens leave in 60 s; the key's bucket never holds 1 again
+    assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(d.level()).isEqualTo("key");
+    assertThat(d.retryable()).isFalse();
+    assertThat(d.retryAfterMs()).isZero();
+  }
+
+  @Test
+  void aSequentialModelTokenDenyReportsTheRemainingOfEveryLevel() {
+    Budget org = tpm("org", 100);
+    Budget key = new Budget("key", new WindowLimit(1, Duration.ofMinutes(1)), null);
+    List<Budget> levels = List.of(org, key);
+    assertThat(store.reserve(levels, List.of("acme", "k"), 1, 100, Composition.SEQUENTIAL)
+        .decision().allowed()).isTrue();
+    Decision d = store.reserve(levels, List.of("acme", "k"), 1, 10, Composition.SEQUENTIAL)
+        .decision();
+    assertThat(d.reason()).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(d.level()).isEqualTo("org");
+    assertThat(d.remaining()).isZero(); // the key's window, never reached, is full
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aClientThatWaitsTheAdvisedRetryIsAdmittedWithModelTokensToo(Composition mode) {
+    assertThat(waitOutAdvisedRetries(mode, 23, true)).as("retries waited out").isGreaterThan(100);
+  }
+
   @Test
   void aPlainAcquireReservesNoModelTokens() {
     Budget b = new Budget("gw", WindowLimit.perMinute(10), null, ModelTokenLimit.perMinute(100));

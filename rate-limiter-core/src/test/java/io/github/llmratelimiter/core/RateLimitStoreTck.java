@@ -32,6 +32,17 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
         .build();
   }
 
+  private GatewayLimiter gateway(
+      long limit, Duration window, double capacity, double refill, Composition mode) {
+    return GatewayLimiter.builder()
+        .name("gw")
+        .requestsPerWindow(limit, window)
+        .burst(capacity, refill)
+        .composition(mode)
+        .store(store)
+        .build();
+  }
+
   private static Budget windowOnly(String name, long limit, Duration window) {
     return new Budget(name, new WindowLimit(limit, window), null);
   }
@@ -445,6 +456,154 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     assertThat(d.reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
     assertThat(d.level()).isEqualTo("key");
     assertThat(tokens(h.levels().get(0), "acme")).isEqualTo(100.0);
+  }
+
+  // ---- what a decision reports: what binds, what remains, what is free ----
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void noCostIsFreeOnABucketThatNeverRefills(Composition mode) {
+    Budget b = bucketOnly("one-shot", 1, 0);
+    assertThat(store.acquire(b, "t", 1, mode).allowed()).isTrue();
+    for (double tiny : new double[] {1e-9, 5e-10, Double.MIN_VALUE}) {
+      Decision d = store.acquire(b, "t", tiny, mode);
+      assertThat(d.reason()).as("cost %s", tiny).isEqualTo(Reason.BURST_LIMIT);
+      assertThat(d.retryable()).isFalse();
+      assertThat(d.retryAfterMs()).isZero();
+    }
+    // a tiny cost is paid in full; remaining counts exactly the unit-cost calls that then pass
+    Decision tiny = store.acquire(b, "u", 1e-9, mode);
+    assertThat(tiny.allowed()).isTrue();
+    assertThat(tiny.remaining()).isEqualTo(1); // 1 - 1e-9 tokens: within 1e-9 of a unit cost
+    Decision unit = store.acquire(b, "u", 1, mode);
+    assertThat(unit.allowed()).isTrue();
+    assertThat(unit.remaining()).isZero();
+    assertThat(store.acquire(b, "u", 1e-9, mode).allowed()).isFalse();
+    assertThat(store.acquire(b, "u", Double.MIN_VALUE, mode).allowed()).isFalse();
+  }
+
+  @Test
+  void aKeyWithinTheToleranceOfAFullBucketIsNeverDroppedAsFresh() {
+    Budget b = bucketOnly("one-shot", 1, 0);
+    assertThat(store.acquire(b, "t", 1e-10, Composition.SEQUENTIAL).allowed()).isTrue();
+    ticker.advance(Duration.ofDays(1));
+    runMaintenance();
+    assertThat(store.trackedKeys(b)).isEqualTo(1);
+    assertThat(store.inspect(b, "t")).hasValueSatisfying(
+        s -> assertThat(s.tokens()).isEqualTo(1 - 1e-10)); // not forgotten, so not granted back
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aBurstDenyReportsTheSmallestRemainingOfBothComponents(Composition mode) {
+    GatewayLimiter limiter = gateway(2, Duration.ofMinutes(1), 3, 0, mode);
+    assertThat(limiter.allow("t", 0.5).allowed()).isTrue();
+    Decision d = limiter.allow("t", 3);
+    assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(d.retryable()).isFalse();
+    if (mode == Composition.SEQUENTIAL) {
+      assertThat(d.remaining()).isZero(); // the deny filled the window: no call passes now
+      assertThat(limiter.allow("t").reason()).isEqualTo(Reason.RPM_LIMIT);
+    } else {
+      assertThat(d.remaining()).isEqualTo(1); // the window's one left, not the bucket's two
+      assertThat(limiter.allow("t").allowed()).isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aHierarchyDenyReportsTheSmallestRemainingOfEveryLevel(Composition mode) {
+    HierarchicalLimiter h = HierarchicalLimiter.builder()
+        .level(bucketOnly("org", 2, 1))
+        .level(windowOnly("key", 1, Duration.ofMinutes(1)))
+        .composition(mode)
+        .store(store)
+        .build();
+    assertThat(h.allow(List.of("acme", "k")).allowed()).isTrue(); // org: 1 token; key: window full
+    Decision d = h.allow(List.of("acme", "k"), 1.5);
+    assertThat(d.remaining()).isZero(); // the key's full window counts, reached or not
+    if (mode == Composition.SEQUENTIAL) {
+      assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT); // the first to deny, in order
+      assertThat(d.level()).isEqualTo("org");
+      assertThat(d.retryAfterMs()).isEqualTo(500);
+    } else {
+      assertThat(d.reason()).isEqualTo(Reason.RPM_LIMIT); // 60 s binds, not the org's 500 ms
+      assertThat(d.level()).isEqualTo("key");
+      assertThat(d.retryAfterMs()).isEqualTo(60_000);
+    }
+  }
+
+  @Test
+  void reserveCommitReportsABucketThatNeverRefillsBehindAFullWindow() {
+    GatewayLimiter limiter = gateway(3, Duration.ofSeconds(10), 2, 0, Composition.RESERVE_COMMIT);
+    assertThat(limiter.allow("t", 1.5).allowed()).isTrue();
+    assertThat(limiter.allow("t", 0.25).allowed()).isTrue();
+    assertThat(limiter.allow("t", 0.25).allowed()).isTrue(); // window full, bucket empty for good
+    for (int i = 0; i < 3; i++) {
+      Decision d = limiter.allow("t");
+      assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT);
+      assertThat(d.retryable()).isFalse();
+      assertThat(d.retryAfterMs()).isZero();
+      assertThat(d.remaining()).isZero();
+      ticker.advance(Duration.ofSeconds(10));
+    }
+  }
+
+  @Test
+  void sequentialReportsAFullWindowFirstEvenBeforeABucketThatNeverRefills() {
+    // The design's order: RPM_LIMIT returns before the bucket runs (README, "two composition
+    // modes"): the one deny in this mode that is retryable although the call can never pass.
+    GatewayLimiter limiter = gateway(3, Duration.ofSeconds(10), 2, 0, Composition.SEQUENTIAL);
+    assertThat(limiter.allow("t", 1.5).allowed()).isTrue();
+    Decision burst = limiter.allow("t");
+    assertThat(burst.reason()).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(burst.retryable()).isFalse();
+    assertThat(limiter.allow("t").remaining()).isZero(); // the second deny filled the window
+    Decision rpm = limiter.allow("t");
+    assertThat(rpm.reason()).isEqualTo(Reason.RPM_LIMIT);
+    assertThat(rpm.retryable()).isTrue();
+    assertThat(rpm.retryAfterMs()).isEqualTo(10_000);
+    ticker.advanceMillis(rpm.retryAfterMs());
+    assertThat(limiter.allow("t").reason()).isEqualTo(Reason.BURST_LIMIT);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aDenyAdvisesTheWaitThatBinds(Composition mode) {
+    GatewayLimiter limiter = gateway(1, Duration.ofSeconds(1), 2, 0.1, mode);
+    assertThat(limiter.allow("t", 2).allowed()).isTrue();
+    Decision d = limiter.allow("t");
+    if (mode == Composition.SEQUENTIAL) {
+      assertThat(d.reason()).isEqualTo(Reason.RPM_LIMIT); // copied from the window, which ran first
+      assertThat(d.retryAfterMs()).isEqualTo(1000);
+      return;
+    }
+    assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT); // the bucket's 10 s, not the window's 1 s
+    assertThat(d.retryAfterMs()).isEqualTo(10_000);
+    ticker.advanceMillis(9_999);
+    assertThat(limiter.allow("t").allowed()).isFalse();
+    ticker.advanceMillis(1);
+    assertThat(limiter.allow("t").allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aRetryAtTheEdgeOfTheToleranceAdmitsTheClientThatWaitsIt(Composition mode) {
+    // 239,333,333 ns at 3 tokens/s refill 0.717999999 tokens: the call lacks 0.282000001, 1e-9
+    // more than 94 ms bring, right at the tolerance of a unit cost
+    Budget b = bucketOnly("burst", 1, 3);
+    assertThat(store.acquire(b, "t", 1, mode).allowed()).isTrue();
+    ticker.advanceNanos(239_333_333);
+    Decision d = store.acquire(b, "t", 1, mode);
+    assertThat(d.reason()).isEqualTo(Reason.BURST_LIMIT);
+    ticker.advanceMillis(d.retryAfterMs());
+    assertThat(store.acquire(b, "t", 1, mode).allowed()).as("after %d ms", d.retryAfterMs()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aClientThatWaitsTheAdvisedRetryIsAdmittedWhenNothingElseArrives(Composition mode) {
+    assertThat(waitOutAdvisedRetries(mode, 17, false)).as("retries waited out").isGreaterThan(100);
   }
 
   // ---- bad input ----

@@ -2,8 +2,10 @@ package io.github.llmratelimiter.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -27,6 +29,13 @@ public abstract class StoreTckSupport {
    */
   protected abstract RateLimitStore newStore(ManualTicker ticker) throws Exception;
 
+  /**
+   * Runs the store's own housekeeping over every key it tracks, as it runs in the background while
+   * keys sit idle; a store whose housekeeping no test can drive (Redis expires keys on its own
+   * clock) does nothing.
+   */
+  protected void runMaintenance() {}
+
   @BeforeEach
   void createStore() throws Exception {
     ticker = new ManualTicker();
@@ -36,6 +45,81 @@ public abstract class StoreTckSupport {
   @AfterEach
   void closeStore() {
     store.close();
+  }
+
+  /**
+   * Checks the retry advice on random budgets, costs, estimates and instants, with refills and
+   * costs whose waits fall on floating-point ties: after each retryable deny it waits exactly the
+   * advised time, with no other call in between, and calls again. Reserve-then-commit: the call
+   * passes every level. Sequential: the component that denied admits it (a component its own deny
+   * charged, or one it never reached, may deny instead). A deny that is not retryable still denies
+   * a year later.
+   *
+   * @param mode the composition under test
+   * @param seed the seed of the random calls
+   * @param modelTokens whether levels may limit model tokens (calls then {@code reserve})
+   * @return how many retries were waited out
+   */
+  protected int waitOutAdvisedRetries(Composition mode, long seed, boolean modelTokens) {
+    double[] refills = {0, 0.1, 0.3, 1.0 / 3, 0.7, 2.5, 3, 7, 10};
+    double[] costs = {0.1, 0.2, 0.3, 1.0 / 3, 0.7, 1, 1.5, 2.3};
+    Random rnd = new Random(seed);
+    int waited = 0;
+    for (int trial = 0; trial < 120; trial++) {
+      List<Budget> levels = new ArrayList<>();
+      List<String> keys = new ArrayList<>();
+      for (int i = 0, n = 1 + rnd.nextInt(2); i < n; i++) {
+        WindowLimit window = rnd.nextInt(3) == 0 ? null : new WindowLimit(1 + rnd.nextInt(4),
+            Duration.ofMillis(new long[] {250, 1000, 7000}[rnd.nextInt(3)]));
+        BucketLimit bucket = rnd.nextInt(3) == 0 ? null
+            : new BucketLimit(new double[] {1, 2.5, 3}[rnd.nextInt(3)],
+                refills[rnd.nextInt(refills.length)]);
+        ModelTokenLimit tokens = modelTokens && rnd.nextBoolean()
+            ? new ModelTokenLimit(1000, Duration.ofMillis(new long[] {300, 2000}[rnd.nextInt(2)]))
+            : null;
+        if (window == null && bucket == null && tokens == null) {
+          window = new WindowLimit(2, Duration.ofSeconds(1));
+        }
+        levels.add(new Budget("p" + trial + "-" + i, window, bucket, tokens));
+        keys.add("k" + i);
+      }
+      for (int call = 0; call < 12; call++) {
+        switch (rnd.nextInt(4)) {
+          case 0 -> ticker.advanceMillis(rnd.nextInt(300));
+          case 1 -> ticker.advanceNanos(rnd.nextInt(1_000_000_000));
+          default -> { } // an instant of its own, or the same as the last call
+        }
+        double cost = costs[rnd.nextInt(costs.length)];
+        long estimate = modelTokens ? rnd.nextInt(700) : 0;
+        Decision d = call(levels, keys, cost, estimate, mode);
+        String what = "trial " + trial + " call " + call + ": " + levels + " cost " + cost
+            + " estimate " + estimate + " " + d;
+        if (d.allowed() || d.reason() == Reason.COST_EXCEEDS_CAPACITY) {
+          continue;
+        }
+        if (!d.retryable()) {
+          ticker.advance(Duration.ofDays(365));
+          assertThat(call(levels, keys, cost, estimate, mode).allowed()).as(what).isFalse();
+          break;
+        }
+        ticker.advanceMillis(d.retryAfterMs());
+        Decision again = call(levels, keys, cost, estimate, mode);
+        waited++;
+        if (mode == Composition.RESERVE_COMMIT) {
+          assertThat(again.allowed()).as(what + " then " + again).isTrue();
+        } else {
+          assertThat(again.reason() == d.reason() && again.level().equals(d.level()))
+              .as(what + " then " + again).isFalse();
+        }
+      }
+    }
+    return waited;
+  }
+
+  private Decision call(
+      List<Budget> levels, List<String> keys, double cost, long estimate, Composition mode) {
+    return estimate == 0 ? store.acquire(levels, keys, cost, mode)
+        : store.reserve(levels, keys, cost, estimate, mode).decision();
   }
 
   /** Runs {@code task} on {@code threads} threads released together; returns their results. */

@@ -39,11 +39,13 @@ if idBase ~= 0 then
   end
 end
 
--- Every level, root first: loaded and checked; sequential: charged up to its own deny and written
--- on the spot, and a level after a deny only read for its model tokens; reserve-then-commit: kept
--- (in pending) until every level is checked. The first deny gives the reply.
-local denied, component -- the first denying level, and its component: 1 window, 2 bucket, 3 tokens
-local left, ms, retry -- its remaining calls, milliseconds until fresh, retry (window, bucket)
+-- Every level, root first: loaded and checked. Sequential: charged up to its own deny and written
+-- on the spot; a level after a deny is only read (what it has left counts in the reply's
+-- remaining, as BudgetTable.remainingAt). Reserve-then-commit: kept (in pending) until every level
+-- is checked, then all charged or none; a deny reports the component that binds over all levels
+-- (InMemoryStore.bindingDeny): one that never clears (retry 0), else the longest wait, the first
+-- in order on a tie.
+local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local best, binding, reset = math.huge, 1, 0
 local pending = {}
 local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
@@ -60,53 +62,76 @@ for i = 1, n do
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm[#tpm + 1] = L
   end
-  if not (sequential and denied) then
-    local s, width, base, first, size, newest, tokens, at, dirty =
-      load(key, limit, window, capacity, perUnit)
-    local c = 0
-    if limit > 0 and size >= limit then
+  local s, width, base, first, size, newest, tokens, at, dirty =
+    load(key, limit, window, capacity, perUnit)
+  local full = limit > 0 and size >= limit
+  local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
+  local over = L and L.tpmSum + estimate > L.tpmLimit
+  if sequential and denied then
+    local remaining = commit(key, s, width, base, first, size, newest, tokens, at, false,
+      limit, window, capacity, refill, false, 0) -- read, not written
+    best = math.min(best, remaining)
+  elseif sequential then
+    local c = 0 -- the first component that denies: 1 window, 2 bucket, 3 model tokens
+    if full then
       c = 1
-    elseif capacity > 0 and tokens < cost - EPSILON then
+    elseif short then
       c = 2
-    elseif L and L.tpmSum + estimate > L.tpmLimit then
+    elseif over then
       c = 3
     end
-    local remaining, levelMs
-    if sequential then
-      -- a window that admitted stays charged whatever denies after it (the seed's order)
-      remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
-        limit, window, capacity, refill, c ~= 1 and limit > 0,
-        (c == 0 or c == 3) and capacity > 0 and cost or 0)
-      if L and c == 0 and id ~= 0 then
+    -- a window that admitted stays charged whatever denies after it (the seed's order)
+    local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+      limit, window, capacity, refill, c ~= 1 and limit > 0,
+      (c == 0 or c == 3) and capacity > 0 and cost or 0)
+    if L then
+      if c == 0 and id ~= 0 then
         T.append(L, id, estimate)
       end
-    else
-      pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
-        capacity, refill, L}
-      if c > 0 and not denied then -- what the reply needs, not written
-        remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, false,
-          limit, window, capacity, refill, false, 0)
-      end
-    end
-    if L and levelMs then
       levelMs = math.max(levelMs, T.resetMs(L))
     end
-    if c > 0 and not denied then
-      denied, component, left, ms = i, c, remaining, levelMs
-      if c == 1 then
-        retry = math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
-      elseif c == 2 then
-        left = math.floor(tokens + EPSILON)
-        retry = refill > 0 and tokensMs(refill, cost - tokens) or 0
+    if c == 1 then
+      reason, retry = 'RPM_LIMIT', math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
+    elseif c == 2 then
+      -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
+      reason, retry = 'BURST_LIMIT', refill > 0 and tokensMs(refill, cost, tokens) or 0
+    elseif c == 3 then
+      reason, retry = 'TPM_LIMIT', T.retryMs(L, estimate)
+    end
+    if c > 0 then
+      denied, ms = i, levelMs
+    end
+    if remaining < best then
+      best, binding = remaining, i
+    end
+    reset = math.max(reset, levelMs)
+  else
+    pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
+      capacity, refill, L}
+    -- this level's binding component (BudgetTable.binding): a bucket that never refills, else
+    -- the longest wait
+    local c, wait
+    if full then
+      c, wait = 'RPM_LIMIT', math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
+    end
+    if short then
+      if refill == 0 then
+        c, wait = 'BURST_LIMIT', 0
       else
-        retry = T.retryMs(L, estimate)
+        local w = tokensMs(refill, cost, tokens)
+        if not c or w > wait then
+          c, wait = 'BURST_LIMIT', w
+        end
       end
     end
-    if sequential then
-      if remaining < best then
-        best, binding = remaining, i
+    if over and wait ~= 0 then
+      local w = T.retryMs(L, estimate)
+      if not c or w > wait then
+        c, wait = 'TPM_LIMIT', w
       end
-      reset = math.max(reset, levelMs)
+    end
+    if c and (not denied or wait == 0 and retry ~= 0 or retry ~= 0 and wait > retry) then
+      denied, reason, retry = i, c, wait
     end
   end
 end
@@ -128,6 +153,9 @@ if not sequential then
       best, binding = remaining, i
     end
     reset = math.max(reset, levelMs)
+    if i == denied then
+      ms = levelMs
+    end
   end
 end
 -- what is left of the model-token windows now, over every level that limits them
@@ -143,12 +171,8 @@ if #tpm > 0 then
   reserved, tpmRemaining, tpmReset = out(denied and 0 or id), out(tpmRemaining), out(tpmReset)
 end
 if not denied then
-  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now), out(id)}
-elseif component == 1 then
-  return {0, 'RPM_LIMIT', denied, 0, out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now), out(id)}
-elseif component == 2 then
-  -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
-  return {0, 'BURST_LIMIT', denied, out(left), out(retry), out(ms), retry > 0 and 1 or 0, 0,
-    tpmRemaining, tpmReset, out(now), out(id)}
+  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now),
+    out(id)}
 end
-return {0, 'TPM_LIMIT', denied, out(left), out(retry), out(ms), 1, 0, tpmRemaining, tpmReset, out(now), out(id)}
+return {0, reason, denied, out(best), out(retry), out(ms), retry > 0 and 1 or 0, 0, tpmRemaining,
+  tpmReset, out(now), out(id)}

@@ -4,8 +4,9 @@
 -- KEYS: the level's state key, then its model-token window and amounts when it limits model
 --   tokens (see lib.lua)
 -- ARGV[1]: the three numbers of lib.lua; ARGV[2]: the level (see lib.lua)
--- Returns {} when the level is untracked or fresh (BudgetTable.isFresh: no admission in either
--- window, a full bucket), else {windowUsed, tokens, nextFreeMs, modelTokensUsed} as strings.
+-- Returns {} when the level is untracked or exactly fresh (BudgetTable.isFresh: no admission in
+-- either window, a bucket at capacity), else {windowUsed, tokens, nextFreeMs, modelTokensUsed} as
+-- strings.
 
 local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow = struct.unpack(LEVEL, ARGV[2])
 local s, width, base, first, size, newest, tokens, at, dirty =
@@ -18,10 +19,10 @@ if tpmLimit > 0 then
   modelTokens().load(L)
   T.save(L)
   used = math.max(0, L.tpmSum)
-  if L.tpmSize == 0 and size == 0 and tokens >= capacity - EPSILON then
+  if L.tpmSize == 0 and size == 0 and tokens >= capacity then
     return {}
   end
-elseif size == 0 and tokens >= capacity - EPSILON then
+elseif size == 0 and tokens >= capacity then
   return {}
 end
 -- milliseconds until a unit-cost call would pass the window and the bucket (BudgetTable.waitMs)
@@ -29,8 +30,8 @@ local ms = 0
 if limit > 0 and size >= limit then
   ms = ceilMs(oldest(s, width, base, first) + window - now)
 end
-if capacity > 0 and tokens < 1.0 - EPSILON and refill > 0 then
-  ms = math.max(ms, tokensMs(refill, 1.0 - tokens))
+if capacity > 0 and tokens + 1e-9 < 1.0 and refill > 0 then
+  ms = math.max(ms, tokensMs(refill, 1.0, tokens))
 end
 local f = '%.17g'
 return {string.format(f, size), string.format(f, tokens), string.format(f, ms),

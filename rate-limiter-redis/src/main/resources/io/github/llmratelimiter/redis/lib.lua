@@ -31,7 +31,8 @@
 -- The functions below are closures created on every call: they name these constants as literals
 -- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
 -- than as upvalues, each of which costs a closure time.
-local EPSILON = 1e-9 -- BudgetTable.EPSILON
+-- BudgetTable.TOLERANCE, 1e-9: a bucket admits a call when tokens + cost * 1e-9 >= cost; whole
+-- unit-cost calls left are math.floor(tokens + 1e-9)
 -- true when a script changes a log's entries other than by appending (refund.lua): commit then
 -- writes the whole state instead of a large log's header in place
 local rewrite = false
@@ -60,13 +61,21 @@ local function ceilMs(units)
   return q
 end
 
--- Milliseconds to regain deficit tokens at refill per second, at least 1 (BudgetTable.tokensMs)
-local function tokensMs(refill, deficit)
-  local ms = deficit * 1000.0 / refill
-  local up = math.ceil(ms)
-  if up - ms > 1.0 - 1e-9 * 1000.0 / refill and up - 1 > 0 then
-    up = up - 1
+-- Milliseconds until a bucket holding tokens, refilled at refill per second, admits a call of
+-- cost: the exact wait less half the tolerance of the cost, rounded up, at least 1
+-- (BudgetTable.tokensMs)
+local function tokensMs(refill, cost, tokens)
+  local up = math.ceil((cost - tokens) * 1000.0 / refill - cost * 1e-9 * 500.0 / refill)
+  if up < 1 then
+    return 1
   end
+  return up
+end
+
+-- Milliseconds to regain deficit tokens at refill per second, rounded up, at least 1: until the
+-- bucket is exactly full (BudgetTable.fullMs)
+local function fullMs(refill, deficit)
+  local up = math.ceil(deficit * 1000.0 / refill)
   if up < 1 then
     return 1
   end
@@ -175,7 +184,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   if capacity > 0 then
     remaining = math.min(remaining, math.floor(tokens + 1e-9))
     if short and refill > 0 then
-      bucketMs = tokensMs(refill, capacity - tokens)
+      bucketMs = fullMs(refill, capacity - tokens)
     end
   end
   local reset = math.max(windowMs, bucketMs)
