@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -11,6 +12,7 @@ import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.aspectj.lang.ProceedingJoinPoint;
 import org.aspectj.lang.annotation.Around;
@@ -28,13 +30,19 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
+import org.springframework.util.ClassUtils;
 
 /**
- * Enforces {@link RateLimited}: charges the call through the {@link RateLimitGateway} before the
- * method runs, which throws {@link RateLimitExceededException} on a deny. Inside an HTTP request
- * the call is charged on the request's context, so a request already charged (by a route or an
- * outer annotated method) is not charged again; outside a request nothing is recorded and no model
- * tokens are estimated.
+ * Enforces {@link RateLimited}: charges the call through the {@link RateLimitGateway}, which throws
+ * {@link RateLimitExceededException} on a deny. Inside an HTTP request the call is charged on the
+ * request's context, so a request already charged (by a route or an outer annotated method) is not
+ * charged again; outside a request nothing is recorded and no model tokens are estimated.
+ *
+ * <p>A method that returns a {@code Mono} or {@code Flux} (or a {@code Publisher}) is charged when
+ * what it returned is subscribed to, once per subscription, without blocking ({@link
+ * RateLimitGateway#chargeAsync}); its HTTP request is the one in the subscriber's context (a WebFlux
+ * request), else the one the calling thread serves. A deny is the publisher's error signal. Any
+ * other method is charged before it runs.
  */
 @Aspect
 final class RateLimitedAspect implements AnnotationEnforcement {
@@ -44,14 +52,18 @@ final class RateLimitedAspect implements AnnotationEnforcement {
 
   private final RateLimitGateway gateway;
   private final ObjectProvider<RateLimitRequestSupport> requests;
+  private final ObjectProvider<ReactiveRateLimitRequestSupport> reactiveRequests;
   private final BeanFactory beanFactory;
+  private final boolean reactor;
   private final Map<String, Expression> expressions = new ConcurrentHashMap<>();
 
   RateLimitedAspect(RateLimitGateway gateway, ObjectProvider<RateLimitRequestSupport> requests,
-      BeanFactory beanFactory) {
+      ObjectProvider<ReactiveRateLimitRequestSupport> reactiveRequests, BeanFactory beanFactory) {
     this.gateway = gateway;
     this.requests = requests;
+    this.reactiveRequests = reactiveRequests;
     this.beanFactory = beanFactory;
+    this.reactor = ClassUtils.isPresent("reactor.core.publisher.Mono", getClass().getClassLoader());
   }
 
   @Around("@annotation(io.github.llmratelimiter.gateway.RateLimited) "
@@ -64,21 +76,72 @@ final class RateLimitedAspect implements AnnotationEnforcement {
     if (annotation == null) {
       return call.proceed();
     }
+    Call limited = new Call(annotation, call.getTarget(), specific, target, call.getArgs());
+    if (reactor && ReactiveCharges.handles(specific.getReturnType())) {
+      return ReactiveCharges.chargedOnSubscription(call.proceed(), reactiveRequests.getIfAvailable(),
+          requests.getIfAvailable(), support -> chargeAsync(limited, support));
+    }
     RateLimitRequestSupport support = requests.getIfAvailable();
+    Charge charge = plan(limited, support);
+    if (charge != null) {
+      RateLimitOutcome outcome = gateway.charge(charge.context(), charge.policy(), charge.key(), charge.cost());
+      if (charge.context() != null) {
+        support.writeHeaders(outcome);
+      }
+    }
+    return call.proceed();
+  }
+
+  /**
+   * Charges a call without blocking; {@code null} when its request was charged already. No Reactor
+   * type appears in this class's signatures: it loads without Reactor.
+   */
+  private @Nullable CompletionStage<RateLimitOutcome> chargeAsync(
+      Call call, @Nullable RateLimitRequestSupport support) {
+    Charge charge = plan(call, support);
+    if (charge == null) {
+      return null;
+    }
+    return gateway.chargeAsync(charge.context(), charge.policy(), charge.key(), charge.cost())
+        .thenApply(outcome -> {
+          if (charge.context() != null) {
+            support.writeHeaders(outcome);
+          }
+          return outcome;
+        });
+  }
+
+  /** An annotated call: the annotation that applies, and what its expressions are evaluated on. */
+  private record Call(RateLimited annotation, @Nullable Object target, Method method,
+      Class<?> targetClass, Object[] args) {}
+
+  /**
+   * What a call is charged: on its request's context ({@code null} outside HTTP), the policy, the
+   * key and the cost.
+   */
+  private record Charge(@Nullable RateLimitContext context, String policy, RateLimitKey key,
+      double cost) {}
+
+  /**
+   * Checks the call's request and evaluates the annotation's expressions into what the call is
+   * charged, or {@code null} when its request was charged already.
+   */
+  private @Nullable Charge plan(Call call, @Nullable RateLimitRequestSupport support) {
+    RateLimited annotation = call.annotation();
     RateLimitContext charging = support == null ? null : support.currentContext();
     boolean inRequest = charging != null;
     if (inRequest && charging.charged()) {
-      return call.proceed();
+      return null;
     }
     if (inRequest) {
       gateway.check(charging);
     }
     MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
-        call.getTarget(), specific, call.getArgs(), NAMES);
+        call.target(), call.method(), call.args(), NAMES);
     context.setBeanResolver(new BeanFactoryResolver(beanFactory));
-    context.setVariable("args", call.getArgs());
+    context.setVariable("args", call.args());
     context.setVariable("request", inRequest ? support.currentRequest() : null);
-    String where = target.getSimpleName() + "." + specific.getName() + "()";
+    String where = call.targetClass().getSimpleName() + "." + call.method().getName() + "()";
     String model = annotation.model().isEmpty() ? null : string(annotation.model(), context, where, "model");
     RateLimitKey key;
     if (annotation.key().isEmpty()) {
@@ -97,11 +160,7 @@ final class RateLimitedAspect implements AnnotationEnforcement {
       key = RateLimitKey.of(apiKey, model != null ? model : inRequest ? support.currentModel() : null);
     }
     double cost = annotation.cost().isEmpty() ? 1.0 : cost(annotation.cost(), context, where);
-    RateLimitOutcome outcome = gateway.charge(charging, annotation.policy(), key, cost);
-    if (inRequest) {
-      support.writeHeaders(outcome);
-    }
-    return call.proceed();
+    return new Charge(charging, annotation.policy(), key, cost);
   }
 
   static @Nullable RateLimited find(Method method, Class<?> target) {

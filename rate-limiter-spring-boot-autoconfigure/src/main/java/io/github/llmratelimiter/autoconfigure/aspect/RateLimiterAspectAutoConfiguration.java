@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
@@ -22,13 +23,15 @@ import org.springframework.util.ClassUtils;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * AspectJ auto-configuration: the aspect that enforces {@link RateLimited}, and a start-up check
- * that every policy an annotation names exists. Active when AspectJ is on the class path (the
+ * AspectJ auto-configuration: the aspect that enforces {@link RateLimited} (in Spring MVC, in
+ * WebFlux on methods that return {@code Mono} or {@code Flux}, and outside HTTP), and a start-up
+ * check that every policy an annotation names exists. Active when AspectJ is on the class path (the
  * application adds {@code spring-boot-starter-aspectj}, whose auto-proxying applies the aspect),
  * unless {@code ratelimiter.aspect.enabled=false}.
  */
-@AutoConfiguration(after = RateLimiterAutoConfiguration.class,
-    afterName = "io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration")
+@AutoConfiguration(after = RateLimiterAutoConfiguration.class, afterName = {
+    "io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration",
+    "io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoConfiguration"})
 @ConditionalOnClass(Advice.class)
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.aspect.enabled", matchIfMissing = true)
@@ -40,8 +43,9 @@ public final class RateLimiterAspectAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitedAspect rateLimitedAspect(RateLimitGateway gateway,
-      ObjectProvider<RateLimitRequestSupport> requests, BeanFactory beanFactory) {
-    return new RateLimitedAspect(gateway, requests, beanFactory);
+      ObjectProvider<RateLimitRequestSupport> requests,
+      ObjectProvider<ReactiveRateLimitRequestSupport> reactiveRequests, BeanFactory beanFactory) {
+    return new RateLimitedAspect(gateway, requests, reactiveRequests, beanFactory);
   }
 
   @Bean

@@ -7,11 +7,9 @@ import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitRejection;
 import io.github.llmratelimiter.gateway.RateLimitStoreUnavailableException;
 import io.github.llmratelimiter.gateway.RequestBodyTooLargeException;
-import io.github.llmratelimiter.gateway.ResponseHeader;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
-import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -41,11 +39,6 @@ final class RateLimitExceptionHandler {
     if (rejection == null) {
       throw e; // every type handled here is the gateway's: unreachable
     }
-    ResponseEntity.BodyBuilder response = ResponseEntity.status(rejection.status())
-        .contentType(MediaType.APPLICATION_PROBLEM_JSON);
-    for (ResponseHeader header : rejection.headers()) {
-      response.header(header.name(), header.value());
-    }
-    return response.body(RateLimitProblemDetails.of(rejection.problem()));
+    return RateLimitProblemDetails.response(rejection);
   }
 }

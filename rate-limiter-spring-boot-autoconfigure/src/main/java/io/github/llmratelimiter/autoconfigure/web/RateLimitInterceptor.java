@@ -1,5 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -8,18 +11,10 @@ import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
-import java.lang.reflect.Method;
-import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import org.jspecify.annotations.Nullable;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.http.server.PathContainer;
-import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UrlPathHelper;
-import org.springframework.web.util.pattern.PathPattern;
 
 /**
  * Limits the requests whose path matches a configured route, with the route's policy, at cost 1,
@@ -33,16 +28,15 @@ final class RateLimitInterceptor implements HandlerInterceptor {
 
   private static final UrlPathHelper PATHS = UrlPathHelper.defaultInstance;
 
-  private final List<Route> routes;
+  private final RateLimitRoutes routes;
   private final RateLimitGateway gateway;
   private final ServletRateLimitRequestSupport support;
   private final boolean annotationsEnforced;
-  private final Map<Method, Boolean> annotatedMethods = new ConcurrentHashMap<>();
-  private final Map<Class<?>, Boolean> annotatedTypes = new ConcurrentHashMap<>();
+  private final RateLimitedHandlers handlers = new RateLimitedHandlers();
 
-  RateLimitInterceptor(List<Route> routes, RateLimitGateway gateway,
+  RateLimitInterceptor(RateLimitRoutes routes, RateLimitGateway gateway,
       ServletRateLimitRequestSupport support, boolean annotationsEnforced) {
-    this.routes = List.copyOf(routes);
+    this.routes = routes;
     this.gateway = gateway;
     this.support = support;
     this.annotationsEnforced = annotationsEnforced;
@@ -54,8 +48,8 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     if (found != null && found.charged()) {
       return true;
     }
-    Route route = routes.isEmpty() ? null : match(path(request));
-    boolean annotated = annotationsEnforced && annotated(handler);
+    Route route = routes.isEmpty() ? null : routes.match(path(request));
+    boolean annotated = annotationsEnforced && handlers.annotated(handler);
     if (route == null && !annotated) {
       return true;
     }
@@ -75,15 +69,6 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     return true;
   }
 
-  private @Nullable Route match(PathContainer path) {
-    for (Route r : routes) {
-      if (r.matches(path)) {
-        return r;
-      }
-    }
-    return null;
-  }
-
   /**
    * The path within the application: the one Spring MVC parsed to find the handler when it did,
    * else parsed here.
@@ -93,36 +78,5 @@ final class RateLimitInterceptor implements HandlerInterceptor {
       return ServletRequestPathUtils.getParsedRequestPath(request).pathWithinApplication();
     }
     return PathContainer.parsePath(PATHS.getPathWithinApplication(request));
-  }
-
-  /** Whether the handler carries {@link RateLimited}, looked up once per method and class. */
-  private boolean annotated(Object handler) {
-    return handler instanceof HandlerMethod m
-        && (annotatedMethods.computeIfAbsent(m.getMethod(),
-                method -> AnnotatedElementUtils.hasAnnotation(method, RateLimited.class))
-            || annotatedTypes.computeIfAbsent(m.getBeanType(),
-                type -> AnnotatedElementUtils.hasAnnotation(type, RateLimited.class)));
-  }
-
-  /**
-   * A compiled route: include and exclude patterns, the policy (null: the default) and where its
-   * model is read.
-   */
-  record Route(List<PathPattern> include, List<PathPattern> exclude, @Nullable String policy,
-      ModelSource modelSource) {
-
-    boolean matches(PathContainer path) {
-      for (PathPattern p : exclude) {
-        if (p.matches(path)) {
-          return false;
-        }
-      }
-      for (PathPattern p : include) {
-        if (p.matches(path)) {
-          return true;
-        }
-      }
-      return false;
-    }
   }
 }

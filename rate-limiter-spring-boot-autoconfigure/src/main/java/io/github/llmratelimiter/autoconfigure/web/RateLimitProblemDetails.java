@@ -1,7 +1,11 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.gateway.RateLimitProblem;
+import io.github.llmratelimiter.gateway.RateLimitRejection;
+import io.github.llmratelimiter.gateway.ResponseHeader;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
 
 /**
  * Turns the gateway's problem data into Spring's {@link ProblemDetail}, which Spring MVC and Spring
@@ -29,5 +33,21 @@ public final class RateLimitProblemDetails {
     detail.setInstance(problem.instance());
     problem.members().forEach(detail::setProperty);
     return detail;
+  }
+
+  /**
+   * Returns the response that answers a rejection, on any stack: its status, its headers in order,
+   * {@code application/problem+json}, and the problem as a {@link ProblemDetail}.
+   *
+   * @param rejection the rejection
+   * @return the response entity
+   */
+  public static ResponseEntity<ProblemDetail> response(RateLimitRejection rejection) {
+    ResponseEntity.BodyBuilder response = ResponseEntity.status(rejection.status())
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    for (ResponseHeader header : rejection.headers()) {
+      response.header(header.name(), header.value());
+    }
+    return response.body(of(rejection.problem()));
   }
 }

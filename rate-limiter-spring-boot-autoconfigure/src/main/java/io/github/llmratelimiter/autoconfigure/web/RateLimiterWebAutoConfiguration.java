@@ -2,17 +2,11 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
-import io.github.llmratelimiter.gateway.BodyLimits;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.http.HttpServletRequest;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Locale;
-import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -24,9 +18,6 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
-import org.springframework.web.util.pattern.PathPattern;
-import org.springframework.web.util.pattern.PathPatternParser;
-import org.springframework.web.util.pattern.PatternParseException;
 
 /**
  * Spring MVC auto-configuration, the servlet adapter of the {@link RateLimitGateway}: the route
@@ -71,8 +62,7 @@ public final class RateLimiterWebAutoConfiguration {
   @ConditionalOnMissingBean(name = "rateLimitWebMvcConfigurer")
   WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitGateway gateway, RateLimitKeyResolver resolver,
       RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations) {
-    List<RateLimitInterceptor.Route> routes =
-        routes(properties.getWeb().getRoutes(), gateway.bodyLimits());
+    RateLimitRoutes routes = RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits());
     return new WebMvcConfigurer() {
       @Override
       public void addInterceptors(InterceptorRegistry registry) {
@@ -93,52 +83,5 @@ public final class RateLimiterWebAutoConfiguration {
   @ConditionalOnMissingBean
   ModelTokenUsageFilter rateLimitModelTokenUsageFilter(RateLimitGateway gateway) {
     return new ModelTokenUsageFilter(gateway);
-  }
-
-  private static List<RateLimitInterceptor.Route> routes(
-      List<RateLimiterProperties.Route> configured, BodyLimits limits) {
-    List<RateLimitInterceptor.Route> routes = new ArrayList<>();
-    for (int i = 0; i < configured.size(); i++) {
-      RateLimiterProperties.Route r = configured.get(i);
-      String path = "ratelimiter.web.routes[" + i + "]";
-      if (r.getInclude().isEmpty()) {
-        throw new InvalidRateLimitPropertyException(
-            path + ".include", null, "at least one path pattern, for example /v1/**");
-      }
-      routes.add(new RateLimitInterceptor.Route(
-          patterns(path + ".include", r.getInclude()), patterns(path + ".exclude", r.getExclude()),
-          r.getPolicy(), modelSource(path + ".model-source", r.getModelSource(), limits)));
-    }
-    return routes;
-  }
-
-  /**
-   * A route's model source, validated: the default when unset; one that reads the body only while
-   * bodies are read.
-   */
-  private static ModelSource modelSource(
-      String property, @Nullable ModelSource configured, BodyLimits limits) {
-    if (configured == null) {
-      return limits.defaultModelSource();
-    }
-    if (!limits.readBodies() && configured.readsBody()) {
-      throw new InvalidRateLimitPropertyException(property,
-          configured.name().toLowerCase(Locale.ROOT).replace('_', '-'),
-          "query or none while ratelimiter.web.model-from-body is false (the body is not read)");
-    }
-    return configured;
-  }
-
-  private static List<PathPattern> patterns(String path, List<String> patterns) {
-    List<PathPattern> parsed = new ArrayList<>();
-    for (int j = 0; j < patterns.size(); j++) {
-      try {
-        parsed.add(PathPatternParser.defaultInstance.parse(patterns.get(j)));
-      } catch (PatternParseException e) {
-        throw new InvalidRateLimitPropertyException(path + "[" + j + "]", patterns.get(j),
-            "a Spring path pattern, for example /v1/** (" + e.getMessage() + ")");
-      }
-    }
-    return parsed;
   }
 }

@@ -86,8 +86,9 @@ class RateLimitedAspectTests {
     @org.springframework.context.annotation.Bean
     RateLimitedAspect myAspect(io.github.llmratelimiter.gateway.RateLimitGateway gateway,
         org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport> r,
+        org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport> rr,
         org.springframework.beans.factory.BeanFactory bf) {
-      return new RateLimitedAspect(gateway, r, bf);
+      return new RateLimitedAspect(gateway, r, rr, bf);
     }
   }
 

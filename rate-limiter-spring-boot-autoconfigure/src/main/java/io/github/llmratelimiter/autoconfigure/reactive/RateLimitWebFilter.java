@@ -1,0 +1,208 @@
+package io.github.llmratelimiter.autoconfigure.reactive;
+
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.gateway.BodyLimits;
+import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimited;
+import io.github.llmratelimiter.gateway.RequestBody;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.codec.multipart.FormFieldPart;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.server.PayloadTooLargeException;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * The reactive front door: the servlet adapter's body filter, route interceptor and usage filter in
+ * one {@link WebFilter}, calling the same {@link RateLimitGateway} steps and writing the same
+ * headers and problems. For each request it
+ *
+ * <ol>
+ *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path, and whether its
+ *       controller method carries {@link RateLimited} (which then charges it instead, while the
+ *       aspect is active: the more specific declaration wins);
+ *   <li>for a request so limited, reads its body before the handler and re-exposes the same bytes
+ *       ({@link BufferedRequest}): a {@code POST}, {@code PUT} or {@code PATCH} whose body is JSON
+ *       with a declared length up to {@code max-body-peek}, or has no declared length and is not a
+ *       form, up to {@code max-body}; a form's {@code model} fields come from the exchange's form
+ *       data, which the handler then reads as parsed;
+ *   <li>checks it ({@link RateLimitGateway#check}: 413 above {@code max-body}, declared or streamed,
+ *       or a JSON body above {@code max-body-peek} on a route that reads the model from it; 400 for
+ *       invalid completion caps), resolves its key (401, or 400 for two different credentials) and
+ *       charges the route without blocking ({@link RateLimitGateway#chargeAsync}), writing the
+ *       rate-limit headers on the response or the gateway's problem instead of calling the handler;
+ *   <li>puts the exchange in the Reactor context of the rest of the chain, where the aspect finds
+ *       it, and settles the request's model tokens from its response ({@link
+ *       UsageTrackingResponse}).
+ * </ol>
+ *
+ * <p>It never blocks: the body is read as it arrives, the store is called through its asynchronous
+ * API, and a settlement completes on its own. It runs at order {@value #ORDER}, after security
+ * filters (Spring Security's at -100), so an unauthenticated request is rejected before it is
+ * charged.
+ */
+final class RateLimitWebFilter implements WebFilter, Ordered {
+
+  /** The filter's order: after Spring Security's filter chain (-100). */
+  static final int ORDER = 0;
+
+  private static final byte[] EMPTY = new byte[0];
+
+  private final RateLimitRoutes routes;
+  private final RateLimitGateway gateway;
+  private final ExchangeRequestSupport support;
+  private final ReactiveProblems problems;
+  private final @Nullable AnnotatedHandlerLookup annotated;
+  private final BodyLimits limits;
+
+  RateLimitWebFilter(RateLimitRoutes routes, RateLimitGateway gateway, ExchangeRequestSupport support,
+      ReactiveProblems problems, @Nullable AnnotatedHandlerLookup annotated) {
+    this.routes = routes;
+    this.gateway = gateway;
+    this.support = support;
+    this.problems = problems;
+    this.annotated = annotated;
+    this.limits = gateway.bodyLimits();
+  }
+
+  @Override
+  public int getOrder() {
+    return ORDER;
+  }
+
+  @Override
+  public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    Route route = routes.isEmpty() ? null
+        : routes.match(exchange.getRequest().getPath().pathWithinApplication());
+    if (annotated == null) {
+      return route == null ? proceed(exchange, chain) : limited(exchange, chain, route, false);
+    }
+    return annotated.annotated(exchange).flatMap(byAnnotation -> route == null && !byAnnotation
+        ? proceed(exchange, chain) : limited(exchange, chain, route, byAnnotation));
+  }
+
+  /** A request a route or an annotation limits: read, checked, and charged unless annotated. */
+  private Mono<Void> limited(ServerWebExchange exchange, WebFilterChain chain, @Nullable Route route,
+      boolean byAnnotation) {
+    RateLimitContext context = ReactiveContexts.get(exchange, gateway);
+    context.markLimited();
+    if (route != null) {
+      context.modelSource(route.modelSource());
+    }
+    return read(exchange, context)
+        .flatMap(read -> formModels(read, context))
+        .flatMap(read -> charge(read, context, byAnnotation ? null : route))
+        .onErrorResume(failure -> {
+          Mono<Void> rejected = problems.write(exchange, failure);
+          return rejected != null ? rejected.then(Mono.empty()) : Mono.error(failure);
+        })
+        .flatMap(admitted -> proceed(admitted, chain));
+  }
+
+  /**
+   * Reads the body the limiter may read, as the servlet adapter's body filter keeps it, and hands it
+   * to the context; a body longer than {@code max-body} is marked too long and not re-exposed (the
+   * request is rejected).
+   */
+  private Mono<ServerWebExchange> read(ServerWebExchange exchange, RateLimitContext context) {
+    ServerHttpRequest request = exchange.getRequest();
+    HttpMethod method = request.getMethod();
+    if (!limits.readBodies()
+        || !(HttpMethod.POST.equals(method) || HttpMethod.PUT.equals(method)
+            || HttpMethod.PATCH.equals(method))) {
+      return Mono.just(exchange);
+    }
+    long declared = context.contentLength();
+    String type = context.contentType();
+    if (declared >= 0 ? declared > limits.maxPeek() || !HttpFields.isJson(type) : HttpFields.isForm(type)) {
+      return Mono.just(exchange); // a declared length above max-body is rejected from the header
+    }
+    return DataBufferUtils.join(request.getBody(), (int) limits.maxBody())
+        .map(RateLimitWebFilter::bytes)
+        .defaultIfEmpty(EMPTY)
+        .map(bytes -> {
+          context.body(RequestBody.of(bytes, false));
+          return exchange.mutate()
+              .request(new BufferedRequest(request, bytes, exchange.getResponse().bufferFactory()))
+              .build();
+        })
+        .onErrorResume(DataBufferLimitException.class, tooLong -> {
+          context.body(RequestBody.of(null, true));
+          return Mono.just(exchange);
+        });
+  }
+
+  private static byte[] bytes(DataBuffer joined) {
+    try {
+      byte[] bytes = new byte[joined.readableByteCount()];
+      joined.read(bytes);
+      return bytes;
+    } finally {
+      DataBufferUtils.release(joined);
+    }
+  }
+
+  /**
+   * Reads the {@code model} fields of a form body, when the model is read from the body: the
+   * exchange parses a form once and keeps it, so the handler reads the same fields.
+   */
+  private static Mono<ServerWebExchange> formModels(ServerWebExchange exchange, RateLimitContext context) {
+    String type = context.contentType();
+    if (!HttpFields.isForm(type) || !context.modelSource().readsBody()) {
+      return Mono.just(exchange);
+    }
+    Mono<List<String>> values = type.regionMatches(true, 0, "multipart/", 0, 10)
+        ? exchange.getMultipartData().map(parts -> parts.getOrDefault(HttpFields.MODEL, List.of())
+            .stream().filter(FormFieldPart.class::isInstance)
+            .map(part -> ((FormFieldPart) part).value()).toList())
+        : exchange.getFormData().map(form -> form.getOrDefault(HttpFields.MODEL, List.of()));
+    return values
+        .onErrorMap(DataBufferLimitException.class, PayloadTooLargeException::new)
+        .map(models -> {
+          exchange.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
+          return exchange;
+        });
+  }
+
+  /**
+   * Checks the request and charges its route (none for an annotated handler, which the aspect
+   * charges), writing an admitted call's headers.
+   */
+  private Mono<ServerWebExchange> charge(
+      ServerWebExchange exchange, RateLimitContext context, @Nullable Route route) {
+    gateway.check(context);
+    if (route == null || context.charged()) {
+      return Mono.just(exchange);
+    }
+    RateLimitKey key = support.resolveKey(exchange);
+    return Mono.fromCompletionStage(gateway.chargeAsync(context, route.policy(), key, 1.0))
+        .map(outcome -> {
+          ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
+          return exchange;
+        });
+  }
+
+  /**
+   * Calls the rest of the chain with the exchange in its Reactor context, and settles the request's
+   * model tokens once its response is over.
+   */
+  private Mono<Void> proceed(ServerWebExchange exchange, WebFilterChain chain) {
+    UsageTrackingResponse response = new UsageTrackingResponse(exchange, gateway);
+    ServerWebExchange tracked = exchange.mutate().response(response).build();
+    return chain.filter(tracked)
+        .doFinally(response::settle)
+        .contextWrite(subscriber -> ReactiveContexts.with(subscriber, tracked));
+  }
+}

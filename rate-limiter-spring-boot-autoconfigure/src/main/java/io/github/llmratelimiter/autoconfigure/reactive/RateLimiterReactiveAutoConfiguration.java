@@ -1,0 +1,91 @@
+package io.github.llmratelimiter.autoconfigure.reactive;
+
+import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import java.util.List;
+import java.util.function.Supplier;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.context.annotation.Bean;
+import org.springframework.http.codec.HttpMessageWriter;
+import org.springframework.http.codec.ServerCodecConfigurer;
+import org.springframework.util.function.SingletonSupplier;
+import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
+import reactor.core.publisher.Mono;
+
+/**
+ * Spring WebFlux auto-configuration, the reactive adapter of the {@link RateLimitGateway}: one
+ * {@link org.springframework.web.server.WebFilter} that applies {@code ratelimiter.web.routes}
+ * (reading the key, the model and the body as the servlet adapter does, charging without blocking
+ * and settling model tokens from the response), key resolution from the exchange ({@link
+ * ReactiveRateLimitKeyResolver}), what the {@code @RateLimited} aspect needs to charge a method that
+ * returns a {@code Mono} or {@code Flux}, and the problem responses (429, 401, 400, 413, 503), the
+ * same bytes as Spring MVC's. Active in a reactive web application with WebFlux (Spring Cloud
+ * Gateway's reactive server included), unless {@code ratelimiter.web.enabled=false}.
+ */
+@AutoConfiguration(after = RateLimiterAutoConfiguration.class)
+@ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+@ConditionalOnClass({DispatcherHandler.class, Mono.class})
+@ConditionalOnBean(RateLimitGateway.class)
+@ConditionalOnBooleanProperty(name = "ratelimiter.web.enabled", matchIfMissing = true)
+public final class RateLimiterReactiveAutoConfiguration {
+
+  /** Creates the auto-configuration; Spring instantiates it. */
+  RateLimiterReactiveAutoConfiguration() {}
+
+  @Bean
+  @ConditionalOnMissingBean
+  ReactiveRateLimitKeyResolver reactiveRateLimitKeyResolver() {
+    return new DefaultReactiveRateLimitKeyResolver();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean(ReactiveRateLimitRequestSupport.class)
+  ReactiveRateLimitRequestSupport reactiveRateLimitRequestSupport(
+      ReactiveRateLimitKeyResolver resolver, RateLimitGateway gateway) {
+    return new ExchangeRequestSupport(resolver, gateway);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  RateLimitWebFilter rateLimitWebFilter(RateLimitGateway gateway, ReactiveRateLimitKeyResolver resolver,
+      RateLimiterProperties properties, ObjectProvider<ServerCodecConfigurer> codecs,
+      ObjectProvider<AnnotationEnforcement> annotations,
+      ObjectProvider<RequestMappingHandlerMapping> mappings) {
+    return new RateLimitWebFilter(
+        RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits()), gateway,
+        new ExchangeRequestSupport(resolver, gateway), problems(gateway, codecs),
+        annotations.getIfAvailable() == null ? null : new AnnotatedHandlerLookup(mappings));
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  ReactiveRateLimitExceptionHandler reactiveRateLimitExceptionHandler(RateLimitGateway gateway) {
+    return new ReactiveRateLimitExceptionHandler(gateway);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  RateLimitWebExceptionHandler rateLimitWebExceptionHandler(
+      RateLimitGateway gateway, ObjectProvider<ServerCodecConfigurer> codecs) {
+    return new RateLimitWebExceptionHandler(problems(gateway, codecs));
+  }
+
+  /** The writer of problems, with the application's codecs (or the defaults), found on first use. */
+  private static ReactiveProblems problems(
+      RateLimitGateway gateway, ObjectProvider<ServerCodecConfigurer> codecs) {
+    Supplier<List<HttpMessageWriter<?>>> writers = SingletonSupplier.of(
+        () -> codecs.getIfAvailable(ServerCodecConfigurer::create).getWriters());
+    return new ReactiveProblems(gateway, writers);
+  }
+}

@@ -1,0 +1,130 @@
+package io.github.llmratelimiter.autoconfigure.reactive;
+
+import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitContext;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.UsageScanner;
+import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
+import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
+
+/**
+ * A response that settles the model tokens its request reserved once it is over, the way the
+ * servlet adapter's usage filter does, without blocking ({@link RateLimitGateway#settleAsync}):
+ *
+ * <ul>
+ *   <li>the usage its body reports (a JSON body's {@code usage}, or the last {@code data:} event of
+ *       a {@code text/event-stream} that carries one), read by a {@link UsageScanner} as the body
+ *       is written, replaces the estimate;
+ *   <li>without usage, a status of 400 or above, or an error or a cancel before the response was
+ *       committed, is refunded (the upstream call failed; its RPM slot stays charged);
+ *   <li>otherwise the estimate stays charged (a stream the client cancelled, or cut mid-way).
+ * </ul>
+ *
+ * <p>The body passes through unchanged, chunk by chunk; it is read only when the request reserved
+ * model tokens by the time the response is written.
+ */
+final class UsageTrackingResponse extends ServerHttpResponseDecorator {
+
+  private final ServerWebExchange exchange;
+  private final RateLimitGateway gateway;
+  private volatile @Nullable UsageScanner scanner;
+  /** Whether the scanner was given the content type (it reads it on the first bytes only). */
+  private boolean typed;
+
+  UsageTrackingResponse(ServerWebExchange exchange, RateLimitGateway gateway) {
+    super(exchange.getResponse());
+    this.exchange = exchange;
+    this.gateway = gateway;
+  }
+
+  @Override
+  public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+    UsageScanner s = scanner();
+    if (s == null) {
+      return super.writeWith(body);
+    }
+    // a Mono stays a Mono: the server writes a single buffer with its known length
+    return super.writeWith(body instanceof Mono<? extends DataBuffer> mono
+        ? mono.doOnNext(buffer -> scan(s, buffer))
+        : Flux.from(body).doOnNext(buffer -> scan(s, buffer)));
+  }
+
+  @Override
+  public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+    UsageScanner s = scanner();
+    if (s == null) {
+      return super.writeAndFlushWith(body);
+    }
+    return super.writeAndFlushWith(
+        Flux.from(body).map(chunk -> Flux.from(chunk).doOnNext(buffer -> scan(s, buffer))));
+  }
+
+  /** The scanner of the body, created when the request has model tokens to settle. */
+  private @Nullable UsageScanner scanner() {
+    ModelTokenReservation reservation = reservation();
+    if (reservation == null || reservation.settled()) {
+      return null;
+    }
+    UsageScanner s = scanner;
+    if (s == null) {
+      s = gateway.usageScanner();
+      scanner = s;
+    }
+    return s;
+  }
+
+  private @Nullable ModelTokenReservation reservation() {
+    RateLimitContext context = ReactiveContexts.find(exchange);
+    return context == null ? null : context.modelTokens();
+  }
+
+  private void scan(UsageScanner s, DataBuffer buffer) {
+    String type = null;
+    if (!typed) {
+      MediaType contentType = getHeaders().getContentType();
+      type = contentType == null ? null : contentType.toString();
+      typed = true;
+    }
+    try (DataBuffer.ByteBufferIterator chunks = buffer.readableByteBuffers()) {
+      while (chunks.hasNext()) {
+        ByteBuffer chunk = chunks.next();
+        int length = chunk.remaining();
+        if (chunk.hasArray()) {
+          s.accept(type, chunk.array(), chunk.arrayOffset() + chunk.position(), length);
+        } else {
+          byte[] copy = new byte[length];
+          chunk.get(copy);
+          s.accept(type, copy, 0, length);
+        }
+      }
+    }
+  }
+
+  /**
+   * Settles the request's model tokens, once its response is over however it ended; nothing when it
+   * reserved none or they were settled already.
+   *
+   * @param signal how the filter chain ended
+   */
+  void settle(SignalType signal) {
+    RateLimitContext context = ReactiveContexts.find(exchange);
+    ModelTokenReservation reservation = context == null ? null : context.modelTokens();
+    if (reservation == null || reservation.settled()) {
+      return;
+    }
+    UsageScanner s = scanner;
+    Long usage = s == null ? null : s.usage();
+    HttpStatusCode status = getStatusCode();
+    boolean endedBeforeCommit = signal != SignalType.ON_COMPLETE && !isCommitted();
+    gateway.settleAsync(context, usage, endedBeforeCommit || (status != null && status.value() >= 400));
+  }
+}
