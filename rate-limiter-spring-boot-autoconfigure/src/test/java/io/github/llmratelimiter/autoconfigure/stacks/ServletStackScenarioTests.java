@@ -1,0 +1,12 @@
+package io.github.llmratelimiter.autoconfigure.stacks;
+
+import org.springframework.boot.WebApplicationType;
+
+/** The scenarios on Spring MVC, on Tomcat. */
+class ServletStackScenarioTests extends WebStackScenarios {
+
+  @Override
+  protected WebApplicationType stack() {
+    return WebApplicationType.SERVLET;
+  }
+}
