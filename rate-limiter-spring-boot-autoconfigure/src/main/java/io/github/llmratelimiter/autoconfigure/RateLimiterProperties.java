@@ -78,10 +78,10 @@ public class RateLimiterProperties {
    */
   private StoreFailure storeFailure = StoreFailure.DENY;
 
-  /** Route-based enforcement by the Spring MVC interceptor. */
+  /** Route-based enforcement by the web front door (Spring MVC or WebFlux). */
   private final Web web = new Web();
 
-  /** Enforcement of "@RateLimited" by the AspectJ aspect. */
+  /** Enforcement of "@RateLimited" on Spring bean methods (a Spring AOP interceptor). */
   private final Aspect aspect = new Aspect();
 
   /** The in-memory store (used when no other RateLimitStore bean is defined). */
@@ -302,7 +302,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: route-based enforcement by the Spring MVC interceptor.
+   * Returns the setting: route-based enforcement by the web front door (Spring MVC or WebFlux).
    *
    * @return the web setting
    */
@@ -311,7 +311,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: enforcement of "@RateLimited" by the AspectJ aspect.
+   * Returns the setting: enforcement of "@RateLimited" on Spring bean methods.
    *
    * @return the aspect setting
    */
@@ -828,10 +828,13 @@ public class RateLimiterProperties {
   /** Route-based enforcement. */
   public static class Web {
 
-    /** Whether the Spring MVC interceptor and the 429/401 problem responses are enabled. */
+    /**
+     * Whether the web front door (the Spring MVC interceptor and filters, or the WebFlux filter) and
+     * its problem responses are enabled.
+     */
     private boolean enabled = true;
 
-    /** Routes the interceptor limits; the first route whose patterns match a request applies. */
+    /** Routes the web front door limits; the first route whose patterns match a request applies. */
     private List<Route> routes = new ArrayList<>();
 
     /**
@@ -862,7 +865,7 @@ public class RateLimiterProperties {
     private String problemType = "urn:llmratelimiter:problem:rate-limited";
 
     /**
-     * Returns the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     * Returns the setting: whether the web front door and its problem responses are enabled.
      *
      * @return the enabled setting
      */
@@ -871,7 +874,7 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Sets the setting: whether the Spring MVC interceptor and the 429/401 problem responses are enabled.
+     * Sets the setting: whether the web front door and its problem responses are enabled.
      *
      * @param enabled the new value
      */
@@ -880,7 +883,8 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Returns the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     * Returns the setting: routes the web front door limits; the first route whose patterns match a
+     * request applies.
      *
      * @return the routes setting
      */
@@ -889,7 +893,8 @@ public class RateLimiterProperties {
     }
 
     /**
-     * Sets the setting: routes the interceptor limits; the first route whose patterns match a request applies.
+     * Sets the setting: routes the web front door limits; the first route whose patterns match a
+     * request applies.
      *
      * @param routes the new value
      */
@@ -974,7 +979,7 @@ public class RateLimiterProperties {
     }
   }
 
-  /** One route of the interceptor: path patterns and the policy that limits them. */
+  /** One route of the web front door: path patterns and the policy that limits them. */
   public static class Route {
 
     /** Path patterns the route covers (Spring PathPattern syntax, for example "/v1/**"). */

@@ -6,6 +6,8 @@ import io.github.llmratelimiter.autoconfigure.aspect.RateLimiterAspectAutoConfig
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.metrics.RateLimiterMetricsAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.reactive.ReactiveRateLimitKeyResolver;
 import io.github.llmratelimiter.autoconfigure.web.RateLimitKeyResolver;
 import io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
@@ -19,7 +21,11 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.server.WebExceptionHandler;
+import org.springframework.web.server.WebFilter;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 
@@ -28,10 +34,13 @@ class RateLimiterConditionsTests {
 
   private static final AutoConfigurations ALL = AutoConfigurations.of(
       RateLimiterAutoConfiguration.class, RateLimiterWebAutoConfiguration.class,
+      RateLimiterReactiveAutoConfiguration.class,
       RateLimiterAspectAutoConfiguration.class, RateLimiterEndpointAutoConfiguration.class,
       RateLimiterMetricsAutoConfiguration.class);
 
   private final WebApplicationContextRunner web = new WebApplicationContextRunner().withConfiguration(ALL);
+  private final ReactiveWebApplicationContextRunner reactive =
+      new ReactiveWebApplicationContextRunner().withConfiguration(ALL);
   private final ApplicationContextRunner plain = new ApplicationContextRunner().withConfiguration(ALL);
 
   @Test
@@ -43,6 +52,61 @@ class RateLimiterConditionsTests {
         .hasBean("rateLimitWebMvcConfigurer")
         .hasBean("rateLimitExceptionHandler")
         .hasBean("rateLimitModelPeekingFilter"));
+  }
+
+  @Test
+  void runWhenServletWebApplicationShouldNotConfigureTheReactiveAdapter() {
+    web.run(context -> assertThat(context)
+        .doesNotHaveBean(ReactiveRateLimitKeyResolver.class)
+        .doesNotHaveBean(ReactiveRateLimitRequestSupport.class)
+        .doesNotHaveBean(WebFilter.class)
+        .doesNotHaveBean("reactiveRateLimitExceptionHandler"));
+  }
+
+  @Test
+  void runWhenReactiveWebApplicationShouldConfigureTheReactiveAdapterOnly() {
+    reactive.run(context -> assertThat(context)
+        .hasSingleBean(ReactiveRateLimitKeyResolver.class)
+        .hasSingleBean(ReactiveRateLimitRequestSupport.class)
+        .hasSingleBean(WebFilter.class)
+        .hasSingleBean(WebExceptionHandler.class)
+        .hasBean("reactiveRateLimitExceptionHandler")
+        .doesNotHaveBean(RateLimitKeyResolver.class)
+        .doesNotHaveBean(RateLimitRequestSupport.class)
+        .doesNotHaveBean(WebMvcConfigurer.class));
+  }
+
+  @Test
+  void runWhenWebFluxIsMissingShouldSkipTheReactiveAdapter() {
+    reactive.withClassLoader(new FilteredClassLoader(DispatcherHandler.class)).run(context ->
+        assertThat(context)
+            .hasSingleBean(RateLimitEnforcer.class)
+            .doesNotHaveBean(ReactiveRateLimitKeyResolver.class)
+            .doesNotHaveBean(WebFilter.class));
+  }
+
+  @Test
+  void runWhenWebDisabledShouldSkipTheReactiveAdapter() {
+    reactive.withPropertyValues("ratelimiter.web.enabled=false").run(context -> assertThat(context)
+        .hasSingleBean(RateLimitEnforcer.class)
+        .doesNotHaveBean(ReactiveRateLimitKeyResolver.class)
+        .doesNotHaveBean(WebFilter.class));
+  }
+
+  @Test
+  void runWhenUserDefinesReactiveBeansShouldUseThem() {
+    ReactiveRateLimitKeyResolver resolver = exchange -> "fixed";
+    reactive.withBean(ReactiveRateLimitKeyResolver.class, () -> resolver).run(context ->
+        assertThat(context.getBean(ReactiveRateLimitKeyResolver.class)).isSameAs(resolver));
+  }
+
+  @Test
+  void runWhenReactiveRoutePatternInvalidShouldFailNamingTheProperty() {
+    reactive.withPropertyValues("ratelimiter.web.routes[0].include=/v1/{*a}/b").run(context -> {
+      assertThat(context).hasFailed();
+      assertThat(new RateLimiterFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
+          .contains("'ratelimiter.web.routes[0].include[0]'").contains("a Spring path pattern");
+    });
   }
 
   @Test
@@ -96,10 +160,11 @@ class RateLimiterConditionsTests {
   }
 
   @Test
-  void runWhenAspectJMissingShouldSkipTheAspect() {
+  void runWhenAspectJMissingShouldStillConfigureTheAnnotationsInterceptor() {
     plain.withClassLoader(new FilteredClassLoader(Advice.class)).run(context -> assertThat(context)
         .hasSingleBean(RateLimitEnforcer.class)
-        .doesNotHaveBean(AnnotationEnforcement.class));
+        .hasSingleBean(AnnotationEnforcement.class)
+        .hasBean("rateLimitedAdvisor"));
   }
 
   @Test

@@ -22,14 +22,16 @@ import org.springframework.util.ClassUtils;
 /**
  * The starter forces no web stack: on the class path it brings (this module's test class path is
  * the starter's dependencies and spring-boot-starter-test, nothing else), there is no Spring MVC,
- * no servlet container and no AspectJ, and an application started on it runs the limiter's core
- * beans without any servlet adapter.
+ * no WebFlux, no servlet container and no AspectJ, and an application started on it runs the
+ * limiter's core beans without any web adapter.
  */
 class StarterWithoutWebStackTests {
 
   @ParameterizedTest
   @ValueSource(strings = {
       "org.springframework.web.servlet.DispatcherServlet", // Spring MVC
+      "org.springframework.web.reactive.DispatcherHandler", // WebFlux
+      "reactor.core.publisher.Mono",
       "org.springframework.web.bind.annotation.RestControllerAdvice", // spring-web
       "jakarta.servlet.Servlet",
       "org.apache.catalina.startup.Tomcat",
@@ -49,11 +51,14 @@ class StarterWithoutWebStackTests {
       assertThat(context.getBeansOfType(RateLimitPolicies.class)).hasSize(1);
       assertThat(context.getBeansOfType(RateLimitEnforcer.class)).hasSize(1);
       assertThat(context.getBeansOfType(RateLimitGateway.class)).hasSize(1);
-      for (String servletBean : new String[] {"rateLimitKeyResolver", "rateLimitRequestSupport",
+      for (String webBean : new String[] {"rateLimitKeyResolver", "rateLimitRequestSupport",
           "rateLimitWebMvcConfigurer", "rateLimitExceptionHandler", "rateLimitModelPeekingFilter",
-          "rateLimitModelTokenUsageFilter", "rateLimitedAspect"}) {
-        assertThat(context.containsBean(servletBean)).as(servletBean).isFalse();
+          "rateLimitModelTokenUsageFilter", "reactiveRateLimitKeyResolver", "rateLimitWebFilter",
+          "rateLimitWebExceptionHandler"}) {
+        assertThat(context.containsBean(webBean)).as(webBean).isFalse();
       }
+      // @RateLimited needs no AspectJ: its interceptor is there, for beans outside HTTP
+      assertThat(context.containsBean("rateLimitedAspect")).isTrue();
 
       // the charge step works without a front door: 2 calls a minute, then a deny
       RateLimitGateway gateway = context.getBean(RateLimitGateway.class);

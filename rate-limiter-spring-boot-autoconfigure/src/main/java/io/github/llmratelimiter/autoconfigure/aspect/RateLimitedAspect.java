@@ -14,10 +14,8 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import org.aspectj.lang.ProceedingJoinPoint;
-import org.aspectj.lang.annotation.Around;
-import org.aspectj.lang.annotation.Aspect;
-import org.aspectj.lang.reflect.MethodSignature;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -43,9 +41,11 @@ import org.springframework.util.ClassUtils;
  * RateLimitGateway#chargeAsync}); its HTTP request is the one in the subscriber's context (a WebFlux
  * request), else the one the calling thread serves. A deny is the publisher's error signal. Any
  * other method is charged before it runs.
+ *
+ * <p>A plain Spring AOP interceptor, applied by the {@link RateLimitedPointcut} advisor that the
+ * auto-configuration registers: it needs no AspectJ.
  */
-@Aspect
-final class RateLimitedAspect implements AnnotationEnforcement {
+final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcement {
 
   private static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
@@ -66,17 +66,17 @@ final class RateLimitedAspect implements AnnotationEnforcement {
     this.reactor = ClassUtils.isPresent("reactor.core.publisher.Mono", getClass().getClassLoader());
   }
 
-  @Around("@annotation(io.github.llmratelimiter.gateway.RateLimited) "
-      + "|| (@within(io.github.llmratelimiter.gateway.RateLimited) && execution(public * *(..)))")
-  public @Nullable Object limit(ProceedingJoinPoint call) throws Throwable {
-    Method method = ((MethodSignature) call.getSignature()).getMethod();
-    Class<?> target = call.getTarget() == null ? method.getDeclaringClass() : AopUtils.getTargetClass(call.getTarget());
+  @Override
+  public @Nullable Object invoke(MethodInvocation call) throws Throwable {
+    Method method = call.getMethod();
+    Object bean = call.getThis();
+    Class<?> target = bean == null ? method.getDeclaringClass() : AopUtils.getTargetClass(bean);
     Method specific = AopUtils.getMostSpecificMethod(method, target);
     RateLimited annotation = find(specific, target);
     if (annotation == null) {
       return call.proceed();
     }
-    Call limited = new Call(annotation, call.getTarget(), specific, target, call.getArgs());
+    Call limited = new Call(annotation, bean, specific, target, call.getArguments());
     if (reactor && ReactiveCharges.handles(specific.getReturnType())) {
       return ReactiveCharges.chargedOnSubscription(call.proceed(), reactiveRequests.getIfAvailable(),
           requests.getIfAvailable(), support -> chargeAsync(limited, support));

@@ -8,31 +8,38 @@ import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
-import org.aspectj.weaver.Advice;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Role;
 import org.springframework.util.ClassUtils;
+import org.springframework.util.function.SingletonSupplier;
 import org.springframework.util.ReflectionUtils;
 
 /**
- * AspectJ auto-configuration: the aspect that enforces {@link RateLimited} (in Spring MVC, in
- * WebFlux on methods that return {@code Mono} or {@code Flux}, and outside HTTP), and a start-up
- * check that every policy an annotation names exists. Active when AspectJ is on the class path (the
- * application adds {@code spring-boot-starter-aspectj}, whose auto-proxying applies the aspect),
- * unless {@code ratelimiter.aspect.enabled=false}.
+ * Auto-configuration of {@link RateLimited}: the interceptor that enforces it (in Spring MVC, in
+ * WebFlux on methods that return {@code Mono} or {@code Flux}, and outside HTTP), the advisor that
+ * applies it to the annotated methods of Spring beans, and a start-up check that every policy an
+ * annotation names exists. It needs no AspectJ: Spring Boot's AOP auto-configuration proxies the
+ * beans (with AspectJ's auto-proxying when {@code spring-boot-starter-aspectj} is present, else
+ * with Spring's infrastructure auto-proxying, which applies this infrastructure advisor). Active
+ * unless {@code ratelimiter.aspect.enabled=false} (or {@code spring.aop.auto=false}, which proxies
+ * nothing).
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class, afterName = {
     "io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration",
     "io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoConfiguration"})
-@ConditionalOnClass(Advice.class)
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.aspect.enabled", matchIfMissing = true)
 public final class RateLimiterAspectAutoConfiguration {
@@ -46,6 +53,20 @@ public final class RateLimiterAspectAutoConfiguration {
       ObjectProvider<RateLimitRequestSupport> requests,
       ObjectProvider<ReactiveRateLimitRequestSupport> reactiveRequests, BeanFactory beanFactory) {
     return new RateLimitedAspect(gateway, requests, reactiveRequests, beanFactory);
+  }
+
+  /**
+   * The advisor, an infrastructure bean (so that Spring's infrastructure auto-proxying applies it),
+   * static and resolving the interceptor on first call, so that declaring it creates no other bean
+   * early.
+   */
+  @Bean
+  @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+  @ConditionalOnMissingBean(name = "rateLimitedAdvisor")
+  static Advisor rateLimitedAdvisor(ObjectProvider<RateLimitedAspect> aspect) {
+    Supplier<RateLimitedAspect> interceptor = SingletonSupplier.of(aspect::getObject);
+    return new DefaultPointcutAdvisor(new RateLimitedPointcut(),
+        (MethodInterceptor) call -> interceptor.get().invoke(call));
   }
 
   @Bean

@@ -11,11 +11,18 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.aspectj.weaver.Advice;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.stereotype.Service;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /** The aspect outside HTTP: SpEL key and cost, the exception carrying the decision, start-up checks. */
 class RateLimitedAspectTests {
@@ -27,7 +34,9 @@ class RateLimitedAspectTests {
       .withBean(TestGateway.Tokens.class)
       .withPropertyValues("ratelimiter.policies.annotated.rpm.limit=100",
           "ratelimiter.policies.annotated.burst.capacity=10",
-          "ratelimiter.policies.annotated.burst.refill-per-second=2");
+          "ratelimiter.policies.annotated.burst.refill-per-second=2",
+          "ratelimiter.policies.reactive.burst.capacity=3",
+          "ratelimiter.policies.reactive.burst.refill-per-second=0");
 
   @Test
   void runWhenCalledOutsideHttpShouldChargeTheSpelKeyAndCostAndThrowOnDeny() {
@@ -44,6 +53,36 @@ class RateLimitedAspectTests {
           });
       context.getBean(ManualTicker.class).advance(Duration.ofMillis(500));
       assertThat(tokens.spend("acme", 5)).isEqualTo("acme spent 5.0");
+    });
+  }
+
+  @Test
+  void runWhenAspectJIsMissingShouldStillEnforceTheAnnotation() {
+    runner.withClassLoader(new FilteredClassLoader(Advice.class)).run(context -> {
+      assertThat(context.getBean(AopConfigUtils.AUTO_PROXY_CREATOR_BEAN_NAME))
+          .isInstanceOf(InfrastructureAdvisorAutoProxyCreator.class); // Spring's, not AspectJ's
+      TestGateway.Tokens tokens = context.getBean(TestGateway.Tokens.class);
+      assertThat(tokens.spend("acme", 6)).isEqualTo("acme spent 6.0");
+      assertThatThrownBy(() -> tokens.spend("acme", 5)).isInstanceOf(RateLimitExceededException.class);
+    });
+  }
+
+  @Test
+  void runWhenAMethodReturnsAMonoShouldChargeEachSubscriptionOnceAndNoneWithout() {
+    runner.withBean(Reactive.class).run(context -> {
+      Reactive bean = context.getBean(Reactive.class);
+      Mono<String> call = bean.call("tenant-a");
+      Flux<String> stream = bean.stream("tenant-a");
+      // nothing is charged until what the methods returned is subscribed to
+      assertThat(bean.invocations()).isEqualTo(2);
+      assertThat(call.block()).isEqualTo("called");
+      assertThat(call.block()).isEqualTo("called");
+      assertThat(stream.collectList().block()).containsExactly("a", "b");
+      // the burst holds 3 (cost 1 each); the fourth subscription is denied with an error signal
+      assertThatThrownBy(call::block).isInstanceOfSatisfying(RateLimitExceededException.class,
+          e -> assertThat(e.decision().reason()).isEqualTo(Reason.BURST_LIMIT));
+      assertThat(bean.subscribed()).isEqualTo(3); // the denied subscription ran nothing
+      assertThat(bean.call("tenant-b").block()).isEqualTo("called");
     });
   }
 
@@ -89,6 +128,38 @@ class RateLimitedAspectTests {
         org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport> rr,
         org.springframework.beans.factory.BeanFactory bf) {
       return new RateLimitedAspect(gateway, r, rr, bf);
+    }
+  }
+
+  /** Methods that return a Mono and a Flux, counting invocations and subscriptions. */
+  @Service
+  static class Reactive {
+
+    private final AtomicInteger invocations = new AtomicInteger();
+    private final AtomicInteger subscribed = new AtomicInteger();
+
+    /** Read through the proxy: a method, not a field. */
+    public int invocations() {
+      return invocations.get();
+    }
+
+    public int subscribed() {
+      return subscribed.get();
+    }
+
+    @RateLimited(policy = "reactive", key = "#tenant")
+    public Mono<String> call(String tenant) {
+      invocations.incrementAndGet();
+      return Mono.fromSupplier(() -> {
+        subscribed.incrementAndGet();
+        return "called";
+      });
+    }
+
+    @RateLimited(policy = "reactive", key = "#tenant")
+    public Flux<String> stream(String tenant) {
+      invocations.incrementAndGet();
+      return Flux.just("a", "b").doOnSubscribe(s -> subscribed.incrementAndGet());
     }
   }
 

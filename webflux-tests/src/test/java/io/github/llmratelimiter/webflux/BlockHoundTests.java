@@ -1,0 +1,65 @@
+package io.github.llmratelimiter.webflux;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.test.web.reactive.server.WebTestClient;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+import reactor.blockhound.BlockingOperationError;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * BlockHound is active in this test JVM: a blocking call on a Reactor non-blocking thread and on a
+ * Netty event loop (a handler that sleeps) is caught, fails there, and is recorded; the record is
+ * what fails a test in which our own code blocks ({@link NoBlockingCalls}).
+ */
+class BlockHoundTests {
+
+  @Test
+  void aBlockingCallOnAReactorParallelThreadIsCaught() {
+    assertThatThrownBy(() -> Mono.fromCallable(() -> {
+      Thread.sleep(1);
+      return "slept";
+    }).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(10)))
+        .hasRootCauseInstanceOf(BlockingOperationError.class)
+        .rootCause().hasMessageContaining("java.lang.Thread.sleep");
+    assertThat(BlockingCalls.takeAll()).singleElement().asString()
+        .contains("java.lang.Thread.sleep").contains("parallel-");
+  }
+
+  @Test
+  void aBlockingCallOnANettyEventLoopFailsTheRequestAndIsRecorded() {
+    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(Sleeper.class)
+        .run("--server.port=0", "--spring.main.banner-mode=off")) {
+      WebTestClient client = WebTestClient.bindToServer()
+          .baseUrl("http://localhost:" + app.getEnvironment().getProperty("local.server.port"))
+          .build();
+      client.get().uri("/sleep").exchange().expectStatus().is5xxServerError();
+      assertThat(BlockingCalls.takeAll()).singleElement().asString()
+          .contains("java.lang.Thread.sleep").contains("reactor-http-");
+    }
+  }
+
+  /** An application whose handler blocks its event loop. */
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
+  static class Sleeper {
+
+    @RestController
+    static class Sleeping {
+      @GetMapping("/sleep")
+      String sleep() throws InterruptedException {
+        Thread.sleep(1);
+        return "slept";
+      }
+    }
+  }
+}
