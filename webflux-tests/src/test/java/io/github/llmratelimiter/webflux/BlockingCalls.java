@@ -11,7 +11,8 @@ import reactor.blockhound.BlockingOperationError;
 
 /**
  * Installs BlockHound once, when the test JVM's launcher session opens (before any test class is
- * loaded), with every integration on the class path (Reactor's, Netty's, and any library's own), and
+ * loaded), with every integration on the class path (Reactor's, Netty's, and the limiter's own,
+ * which declares the in-memory store's short per-key lock), and
  * records every blocking call it catches on a non-blocking thread (a Netty event loop, a Reactor
  * parallel thread) before it throws {@link BlockingOperationError} there. {@link NoBlockingCalls}
  * fails the test during which one was recorded: a blocking call that the application code

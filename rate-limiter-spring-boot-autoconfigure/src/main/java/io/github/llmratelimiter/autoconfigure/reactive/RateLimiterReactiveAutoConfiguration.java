@@ -6,8 +6,6 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
-import java.util.List;
-import java.util.function.Supplier;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -16,9 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
-import org.springframework.http.codec.HttpMessageWriter;
 import org.springframework.http.codec.ServerCodecConfigurer;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
 import reactor.core.publisher.Mono;
@@ -81,11 +77,12 @@ public final class RateLimiterReactiveAutoConfiguration {
     return new RateLimitWebExceptionHandler(problems(gateway, codecs));
   }
 
-  /** The writer of problems, with the application's codecs (or the defaults), found on first use. */
+  /**
+   * The writer of problems, with the application's codecs (or the defaults), resolved now: a
+   * request thread never waits for them.
+   */
   private static ReactiveProblems problems(
       RateLimitGateway gateway, ObjectProvider<ServerCodecConfigurer> codecs) {
-    Supplier<List<HttpMessageWriter<?>>> writers = SingletonSupplier.of(
-        () -> codecs.getIfAvailable(ServerCodecConfigurer::create).getWriters());
-    return new ReactiveProblems(gateway, writers);
+    return new ReactiveProblems(gateway, codecs.getIfAvailable(ServerCodecConfigurer::create).getWriters());
   }
 }

@@ -4,7 +4,6 @@ import io.github.llmratelimiter.autoconfigure.web.RateLimitProblemDetails;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitRejection;
 import java.util.List;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
@@ -23,11 +22,22 @@ import reactor.core.publisher.Mono;
 final class ReactiveProblems {
 
   private final RateLimitGateway gateway;
-  private final Supplier<List<HttpMessageWriter<?>>> writers;
+  private final ServerResponse.Context context;
 
-  ReactiveProblems(RateLimitGateway gateway, Supplier<List<HttpMessageWriter<?>>> writers) {
+  ReactiveProblems(RateLimitGateway gateway, List<HttpMessageWriter<?>> writers) {
     this.gateway = gateway;
-    this.writers = writers;
+    List<HttpMessageWriter<?>> messageWriters = List.copyOf(writers);
+    this.context = new ServerResponse.Context() {
+      @Override
+      public List<HttpMessageWriter<?>> messageWriters() {
+        return messageWriters;
+      }
+
+      @Override
+      public List<ViewResolver> viewResolvers() {
+        return List.of();
+      }
+    };
   }
 
   /**
@@ -47,17 +57,6 @@ final class ReactiveProblems {
     }
     ResponseEntity<ProblemDetail> entity = RateLimitProblemDetails.response(rejection);
     ProblemDetail body = entity.getBody();
-    ServerResponse.Context context = new ServerResponse.Context() {
-      @Override
-      public List<HttpMessageWriter<?>> messageWriters() {
-        return writers.get();
-      }
-
-      @Override
-      public List<ViewResolver> viewResolvers() {
-        return List.of();
-      }
-    };
     return ServerResponse.status(entity.getStatusCode())
         .headers(headers -> headers.addAll(entity.getHeaders()))
         .bodyValue(body == null ? ProblemDetail.forStatus(entity.getStatusCode()) : body)
