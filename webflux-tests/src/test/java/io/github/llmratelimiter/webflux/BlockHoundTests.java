@@ -3,7 +3,11 @@ package io.github.llmratelimiter.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.llmratelimiter.autoconfigure.reactive.RateLimiterBlockHoundIntegration;
+import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -45,6 +49,17 @@ class BlockHoundTests {
       client.get().uri("/sleep").exchange().expectStatus().is5xxServerError();
       assertThat(BlockingCalls.takeAll()).singleElement().asString()
           .contains("java.lang.Thread.sleep").contains("reactor-http-");
+    }
+  }
+
+  @Test
+  void everyMethodTheLimiterAllowsAWaitInsideExists() throws Exception {
+    // the allowances name methods, some of them compiler-generated: a renamed one would silently
+    // stop allowing its wait, so each must be declared where the integration says
+    for (List<String> method : RateLimiterBlockHoundIntegration.ALLOWED) {
+      Class<?> type = Class.forName(method.get(0));
+      assertThat(Arrays.stream(type.getDeclaredMethods()).map(Method::getName))
+          .as(method.toString()).contains(method.get(1));
     }
   }
 

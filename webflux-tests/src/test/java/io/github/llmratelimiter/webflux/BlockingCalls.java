@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.webflux;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
@@ -25,8 +27,13 @@ public final class BlockingCalls implements LauncherSessionListener {
   @Override
   public void launcherSessionOpened(LauncherSession session) {
     BlockHound.install(builder -> builder.blockingMethodCallback(method -> {
+      BlockingOperationError error = new BlockingOperationError(method);
+      StringWriter trace = new StringWriter();
+      error.printStackTrace(new PrintWriter(trace));
       CAUGHT.add(method + " on thread " + Thread.currentThread().getName());
-      throw new BlockingOperationError(method);
+      System.err.println("BlockHound caught " + method + " on thread "
+          + Thread.currentThread().getName() + ":\n" + trace); // code may swallow the error
+      throw error;
     }));
   }
 

@@ -3,30 +3,20 @@ package io.github.llmratelimiter.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.SpringBootConfiguration;
-import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.reactor.netty.NettyWebServer;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import org.springframework.util.ClassUtils;
-import org.springframework.web.bind.annotation.GetMapping;
-import org.springframework.web.bind.annotation.PostMapping;
-import org.springframework.web.bind.annotation.RequestBody;
-import org.springframework.web.bind.annotation.RestController;
-import reactor.core.publisher.Mono;
 
 /**
  * A WebFlux application with only spring-boot-starter-webflux, the starter and Actuator starts on
@@ -41,39 +31,10 @@ class WebFluxApplicationTests {
   private ConfigurableApplicationContext app;
   private WebTestClient client;
 
-  /** The application: one routed handler, one annotated handler. */
-  @SpringBootConfiguration
-  @EnableAutoConfiguration
-  static class Gateway {
-
-    @RestController
-    static class Chat {
-
-      @PostMapping("/v1/chat/completions")
-      Mono<Map<String, Object>> chat(@RequestBody Map<String, Object> body) {
-        return Mono.just(Map.of("model", body.getOrDefault("model", "none")));
-      }
-
-      @RateLimited(policy = "embeddings")
-      @GetMapping("/embeddings")
-      Mono<String> embeddings() {
-        return Mono.just("embedded");
-      }
-    }
-  }
-
   @BeforeAll
   void start() {
-    app = new SpringApplicationBuilder(Gateway.class).run("--server.port=0",
-        "--spring.main.banner-mode=off",
-        "--ratelimiter.policies.chat.scope=api-key-and-model",
-        "--ratelimiter.policies.chat.rpm.limit=3",
-        "--ratelimiter.policies.embeddings.rpm.limit=2",
-        "--ratelimiter.web.routes[0].include=/v1/chat/**",
-        "--ratelimiter.web.routes[0].policy=chat",
-        "--management.endpoints.web.exposure.include=ratelimiter");
-    client = WebTestClient.bindToServer()
-        .baseUrl("http://localhost:" + app.getEnvironment().getProperty("local.server.port"))
+    app = ChatGateway.start();
+    client = WebTestClient.bindToServer().baseUrl("http://localhost:" + ChatGateway.port(app))
         .responseTimeout(Duration.ofSeconds(30)).build();
   }
 
@@ -148,14 +109,11 @@ class WebFluxApplicationTests {
     // Jackson's that concurrent first calls would wait on (the application's, not the limiter's)
     chat("sk-webflux-warm-up-0123456789", "gpt-4o").expectStatus().isOk();
     for (int rep = 0; rep < 5; rep++) {
-      List<Integer> statuses = Bursts.statuses(port(), "sk-webflux-burst-" + rep + "-0123456789", 100);
+      List<Integer> statuses =
+          Bursts.statuses(ChatGateway.port(app), "sk-webflux-burst-" + rep + "-0123456789", 100);
       assertThat(statuses).filteredOn(s -> s == 200).hasSize(3);
       assertThat(statuses).filteredOn(s -> s == 429).hasSize(97);
     }
-  }
-
-  private int port() {
-    return Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
   }
 
   @Test

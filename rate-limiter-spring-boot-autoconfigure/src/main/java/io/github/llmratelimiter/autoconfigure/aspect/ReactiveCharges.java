@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -49,8 +50,10 @@ final class ReactiveCharges {
     }
     Mono<RateLimitOutcome> charged = Mono.deferContextual(subscriber -> {
       RateLimitRequestSupport inContext = reactive == null ? null : reactive.of(subscriber);
-      CompletionStage<RateLimitOutcome> stage = charge.apply(inContext != null ? inContext : threadBound);
-      return stage == null ? Mono.empty() : Mono.fromCompletionStage(stage);
+      RateLimitRequestSupport support = inContext != null ? inContext : threadBound;
+      CompletionStage<RateLimitOutcome> stage = charge.apply(support);
+      return stage == null ? Mono.empty()
+          : ReactiveStages.resume(stage, support == null ? null : support.currentRequest());
     });
     if (publisher instanceof Mono<?> mono) {
       return charged.then(mono);

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.reactive;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.HttpFields;
 import io.github.llmratelimiter.gateway.RateLimitContext;
@@ -49,7 +50,8 @@ import reactor.core.publisher.Mono;
  * </ol>
  *
  * <p>It never blocks: the body is read as it arrives, the store is called through its asynchronous
- * API, and a settlement completes on its own. It runs at order {@value #ORDER}, after security
+ * API (what follows a remote store's answer runs off the store's threads: {@link ReactiveStages}),
+ * and a settlement completes on its own. It runs at order {@value #ORDER}, after security
  * filters (Spring Security's at -100), so an unauthenticated request is rejected before it is
  * charged.
  */
@@ -187,7 +189,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       return Mono.just(exchange);
     }
     RateLimitKey key = support.resolveKey(exchange);
-    return Mono.fromCompletionStage(gateway.chargeAsync(context, route.policy(), key, 1.0))
+    return ReactiveStages.resume(gateway.chargeAsync(context, route.policy(), key, 1.0),
+            exchange.getRequest())
         .map(outcome -> {
           ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
           return exchange;
