@@ -9,11 +9,14 @@ import java.lang.annotation.Target;
 /**
  * Limits calls to a method, or to every public method of a class.
  *
- * <p>A plain annotation: an adapter enforces it (in a Spring application, an aspect on Spring
+ * <p>A plain annotation: an adapter enforces it (in a Spring application, an interceptor on Spring
  * beans, so it works on controller methods and on any bean method, inside or outside an HTTP
  * request). A denied call throws {@link RateLimitExceededException} (carrying the {@link
  * io.github.llmratelimiter.core.Decision}); a web front door turns it into a 429 problem response.
- * A method-level annotation overrides a class-level one.
+ * A method-level annotation overrides a class-level one. A method that returns a Reactor {@code
+ * Mono} or {@code Flux} is charged when what it returned is subscribed to, once per subscription,
+ * without blocking; its deny is the error signal (in WebFlux, annotate such methods: a plain
+ * return value there is charged outside the request).
  *
  * <p><b>Charged once.</b> An HTTP request is charged at most once: when a handler method (or its
  * class) carries this annotation, the route interceptor leaves the request to the annotation (the
@@ -22,7 +25,8 @@ import java.lang.annotation.Target;
  *
  * <p>The expressions are SpEL, evaluated against the call: method parameters by name (compile with
  * {@code -parameters}) or as {@code #p0}, {@code #a0}; {@code #args}; {@code #request} (the current
- * {@code HttpServletRequest} in Spring MVC, or null outside HTTP); and {@code @beanName} references.
+ * {@code HttpServletRequest} in Spring MVC, the {@code ServerHttpRequest} in WebFlux, or null outside
+ * HTTP); and {@code @beanName} references.
  *
  * <pre>{@code
  * @RateLimited(policy = "chat", model = "#body.model", cost = "#body.n ?: 1")

@@ -6,22 +6,25 @@ import io.github.llmratelimiter.gateway.RateLimited;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the {@link RateLimited} aspect needs from the HTTP request the calling thread serves, if any:
- * the request's {@link RateLimitContext} (whether it was charged, its body, its route's model
- * source), the caller's credential and model, and where an admitted call's headers go. Provided by
- * the servlet auto-configuration; absent outside a web application.
+ * What the {@link RateLimited} aspect needs from an HTTP request: the request's {@link
+ * RateLimitContext} (whether it was charged, its body, its route's model source), the caller's
+ * credential and model, and where an admitted call's headers go. The servlet auto-configuration
+ * provides one for the request the calling thread serves; the reactive one binds one to the request
+ * of a subscriber's context ({@link ReactiveRateLimitRequestSupport}). Absent outside a web
+ * application.
  */
 public interface RateLimitRequestSupport {
 
   /**
-   * Returns the HTTP request the calling thread serves.
+   * Returns the HTTP request.
    *
-   * @return the request (an {@code HttpServletRequest}), or {@code null} outside a request
+   * @return the request (an {@code HttpServletRequest}, or a WebFlux {@code ServerHttpRequest}), or
+   *     {@code null} outside a request
    */
   @Nullable Object currentRequest();
 
   /**
-   * Returns the context of the request the calling thread serves, created on first use.
+   * Returns the context of the request, created on first use.
    *
    * @return the context, or {@code null} outside a request
    */

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.webflux;
 
+import io.github.llmratelimiter.autoconfigure.reactive.ReactiveModelTokens;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,13 +12,15 @@ import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Mono;
 
 /**
  * A WebFlux gateway configured with properties alone: a chat route limited per API key and model
- * ({@code chat}, 3 a minute), and a handler limited by {@code @RateLimited} ({@code embeddings}, 2 a
- * minute), with every auto-configuration of the class path.
+ * ({@code chat}, 3 a minute), a model-token route ({@code llm}, 100 model tokens a minute) whose
+ * handler settles its tokens itself, and a handler limited by {@code @RateLimited} ({@code
+ * embeddings}, 2 a minute), with every auto-configuration of the class path.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -35,6 +38,18 @@ class ChatGateway {
       return Mono.just(Map.of("model", body.getOrDefault("model", "none")));
     }
 
+    /**
+     * Settles its model tokens itself, with the usage its "upstream" reported, before answering a
+     * body whose own usage (50) the limiter must then not read.
+     */
+    @PostMapping("/llm/self-settled")
+    Mono<Map<String, Object>> selfSettled(@RequestBody Map<String, Object> body,
+        @RequestParam("usage") long usage) {
+      return ReactiveModelTokens.current()
+          .flatMap(tokens -> Mono.fromCompletionStage(tokens.reconcileAsync(usage)))
+          .thenReturn(Map.of("usage", Map.of("total_tokens", 50)));
+    }
+
     @RateLimited(policy = "embeddings")
     @GetMapping("/embeddings")
     Mono<String> embeddings() {
@@ -50,6 +65,9 @@ class ChatGateway {
         "--ratelimiter.policies.embeddings.rpm.limit=2",
         "--ratelimiter.web.routes[0].include=/v1/chat/**",
         "--ratelimiter.web.routes[0].policy=chat",
+        "--ratelimiter.policies.llm.tpm.limit=100",
+        "--ratelimiter.web.routes[1].include=/llm/**",
+        "--ratelimiter.web.routes[1].policy=llm",
         "--management.endpoints.web.exposure.include=ratelimiter"));
     args.addAll(List.of(extra));
     return new SpringApplicationBuilder(ChatGateway.class).run(args.toArray(String[]::new));

@@ -3,6 +3,11 @@ package io.github.llmratelimiter.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -22,8 +27,8 @@ import org.springframework.util.ClassUtils;
  * A WebFlux application with only spring-boot-starter-webflux, the starter and Actuator starts on
  * Netty, with nothing of the servlet stack (and no AspectJ) on its class path; it limits a
  * configured route and a {@code @RateLimited} handler returning {@code Mono}, answers a keyless
- * call with 401, and a burst of 100 concurrent calls of one key admits exactly the limit, on the
- * in-memory store, without blocking an event loop.
+ * call with 401, lets a handler settle its model tokens itself, and a burst of 100 concurrent calls
+ * of one key admits exactly the limit, on the in-memory store, without blocking an event loop.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class WebFluxApplicationTests {
@@ -114,6 +119,24 @@ class WebFluxApplicationTests {
       assertThat(statuses).filteredOn(s -> s == 200).hasSize(3);
       assertThat(statuses).filteredOn(s -> s == 429).hasSize(97);
     }
+  }
+
+  @Test
+  void aHandlerSettlesItsModelTokensItselfWithoutBlocking() {
+    String key = "sk-webflux-self-settled-0123456789";
+    // 20 model tokens estimated (3 + 4 + ceil(12 / 4) + max_tokens 10); the handler settles 7
+    client.post().uri("/llm/self-settled?usage=7").header("X-API-Key", key)
+        .contentType(MediaType.APPLICATION_JSON)
+        .bodyValue("{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":"
+            + "\"abcdefgh\"}],\"max_tokens\":10}")
+        .exchange().expectStatus().isOk()
+        .expectHeader().valueEquals("x-ratelimit-remaining-tokens", "80");
+    RateLimitPolicy llm = app.getBean(RateLimitPolicies.class).policy("llm");
+    RateLimitKey limited = RateLimitKey.of(key, null);
+    // the body's own usage (50) was not read over the handler's settlement
+    assertThat(app.getBean(RateLimitStore.class)
+        .inspect(llm.budgets(limited).get(0), llm.keys(limited).get(0))
+        .map(KeySnapshot::modelTokensUsed)).hasValue(7L);
   }
 
   @Test
