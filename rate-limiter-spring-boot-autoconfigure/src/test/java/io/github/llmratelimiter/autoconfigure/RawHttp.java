@@ -90,6 +90,58 @@ public final class RawHttp {
     }
   }
 
+  /** What a client saw of a stream before it went away: the status line and the first event. */
+  public record StreamStart(String statusLine, String firstEvent) {}
+
+  /** What runs while the connection is open, after the first event arrived. */
+  @FunctionalInterface
+  public interface WhileOpen {
+    /**
+     * Runs.
+     *
+     * @throws Exception if it fails
+     */
+    void run() throws Exception;
+  }
+
+  /**
+   * Sends a request whose response is an event stream, reads it up to its first {@code data:} line,
+   * runs {@code whileOpen}, then closes the connection with a reset: the server's next writes fail,
+   * as when a client goes away mid-stream.
+   *
+   * @param port the server's port on localhost
+   * @param requestLine for example {@code POST /llm/stream HTTP/1.1}
+   * @param headers the headers besides {@code Host} (with the body's {@code Content-Length})
+   * @param body the body
+   * @param whileOpen what runs before the reset
+   * @return the status line and the first {@code data:} line ({@code null} when none came)
+   * @throws Exception if the connection or {@code whileOpen} fails
+   */
+  public static StreamStart firstEventThenReset(int port, String requestLine, List<Header> headers,
+      byte[] body, WhileOpen whileOpen) throws Exception {
+    try (Socket socket = new Socket("localhost", port)) {
+      socket.setSoTimeout(10_000);
+      StringBuilder head = new StringBuilder(requestLine).append("\r\nHost: localhost\r\n");
+      for (Header h : headers) {
+        head.append(h.name()).append(": ").append(h.value()).append("\r\n");
+      }
+      OutputStream out = socket.getOutputStream();
+      out.write(head.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
+      out.write(body);
+      out.flush();
+      InputStream in = socket.getInputStream();
+      String status = line(in);
+      String event;
+      do {
+        event = line(in);
+      } while (!event.startsWith("data:"));
+      whileOpen.run();
+      socket.setSoLinger(true, 0); // close with a reset
+      return new StreamStart(status, new String(event.getBytes(StandardCharsets.ISO_8859_1),
+          StandardCharsets.UTF_8));
+    }
+  }
+
   /**
    * Frames a body in chunks of at most {@code size} bytes, ending with the last chunk.
    *

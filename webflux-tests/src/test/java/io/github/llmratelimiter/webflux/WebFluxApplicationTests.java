@@ -3,6 +3,7 @@ package io.github.llmratelimiter.webflux;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
+import io.github.llmratelimiter.autoconfigure.Bursts;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitKey;

@@ -3,7 +3,8 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import static io.github.llmratelimiter.autoconfigure.redis.RedisGateways.LIMIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.redis.RedisGateways.Answer;
+import io.github.llmratelimiter.autoconfigure.Bursts;
+import io.github.llmratelimiter.autoconfigure.Bursts.Answer;
 import io.github.llmratelimiter.redis.RedisServer;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,8 +60,8 @@ class RedisBurstTests {
       List<Answer> answers = RedisGateways.burst(apps, "sk-burst-" + rep + "-" + System.nanoTime(),
           BURST);
       long errors = apps.stream().mapToLong(a -> RedisGateways.store(a).errorCount()).sum();
-      results.add("rep " + rep + ": ok=" + RedisGateways.count(answers, 200)
-          + " limited=" + RedisGateways.count(answers, 429)
+      results.add("rep " + rep + ": ok=" + Bursts.count(answers, 200)
+          + " limited=" + Bursts.count(answers, 429)
           + " slowest=" + answers.stream().mapToLong(Answer::millis).max().orElse(0) + "ms"
           + " storeErrors=" + errors);
     }

@@ -1,21 +1,16 @@
 package io.github.llmratelimiter.autoconfigure.redis;
 
+import io.github.llmratelimiter.autoconfigure.Bursts;
+import io.github.llmratelimiter.autoconfigure.Bursts.Answer;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RedisServer;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -32,10 +27,7 @@ import org.springframework.web.bind.annotation.RestController;
 final class RedisGateways {
 
   static final int LIMIT = 3;
-  static final String MODEL = "gpt-4o";
-
-  private static final HttpClient HTTP = HttpClient.newBuilder()
-      .connectTimeout(Duration.ofSeconds(10)).build();
+  static final String MODEL = Bursts.MODEL;
 
   private RedisGateways() {}
 
@@ -78,34 +70,12 @@ final class RedisGateways {
     return app.getBean(RedisRateLimitStore.class);
   }
 
-  /** What one request got: its status and how long it took. */
-  record Answer(int status, long millis) {}
-
   /**
    * Sends {@code count} concurrent chat requests of one API key, spread over the applications in
    * turn, and returns each answer.
    */
   static List<Answer> burst(List<ConfigurableApplicationContext> apps, String apiKey, int count) {
-    List<CompletableFuture<Answer>> calls = new ArrayList<>();
-    for (int i = 0; i < count; i++) {
-      HttpRequest request = HttpRequest.newBuilder(URI.create(
-              "http://127.0.0.1:" + port(apps.get(i % apps.size())) + "/v1/chat/completions"))
-          .header("Authorization", "Bearer " + apiKey)
-          .header("Content-Type", "application/json")
-          .timeout(Duration.ofSeconds(30))
-          .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL
-              + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-          .build();
-      long start = System.nanoTime();
-      calls.add(HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding())
-          .thenApply(r -> new Answer(r.statusCode(),
-              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))));
-    }
-    return calls.stream().map(c -> c.orTimeout(60, TimeUnit.SECONDS).join()).toList();
-  }
-
-  static long count(List<Answer> answers, int status) {
-    return answers.stream().filter(a -> a.status() == status).count();
+    return Bursts.burst(apps.stream().map(RedisGateways::port).toList(), apiKey, count);
   }
 
   /** The window used by {@code apiKey} on the chat policy's gpt-4o level, as Redis holds it. */

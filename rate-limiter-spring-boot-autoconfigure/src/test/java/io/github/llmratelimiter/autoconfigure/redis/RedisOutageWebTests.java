@@ -3,7 +3,8 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import static io.github.llmratelimiter.autoconfigure.redis.RedisGateways.LIMIT;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.redis.RedisGateways.Answer;
+import io.github.llmratelimiter.autoconfigure.Bursts;
+import io.github.llmratelimiter.autoconfigure.Bursts.Answer;
 import io.github.llmratelimiter.redis.RunningRedis;
 import io.github.llmratelimiter.redis.RedisStores;
 import java.util.List;
@@ -69,14 +70,14 @@ class RedisOutageWebTests {
           + " latency ms avg=" + Math.round(millis.getAverage()) + " max=" + millis.getMax());
       assertThat(millis.getMax()).isLessThan(LATENCY_BOUND_MS);
       switch (policy) {
-        case "fail-closed" -> assertThat(RedisGateways.count(answers, 503)).isEqualTo(BURST);
-        case "fail-open" -> assertThat(RedisGateways.count(answers, 200)).isEqualTo(BURST);
+        case "fail-closed" -> assertThat(Bursts.count(answers, 503)).isEqualTo(BURST);
+        case "fail-open" -> assertThat(Bursts.count(answers, 200)).isEqualTo(BURST);
         default -> {
           // N = 2 instances, share s = max(1, floor(3 / 2)) = 1: the first instance admitted 1
           // through Redis and admits nothing more; the second admits its share. Together with the
           // one request Redis admitted: at most L + (N - 1) * s = 4, here 2.
-          assertThat(RedisGateways.count(answers, 200)).isEqualTo(1);
-          assertThat(RedisGateways.count(answers, 429)).isEqualTo(BURST - 1);
+          assertThat(Bursts.count(answers, 200)).isEqualTo(1);
+          assertThat(Bursts.count(answers, 429)).isEqualTo(BURST - 1);
         }
       }
 
@@ -90,8 +91,8 @@ class RedisOutageWebTests {
       await("the key holds only the request Redis admitted",
           () -> RedisGateways.windowUsed(one, key) == 1);
       List<Answer> after = RedisGateways.burst(apps, key, 10);
-      assertThat(RedisGateways.count(after, 200)).isEqualTo(LIMIT - 1);
-      assertThat(RedisGateways.count(after, 429)).isEqualTo(10 - (LIMIT - 1));
+      assertThat(Bursts.count(after, 200)).isEqualTo(LIMIT - 1);
+      assertThat(Bursts.count(after, 429)).isEqualTo(10 - (LIMIT - 1));
     }
   }
 

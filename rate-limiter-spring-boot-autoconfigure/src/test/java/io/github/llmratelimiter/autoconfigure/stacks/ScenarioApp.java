@@ -1,16 +1,12 @@
 package io.github.llmratelimiter.autoconfigure.stacks;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.gateway.RateLimitObserver;
-import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -92,49 +88,13 @@ public class ScenarioApp {
   }
 
   @Bean
-  Settlements settlements() {
-    return new Settlements();
+  Reconciliations reconciliations() {
+    return new Reconciliations();
   }
 
   @Bean
   StreamGates streamGates() {
     return new StreamGates();
-  }
-
-  /** Every reconciliation of model tokens: policy, estimate and actual. */
-  public static final class Settlements implements RateLimitObserver {
-
-    /** One reconciliation. */
-    public record Settled(String policy, long estimate, long actual) {}
-
-    private final BlockingQueue<Settled> queue = new LinkedBlockingQueue<>();
-
-    @Override
-    public void onDecision(RateLimitOutcome outcome, long nanos) {}
-
-    @Override
-    public void onReconcile(String policy, long estimate, long actual) {
-      queue.add(new Settled(policy, estimate, actual));
-    }
-
-    /**
-     * Waits (bounded) for the next reconciliation.
-     *
-     * @return it
-     * @throws InterruptedException if interrupted
-     */
-    public Settled next() throws InterruptedException {
-      Settled s = queue.poll(10, TimeUnit.SECONDS);
-      if (s == null) {
-        throw new AssertionError("no reconciliation within 10 s");
-      }
-      return s;
-    }
-
-    /** Forgets what was recorded. */
-    public void clear() {
-      queue.clear();
-    }
   }
 
   /** The gates that hold a stream after its first event until the test opens them. */

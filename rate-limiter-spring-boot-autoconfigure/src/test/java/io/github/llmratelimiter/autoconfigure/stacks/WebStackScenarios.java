@@ -7,18 +7,15 @@ import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
-import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp.Settlements;
-import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp.Settlements.Settled;
+import io.github.llmratelimiter.autoconfigure.RawHttp.StreamStart;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.Reconciliations.Settled;
 import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp.StreamGates;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -115,8 +112,8 @@ public abstract class WebStackScenarios {
   }
 
   @BeforeEach
-  void forgetEarlierSettlements() {
-    app.getBean(Settlements.class).clear();
+  void forgetEarlierReconciliations() {
+    app.getBean(Reconciliations.class).clear();
   }
 
   /**
@@ -153,7 +150,7 @@ public abstract class WebStackScenarios {
   }
 
   private Settled nextSettlement() throws InterruptedException {
-    return app.getBean(Settlements.class).next();
+    return app.getBean(Reconciliations.class).next();
   }
 
   private WebTestClient.ResponseSpec get(String path, String apiKey) {
@@ -552,24 +549,12 @@ public abstract class WebStackScenarios {
     String key = newKey();
     String gate = "cancel-" + key;
     byte[] body = ScenarioApp.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
-    try (Socket socket = new Socket("localhost", port)) {
-      socket.setSoTimeout(10_000);
-      OutputStream out = socket.getOutputStream();
-      out.write(("POST /llm/stream?usage=9&flood=true&gate=" + gate + " HTTP/1.1\r\nHost: localhost\r\n"
-          + "Authorization: Bearer " + key + "\r\nContent-Type: application/json\r\n"
-          + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.write(body);
-      out.flush();
-      BufferedReader in = new BufferedReader(
-          new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-      assertThat(in.readLine()).startsWith("HTTP/1.1 200");
-      String line;
-      do {
-        line = in.readLine();
-      } while (line != null && !line.startsWith("data:"));
-      assertThat(line).startsWith("data:{\"choices\"");
-      socket.setSoLinger(true, 0); // close with a reset: the server's next writes fail
-    }
+    StreamStart start = RawHttp.firstEventThenReset(port,
+        "POST /llm/stream?usage=9&flood=true&gate=" + gate + " HTTP/1.1",
+        List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),
+            header("Content-Length", Integer.toString(body.length))), body, () -> { });
+    assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
+    assertThat(start.firstEvent()).startsWith("data:{\"choices\"");
     // the stream goes on once the client is gone: its usage chunk never goes out
     app.getBean(StreamGates.class).open(gate);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));

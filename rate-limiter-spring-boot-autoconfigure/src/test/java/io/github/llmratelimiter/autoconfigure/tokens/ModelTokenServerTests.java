@@ -2,9 +2,13 @@ package io.github.llmratelimiter.autoconfigure.tokens;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
+
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations.Settled;
-import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.RawHttp;
+import io.github.llmratelimiter.autoconfigure.RawHttp.StreamStart;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.Reconciliations.Settled;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.StreamGate;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -12,10 +16,6 @@ import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -133,26 +133,14 @@ class ModelTokenServerTests {
   void clientDisconnectingMidStreamIsChargedTheEstimateWhenTheStreamEnds() throws Exception {
     String key = "sk-stream-cancel-000004";
     byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
-    try (Socket socket = new Socket("localhost", port)) {
-      socket.setSoTimeout(10_000);
-      OutputStream out = socket.getOutputStream();
-      out.write(("POST /llm/stream?hold=true&usage=9 HTTP/1.1\r\nHost: localhost\r\n"
-          + "Authorization: Bearer " + key + "\r\nContent-Type: application/json\r\n"
-          + "Content-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-      out.write(body);
-      out.flush();
-      BufferedReader in = new BufferedReader(
-          new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-      assertThat(in.readLine()).isEqualTo("HTTP/1.1 200 ");
-      String line;
-      do {
-        line = in.readLine();
-      } while (line != null && !line.startsWith("data: "));
-      assertThat(line).startsWith("data: {\"choices\"");
-      assertThat(gate.firstChunkSent.await(10, TimeUnit.SECONDS)).isTrue();
-      assertThat(gate.reservation.settled()).isFalse(); // the stream is still open
-      socket.setSoLinger(true, 0); // close with a reset: the server's next writes fail
-    }
+    StreamStart start = RawHttp.firstEventThenReset(port, "POST /llm/stream?hold=true&usage=9 HTTP/1.1",
+        List.of(header("Authorization", "Bearer " + key), header("Content-Type", "application/json"),
+            header("Content-Length", Integer.toString(body.length))), body, () -> {
+          assertThat(gate.firstChunkSent.await(10, TimeUnit.SECONDS)).isTrue();
+          assertThat(gate.reservation.settled()).isFalse(); // the stream is still open
+        });
+    assertThat(start.statusLine()).isEqualTo("HTTP/1.1 200 ");
+    assertThat(start.firstEvent()).startsWith("data: {\"choices\"");
     gate.clientGone.countDown();
     // the usage chunk never went out: the stream is settled with its estimate once it has ended
     assertThat(settled.next()).isEqualTo(new Settled("llm", 20, 20));

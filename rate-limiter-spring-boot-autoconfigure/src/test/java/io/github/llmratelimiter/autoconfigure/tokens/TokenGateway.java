@@ -1,19 +1,16 @@
 package io.github.llmratelimiter.autoconfigure.tokens;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
-import io.github.llmratelimiter.gateway.RateLimitObserver;
-import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -60,42 +57,6 @@ public class TokenGateway {
   @Bean
   StreamGate streamGate() {
     return new StreamGate();
-  }
-
-  /** Every reconciliation: policy, estimate and actual. */
-  public static final class Reconciliations implements RateLimitObserver {
-
-    /** One reconciliation. */
-    public record Settled(String policy, long estimate, long actual) {}
-
-    private final BlockingQueue<Settled> queue = new LinkedBlockingQueue<>();
-
-    @Override
-    public void onDecision(RateLimitOutcome outcome, long nanos) {}
-
-    @Override
-    public void onReconcile(String policy, long estimate, long actual) {
-      queue.add(new Settled(policy, estimate, actual));
-    }
-
-    /** Waits (bounded) for the next reconciliation. */
-    public Settled next() throws InterruptedException {
-      Settled s = queue.poll(10, TimeUnit.SECONDS);
-      if (s == null) {
-        throw new AssertionError("no reconciliation within 10 s");
-      }
-      return s;
-    }
-
-    /** Forgets what was recorded. */
-    public void clear() {
-      queue.clear();
-    }
-
-    /** Returns the reconciliations recorded and not yet taken. */
-    public int pending() {
-      return queue.size();
-    }
   }
 
   /** Lets a test hold a stream after its first chunk until the client has gone. */

@@ -8,8 +8,8 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
-import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
