@@ -7,6 +7,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.LongSummaryStatistics;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -81,5 +82,20 @@ public final class Bursts {
    */
   public static long count(List<Answer> answers, int status) {
     return answers.stream().filter(a -> a.status() == status).count();
+  }
+
+  /**
+   * Prints what a burst got (its statuses, its mean and longest latency) under a label, and returns
+   * the longest latency.
+   *
+   * @param label what the burst was, for the log
+   * @param answers the answers
+   * @return the longest latency, in milliseconds
+   */
+  public static long report(String label, List<Answer> answers) {
+    LongSummaryStatistics millis = answers.stream().mapToLong(Answer::millis).summaryStatistics();
+    System.out.println(label + ": " + answers.stream().map(Answer::status).distinct().toList()
+        + " latency ms avg=" + Math.round(millis.getAverage()) + " max=" + millis.getMax());
+    return millis.getMax();
   }
 }

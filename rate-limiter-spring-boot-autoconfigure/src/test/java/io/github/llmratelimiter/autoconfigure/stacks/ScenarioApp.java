@@ -75,13 +75,6 @@ public class ScenarioApp {
       "ratelimiter.web.routes[7].policy=routed",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
-  /**
-   * A body the default estimator counts as 20 model tokens: 3 per request, 4 for the message,
-   * ceil(12 bytes of "user" + "abcdefgh" / 4) = 3, and max_tokens 10.
-   */
-  public static final String BODY_OF_20 =
-      "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"abcdefgh\"}],\"max_tokens\":10}";
-
   @Bean
   ManualTicker ticker() {
     return new ManualTicker();

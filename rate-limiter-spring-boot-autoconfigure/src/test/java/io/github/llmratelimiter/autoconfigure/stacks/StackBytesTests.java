@@ -3,9 +3,10 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
+import io.github.llmratelimiter.autoconfigure.RawHttp;
+import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,7 +69,7 @@ class StackBytesTests {
         "{\"model\":\"gpt-4o\",\"pad\":\"" + "x".repeat(20_000) + "\"}", key));
     calls.add(call("POST /v1/chat HTTP/1.1",
         "{\"model\":\"gpt-4o\",\"pad\":\"" + "x".repeat(70_000) + "\"}", key));
-    calls.add(call("POST /llm/chat?usage=9 HTTP/1.1", ScenarioApp.BODY_OF_20, key));
+    calls.add(call("POST /llm/chat?usage=9 HTTP/1.1", TokenGateway.BODY_OF_20, key));
     calls.add(call("POST /llm/chat HTTP/1.1",
         "{\"model\":\"m\",\"messages\":[],\"max_tokens\":-5}", key));
     return calls;

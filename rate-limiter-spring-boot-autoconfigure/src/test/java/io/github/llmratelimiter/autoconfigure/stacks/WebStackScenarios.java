@@ -4,13 +4,14 @@ import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
-import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
 import io.github.llmratelimiter.autoconfigure.RawHttp.StreamStart;
-import io.github.llmratelimiter.autoconfigure.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.Reconciliations.Settled;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp.StreamGates;
+import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitKey;
@@ -481,7 +482,7 @@ public abstract class WebStackScenarios {
   @Test
   void aJsonResponsesUsageReplacesTheEstimate() throws Exception {
     String key = newKey();
-    postJson("/llm/chat?usage=9", key, ScenarioApp.BODY_OF_20).expectStatus().isOk()
+    postJson("/llm/chat?usage=9", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
         .expectHeader().valueEquals("x-ratelimit-remaining-tokens", "80");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 9));
     assertThat(modelTokensUsed(key)).isEqualTo(9);
@@ -490,7 +491,7 @@ public abstract class WebStackScenarios {
   @Test
   void anUpstreamErrorStatusWithoutUsageIsRefunded() throws Exception {
     String key = newKey();
-    postJson("/llm/chat?fail=status", key, ScenarioApp.BODY_OF_20).expectStatus().isEqualTo(502);
+    postJson("/llm/chat?fail=status", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(502);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
     assertThat(modelTokensUsed(key)).isZero();
     assertThat(windowUsed("llm", key, null)).isEqualTo(1); // the RPM slot stays charged
@@ -499,7 +500,7 @@ public abstract class WebStackScenarios {
   @Test
   void anUpstreamErrorBeforeTheResponseIsRefunded() throws Exception {
     String key = newKey();
-    postJson("/llm/chat?fail=throw", key, ScenarioApp.BODY_OF_20).expectStatus().is5xxServerError();
+    postJson("/llm/chat?fail=throw", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
     assertThat(modelTokensUsed(key)).isZero();
   }
@@ -512,7 +513,7 @@ public abstract class WebStackScenarios {
             URI.create("http://localhost:" + port + "/llm/stream?usage=9&gate=" + gate))
         .header("Authorization", "Bearer " + key).header("Content-Type", JSON)
         .timeout(Duration.ofSeconds(30))
-        .POST(HttpRequest.BodyPublishers.ofString(ScenarioApp.BODY_OF_20)).build(),
+        .POST(HttpRequest.BodyPublishers.ofString(TokenGateway.BODY_OF_20)).build(),
         HttpResponse.BodyHandlers.ofLines());
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue("80");
@@ -530,7 +531,7 @@ public abstract class WebStackScenarios {
   @Test
   void aStreamWithoutAUsageChunkKeepsItsEstimate() throws Exception {
     String key = newKey();
-    WebTestClient.ResponseSpec ok = postJson("/llm/stream", key, ScenarioApp.BODY_OF_20).expectStatus().isOk();
+    WebTestClient.ResponseSpec ok = postJson("/llm/stream", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
     assertThat(body(ok)).endsWith("data:[DONE]\n\n");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
     assertThat(modelTokensUsed(key)).isEqualTo(20);
@@ -539,7 +540,7 @@ public abstract class WebStackScenarios {
   @Test
   void aStreamFailingBeforeItsFirstEventIsRefunded() throws Exception {
     String key = newKey();
-    postJson("/llm/stream?fail=true", key, ScenarioApp.BODY_OF_20).expectStatus().is5xxServerError();
+    postJson("/llm/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
     assertThat(modelTokensUsed(key)).isZero();
   }
@@ -548,7 +549,7 @@ public abstract class WebStackScenarios {
   void aClientCancellingMidStreamIsChargedTheEstimate() throws Exception {
     String key = newKey();
     String gate = "cancel-" + key;
-    byte[] body = ScenarioApp.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
+    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
     StreamStart start = RawHttp.firstEventThenReset(port,
         "POST /llm/stream?usage=9&flood=true&gate=" + gate + " HTTP/1.1",
         List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),

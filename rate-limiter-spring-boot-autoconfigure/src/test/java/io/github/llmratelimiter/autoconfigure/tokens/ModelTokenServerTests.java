@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.RawHttp.StreamStart;
-import io.github.llmratelimiter.autoconfigure.Reconciliations;
+import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.autoconfigure.Reconciliations.Settled;
+import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.StreamGate;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
