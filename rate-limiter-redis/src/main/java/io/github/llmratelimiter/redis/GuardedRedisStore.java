@@ -61,7 +61,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final LongAdder refunds = new LongAdder();
   private final long instanceId = ThreadLocalRandom.current().nextLong(1L << 52);
   private final long heartbeatTtlMs;
-  private final ScheduledExecutorService heartbeats;
+  private final ScheduledExecutorService timer;
   private final long heartbeatMs;
   private final long pingMillis;
   static final long PING_MILLIS = 300;
@@ -100,7 +100,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
     this.pingMillis = Math.max(1, Math.min(PING_MILLIS,
         TimeUnit.NANOSECONDS.toMillis(replies.silenceNanos())));
-    this.heartbeats = timer;
+    this.timer = timer;
     this.heartbeatMs = heartbeatInterval.toMillis();
   }
 
@@ -156,7 +156,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       failed(e, 0);
       breaker.transitionToOpenState();
     }
-    heartbeats.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
+    timer.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
         TimeUnit.MILLISECONDS);
   }
 
@@ -545,7 +545,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public void close() {
-    heartbeats.shutdownNow();
+    timer.shutdownNow();
     redis.close();
     if (fallback != null) {
       fallback.close();
