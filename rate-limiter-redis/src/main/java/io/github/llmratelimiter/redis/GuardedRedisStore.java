@@ -19,9 +19,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -296,16 +294,30 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     if (!breaker.tryAcquirePermission()) {
       return outage(call);
     }
+    // the caller waits on its own thread, and decodes there: no timer task, no work on Redis's loop
     long start = System.nanoTime();
-    CompletableFuture<AcquireReply> reply = send(call, start);
-    AcquireReply r = null;
-    Throwable failure = null;
+    long deadline = start + replies.maxWaitNanos();
+    CompletableFuture<AcquireReply> sent = null;
     try {
-      r = reply.join();
-    } catch (CompletionException | CancellationException e) {
-      failure = e;
+      sent = redis.submit(call, deadline);
+      AcquireReply reply = replies.await(sent, start);
+      if (reply.expired) { // see send: sent once more with the corrected estimate
+        sent = redis.submit(call, deadline);
+        reply = replies.await(sent, start);
+        if (reply.expired) {
+          throw new RedisException("Redis ran the call after its deadline twice");
+        }
+      }
+      return finish(call, start, reply, null);
+    } catch (RedisException e) {
+      if (sent != null) {
+        refundWhenLate(call, sent);
+      }
+      return finish(call, start, null, e);
+    } catch (RuntimeException e) {
+      breaker.releasePermission(); // not Redis's failure: the permission goes back unused
+      throw e;
     }
-    return finish(call, start, r, failure); // on the caller's thread, not on Redis's event loop
   }
 
   private CompletableFuture<Reservation> decideAsync(LuaRateLimitStore.Call call) {
