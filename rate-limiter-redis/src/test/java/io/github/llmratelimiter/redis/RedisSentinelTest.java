@@ -11,9 +11,6 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,7 +25,6 @@ class RedisSentinelTest {
 
   /** Five calls per hour: no window slides during the test, however slow the failover. */
   private static final Budget FIVE = new Budget("rpm", new WindowLimit(5, Duration.ofHours(1)), null);
-  private static final Duration RECOVERY = Duration.ofSeconds(30);
 
   private SentinelGroup group;
 
@@ -68,7 +64,7 @@ class RedisSentinelTest {
 
       group.promoteReplica();
       assertThat(group.currentMasterPort()).isEqualTo(group.replica().port());
-      await("the store reconnects through the Sentinel", store::ping);
+      SentinelGroup.await("the store reconnects through the Sentinel", store::ping);
       assertThat(store.degraded()).isFalse();
 
       // the old master is dead: every decision from here on is the new master's
@@ -94,14 +90,6 @@ class RedisSentinelTest {
       return c.sync().keys(prefix + ":{*").stream().sorted().toList();
     } finally {
       client.shutdown();
-    }
-  }
-
-  private static void await(String what, BooleanSupplier condition) {
-    long deadline = System.nanoTime() + RECOVERY.toNanos();
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime() - deadline).as("timed out waiting until " + what).isNegative();
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // bounded wait on a condition
     }
   }
 }

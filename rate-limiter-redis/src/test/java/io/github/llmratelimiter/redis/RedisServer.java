@@ -170,6 +170,34 @@ public final class RedisServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Returns how many lines of the log contain {@code text}.
+   *
+   * @param text the text to look for
+   * @return the number of lines
+   */
+  public long logged(String text) {
+    return log().lines().filter(line -> line.contains(text)).count();
+  }
+
+  /**
+   * Waits (at most 10 s) until more than {@code before} lines of the log contain {@code text}.
+   *
+   * @param text the text to look for, for example why the server refused a connection
+   * @param before the count of such lines before, from {@link #logged}
+   * @throws IllegalStateException if no further line came within the wait
+   */
+  public void awaitLogged(String text, long before) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (logged(text) <= before) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("redis-server on port " + port + " did not log '" + text
+            + "' within 10 s; see " + dir.resolve("redis.log").toAbsolutePath());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded wait on a condition
+    }
+  }
+
   /** Whether the process runs. */
   public synchronized boolean running() {
     return process != null && process.isAlive();

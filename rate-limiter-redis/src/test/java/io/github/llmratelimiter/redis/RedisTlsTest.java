@@ -22,8 +22,6 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -95,6 +93,7 @@ class RedisTlsTest {
 
   @Test
   void refusesAPlainTextClient() throws IOException {
+    long before = server.logged("wrong version number");
     RedisURI plain = RedisURI.create("redis://127.0.0.1:" + server.port());
     try (RedisRateLimitStore store = store(plain, null)) {
       assertThat(acquire(store).reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
@@ -108,27 +107,30 @@ class RedisTlsTest {
       String reply = read(s.getInputStream());
       assertThat(reply).doesNotContain("PONG");
     }
-    awaitLogged("wrong version number");
+    server.awaitLogged("wrong version number", before);
   }
 
   @Test
   void refusesAClientWithoutACertificate() {
+    long before = server.logged("did not return a certificate");
     try (RedisRateLimitStore store = store(server.uri(), trustingTheCa().build())) {
       assertThat(acquire(store).reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
       assertThat(store.errorCount()).isPositive();
-      awaitLogged("did not return a certificate");
+      server.awaitLogged("did not return a certificate", before);
     }
   }
 
   @Test
   void refusesAServerWhoseCaIsNotTrusted() {
+    long before = server.logged("certificate unknown");
     // the JVM's default trust store does not hold the test CA
     SslOptions defaultTrust = SslOptions.builder().keyManager(certificates.clientCertificate().toFile(),
         certificates.clientKey().toFile(), null).build();
     try (RedisRateLimitStore store = store(server.uri(), defaultTrust)) {
       assertThat(acquire(store).reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
       assertThat(store.errorCount()).isPositive();
-      awaitLogged("certificate unknown"); // the client's alert: it did not trust the server
+      // the client's alert: it did not trust the server
+      server.awaitLogged("certificate unknown", before);
     }
   }
 
@@ -146,15 +148,6 @@ class RedisTlsTest {
           .withMessageContaining("ClientOptions");
     } finally {
       applications.shutdown();
-    }
-  }
-
-  /** Waits (bounded) until the server logged a refused TLS connection for {@code reason}. */
-  private static void awaitLogged(String reason) {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!server.log().contains(reason)) {
-      assertThat(System.nanoTime() - deadline).as("the server logs '" + reason + "'").isNegative();
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded wait on a condition
     }
   }
 

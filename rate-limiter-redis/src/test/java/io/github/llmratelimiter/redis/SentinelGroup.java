@@ -168,7 +168,15 @@ public final class SentinelGroup implements AutoCloseable {
     }
   }
 
-  private void await(String what, BooleanSupplier condition) {
+  /**
+   * Waits, at most 30 s, until {@code condition} holds: the bound on a failover and on a client's
+   * reconnection after it.
+   *
+   * @param what the condition, for the failure's message
+   * @param condition the condition
+   * @throws IllegalStateException if it did not hold within 30 s
+   */
+  public static void await(String what, BooleanSupplier condition) {
     long deadline = System.nanoTime() + WAIT.toNanos();
     while (!condition.getAsBoolean()) {
       if (System.nanoTime() - deadline > 0) {
