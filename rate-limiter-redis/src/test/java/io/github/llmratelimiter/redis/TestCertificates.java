@@ -109,7 +109,8 @@ public final class TestCertificates {
 
   private void keytool(String... args) throws IOException {
     List<String> cmd = new ArrayList<>(List.of(
-        Path.of(System.getProperty("java.home"), "bin", "keytool").toString()));
+        Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+        "-J-XX:TieredStopAtLevel=1", "-J-XX:+UseSerialGC")); // a short run: start fast
     cmd.addAll(List.of(args));
     cmd.addAll(List.of("-storetype", "PKCS12", "-storepass", PASSWORD, "-keypass", PASSWORD,
         "-noprompt"));
