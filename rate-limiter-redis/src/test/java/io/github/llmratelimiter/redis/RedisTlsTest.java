@@ -24,6 +24,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -42,10 +43,16 @@ class RedisTlsTest {
 
   @BeforeAll
   static void startServer() {
-    assumeTrue(RedisServer.supportsTls(),
-        "SKIPPED: the redis-server binary was built without TLS, so no TLS test can run here");
-    certificates = TestCertificates.create(Path.of("target", "tls-" + System.nanoTime()));
-    server = RedisServer.startTls(certificates);
+    if (RedisServer.supportsTls()) {
+      certificates = TestCertificates.create(Path.of("target", "tls-" + System.nanoTime()));
+      server = RedisServer.startTls(certificates);
+    }
+  }
+
+  @BeforeEach
+  void tlsServer() {
+    assumeTrue(server != null,
+        "skipped: the redis-server binary was built without TLS, so no TLS test can run here");
   }
 
   @AfterAll

@@ -19,6 +19,7 @@ import java.security.cert.CertificateFactory;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -46,11 +47,17 @@ class RedisTlsTests {
 
   @BeforeAll
   static void startRedis() {
-    assumeTrue(RedisServer.supportsTls(),
-        "SKIPPED: the redis-server binary was built without TLS, so no TLS test can run here");
-    certificates = TestCertificates.create(Path.of("target", "tls-" + System.nanoTime()));
-    mutual = RedisServer.startTls(certificates);
-    serverAuthOnly = RedisServer.startTls(certificates, "--tls-auth-clients", "no");
+    if (RedisServer.supportsTls()) {
+      certificates = TestCertificates.create(Path.of("target", "tls-" + System.nanoTime()));
+      mutual = RedisServer.startTls(certificates);
+      serverAuthOnly = RedisServer.startTls(certificates, "--tls-auth-clients", "no");
+    }
+  }
+
+  @BeforeEach
+  void tlsServers() {
+    assumeTrue(mutual != null,
+        "skipped: the redis-server binary was built without TLS, so no TLS test can run here");
   }
 
   @AfterAll
