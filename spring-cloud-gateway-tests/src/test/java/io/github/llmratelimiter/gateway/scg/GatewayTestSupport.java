@@ -54,6 +54,14 @@ abstract class GatewayTestSupport {
       .connectTimeout(Duration.ofSeconds(5))
       .build();
 
+  /**
+   * The API key a scenario calls with: its name, unless a subclass that runs the scenario beside
+   * another on the same upstream needs keys of its own.
+   */
+  String key(String name) {
+    return name;
+  }
+
   /** A chat completion request with one user message; {@code extra} is more JSON members. */
   static String chatBody(String model, String content, String extra) {
     return "{\"model\":\"" + model + "\"," + (extra.isEmpty() ? "" : extra + ",")
