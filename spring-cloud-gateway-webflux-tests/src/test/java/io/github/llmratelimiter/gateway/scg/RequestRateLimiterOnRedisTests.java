@@ -196,6 +196,7 @@ class RequestRateLimiterOnRedisTests {
     assertThat(UPSTREAM.receivedContaining("switch scg ")).hasSize(3)
         .allSatisfy(r -> assertThat(r.path()).isEqualTo("/v1/chat/completions"));
     assertThat(UPSTREAM.receivedContaining("switch llm ")).hasSize(3);
-    assertThat(UPSTREAM.receivedContaining("denied")).isEmpty();
+    assertThat(UPSTREAM.receivedContaining("switch scg denied")).isEmpty();
+    assertThat(UPSTREAM.receivedContaining("switch llm denied")).isEmpty();
   }
 }

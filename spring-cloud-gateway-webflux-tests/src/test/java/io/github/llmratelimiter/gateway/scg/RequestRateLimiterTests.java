@@ -63,7 +63,7 @@ class RequestRateLimiterTests extends GatewayTestSupport {
       assertThat(received.authorization()).isEqualTo("Bearer " + key);
     }
 
-    String deniedMarker = "rrl-denied-call-of-the-sequence";
+    String deniedMarker = "rrl-denied-marker";
     HttpResponse<String> denied = chat(key, chatBody("gpt-4o-mini", deniedMarker, ""));
     assertThat(denied.statusCode()).isEqualTo(429);
     assertThat(denied.body()).isEmpty(); // the filter writes no body
@@ -118,7 +118,7 @@ class RequestRateLimiterTests extends GatewayTestSupport {
 
   @Test
   void keylessCallGetsTheEmptyKeyStatusAndNeverReachesTheUpstream() throws Exception {
-    String marker = "rrl-keyless-call-marker";
+    String marker = "rrl-keyless-marker";
     HttpResponse<String> r = chat(null, chatBody("gpt-4o-mini", marker, ""));
     assertThat(r.statusCode()).isEqualTo(401);
     assertThat(r.headers().firstValue("RateLimit")).isEmpty();
