@@ -23,7 +23,8 @@ class RequestRateLimiterArgumentsTests {
   @Test
   @ExtendWith(OutputCaptureExtension.class)
   void unknownPolicyFailsTheStartUpNamingTheArgument(CapturedOutput output) {
-    assertThatThrownBy(() -> new SpringApplicationBuilder(ScgReactiveGatewayApplication.class).run(
+    assertThatThrownBy(() -> new SpringApplicationBuilder(ScgReactiveGatewayApplication.class,
+        OwnNettyResources.class).run(
         "--server.port=0",
         ROUTE + "id=bad-policy",
         ROUTE + "uri=http://127.0.0.1:9",

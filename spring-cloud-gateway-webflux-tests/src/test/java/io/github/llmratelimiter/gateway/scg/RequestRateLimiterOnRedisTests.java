@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
 import io.github.llmratelimiter.redis.RunningRedis;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -28,6 +30,8 @@ import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.filter.FilterDefinition;
 import org.springframework.cloud.gateway.route.RouteDefinition;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Two reactive gateway instances ({@code application-filter.yml}) on one real redis-server: the
@@ -56,6 +60,16 @@ class RequestRateLimiterOnRedisTests {
   static void startTwoGateways() {
     first = start();
     second = start();
+    // The gateway's own RedisRateLimiter blocks the first time it runs (BlockHound sees it):
+    // Spring Data Redis opens its shared reactive connection, and reads the limiter's Lua script
+    // from its jar to load it into Redis. Both are done here, off the event loops.
+    for (ConfigurableApplicationContext gateway : new ConfigurableApplicationContext[] {first, second}) {
+      RedisScript<?> script = gateway.getBean("redisRequestRateLimiterScript", RedisScript.class);
+      script.getSha1(); // read once, then kept
+      gateway.getBean(ReactiveRedisConnectionFactory.class).getReactiveConnection().scriptingCommands()
+          .scriptLoad(ByteBuffer.wrap(script.getScriptAsString().getBytes(StandardCharsets.UTF_8)))
+          .block(Duration.ofSeconds(10));
+    }
   }
 
   @AfterAll
@@ -69,7 +83,7 @@ class RequestRateLimiterOnRedisTests {
 
   private static ConfigurableApplicationContext start() {
     // command-line arguments: above application.yml, unlike default properties
-    return new SpringApplicationBuilder(ScgReactiveGatewayApplication.class)
+    return new SpringApplicationBuilder(ScgReactiveGatewayApplication.class, OwnNettyResources.class)
         .profiles("filter")
         .run("--server.port=0",
             "--upstream.uri=" + UPSTREAM.uri(),
