@@ -40,6 +40,12 @@ import reactor.core.publisher.Mono;
  * <p>The filter shows this limiter no request body, so a call reserves no model tokens: a policy's
  * model-token (TPM) budgets are read, not charged. {@code ratelimiter.web.routes} charges them.
  *
+ * <p>Unlike the gateway's {@code RedisRateLimiter} (one token bucket per route and id, its own
+ * {@code X-RateLimit-*} headers, no {@code Retry-After}, and every call allowed while Redis fails),
+ * a call is charged to a policy: routes that name the same policy share the id's budget, on the
+ * store the application configured (in memory per instance, or {@code ratelimiter.store=redis},
+ * exact across instances), and a store failure follows {@code ratelimiter.store-failure}.
+ *
  * <p>The arguments of the routes in the gateway's properties are checked at start-up: an unknown
  * argument under the prefix, an unknown policy or a cost that is not a positive number fails it,
  * naming the argument. Routes from elsewhere are checked when the gateway loads them.

@@ -9,9 +9,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
@@ -110,6 +117,33 @@ abstract class GatewayTestSupport {
       }
     }
     return -1;
+  }
+
+  /**
+   * Sends the calls at once, each from a thread of its own released together, and returns their
+   * responses in the calls' order (each waited for at most 30 s).
+   */
+  static List<HttpResponse<String>> atOnce(List<Callable<HttpResponse<String>>> calls)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(calls.size());
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<HttpResponse<String>>> sent = new ArrayList<>();
+      for (Callable<HttpResponse<String>> call : calls) {
+        sent.add(pool.submit(() -> {
+          start.await();
+          return call.call();
+        }));
+      }
+      start.countDown();
+      List<HttpResponse<String>> responses = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : sent) {
+        responses.add(f.get(30, TimeUnit.SECONDS));
+      }
+      return responses;
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   static long header(HttpResponse<?> r, String name) {

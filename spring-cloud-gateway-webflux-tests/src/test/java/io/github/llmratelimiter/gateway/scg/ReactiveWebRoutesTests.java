@@ -3,14 +3,11 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.context.ActiveProfiles;
 
 /**
  * The MVC gateway's scenarios, run against the reactive gateway limited by {@code
@@ -25,23 +22,17 @@ class ReactiveWebRoutesTests {
 
   /** Limits per key and model, 429/401/400 problems, never reaching the upstream when denied. */
   @Nested
-  @SpringBootTest(classes = ScgReactiveGatewayApplication.class,
-      webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-  @ActiveProfiles("routes")
+  @ReactiveGatewayTest("routes")
   class Limits extends GatewayLimitTests {}
 
   /** A stream passes chunk by chunk and ends with {@code data: [DONE]}. */
   @Nested
-  @SpringBootTest(classes = ScgReactiveGatewayApplication.class,
-      webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-  @ActiveProfiles("routes")
+  @ReactiveGatewayTest("routes")
   class Streaming extends GatewayStreamingTests {}
 
   /** The proxied usage, plain or the stream's usage chunk, replaces the estimate. */
   @Nested
-  @SpringBootTest(classes = ScgReactiveGatewayApplication.class,
-      webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-  @ActiveProfiles("routes")
+  @ReactiveGatewayTest("routes")
   class TokenReconciliation extends GatewayTokenReconciliationTests {}
 
   /**
@@ -50,9 +41,7 @@ class ReactiveWebRoutesTests {
    * key and never proxied.
    */
   @Nested
-  @SpringBootTest(classes = ScgReactiveGatewayApplication.class,
-      webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-  @ActiveProfiles("filter")
+  @ReactiveGatewayTest("filter")
   class RequestRateLimiterFailures extends GatewayTestSupport {
 
     @Test

@@ -5,22 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
 import io.github.llmratelimiter.redis.RunningRedis;
 import java.net.URI;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -120,36 +115,23 @@ class RequestRateLimiterOnRedisTests {
     assertThat(GatewayTestSupport.header(one, "x-ratelimit-remaining-requests")).isEqualTo(SHARED_RPM - 1);
     assertThat(GatewayTestSupport.header(two, "x-ratelimit-remaining-requests")).isEqualTo(SHARED_RPM - 2);
 
-    int callers = 60; // 30 on each instance
-    ExecutorService pool = Executors.newFixedThreadPool(callers);
-    try {
-      CountDownLatch start = new CountDownLatch(1);
-      List<Future<HttpResponse<String>>> calls = new ArrayList<>();
-      for (int i = 0; i < callers; i++) {
-        ConfigurableApplicationContext gateway = i % 2 == 0 ? first : second;
-        String content = "redis concurrent " + i;
-        Callable<HttpResponse<String>> call = () -> {
-          start.await();
-          return post(gateway, "/v1/chat/completions", "Authorization", "Bearer " + key, content);
-        };
-        calls.add(pool.submit(call));
-      }
-      start.countDown();
-      int[] passed = new int[2];
-      for (int i = 0; i < callers; i++) {
-        HttpResponse<String> r = calls.get(i).get(30, TimeUnit.SECONDS);
-        if (r.statusCode() == 200) {
-          passed[i % 2]++;
-        } else {
-          assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
-          assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
-        }
-      }
-      assertThat(passed[0] + passed[1]).isEqualTo(SHARED_RPM - 2);
-      assertThat(UPSTREAM.receivedFor(key)).hasSize(SHARED_RPM);
-    } finally {
-      pool.shutdownNow();
+    List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
+    for (int i = 0; i < 60; i++) { // 30 on each instance
+      ConfigurableApplicationContext gateway = i % 2 == 0 ? first : second;
+      String content = "redis concurrent " + i;
+      calls.add(() -> post(gateway, "/v1/chat/completions", "Authorization", "Bearer " + key, content));
     }
+    int passed = 0;
+    for (HttpResponse<String> r : GatewayTestSupport.atOnce(calls)) {
+      if (r.statusCode() == 200) {
+        passed++;
+      } else {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+        assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
+      }
+    }
+    assertThat(passed).isEqualTo(SHARED_RPM - 2);
+    assertThat(UPSTREAM.receivedFor(key)).hasSize(SHARED_RPM);
     assertThat(post(first, "/v1/chat/completions", "Authorization", "Bearer " + key, "after")
         .statusCode()).isEqualTo(429);
     assertThat(post(second, "/v1/chat/completions", "Authorization", "Bearer " + key, "after")

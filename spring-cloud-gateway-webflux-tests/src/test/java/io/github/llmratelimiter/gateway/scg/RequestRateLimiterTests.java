@@ -3,23 +3,15 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
-import org.springframework.test.context.ActiveProfiles;
 
 /**
  * The reactive gateway's route {@code /v1/**} limited by Spring Cloud Gateway's {@code
@@ -28,9 +20,7 @@ import org.springframework.test.context.ActiveProfiles;
  * sequentially and under concurrency; the next call is the filter's 429 with the starter's headers
  * and never reaches the upstream; a keyless call is the filter's empty-key status, 401 here.
  */
-@SpringBootTest(classes = ScgReactiveGatewayApplication.class,
-    webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@ActiveProfiles("filter")
+@ReactiveGatewayTest("filter")
 class RequestRateLimiterTests extends GatewayTestSupport {
 
   private static final String POLICY_HEADER =
@@ -84,36 +74,23 @@ class RequestRateLimiterTests extends GatewayTestSupport {
   @Test
   void concurrentCallsOfOneKeyPassExactlyTheLimit() throws Exception {
     String key = "sk-rrl-concurrent-0000001";
-    int callers = 60;
-    ExecutorService pool = Executors.newFixedThreadPool(callers);
-    try {
-      CountDownLatch start = new CountDownLatch(1);
-      List<Future<HttpResponse<String>>> calls = new ArrayList<>();
-      for (int i = 0; i < callers; i++) {
-        String body = chatBody("gpt-4o-mini", "rrl concurrent " + i, "\"max_tokens\":10");
-        Callable<HttpResponse<String>> call = () -> {
-          start.await();
-          return chat(key, body);
-        };
-        calls.add(pool.submit(call));
-      }
-      start.countDown();
-      int passed = 0;
-      for (Future<HttpResponse<String>> f : calls) {
-        HttpResponse<String> r = f.get(30, TimeUnit.SECONDS);
-        if (r.statusCode() == 200) {
-          passed++;
-        } else {
-          assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
-          assertThat(header(r, "x-ratelimit-remaining-requests")).isZero();
-          assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
-        }
-      }
-      assertThat(passed).isEqualTo(RPM);
-      assertThat(UPSTREAM.receivedFor(key)).hasSize(RPM);
-    } finally {
-      pool.shutdownNow();
+    List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      String body = chatBody("gpt-4o-mini", "rrl concurrent " + i, "\"max_tokens\":10");
+      calls.add(() -> chat(key, body));
     }
+    int passed = 0;
+    for (HttpResponse<String> r : atOnce(calls)) {
+      if (r.statusCode() == 200) {
+        passed++;
+      } else {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+        assertThat(header(r, "x-ratelimit-remaining-requests")).isZero();
+        assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
+      }
+    }
+    assertThat(passed).isEqualTo(RPM);
+    assertThat(UPSTREAM.receivedFor(key)).hasSize(RPM);
   }
 
   @Test
