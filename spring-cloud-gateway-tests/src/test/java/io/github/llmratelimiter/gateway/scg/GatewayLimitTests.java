@@ -3,7 +3,6 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -144,9 +143,8 @@ class GatewayLimitTests extends GatewayTestSupport {
   @Test
   void twoDifferentApiKeysGet400AndNeverReachTheUpstream() throws Exception {
     String marker = "two-keys-marker";
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(chatRequest("sk-scg-first-key-0000001",
-            chatBody("gpt-4o-mini", marker, "")), (name, value) -> true)
-        .header("X-API-Key", "sk-scg-second-key-000002").build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r = chatWithApiKeyHeader("sk-scg-first-key-0000001", "sk-scg-second-key-000002",
+        chatBody("gpt-4o-mini", marker, ""));
     assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
     assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(r.body()).doesNotContain("sk-scg-first-key-0000001").doesNotContain("sk-scg-second-key-000002");

@@ -90,6 +90,13 @@ abstract class GatewayTestSupport {
     return http.send(chatRequest(apiKey, body), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** A chat call that also carries {@code X-API-Key}, beside {@code Authorization: Bearer} or alone. */
+  HttpResponse<String> chatWithApiKeyHeader(@Nullable String bearer, String apiKey, String body)
+      throws Exception {
+    return http.send(HttpRequest.newBuilder(chatRequest(bearer, body), (name, value) -> true)
+        .header("X-API-Key", apiKey).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
   HttpResponse<InputStream> chatStream(String apiKey, String body) throws Exception {
     return http.send(chatRequest(apiKey, body), HttpResponse.BodyHandlers.ofInputStream());
   }

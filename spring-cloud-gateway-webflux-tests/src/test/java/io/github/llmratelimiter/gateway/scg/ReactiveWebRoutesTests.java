@@ -3,7 +3,6 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Nested;
@@ -47,13 +46,13 @@ class ReactiveWebRoutesTests {
     @Test
     void twoDifferentApiKeysGetThe400Problem() throws Exception {
       String marker = "rrl-two-keys-marker";
-      HttpResponse<String> r = http.send(HttpRequest.newBuilder(chatRequest("sk-rrl-first-key-000001",
-              chatBody("gpt-4o-mini", marker, "")), (name, value) -> true)
-          .header("X-API-Key", "sk-rrl-second-key-00002").build(), HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> r = chatWithApiKeyHeader("sk-rrl-first-key-000001", "sk-rrl-second-key-00002",
+          chatBody("gpt-4o-mini", marker, ""));
       assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
       assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
       assertThat(JsonPath.<Integer>read(r.body(), "$.status")).isEqualTo(400);
-      assertThat(r.body()).doesNotContain("sk-rrl-first-key-000001").doesNotContain("sk-rrl-second-key-00002");
+      assertThat(r.body()).doesNotContain("sk-rrl-first-key-000001")
+          .doesNotContain("sk-rrl-second-key-00002");
       assertThat(UPSTREAM.receivedContaining(marker)).isEmpty();
       assertThat(chatBudget("sk-rrl-first-key-000001", null, "windowUsed")).isEqualTo(-1);
     }

@@ -3,7 +3,6 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,9 +107,8 @@ class RequestRateLimiterTests extends GatewayTestSupport {
     String key = "sk-rrl-two-headers-000001";
     assertThat(header(chat(key, chatBody("gpt-4o-mini", "rrl bearer", "")),
         "x-ratelimit-remaining-requests")).isEqualTo(RPM - 1);
-    HttpResponse<String> viaHeader = http.send(HttpRequest.newBuilder(chatRequest(null,
-            chatBody("gpt-4o-mini", "rrl x-api-key", "")), (name, value) -> true)
-        .header("X-API-Key", key).build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> viaHeader =
+        chatWithApiKeyHeader(null, key, chatBody("gpt-4o-mini", "rrl x-api-key", ""));
     assertThat(viaHeader.statusCode()).isEqualTo(200);
     assertThat(header(viaHeader, "x-ratelimit-remaining-requests")).isEqualTo(RPM - 2);
   }
