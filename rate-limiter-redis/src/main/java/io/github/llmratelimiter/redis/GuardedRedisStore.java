@@ -19,9 +19,7 @@ import java.time.ZoneId;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -61,7 +59,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final LongAdder refunds = new LongAdder();
   private final long instanceId = ThreadLocalRandom.current().nextLong(1L << 52);
   private final long heartbeatTtlMs;
-  private final ScheduledExecutorService heartbeats;
+  private final ScheduledExecutorService timer;
   private final long heartbeatMs;
   private final long pingMillis;
   static final long PING_MILLIS = 300;
@@ -100,7 +98,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
     this.pingMillis = Math.max(1, Math.min(PING_MILLIS,
         TimeUnit.NANOSECONDS.toMillis(replies.silenceNanos())));
-    this.heartbeats = timer;
+    this.timer = timer;
     this.heartbeatMs = heartbeatInterval.toMillis();
   }
 
@@ -156,7 +154,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       failed(e, 0);
       breaker.transitionToOpenState();
     }
-    heartbeats.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
+    timer.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
         TimeUnit.MILLISECONDS);
   }
 
@@ -296,16 +294,30 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     if (!breaker.tryAcquirePermission()) {
       return outage(call);
     }
+    // the caller waits on its own thread, and decodes there: no timer task, no work on Redis's loop
     long start = System.nanoTime();
-    CompletableFuture<AcquireReply> reply = send(call, start);
-    AcquireReply r = null;
-    Throwable failure = null;
+    long deadline = start + replies.maxWaitNanos();
+    CompletableFuture<AcquireReply> sent = null;
     try {
-      r = reply.join();
-    } catch (CompletionException | CancellationException e) {
-      failure = e;
+      sent = redis.submit(call, deadline);
+      AcquireReply reply = replies.await(sent, start);
+      if (reply.expired) { // see send: sent once more with the corrected estimate
+        sent = redis.submit(call, deadline);
+        reply = replies.await(sent, start);
+        if (reply.expired) {
+          throw new RedisException("Redis ran the call after its deadline twice");
+        }
+      }
+      return finish(call, start, reply, null);
+    } catch (RedisException e) {
+      if (sent != null) {
+        refundWhenLate(call, sent);
+      }
+      return finish(call, start, null, e);
+    } catch (RuntimeException e) {
+      breaker.releasePermission(); // not Redis's failure: the permission goes back unused
+      throw e;
     }
-    return finish(call, start, r, failure); // on the caller's thread, not on Redis's event loop
   }
 
   private CompletableFuture<Reservation> decideAsync(LuaRateLimitStore.Call call) {
@@ -545,7 +557,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public void close() {
-    heartbeats.shutdownNow();
+    timer.shutdownNow();
     redis.close();
     if (fallback != null) {
       fallback.close();

@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -61,17 +62,31 @@ final class Replies {
   }
 
   /**
-   * Waits for a reply to a call sent at {@code sentAt}, blocking the caller.
+   * Waits for a reply to a call sent at {@code sentAt}, on the caller's thread (no timer task).
    *
    * @throws RedisCommandTimeoutException when Redis answered nothing for the silence timeout, or
    *     the longest wait passed
    * @throws RedisException when the call failed (a connection or Redis error)
    */
   <T> T await(CompletableFuture<T> reply, long sentAt) {
-    try {
-      return within(reply, sentAt).join();
-    } catch (CompletionException | CancellationException e) {
-      throw redisException(e);
+    for (;;) {
+      long now = System.nanoTime();
+      long next = nextCheck(now, sentAt);
+      if (next - now <= 0 && !reply.isDone()) {
+        throw timeout(now, sentAt);
+      }
+      try {
+        return reply.get(Math.max(0, next - now), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        // Redis may have answered earlier calls meanwhile: measure the silence again
+      } catch (ExecutionException e) {
+        throw redisException(e.getCause());
+      } catch (CancellationException e) {
+        throw redisException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new RedisException("interrupted while waiting for Redis", e);
+      }
     }
   }
 
@@ -79,6 +94,7 @@ final class Replies {
    * Returns a future of the reply to a call sent at {@code sentAt} that fails, without blocking
    * anyone, with a {@link RedisCommandTimeoutException} when Redis answered nothing for the silence
    * timeout, or the longest wait passed; and with a {@link RedisException} when the call failed.
+   * The waits are checked on the timer.
    */
   <T> CompletableFuture<T> within(CompletableFuture<T> reply, long sentAt) {
     CompletableFuture<T> result = new CompletableFuture<>();
@@ -89,38 +105,50 @@ final class Replies {
         result.completeExceptionally(redisException(failure));
       }
     });
-    check(result, reply, sentAt);
+    check(result, sentAt);
     return result;
   }
 
   /** Fails {@code result} if its call timed out, else checks again when it next could. */
-  private <T> void check(CompletableFuture<T> result, CompletableFuture<T> reply, long sentAt) {
+  private <T> void check(CompletableFuture<T> result, long sentAt) {
     if (result.isDone()) {
       return;
     }
-    long giveUpAt = sentAt + maxWaitNanos;
-    long quietUntil = Math.max(sentAt, last) + silenceNanos;
     long now = System.nanoTime();
-    long next;
-    if (now - giveUpAt >= 0) {
-      next = giveUpAt;
-    } else if (now - quietUntil < 0) {
-      next = Math.min(quietUntil, giveUpAt);
-    } else if (loop == null || loop.tickedAt() - quietUntil >= 0) {
-      next = now; // the loop ran after the silence timeout and read nothing: Redis is silent
-    } else {
-      next = Math.min(now + TimeUnit.MILLISECONDS.toNanos(EventLoopWatch.TICK_MILLIS), giveUpAt);
-    }
+    long next = nextCheck(now, sentAt);
     if (next - now <= 0) {
-      result.completeExceptionally(new RedisCommandTimeoutException(now - giveUpAt >= 0
-          ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
-          : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(now - last)
-              + " ms (the call waited " + TimeUnit.NANOSECONDS.toMillis(now - sentAt) + " ms)"));
+      result.completeExceptionally(timeout(now, sentAt));
       return;
     }
-    ScheduledFuture<?> again = timer.schedule(() -> check(result, reply, sentAt), next - now,
+    ScheduledFuture<?> again = timer.schedule(() -> check(result, sentAt), next - now,
         TimeUnit.NANOSECONDS);
     result.whenComplete((value, failure) -> again.cancel(false));
+  }
+
+  /**
+   * When to look again at a call sent at {@code sentAt} that has no reply yet, as of {@code now}:
+   * {@code now} itself once it has timed out.
+   */
+  private long nextCheck(long now, long sentAt) {
+    long giveUpAt = sentAt + maxWaitNanos;
+    long quietUntil = Math.max(sentAt, last) + silenceNanos;
+    if (now - giveUpAt >= 0) {
+      return now;
+    }
+    if (now - quietUntil < 0) {
+      return Math.min(quietUntil, giveUpAt);
+    }
+    if (loop == null || loop.tickedAt() - quietUntil >= 0) {
+      return now; // the loop ran after the silence timeout and read nothing: Redis is silent
+    }
+    return Math.min(now + TimeUnit.MILLISECONDS.toNanos(EventLoopWatch.TICK_MILLIS), giveUpAt);
+  }
+
+  private RedisCommandTimeoutException timeout(long now, long sentAt) {
+    return new RedisCommandTimeoutException(now - (sentAt + maxWaitNanos) >= 0
+        ? "no reply within " + TimeUnit.NANOSECONDS.toMillis(maxWaitNanos) + " ms"
+        : "Redis answered nothing for " + TimeUnit.NANOSECONDS.toMillis(now - last)
+            + " ms (the call waited " + TimeUnit.NANOSECONDS.toMillis(now - sentAt) + " ms)");
   }
 
   private static Throwable cause(Throwable t) {

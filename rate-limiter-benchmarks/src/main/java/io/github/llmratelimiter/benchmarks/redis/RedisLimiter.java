@@ -25,6 +25,12 @@ final class RedisLimiter implements AutoCloseable {
   /** More tokens than a run can spend, refilled slowly. */
   static final double TOKENS = 10_000_000_000.0;
   static final double REFILL_PER_SECOND = 1;
+  /**
+   * The stores' heartbeat interval while measured: none within a run. A heartbeat is one script
+   * call a second per gateway instance, not per decision; left on, it would break the check of
+   * exactly one round trip per decision.
+   */
+  static final Duration NO_HEARTBEAT = Duration.ofDays(1);
 
   final RedisServer server;
   final RedisInfo info;
@@ -42,6 +48,7 @@ final class RedisLimiter implements AutoCloseable {
         .clientResources(resources)
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
         .commandTimeout(Duration.ofSeconds(5))
+        .heartbeatInterval(NO_HEARTBEAT)
         .build();
     limiter = GatewayLimiter.builder()
         .requestsPerWindow(WINDOW_LIMIT, WINDOW)

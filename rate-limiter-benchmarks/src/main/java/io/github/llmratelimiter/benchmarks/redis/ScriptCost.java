@@ -89,6 +89,7 @@ public final class ScriptCost {
         RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
             .failurePolicy(FailurePolicy.FAIL_CLOSED)
             .commandTimeout(Duration.ofSeconds(5))
+            .heartbeatInterval(RedisLimiter.NO_HEARTBEAT)
             .build()) {
       RedisClient client = RedisClient.create(server.uri());
       try (StatefulRedisConnection<String, String> c = client.connect()) {
@@ -159,6 +160,7 @@ public final class ScriptCost {
         RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
             .failurePolicy(FailurePolicy.FAIL_CLOSED)
             .commandTimeout(Duration.ofSeconds(5))
+            .heartbeatInterval(RedisLimiter.NO_HEARTBEAT)
             .build()) {
       measure(name, calls, warmUpCalls, info, call.apply(store));
       if (store.errorCount() != 0) {

@@ -22,9 +22,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * its connections and answers nothing), a burst of 100 requests of that key arrives, Redis resumes
  * (SIGCONT). Every request is answered within a command timeout (plus slack) after it was sent;
  * the instances together admit no more than the stated bound; and no request answered by the
- * policy (a 503, a fail-open pass, a
- * fallback decision) stays charged on Redis, although Redis runs the requests it had queued once
- * it resumes: the key has its limit less the one request that Redis admitted.
+ * policy (a 503, a fail-open pass, a fallback decision) stays charged on Redis, although Redis runs
+ * the requests it had queued once it resumes: the key has its limit less the one request that Redis
+ * admitted.
  */
 class RedisOutageWebTests {
 
