@@ -165,12 +165,17 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
-  void aBudgetNameMustKeepItsLimitsWithinAStore() {
+  void aBudgetNameMustKeepItsDefaultsWithinAStoreAndTakesItsVariants() {
     try (RedisRateLimitStore store = serverTimeStore(TestRedis.freshPrefix())) {
-      store.acquire(new Budget("b", WindowLimit.perMinute(1), null), "t", 1, Composition.SEQUENTIAL);
+      Budget free = new Budget("b", WindowLimit.perMinute(1), null);
+      store.acquire(free, "t", 1, Composition.SEQUENTIAL);
       assertThatIllegalArgumentException().isThrownBy(() -> store.acquire(
               new Budget("b", WindowLimit.perMinute(2), null), "t", 1, Composition.SEQUENTIAL))
-          .withMessageContaining("budget 'b' is already used with other limits");
+          .withMessageContaining("budget 'b' is already used with other defaults");
+      Budget pro = free.variant(WindowLimit.perMinute(2), null, null, null);
+      assertThat(store.acquire(pro, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      assertThat(store.acquire(free, "t", 1, Composition.SEQUENTIAL).reason())
+          .isEqualTo(Reason.RPM_LIMIT);
     }
   }
 
