@@ -122,6 +122,24 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     assertThat(store.acquire(pro, "idle", 1, Composition.SEQUENTIAL).remaining()).isEqualTo(1);
   }
 
+  @Test
+  void aBucketExactlyFullUnderASmallerCapacityIsFreshForTheCallThatLeavesItSo() {
+    Budget org = new Budget("org", new WindowLimit(2, Duration.ofMillis(1)), null);
+    Budget pro = new Budget("key", null, new BucketLimit(5, 1));
+    Budget free = pro.variant(null, new BucketLimit(2, 1), null, null);
+    List<String> keys = List.of("acme", "k");
+    Composition rc = Composition.RESERVE_COMMIT;
+    assertThat(store.acquire(List.of(org, pro), keys, 3, rc).remaining()).isEqualTo(1);
+    assertThat(store.acquire(List.of(org), List.of("acme"), 1, rc).allowed()).isTrue();
+    // the org's window denies; the key's level, brought to now under free, holds 2 of 2: fresh
+    Decision d = store.acquire(List.of(org, free), keys, 1, rc);
+    assertThat(d.reason()).isEqualTo(Reason.RPM_LIMIT);
+    assertThat(d.level()).isEqualTo("org");
+    ticker.advanceMillis(1); // the org's window empties; the key's bucket was forgotten: 5, not 2
+    assertThat(store.acquire(List.of(org, pro), keys, 1, rc).remaining()).isEqualTo(1);
+    assertThat(store.inspect(pro, "k").orElseThrow().tokens()).isEqualTo(4.0);
+  }
+
   // ---- model tokens: the entries in the window count against the new limit ----
 
   @ParameterizedTest
