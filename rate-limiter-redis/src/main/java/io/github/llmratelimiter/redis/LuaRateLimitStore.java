@@ -468,8 +468,8 @@ final class LuaRateLimitStore implements RateLimitStore {
         slots.add(all[k - 1]);
       }
     }
-    double[] numbers = timeNumbers(4); // ARGV[1] (see release.lua)
-    numbers[3] = reservation.id();
+    // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
+    double[] numbers = {0, 1, 0, reservation.id()};
     String[] keys = slots.toArray(String[]::new);
     return watched(link.async().thenCompose(redis ->
         RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));

@@ -4,7 +4,7 @@
 -- dropped, or never taken is not there, and removing it does nothing.
 --
 -- KEYS: per level that limits concurrency, its slots key (see lib.lua); all share one hash tag
--- ARGV[1] after the three of lib.lua: the reservation id
+-- ARGV[1] after the three of lib.lua (now 0: a release reads no time): the reservation id
 -- Returns {the number of leases removed}.
 
 local id = struct.unpack('<d', ARGV[1], 25)
