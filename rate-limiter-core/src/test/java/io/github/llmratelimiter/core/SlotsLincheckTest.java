@@ -65,8 +65,8 @@ public class SlotsLincheckTest {
   @Test
   void slotsAreTakenAndGivenBackAtomically() {
     new ModelCheckingOptions()
-        .iterations(10)
-        .invocationsPerIteration(200)
+        .iterations(8)
+        .invocationsPerIteration(150)
         .threads(2)
         .actorsPerThread(3)
         .actorsBefore(2)
