@@ -111,16 +111,12 @@ final class ScriptBudget {
     return keys;
   }
 
-  /** The slots key among the level keys of {@link #levelKeys}; only for a concurrency budget. */
-  String slotsKey(String[] levelKeys) {
-    return levelKeys[keyCount - 1];
-  }
 
   /**
    * Copies the {@link #keyCount} keys of the level of {@code key} under {@code root} (limiter keys
-   * in clear) into {@code to} from {@code at}: its state key, and its model-token keys when the
-   * budget limits model tokens; returns the root's reservation counter when {@code key} is the
-   * root, else null.
+   * in clear) into {@code to} from {@code at}: its state key, its model-token keys when the budget
+   * limits model tokens, its slots key when it limits concurrency; returns the root's reservation
+   * counter when {@code key} is the root, else null.
    */
   @Nullable String copyKeys(String root, String key, String[] to, int at) {
     int h = root.hashCode() * 31 + key.hashCode();
