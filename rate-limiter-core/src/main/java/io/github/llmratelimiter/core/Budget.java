@@ -169,6 +169,26 @@ public record Budget(
   }
 
   /**
+   * Checks that this budget decides on the same state as {@code known}, a budget of the same name
+   * that a store already holds: both have the same defaults (either may be a variant of them).
+   *
+   * @param known the budget of this name the store holds
+   * @return this budget
+   * @throws IllegalArgumentException naming both when their defaults differ: two different budgets
+   *     that share a name by accident, which would share their keys' state
+   */
+  public Budget requireSameDefaults(Budget known) {
+    Budget mine = defaults();
+    Budget theirs = Args.notNull("known", known).defaults();
+    if (mine != theirs && !mine.equals(theirs)) {
+      throw new IllegalArgumentException("budget '" + name + "' is already used with other"
+          + " defaults: " + theirs + ", but was " + this + " (budgets that share a name share"
+          + " their state; a plan's limits are a variant of one budget: Budget.variant)");
+    }
+    return this;
+  }
+
+  /**
    * Returns whether this budget is a variant of other defaults.
    *
    * @return {@code variantOf() != null}

@@ -37,8 +37,8 @@ final class BudgetTable {
   final KeyTable keys;
   /** Global lock order of this table's keys within its store (its {@link KeyTable}'s). */
   final int order;
-  /** The variants of this (defaults') table resolved so far; null on a variant's table. */
-  private final @Nullable ConcurrentHashMap<Budget, BudgetTable> variants;
+  /** The variants of this (defaults') table resolved so far; empty on a variant's table. */
+  private final ConcurrentHashMap<Budget, BudgetTable> variants;
 
   final boolean hasWindow;
   final int limit;
@@ -69,7 +69,7 @@ final class BudgetTable {
     this.name = budget.name();
     this.keys = keys;
     this.order = keys.order;
-    this.variants = defaults ? new ConcurrentHashMap<>() : null;
+    this.variants = new ConcurrentHashMap<>(defaults ? 16 : 1);
     WindowLimit window = budget.window();
     this.hasWindow = window != null;
     this.limit = window == null ? 0 : (int) window.limit();
@@ -100,23 +100,15 @@ final class BudgetTable {
     if (b == budget || b.equals(budget)) {
       return this;
     }
-    Budget d = b.defaults();
-    ConcurrentHashMap<Budget, BudgetTable> known = variants;
-    if (known == null || d != budget && !d.equals(budget)) {
-      throw new IllegalArgumentException("budget '" + name + "' is already used with other"
-          + " defaults: " + (known == null ? budget.defaults() : budget) + ", but was " + b
-          + " (budgets that share a name share their state; a plan's limits are a variant of one"
-          + " budget: Budget.variant)");
-    }
-    BudgetTable v = known.get(b);
+    BudgetTable v = variants.get(b.requireSameDefaults(budget));
     if (v != null) {
       return v;
     }
     v = new BudgetTable(b, keys, false);
-    if (known.size() >= MAX_VARIANTS) {
+    if (variants.size() >= MAX_VARIANTS) {
       return v; // not kept: a bounded set of variants (plans) is resolved once
     }
-    BudgetTable raced = known.putIfAbsent(b, v);
+    BudgetTable raced = variants.putIfAbsent(b, v);
     return raced != null ? raced : v;
   }
 

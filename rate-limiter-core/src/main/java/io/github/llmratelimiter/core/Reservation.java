@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The outcome of {@link RateLimitStore#reserve}: the decision, and when allowed, the model tokens
@@ -61,14 +62,7 @@ public record Reservation(
    * @return whether {@code id() != 0} and some level limits model tokens
    */
   public boolean reserved() {
-    if (id != 0) {
-      for (Budget b : levels) {
-        if (b.modelTokens() != null) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return holdsAt(b -> b.modelTokens() != null);
   }
 
   /**
@@ -77,9 +71,14 @@ public record Reservation(
    * @return whether {@code id() != 0} and some level limits concurrency
    */
   public boolean holdsSlots() {
+    return holdsAt(b -> b.concurrency() != null);
+  }
+
+  /** Whether something was reserved and some level limits it. */
+  private boolean holdsAt(Predicate<Budget> limits) {
     if (id != 0) {
       for (Budget b : levels) {
-        if (b.concurrency() != null) {
+        if (limits.test(b)) {
           return true;
         }
       }

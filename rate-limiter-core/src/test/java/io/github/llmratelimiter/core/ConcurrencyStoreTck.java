@@ -24,10 +24,6 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     return new Budget(name, null, null, null, ConcurrencyLimit.of(limit));
   }
 
-  private Reservation reserve(Budget b, String key, Composition mode) {
-    return store.reserve(List.of(b), List.of(key), 1, 0, mode);
-  }
-
   private long inFlight(Budget b, String key) {
     return store.inspect(b, key).map(KeySnapshot::inFlight).orElse(0L);
   }
@@ -36,18 +32,18 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   @EnumSource(Composition.class)
   void slotsAreTakenUntilReleased(Composition mode) {
     Budget b = slots("par", 2);
-    Reservation first = reserve(b, "t", mode);
+    Reservation first = reserve(b, "t", 0, mode);
     assertThat(first.decision().allowed()).isTrue();
     assertThat(first.holdsSlots()).isTrue();
     assertThat(first.reserved()).as("no model tokens reserved").isFalse();
     assertThat(first.decision().remaining()).isEqualTo(1);
     assertThat(first.decision().resetAfterMs()).as("a slot frees when its call ends").isZero();
     ticker.advanceMillis(1_000);
-    Reservation second = reserve(b, "t", mode);
+    Reservation second = reserve(b, "t", 0, mode);
     assertThat(second.decision().allowed()).isTrue();
     assertThat(second.decision().remaining()).isZero();
     ticker.advanceMillis(1_000);
-    Reservation denied = reserve(b, "t", mode);
+    Reservation denied = reserve(b, "t", 0, mode);
     assertThat(denied.decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     assertThat(denied.decision().retryable()).isTrue();
     // never "retry now": the earliest lease's expiry, the first's, taken 2 s ago
@@ -57,9 +53,9 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     assertThat(inFlight(b, "t")).isEqualTo(2);
     store.release(first);
     assertThat(inFlight(b, "t")).isEqualTo(1);
-    Reservation third = reserve(b, "t", mode);
+    Reservation third = reserve(b, "t", 0, mode);
     assertThat(third.decision().allowed()).isTrue();
-    assertThat(reserve(b, "other", mode).decision().allowed()).as("keys are independent").isTrue();
+    assertThat(reserve(b, "other", 0, mode).decision().allowed()).as("keys are independent").isTrue();
     KeySnapshot s = store.inspect(b, "t").orElseThrow();
     assertThat(s.inFlight()).isEqualTo(2);
     assertThat(s.concurrencyLimit()).isEqualTo(2);
@@ -71,14 +67,14 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   @EnumSource(Composition.class)
   void aReleaseGivesBackExactlyOneSlotHoweverOftenItIsCalled(Composition mode) {
     Budget b = slots("par", 2);
-    Reservation a = reserve(b, "t", mode);
-    Reservation c = reserve(b, "t", mode);
+    Reservation a = reserve(b, "t", 0, mode);
+    Reservation c = reserve(b, "t", 0, mode);
     store.release(a);
     store.release(a);
     store.releaseAsync(a).toCompletableFuture().join();
     assertThat(inFlight(b, "t")).isEqualTo(1); // c's slot was not given back by a's releases
-    assertThat(reserve(b, "t", mode).decision().allowed()).isTrue();
-    assertThat(reserve(b, "t", mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+    assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     store.release(c);
     assertThat(inFlight(b, "t")).isEqualTo(1);
   }
@@ -87,16 +83,16 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   @EnumSource(Composition.class)
   void aReleaseOfADenyAnExpiredLeaseOrAnotherBudgetFreesNothing(Composition mode) {
     Budget b = new Budget("par", null, null, null, new ConcurrencyLimit(1, Duration.ofSeconds(30)));
-    Reservation expired = reserve(b, "t", mode);
-    Reservation denied = reserve(b, "t", mode);
+    Reservation expired = reserve(b, "t", 0, mode);
+    Reservation denied = reserve(b, "t", 0, mode);
     assertThat(denied.decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     store.release(denied); // holds nothing: the expired-to-be lease stays
     assertThat(inFlight(b, "t")).isEqualTo(1);
     ticker.advance(Duration.ofSeconds(30));
-    Reservation live = reserve(b, "t", mode);
+    Reservation live = reserve(b, "t", 0, mode);
     assertThat(live.decision().allowed()).isTrue();
     store.release(expired); // its lease has expired: the live one stays
-    assertThat(reserve(b, "t", mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     Budget window = new Budget("rpm", WindowLimit.perMinute(5), null);
     Reservation plain = store.reserve(List.of(window), List.of("t"), 1, 0, mode);
     assertThat(plain.holdsSlots()).isFalse();
@@ -111,17 +107,17 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   void aLeaseNeverReleasedExpiresOnTheStoresClock(Composition mode) {
     // an instance took the slot and died: no release ever comes
     Budget b = new Budget("par", null, null, null, new ConcurrencyLimit(1, Duration.ofSeconds(30)));
-    assertThat(reserve(b, "t", mode).decision().allowed()).isTrue();
+    assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
     ticker.advanceMillis(10_000);
-    Decision denied = reserve(b, "t", mode).decision();
+    Decision denied = reserve(b, "t", 0, mode).decision();
     assertThat(denied.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     assertThat(denied.retryAfterMs()).isEqualTo(20_000);
     ticker.advanceMillis(19_999);
-    Decision edge = reserve(b, "t", mode).decision();
+    Decision edge = reserve(b, "t", 0, mode).decision();
     assertThat(edge.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     assertThat(edge.retryAfterMs()).isEqualTo(1);
     ticker.advanceMillis(1);
-    assertThat(reserve(b, "t", mode).decision().allowed()).isTrue();
+    assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
   }
 
   @ParameterizedTest
@@ -129,15 +125,15 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   void slotsAreCheckedBeforeTheWindowSoTheirDenyChargesNothingAtTheirLevel(Composition mode) {
     Budget b = new Budget("mix", WindowLimit.perMinute(10), new BucketLimit(10, 1), null,
         ConcurrencyLimit.of(1));
-    Reservation held = reserve(b, "t", mode);
+    Reservation held = reserve(b, "t", 0, mode);
     for (int i = 0; i < 3; i++) {
-      assertThat(reserve(b, "t", mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+      assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     }
     KeySnapshot s = store.inspect(b, "t").orElseThrow();
     assertThat(s.windowUsed()).isEqualTo(1);
     assertThat(s.tokens()).isEqualTo(9.0);
     store.release(held);
-    assertThat(reserve(b, "t", mode).decision().remaining()).isZero(); // the slot binds: 1 of 1
+    assertThat(reserve(b, "t", 0, mode).decision().remaining()).isZero(); // the slot binds: 1 of 1
   }
 
   @ParameterizedTest
@@ -181,15 +177,15 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   void aDenyReportsTheSlotsWhenTheyBind(Composition mode) {
     // slots full (their lease: 10 min) and window full (60 s): what each mode reports
     Budget b = new Budget("mix", WindowLimit.perMinute(1), null, null, ConcurrencyLimit.of(1));
-    assertThat(reserve(b, "t", mode).decision().allowed()).isTrue();
-    Decision d = reserve(b, "t", mode).decision();
+    assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+    Decision d = reserve(b, "t", 0, mode).decision();
     // sequential: the slots run first; reserve-then-commit: their wait (10 min) is the longest
     assertThat(d.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     assertThat(d.retryAfterMs()).isEqualTo(LEASE.toMillis());
     Budget shortLease = new Budget("mix2", WindowLimit.perMinute(1), null, null,
         new ConcurrencyLimit(1, Duration.ofSeconds(10)));
-    assertThat(reserve(shortLease, "t", mode).decision().allowed()).isTrue();
-    Decision e = reserve(shortLease, "t", mode).decision();
+    assertThat(reserve(shortLease, "t", 0, mode).decision().allowed()).isTrue();
+    Decision e = reserve(shortLease, "t", 0, mode).decision();
     if (mode == Composition.SEQUENTIAL) {
       assertThat(e.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
       assertThat(e.retryAfterMs()).isEqualTo(10_000);
@@ -224,10 +220,10 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     Reservation r = store.reserveAsync(List.of(b), List.of("t"), 1, 0, Composition.SEQUENTIAL)
         .toCompletableFuture().join();
     assertThat(r.decision().allowed()).isTrue();
-    assertThat(reserve(b, "t", Composition.SEQUENTIAL).decision().reason())
+    assertThat(reserve(b, "t", 0, Composition.SEQUENTIAL).decision().reason())
         .isEqualTo(Reason.CONCURRENCY_LIMIT);
     store.releaseAsync(r).toCompletableFuture().join();
-    assertThat(reserve(b, "t", Composition.SEQUENTIAL).decision().allowed()).isTrue();
+    assertThat(reserve(b, "t", 0, Composition.SEQUENTIAL).decision().allowed()).isTrue();
   }
 
   @Test
@@ -258,7 +254,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
       int admitted = 0;
       int denied = 0;
       for (int i = 0; i < 40; i++) {
-        Reservation r = reserve(b, "hot", mode);
+        Reservation r = reserve(b, "hot", 0, mode);
         if (r.decision().allowed()) {
           admitted++;
           int now = running.incrementAndGet();
@@ -283,10 +279,10 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     assertThat(inFlight(b, "hot")).as("every slot taken was given back").isZero();
     List<Reservation> held = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
-      held.add(reserve(b, "hot", mode));
+      held.add(reserve(b, "hot", 0, mode));
       assertThat(held.get(i).decision().allowed()).isTrue();
     }
-    assertThat(reserve(b, "hot", mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    assertThat(reserve(b, "hot", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
   }
 
   @ParameterizedTest
@@ -296,7 +292,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     List<Reservation> all = runConcurrently(8, () -> {
       List<Reservation> mine = new ArrayList<>();
       for (int i = 0; i < 10; i++) {
-        mine.add(reserve(b, "hot", mode));
+        mine.add(reserve(b, "hot", 0, mode));
       }
       return mine;
     }).stream().flatMap(List::stream).toList();

@@ -18,10 +18,6 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
 
   private static final Duration MINUTE = Duration.ofMinutes(1);
 
-  private Reservation reserve(Budget b, String key, long estimate, Composition mode) {
-    return store.reserve(List.of(b), List.of(key), 1, estimate, mode);
-  }
-
   // ---- window: the entries in the window count against the new limit ----
 
   @ParameterizedTest

@@ -40,8 +40,8 @@ final class ScriptBudget {
   private final boolean nanos;
   private final RedisKeys layout;
   private final LevelKeys[] recent;
-  /** The variants of these (defaults') values packed so far; null for a variant's. */
-  private final @Nullable ConcurrentHashMap<Budget, ScriptBudget> variants;
+  /** The variants of these (defaults') values packed so far; empty for a variant's. */
+  private final ConcurrentHashMap<Budget, ScriptBudget> variants;
 
   /**
    * The values of a budget's defaults.
@@ -53,7 +53,7 @@ final class ScriptBudget {
   }
 
   private ScriptBudget(Budget budget, RedisKeys layout, boolean nanos, LevelKeys[] recent,
-      @Nullable ConcurrentHashMap<Budget, ScriptBudget> variants) {
+      ConcurrentHashMap<Budget, ScriptBudget> variants) {
     this.budget = budget;
     this.layout = layout;
     this.nanos = nanos;
@@ -74,23 +74,15 @@ final class ScriptBudget {
     if (b == budget || b.equals(budget)) {
       return this;
     }
-    Budget d = b.defaults();
-    ConcurrentHashMap<Budget, ScriptBudget> known = variants;
-    if (known == null || d != budget && !d.equals(budget)) {
-      throw new IllegalArgumentException("budget '" + budget.name() + "' is already used with"
-          + " other defaults: " + budget.defaults() + ", but was " + b + " (budgets that share a"
-          + " name share their state; a plan's limits are a variant of one budget: Budget.variant)");
+    ScriptBudget v = variants.get(b.requireSameDefaults(budget));
+    if (v == null) {
+      v = new ScriptBudget(b, layout, nanos, recent, new ConcurrentHashMap<>(1));
+      if (variants.size() < MAX_VARIANTS) { // else not kept: a bounded set (plans) is packed once
+        ScriptBudget raced = variants.putIfAbsent(b, v);
+        v = raced != null ? raced : v;
+      }
     }
-    ScriptBudget v = known.get(b);
-    if (v != null) {
-      return v;
-    }
-    v = new ScriptBudget(b, layout, nanos, recent, null);
-    if (known.size() >= MAX_VARIANTS) {
-      return v; // not kept: a bounded set of variants (plans) is packed once
-    }
-    ScriptBudget raced = known.putIfAbsent(b, v);
-    return raced != null ? raced : v;
+    return v;
   }
 
   /**
