@@ -41,6 +41,8 @@ final class InMemoryStore implements RateLimitStore {
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
+  /** The plans assigned at runtime, by key (written by operators only, so bounded by them). */
+  private final ConcurrentHashMap<String, String> plans = new ConcurrentHashMap<>();
   /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
   /** Entries {@link #top} has read since the store was created (a test's measure of its work). */
@@ -634,6 +636,21 @@ final class InMemoryStore implements RateLimitStore {
       } finally {
         unlockAll(entries, lockOrder);
       }
+    }
+  }
+
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    return Optional.ofNullable(plans.get(Args.notBlank("key", key)));
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Args.notBlank("key", key);
+    if (plan == null) {
+      plans.remove(key);
+    } else {
+      plans.put(key, Args.notBlank("plan", plan));
     }
   }
 

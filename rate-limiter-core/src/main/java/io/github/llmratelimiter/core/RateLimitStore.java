@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where budgets keep their per-key state, and the one place a decision is taken atomically.
@@ -188,6 +189,37 @@ public interface RateLimitStore extends AutoCloseable {
   default CompletionStage<Void> reconcileAsync(Reservation reservation, long actualModelTokens) {
     reconcile(reservation, actualModelTokens);
     return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Returns the plan assigned to a key at runtime, if any: the name a plan resolver maps to the
+   * variants of its budgets. Stores that share their state share their assignments (a distributed
+   * store keeps them on its server, under the key's hashed form when it hashes keys).
+   *
+   * @param key the key (an API key, a tenant), not blank
+   * @return the plan's name, or empty when none is assigned
+   * @throws IllegalArgumentException on a blank key
+   * @throws IllegalStateException when a distributed store cannot read it now (its server does not
+   *     answer): the caller keeps what it knew rather than taking the key for unassigned
+   */
+  default Optional<String> assignedPlan(String key) {
+    Args.notBlank("key", key);
+    return Optional.empty();
+  }
+
+  /**
+   * Assigns a plan to a key, or clears its assignment. Nothing the key spent changes: a plan only
+   * names the limits its later calls carry (see {@link Budget#variant}).
+   *
+   * @param key the key, not blank
+   * @param plan the plan's name, not blank; {@code null} clears the assignment
+   * @throws IllegalArgumentException on a blank key or plan
+   * @throws IllegalStateException when a distributed store cannot write it now
+   */
+  default void assignPlan(String key, @Nullable String plan) {
+    Args.notBlank("key", key);
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not keep plan assignments");
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -211,6 +212,29 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     long orgCalls = mode == Composition.SEQUENTIAL ? 4 : 3; // a sequential deny charged the org
     assertThat(store.inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(orgCalls);
     assertThat(store.inspect(keyPro, "k").orElseThrow().windowUsed()).isEqualTo(3);
+  }
+
+  // ---- which plan a key has ----
+
+  @Test
+  void aPlanAssignedToAKeyIsReadBackChangedAndCleared() {
+    assertThat(store.assignedPlan("t")).isEmpty();
+    store.assignPlan("t", "pro");
+    store.assignPlan("u:with{odd}chars", "free");
+    assertThat(store.assignedPlan("t")).contains("pro");
+    store.assignPlan("t", "enterprise");
+    assertThat(store.assignedPlan("t")).contains("enterprise");
+    store.assignPlan("t", null);
+    assertThat(store.assignedPlan("t")).isEmpty();
+    assertThat(store.assignedPlan("u:with{odd}chars")).contains("free");
+    store.assignPlan("nobody", null); // clearing nothing does nothing
+    assertThat(store.assignedPlan("nobody")).isEmpty();
+    assertThatIllegalArgumentException().isThrownBy(() -> store.assignPlan(" ", "pro"))
+        .withMessageContaining("key");
+    assertThatIllegalArgumentException().isThrownBy(() -> store.assignPlan("t", " "))
+        .withMessageContaining("plan");
+    assertThatIllegalArgumentException().isThrownBy(() -> store.assignedPlan(""))
+        .withMessageContaining("key");
   }
 
   @Test

@@ -545,6 +545,34 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         () -> fallback().store().trackedKeys(fallback().scaled(budget)));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Assignments live in Redis only: while Redis does not answer, this throws whatever the
+   * policy, so that a resolver keeps the plan it knew instead of taking the key for unassigned.
+   */
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    Checks.notBlank("key", key);
+    return admin(() -> redis.assignedPlan(key), () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Checks.notBlank("key", key);
+    if (plan != null) {
+      Checks.notBlank("plan", plan);
+    }
+    admin(() -> {
+      redis.assignPlan(key, plan);
+      return null;
+    }, () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
+  }
+
   @Override
   public long errorCount() {
     return errors.sum();

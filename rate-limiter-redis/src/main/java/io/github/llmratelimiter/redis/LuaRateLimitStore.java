@@ -492,6 +492,22 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   @Override
+  public Optional<String> assignedPlan(String key) {
+    Checks.notBlank("key", key);
+    return Optional.ofNullable(link.commands().get(layout.plan(key)));
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Checks.notBlank("key", key);
+    if (plan == null) {
+      link.commands().del(layout.plan(key));
+    } else {
+      link.commands().set(layout.plan(key), Checks.notBlank("plan", plan));
+    }
+  }
+
+  @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     Checks.notBlank("key", key);
     budget(budget);

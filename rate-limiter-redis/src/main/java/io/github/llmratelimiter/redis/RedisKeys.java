@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * The layout of the store's Redis keys (layout 2): {@code <prefix>:{<root>}:<budget>:<key>:s} holds
  * a level's sliding-window log and token bucket in one string, {@code ...:m} and {@code ...:a} its
  * model-token window, {@code ...:c} its slots for calls in flight; {@code <prefix>:{<root>}:seq}
- * numbers the root's reservations; {@code
+ * numbers the root's reservations; {@code <prefix>:{<key>}:plan} holds a key's plan; {@code
  * <prefix>:instances} holds the live gateway instances sharing the prefix. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) are never read, nor found by the scans.
  *
@@ -125,6 +125,15 @@ final class RedisKeys {
   /** The counter that numbers the reservations of one root key, from its part. */
   String sequence(String rootPart) {
     return prefix + ":{" + rootPart + "}:seq";
+  }
+
+  /**
+   * The plan assigned to a limiter key (in clear) at runtime: a string, in the key's own hash tag
+   * (so assignments spread over a Cluster's masters).
+   */
+  String plan(String key) {
+    String part = part(key);
+    return prefix + ":{" + part + "}:plan";
   }
 
   /** The sorted set of the live instances that share this prefix (their heartbeats). */

@@ -190,6 +190,20 @@ class RedisOutageTest {
     }
   }
 
+  @ParameterizedTest
+  @EnumSource(FailurePolicy.class)
+  void aPlanAssignmentIsNeverAnsweredByThePolicy(FailurePolicy policy) {
+    try (RedisRateLimitStore store = store(policy)) {
+      store.assignPlan("t", "pro");
+      server.stop();
+      // unknown is not "unassigned": a resolver keeps the plan it knew
+      assertThatIllegalStateException().isThrownBy(() -> store.assignedPlan("t"))
+          .withMessageContaining("unavailable");
+      assertThatIllegalStateException().isThrownBy(() -> store.assignPlan("t", "free"))
+          .withMessageContaining("unavailable");
+    }
+  }
+
   private static Reservation reserve(RedisRateLimitStore store, Budget budget) {
     return store.reserve(List.of(budget), List.of("t"), 1, 0, Composition.SEQUENTIAL);
   }

@@ -175,6 +175,21 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
+  void aPlanAssignedOnOneInstanceIsReadByAnotherAndKeptUnderTheKeysHash() {
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore one = TestRedis.gatewayInstance(prefix);
+        RedisRateLimitStore two = TestRedis.gatewayInstance(prefix)) {
+      one.assignPlan("sk-secret-1", "pro");
+      assertThat(two.assignedPlan("sk-secret-1")).contains("pro");
+      String hashed = RedisRateLimitStore.hashedKey("sk-secret-1");
+      assertThat(redis.keys(prefix + ":*")).contains(prefix + ":{" + hashed + "}:plan")
+          .noneMatch(k -> k.contains("sk-secret-1"));
+      two.assignPlan("sk-secret-1", null);
+      assertThat(one.assignedPlan("sk-secret-1")).isEmpty();
+    }
+  }
+
+  @Test
   void scriptFlushNeverReachesACaller() {
     String prefix = TestRedis.freshPrefix();
     Budget b = new Budget("flush", new WindowLimit(3, Duration.ofMinutes(1)), null);
