@@ -35,6 +35,8 @@ final class BudgetTable {
   final String name;
   /** The state this budget shares with its defaults and their other variants. */
   final KeyTable keys;
+  /** The entries of {@link #keys}, one pointer nearer to a call's lookup. */
+  private final ConcurrentHashMap<String, KeyEntry> entries;
   /** Global lock order of this table's keys within its store (its {@link KeyTable}'s). */
   final int order;
   /** The variants of this (defaults') table resolved so far; empty on a variant's table. */
@@ -68,6 +70,7 @@ final class BudgetTable {
     this.budget = budget;
     this.name = budget.name();
     this.keys = keys;
+    this.entries = keys.entries();
     this.order = keys.order;
     this.variants = new ConcurrentHashMap<>(defaults ? 16 : 1);
     WindowLimit window = budget.window();
@@ -110,6 +113,11 @@ final class BudgetTable {
     }
     BudgetTable raced = variants.putIfAbsent(b, v);
     return raced != null ? raced : v;
+  }
+
+  /** The key's tracked entry, or null (a decision's lookup: {@link KeyTable#existing}). */
+  @Nullable KeyEntry existing(String key) {
+    return entries.get(key);
   }
 
   /** The entry's model-token window; only for a budget that limits model tokens. */

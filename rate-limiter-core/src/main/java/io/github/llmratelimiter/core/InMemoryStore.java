@@ -201,7 +201,7 @@ final class InMemoryStore implements RateLimitStore {
 
   /** The key's tracked entry, locked; null if the key has no live entry. */
   private static @Nullable KeyEntry lockTracked(BudgetTable t, String key) {
-    KeyEntry e = t.keys.existing(key);
+    KeyEntry e = t.existing(key);
     if (e != null) {
       e.lock();
       if (!e.retired) {
@@ -230,7 +230,7 @@ final class InMemoryStore implements RateLimitStore {
 
   /** The key's entry: a tracked one without reading the ticker, else a new one (null if full). */
   private @Nullable KeyEntry lookUp(BudgetTable t, String key) {
-    KeyEntry e = t.keys.existing(key);
+    KeyEntry e = t.existing(key);
     return e != null ? e : t.keys.entry(key, ticker.read(), t);
   }
 

@@ -73,6 +73,11 @@ final class KeyTable {
     return entries.get(key);
   }
 
+  /** The entries by key, for a {@link BudgetTable} to look a key up without this table between. */
+  ConcurrentHashMap<String, KeyEntry> entries() {
+    return entries;
+  }
+
   int size() {
     return entries.size();
   }
