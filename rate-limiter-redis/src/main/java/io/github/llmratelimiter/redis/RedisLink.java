@@ -19,9 +19,10 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The store's one connection to Redis (standalone or Cluster), opened lazily and without ever
- * blocking a caller longer than the command timeout: a connection attempt runs in the background,
- * and a caller waits for it at most that long. Once open, Lettuce reconnects by itself.
+ * The store's one connection to Redis (a standalone server, the master a Sentinel URI names at each
+ * connection and reconnection, or a Cluster), opened lazily and without ever blocking a caller
+ * longer than the command timeout: a connection attempt runs in the background, and a caller waits
+ * for it at most that long. Once open, Lettuce reconnects by itself.
  *
  * <p>Commands sent through the asynchronous API have no timeout of Lettuce's own: a late reply
  * is always read (the store refunds what a call charged after its caller stopped waiting), and

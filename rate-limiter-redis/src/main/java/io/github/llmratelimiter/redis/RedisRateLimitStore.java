@@ -6,6 +6,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
@@ -20,8 +21,9 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A {@link RateLimitStore} on Redis, standalone or Cluster, shared by every gateway instance that
- * points at the same Redis and key prefix.
+ * A {@link RateLimitStore} on Redis (a standalone server, a master found through Sentinel, or a
+ * Cluster, in clear or over TLS), shared by every gateway instance that points at the same Redis and
+ * key prefix.
  *
  * <p>Each decision, a hierarchy's included, is one {@code EVALSHA} of a Lua script that does what
  * the in-memory store does under its lock, so both stores give the same decisions (reasons, retry
@@ -56,9 +58,11 @@ import org.jspecify.annotations.Nullable;
 public interface RedisRateLimitStore extends RateLimitStore {
 
   /**
-   * Returns a builder for a standalone Redis at {@code uri}, on a client the store owns.
+   * Returns a builder for a standalone Redis at {@code uri}, on a client the store owns; see {@link
+   * #builder(RedisURI)} for Sentinel and TLS.
    *
-   * @param uri a Redis URI such as {@code redis://localhost:6379}
+   * @param uri a Redis URI such as {@code redis://localhost:6379}, {@code rediss://host:6380} (TLS)
+   *     or {@code redis-sentinel://sentinel-1:26379,sentinel-2:26379#mymaster}
    * @return a new builder
    * @throws IllegalArgumentException if the URI is blank or malformed
    */
@@ -74,7 +78,14 @@ public interface RedisRateLimitStore extends RateLimitStore {
   /**
    * Returns a builder for a standalone Redis, on a client the store owns.
    *
-   * @param uri the server's URI
+   * <p>A URI with sentinels and a master id ({@link RedisURI.Builder#sentinel}) reaches the master
+   * through Sentinel: the store asks the sentinels for the master's address at every
+   * (re)connection, so after a failover it reconnects to the promoted replica (in the meantime the
+   * failure policy answers). A URI with {@link RedisURI#setSsl(boolean) SSL} on (scheme {@code
+   * rediss}) connects over TLS, verifying the server's certificate and host name by default; {@link
+   * Builder#sslOptions} sets the trusted certificates and the client's key.
+   *
+   * @param uri the server's URI, or the sentinels' with the master id
    * @return a new builder
    */
   static Builder builder(RedisURI uri) {
@@ -83,7 +94,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
 
   /**
    * Returns a builder for a Redis Cluster reached through the given seed nodes, on a client the
-   * store owns.
+   * store owns; seeds with {@link RedisURI#setSsl(boolean) SSL} on connect over TLS.
    *
    * @param seeds one or more nodes of the cluster
    * @return a new builder
@@ -223,6 +234,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
     private @Nullable Ticker ticker;
     private @Nullable ClientResources clientResources;
+    private @Nullable SslOptions sslOptions;
 
     private Builder(
         @Nullable RedisURI uri,
@@ -402,6 +414,27 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
+     * Sets the TLS options (trusted certificates, the client's key and certificate, protocols,
+     * cipher suites) of the client the store creates, for a URI with SSL on (scheme {@code
+     * rediss}); without them, TLS trusts the JVM's default certificates and presents no client
+     * certificate. The URI, not this setting, turns TLS on.
+     *
+     * @param sslOptions the options, for example {@code SslOptions.builder().trustManager(pemFile)}
+     * @return this builder
+     * @throws IllegalStateException if the store is built on an existing client, whose own options
+     *     apply
+     */
+    public Builder sslOptions(SslOptions sslOptions) {
+      Checks.notNull("sslOptions", sslOptions);
+      if (client != null || clusterClient != null) {
+        throw new IllegalStateException("sslOptions apply to a client the store creates; set them"
+            + " in the ClientOptions of the client given to the builder");
+      }
+      this.sslOptions = sslOptions;
+      return this;
+    }
+
+    /**
      * Reads time from {@code ticker} instead of the Redis server's {@code TIME}; <strong>for tests
      * and special cases only</strong>.
      *
@@ -423,8 +456,14 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * policy answers until Redis does).
      *
      * @return the store
+     * @throws IllegalArgumentException if {@link #sslOptions} were set but no URI has SSL on, or
+     *     {@link #maxWait} is shorter than the command timeout
      */
     public RedisRateLimitStore build() {
+      if (sslOptions != null && !usesTls()) {
+        throw new IllegalArgumentException("sslOptions are set, but the uri does not use TLS: use"
+            + " the scheme rediss:// or RedisURI.setSsl(true), but was " + (uri != null ? uri : seeds));
+      }
       Duration maxWait = this.maxWait != null ? this.maxWait
           : DEFAULT_MAX_WAIT.compareTo(commandTimeout) >= 0 ? DEFAULT_MAX_WAIT : commandTimeout;
       if (maxWait.compareTo(commandTimeout) < 0) {
@@ -455,7 +494,11 @@ public interface RedisRateLimitStore extends RateLimitStore {
         SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
         if (seeds != null) {
           RedisClusterClient c = RedisClusterClient.create(resources, seeds);
-          c.setOptions(ClusterClientOptions.builder()
+          ClusterClientOptions.Builder options = ClusterClientOptions.builder();
+          if (sslOptions != null) {
+            options.sslOptions(sslOptions);
+          }
+          c.setOptions(options
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
@@ -471,7 +514,11 @@ public interface RedisRateLimitStore extends RateLimitStore {
           });
         } else {
           RedisClient c = RedisClient.create(resources);
-          c.setOptions(ClientOptions.builder()
+          ClientOptions.Builder options = ClientOptions.builder();
+          if (sslOptions != null) {
+            options.sslOptions(sslOptions);
+          }
+          c.setOptions(options
               .autoReconnect(true)
               .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
               .socketOptions(socket)
@@ -492,6 +539,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
           heartbeatInterval, ticker != null ? ticker : Ticker.system(), timer);
       store.start(connectTimeout);
       return store;
+    }
+
+    private boolean usesTls() {
+      if (uri != null) {
+        return uri.isSsl() || uri.getSentinels().stream().anyMatch(RedisURI::isSsl);
+      }
+      return seeds != null && seeds.stream().anyMatch(RedisURI::isSsl);
     }
 
     private static void atLeastOne(String name, int value) {

@@ -21,31 +21,110 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * A real {@code redis-server} process on a free loopback port, run from the binary that the Maven
- * artifact {@code com.github.codemonstur:embedded-redis} ships (extracted to {@code target/}).
- * Stopped by {@link #close()}, and at the latest when the test JVM exits. Public (and published in
- * this module's test jar) for the tests of the Spring auto-configuration.
+ * A real {@code redis-server} process on a free loopback port (a server, a Sentinel, or a server that
+ * accepts TLS only), run from the binary that the Maven artifact {@code
+ * com.github.codemonstur:embedded-redis} ships (extracted to {@code target/}). Stopped by {@link
+ * #close()}, and at the latest when the test JVM exits. Public (and published in this module's test
+ * jar) for the tests of the Spring auto-configuration.
  */
 public final class RedisServer implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(20);
   private static final Path WORK = Path.of("target", "redis-server");
 
+  private static final String TLS_SYMBOL = "SSL_CTX_new";
+
   private final int port;
   private final List<String> extraArgs;
   private final Path dir;
+  /** The Sentinel configuration, written before every start; null for a server. */
+  private final String sentinelConfig;
+  /** Whether the port accepts TLS only (no plain-text port). */
+  private final boolean tls;
   private Process process;
 
-  private RedisServer(int port, List<String> extraArgs) {
+  private RedisServer(int port, List<String> extraArgs, String sentinelConfig, boolean tls) {
     this.port = port;
     this.extraArgs = extraArgs;
+    this.sentinelConfig = sentinelConfig;
+    this.tls = tls;
     this.dir = WORK.resolve("node-" + port);
     Runtime.getRuntime().addShutdownHook(new Thread(this::kill));
   }
 
   /** Starts a server on a free port. */
   public static RedisServer start(String... extraArgs) {
-    RedisServer s = new RedisServer(freePort(false), List.of(extraArgs));
+    RedisServer s = new RedisServer(freePort(false), List.of(extraArgs), null, false);
+    s.startProcess();
+    return s;
+  }
+
+  /**
+   * Starts a replica of {@code master} on a free port ({@code --replicaof}).
+   *
+   * @param master the server to replicate
+   * @return the running replica
+   */
+  public static RedisServer startReplicaOf(RedisServer master) {
+    return start("--replicaof", "127.0.0.1", Integer.toString(master.port()));
+  }
+
+  /**
+   * Starts a Sentinel on a free port ({@code redis-server sentinel.conf --sentinel}) that monitors
+   * {@code master} under {@code masterName} with a quorum of 1, so that it alone can fail over.
+   *
+   * @param masterName the name clients ask the Sentinel for
+   * @param master the master to monitor
+   * @return the running Sentinel
+   */
+  public static RedisServer startSentinel(String masterName, RedisServer master) {
+    String config = "sentinel monitor " + masterName + " 127.0.0.1 " + master.port() + " 1\n";
+    RedisServer s = new RedisServer(freePort(false), List.of(), config, false);
+    s.startProcess();
+    return s;
+  }
+
+  /**
+   * Whether the redis-server binary was built with TLS (it links OpenSSL): true for every binary
+   * embedded-redis ships for Linux and macOS.
+   *
+   * @return whether {@link #startTls} can run
+   */
+  public static boolean supportsTls() {
+    try {
+      byte[] bytes = Files.readAllBytes(binary());
+      byte[] symbol = TLS_SYMBOL.getBytes(StandardCharsets.US_ASCII);
+      outer:
+      for (int i = 0; i <= bytes.length - symbol.length; i++) {
+        for (int j = 0; j < symbol.length; j++) {
+          if (bytes[i + j] != symbol[j]) {
+            continue outer;
+          }
+        }
+        return true;
+      }
+      return false;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Starts a server whose free port accepts TLS only ({@code --port 0 --tls-port}), with the
+   * server certificate and CA of {@code certificates}; by default it requires a client certificate
+   * signed by that CA ({@code tls-auth-clients yes}).
+   *
+   * @param certificates the certificates
+   * @param extraArgs further arguments, for example {@code "--tls-auth-clients", "no"}
+   * @return the running server
+   */
+  public static RedisServer startTls(TestCertificates certificates, String... extraArgs) {
+    List<String> args = new ArrayList<>(List.of(
+        "--tls-cert-file", certificates.serverCertificate().toAbsolutePath().toString(),
+        "--tls-key-file", certificates.serverKey().toAbsolutePath().toString(),
+        "--tls-ca-cert-file", certificates.caCertificate().toAbsolutePath().toString()));
+    args.addAll(List.of(extraArgs));
+    RedisServer s = new RedisServer(freePort(false), List.copyOf(args), null, true);
     s.startProcess();
     return s;
   }
@@ -55,7 +134,7 @@ public final class RedisServer implements AutoCloseable {
     int port = freePort(true);
     RedisServer s = new RedisServer(port, List.of(
         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-        "--cluster-node-timeout", "5000"));
+        "--cluster-node-timeout", "5000"), null, false);
     s.startProcess();
     return s;
   }
@@ -72,10 +151,51 @@ public final class RedisServer implements AutoCloseable {
   /**
    * Returns the server's URI.
    *
-   * @return {@code redis://127.0.0.1:<port>}
+   * @return {@code redis://127.0.0.1:<port>}, or {@code rediss://} for a TLS server
    */
   public RedisURI uri() {
-    return RedisURI.create("redis://127.0.0.1:" + port);
+    return RedisURI.create((tls ? "rediss" : "redis") + "://127.0.0.1:" + port);
+  }
+
+  /**
+   * Returns what the server logged so far.
+   *
+   * @return the log's text, empty if there is none yet
+   */
+  public String log() {
+    try {
+      return Files.readString(dir.resolve("redis.log"), StandardCharsets.ISO_8859_1);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /**
+   * Returns how many lines of the log contain {@code text}.
+   *
+   * @param text the text to look for
+   * @return the number of lines
+   */
+  public long logged(String text) {
+    return log().lines().filter(line -> line.contains(text)).count();
+  }
+
+  /**
+   * Waits (at most 10 s) until more than {@code before} lines of the log contain {@code text}.
+   *
+   * @param text the text to look for, for example why the server refused a connection
+   * @param before the count of such lines before, from {@link #logged}
+   * @throws IllegalStateException if no further line came within the wait
+   */
+  public void awaitLogged(String text, long before) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (logged(text) <= before) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("redis-server on port " + port + " did not log '" + text
+            + "' within 10 s; see " + dir.resolve("redis.log").toAbsolutePath());
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded wait on a condition
+    }
   }
 
   /** Whether the process runs. */
@@ -139,9 +259,18 @@ public final class RedisServer implements AutoCloseable {
     try {
       deleteRecursively(dir);
       Files.createDirectories(dir);
-      List<String> cmd = new ArrayList<>(List.of(
-          binary().toAbsolutePath().toString(), "--port", Integer.toString(port),
-          "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no"));
+      List<String> cmd = new ArrayList<>(List.of(binary().toAbsolutePath().toString()));
+      if (sentinelConfig != null) {
+        // Sentinel rewrites its configuration file: a fresh one at every start
+        Files.writeString(dir.resolve("sentinel.conf"), sentinelConfig);
+        cmd.addAll(List.of("sentinel.conf", "--sentinel"));
+      }
+      cmd.addAll(List.of("--port", tls ? "0" : Integer.toString(port)));
+      if (tls) {
+        cmd.addAll(List.of("--tls-port", Integer.toString(port)));
+      }
+      cmd.addAll(List.of("--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+          "--daemonize", "no"));
       cmd.addAll(extraArgs);
       process = new ProcessBuilder(cmd)
           .directory(dir.toFile())
@@ -152,7 +281,7 @@ public final class RedisServer implements AutoCloseable {
       throw new UncheckedIOException("cannot start redis-server", e);
     }
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (!answersPing()) {
+    while (!(tls ? logSaysReady() : answersPing())) {
       if (!process.isAlive() || System.nanoTime() - deadline > 0) {
         kill();
         throw new IllegalStateException("redis-server did not answer on port " + port + "; see "
@@ -160,6 +289,11 @@ public final class RedisServer implements AutoCloseable {
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20)); // bounded wait for start-up
     }
+  }
+
+  /** Whether a TLS-only server logged that it listens (a plain-text PING cannot tell). */
+  private boolean logSaysReady() {
+    return log().contains("Ready to accept connections");
   }
 
   private boolean answersPing() {

@@ -8,11 +8,13 @@ import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -24,19 +26,25 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisConnectionDetails;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
+import org.springframework.boot.ssl.SslBundle;
 import org.springframework.context.annotation.Bean;
 
 /**
  * The Redis store, when {@code ratelimiter.store=redis} and rate-limiter-redis and Lettuce are on
  * the class path: a {@link RedisRateLimitStore} on the application's Redis connection (Boot's
- * {@link DataRedisConnectionDetails}, that is {@code spring.data.redis.*}: a standalone server or a
- * Cluster), sharing Boot's Lettuce {@link ClientResources}, with the {@code ratelimiter.redis.*}
- * settings. It runs before {@link RateLimiterAutoConfiguration}, whose in-memory store then backs
- * off; an application's own {@link RateLimitStore} bean wins over both.
+ * {@link DataRedisConnectionDetails}, that is {@code spring.data.redis.*}: a standalone server, a
+ * master found through Sentinel, or a Cluster), sharing Boot's Lettuce {@link ClientResources},
+ * with the {@code ratelimiter.redis.*} settings. It runs before {@link
+ * RateLimiterAutoConfiguration}, whose in-memory store then backs off; an application's own {@link
+ * RateLimitStore} bean wins over both.
  *
- * <p>The store keeps its own connection with its own short command timeout ({@code
- * ratelimiter.redis.command-timeout}); {@code spring.data.redis.timeout} and the pool settings do
- * not apply to it. Sentinel, static master/replica and TLS connections are rejected at start-up.
+ * <p>TLS follows Boot: on with {@code spring.data.redis.ssl.enabled} (trusting the SSL bundle {@code
+ * spring.data.redis.ssl.bundle}, or the JVM's defaults) or a {@code rediss://} URL, with the
+ * server's certificate and host name verified, for the server, the Cluster's nodes or the master
+ * and its sentinels alike. The store keeps its own connection with its own short command timeout
+ * ({@code ratelimiter.redis.command-timeout}); {@code spring.data.redis.timeout} and the pool
+ * settings do not apply to it. A static master/replica connection is rejected at start-up.
  */
 @AutoConfiguration(after = DataRedisAutoConfiguration.class, before = RateLimiterAutoConfiguration.class)
 @ConditionalOnClass({RedisRateLimitStore.class, RedisClient.class, DataRedisConnectionDetails.class})
@@ -55,6 +63,7 @@ public final class RateLimiterRedisAutoConfiguration {
   @ConditionalOnMissingBean(RateLimitStore.class)
   @ConditionalOnBean(DataRedisConnectionDetails.class)
   RedisRateLimitStore rateLimitStore(DataRedisConnectionDetails connection,
+      ObjectProvider<DataRedisProperties> redisProperties,
       ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties) {
     RateLimiterProperties.Redis redis = properties.getRedis();
     Duration timeout = positive("command-timeout", redis.getCommandTimeout());
@@ -81,7 +90,8 @@ public final class RateLimiterRedisAutoConfiguration {
     }
     int probes = atLeastOne("circuit-breaker.permitted-calls-in-half-open-state",
         breaker.getPermittedCallsInHalfOpenState());
-    RedisRateLimitStore.Builder builder = builder(connection);
+    DataRedisProperties data = redisProperties.getIfAvailable();
+    RedisRateLimitStore.Builder builder = builder(connection, data != null && usesTls(data.getUrl()));
     try {
       builder.keyPrefix(redis.getKeyPrefix());
     } catch (IllegalArgumentException e) {
@@ -130,49 +140,89 @@ public final class RateLimiterRedisAutoConfiguration {
     return value;
   }
 
-  /** A builder for the standalone server or the Cluster the connection details describe. */
-  static RedisRateLimitStore.Builder builder(DataRedisConnectionDetails connection) {
-    if (connection.getSentinel() != null) {
-      throw unsupported("spring.data.redis.sentinel.master", connection.getSentinel().getMaster(),
-          "Sentinel");
+  /**
+   * A builder for the standalone server, the Sentinel-managed master or the Cluster the connection
+   * details describe, over TLS when they have an SSL bundle or {@code tlsByUrl}.
+   */
+  static RedisRateLimitStore.Builder builder(DataRedisConnectionDetails connection, boolean tlsByUrl) {
+    DataRedisConnectionDetails.MasterReplica masterReplica = connection.getMasterReplica();
+    if (masterReplica != null) {
+      throw new InvalidRateLimitPropertyException("spring.data.redis.masterreplica.nodes",
+          masterReplica.getNodes().stream().map(n -> n.host() + ":" + n.port())
+              .collect(Collectors.joining(",")),
+          "unset while ratelimiter.store=redis: the Redis rate-limit store connects to a standalone"
+              + " server, a master through Sentinel or a Cluster, not static master/replica (use"
+              + " Sentinel, ratelimiter.store=memory, or your own RateLimitStore bean)");
     }
-    if (connection.getMasterReplica() != null) {
-      throw unsupported("spring.data.redis.masterreplica.nodes",
-          connection.getMasterReplica().getNodes(), "static master/replica");
-    }
-    if (connection.getSslBundle() != null) {
-      throw unsupported("spring.data.redis.ssl.enabled", true, "TLS");
-    }
+    SslBundle bundle = connection.getSslBundle();
+    boolean tls = bundle != null || tlsByUrl;
+    String username = connection.getUsername();
+    String password = connection.getPassword();
+    RedisRateLimitStore.Builder builder;
+    DataRedisConnectionDetails.Sentinel sentinel = connection.getSentinel();
     DataRedisConnectionDetails.Cluster cluster = connection.getCluster();
-    if (cluster != null) {
+    if (sentinel != null) {
+      RedisURI.Builder uri = credentials(RedisURI.builder(), username, password)
+          .withSentinelMasterId(sentinel.getMaster())
+          .withDatabase(sentinel.getDatabase())
+          .withSsl(tls);
+      for (DataRedisConnectionDetails.Node node : sentinel.getNodes()) {
+        uri.withSentinel(node(node, sentinel.getUsername(), sentinel.getPassword(), 0, tls));
+      }
+      builder = RedisRateLimitStore.builder(uri.build());
+    } else if (cluster != null) {
       List<RedisURI> seeds = new ArrayList<>();
       for (DataRedisConnectionDetails.Node node : cluster.getNodes()) {
-        seeds.add(uri(connection, node.host(), node.port(), 0));
+        seeds.add(node(node, username, password, 0, tls));
       }
-      return RedisRateLimitStore.cluster(seeds);
+      builder = RedisRateLimitStore.cluster(seeds);
+    } else {
+      DataRedisConnectionDetails.Standalone standalone = connection.getStandalone();
+      builder = RedisRateLimitStore.builder(node(
+          new DataRedisConnectionDetails.Node(standalone.getHost(), standalone.getPort()),
+          username, password, standalone.getDatabase(), tls));
     }
-    DataRedisConnectionDetails.Standalone standalone = connection.getStandalone();
-    return RedisRateLimitStore.builder(
-        uri(connection, standalone.getHost(), standalone.getPort(), standalone.getDatabase()));
+    if (bundle != null) {
+      builder.sslOptions(sslOptions(bundle));
+    }
+    return builder;
   }
 
-  private static RedisURI uri(DataRedisConnectionDetails connection, String host, int port, int database) {
-    RedisURI.Builder uri = RedisURI.builder().withHost(host).withPort(port).withDatabase(database);
-    String password = connection.getPassword();
+  /** Lettuce's TLS options from a Boot SSL bundle, as Boot builds them for its own client. */
+  static SslOptions sslOptions(SslBundle bundle) {
+    SslOptions.Builder ssl = SslOptions.builder()
+        .keyManager(bundle.getManagers().getKeyManagerFactory())
+        .trustManager(bundle.getManagers().getTrustManagerFactory());
+    org.springframework.boot.ssl.SslOptions options = bundle.getOptions();
+    if (options.getCiphers() != null) {
+      ssl.cipherSuites(options.getCiphers());
+    }
+    if (options.getEnabledProtocols() != null) {
+      ssl.protocols(options.getEnabledProtocols());
+    }
+    return ssl.build();
+  }
+
+  /** Whether {@code spring.data.redis.url} asks for TLS, as Boot reads it (scheme {@code rediss}). */
+  private static boolean usesTls(@Nullable String url) {
+    return url != null && url.regionMatches(true, 0, "rediss:", 0, "rediss:".length());
+  }
+
+  private static RedisURI node(DataRedisConnectionDetails.Node node, @Nullable String username,
+      @Nullable String password, int database, boolean tls) {
+    return credentials(RedisURI.builder(), username, password)
+        .withHost(node.host()).withPort(node.port()).withDatabase(database).withSsl(tls).build();
+  }
+
+  private static RedisURI.Builder credentials(RedisURI.Builder uri, @Nullable String username,
+      @Nullable String password) {
     if (password != null) {
-      String username = connection.getUsername();
       if (username != null) {
         uri.withAuthentication(username, password.toCharArray());
       } else {
         uri.withPassword(password.toCharArray());
       }
     }
-    return uri.build();
-  }
-
-  private static InvalidRateLimitPropertyException unsupported(String property, Object value, String what) {
-    return new InvalidRateLimitPropertyException(property, value, "unset while ratelimiter.store=redis:"
-        + " the Redis rate-limit store connects to a standalone server or a Cluster, not " + what
-        + " (use ratelimiter.store=memory, or your own RateLimitStore bean)");
+    return uri;
   }
 }

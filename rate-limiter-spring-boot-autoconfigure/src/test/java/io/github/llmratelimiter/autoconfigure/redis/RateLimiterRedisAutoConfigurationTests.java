@@ -201,9 +201,9 @@ class RateLimiterRedisAutoConfigurationTests {
       "ratelimiter.redis.key-prefix=a b | 'ratelimiter.redis.key-prefix' has the value 'a b'",
       "ratelimiter.redis.failure-policy=sometimes | 'ratelimiter.redis.failure-policy' has the value"
           + " 'sometimes', but it must be one of fail-open, fail-closed, local-fallback",
-      "spring.data.redis.sentinel.master=mymaster;spring.data.redis.sentinel.nodes=127.0.0.1:1"
-          + " | 'spring.data.redis.sentinel.master' has the value"
-          + " 'mymaster', but it must be unset while ratelimiter.store=redis"})
+      "spring.data.redis.masterreplica.nodes=127.0.0.1:1,127.0.0.1:2"
+          + " | 'spring.data.redis.masterreplica.nodes' has the value"
+          + " '127.0.0.1:1,127.0.0.1:2', but it must be unset while ratelimiter.store=redis"})
   void runWhenASettingIsInvalidShouldFailNamingTheProperty(String properties, String message) {
     runner().withPropertyValues("ratelimiter.store=redis")
         .withPropertyValues(properties.split(";"))

@@ -3,16 +3,10 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -100,38 +94,26 @@ class GatewayLimitTests extends GatewayTestSupport {
   void concurrentCallsOfOneKeyAndModelPassExactlyTheLimit() throws Exception {
     String key = "sk-scg-concurrent-0000001";
     int callers = 60;
-    ExecutorService pool = Executors.newFixedThreadPool(callers);
-    try {
-      CountDownLatch start = new CountDownLatch(1);
-      List<Future<HttpResponse<String>>> calls = new ArrayList<>();
-      for (int i = 0; i < callers; i++) {
-        String body = chatBody("gpt-4o-mini", "concurrent " + i, "\"max_tokens\":10");
-        Callable<HttpResponse<String>> call = () -> {
-          start.await();
-          return chat(key, body);
-        };
-        calls.add(pool.submit(call));
-      }
-      start.countDown();
-      int passed = 0;
-      int denied = 0;
-      for (Future<HttpResponse<String>> f : calls) {
-        HttpResponse<String> r = f.get(30, TimeUnit.SECONDS);
-        if (r.statusCode() == 200) {
-          passed++;
-        } else {
-          assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
-          assertThat(JsonPath.<String>read(r.body(), "$.reason")).isEqualTo("RPM_LIMIT");
-          assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
-          denied++;
-        }
-      }
-      assertThat(passed).isEqualTo(RPM);
-      assertThat(denied).isEqualTo(callers - RPM);
-      assertThat(UPSTREAM.receivedFor(key)).hasSize(RPM);
-    } finally {
-      pool.shutdownNow();
+    List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
+    for (int i = 0; i < callers; i++) {
+      String body = chatBody("gpt-4o-mini", "concurrent " + i, "\"max_tokens\":10");
+      calls.add(() -> chat(key, body));
     }
+    int passed = 0;
+    int denied = 0;
+    for (HttpResponse<String> r : atOnce(calls)) {
+      if (r.statusCode() == 200) {
+        passed++;
+      } else {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+        assertThat(JsonPath.<String>read(r.body(), "$.reason")).isEqualTo("RPM_LIMIT");
+        assertThat(r.headers().firstValue("retry-after-ms")).isPresent();
+        denied++;
+      }
+    }
+    assertThat(passed).isEqualTo(RPM);
+    assertThat(denied).isEqualTo(callers - RPM);
+    assertThat(UPSTREAM.receivedFor(key)).hasSize(RPM);
   }
 
   @Test
@@ -161,9 +143,8 @@ class GatewayLimitTests extends GatewayTestSupport {
   @Test
   void twoDifferentApiKeysGet400AndNeverReachTheUpstream() throws Exception {
     String marker = "two-keys-marker";
-    HttpResponse<String> r = http.send(HttpRequest.newBuilder(chatRequest("sk-scg-first-key-0000001",
-            chatBody("gpt-4o-mini", marker, "")), (name, value) -> true)
-        .header("X-API-Key", "sk-scg-second-key-000002").build(), HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> r = chatWithApiKeyHeader("sk-scg-first-key-0000001", "sk-scg-second-key-000002",
+        chatBody("gpt-4o-mini", marker, ""));
     assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
     assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
     assertThat(r.body()).doesNotContain("sk-scg-first-key-0000001").doesNotContain("sk-scg-second-key-000002");

@@ -21,7 +21,7 @@ class GatewayStreamingTests extends GatewayTestSupport {
 
   @Test
   void streamPassesThroughChunkByChunkAndEndsWithDone() throws Exception {
-    String key = "sk-scg-stream-0000000001";
+    String key = key("sk-scg-stream-0000000001");
     OpenAiUpstream.StreamGate gate = UPSTREAM.holdNextStream(key);
     HttpResponse<InputStream> r = chatStream(key, chatBody("gpt-4o-mini", "stream me",
         "\"stream\":true,\"stream_options\":{\"include_usage\":true}"));

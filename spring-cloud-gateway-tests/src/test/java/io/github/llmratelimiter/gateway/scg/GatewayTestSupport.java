@@ -9,9 +9,16 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
@@ -54,6 +61,14 @@ abstract class GatewayTestSupport {
       .connectTimeout(Duration.ofSeconds(5))
       .build();
 
+  /**
+   * The API key a scenario calls with: its name, unless a subclass that runs the scenario beside
+   * another on the same upstream needs keys of its own.
+   */
+  String key(String name) {
+    return name;
+  }
+
   /** A chat completion request with one user message; {@code extra} is more JSON members. */
   static String chatBody(String model, String content, String extra) {
     return "{\"model\":\"" + model + "\"," + (extra.isEmpty() ? "" : extra + ",")
@@ -73,6 +88,13 @@ abstract class GatewayTestSupport {
 
   HttpResponse<String> chat(@Nullable String apiKey, String body) throws Exception {
     return http.send(chatRequest(apiKey, body), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A chat call that also carries {@code X-API-Key}, beside {@code Authorization: Bearer} or alone. */
+  HttpResponse<String> chatWithApiKeyHeader(@Nullable String bearer, String apiKey, String body)
+      throws Exception {
+    return http.send(HttpRequest.newBuilder(chatRequest(bearer, body), (name, value) -> true)
+        .header("X-API-Key", apiKey).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   HttpResponse<InputStream> chatStream(String apiKey, String body) throws Exception {
@@ -102,6 +124,33 @@ abstract class GatewayTestSupport {
       }
     }
     return -1;
+  }
+
+  /**
+   * Sends the calls at once, each from a thread of its own released together, and returns their
+   * responses in the calls' order (each waited for at most 30 s).
+   */
+  static List<HttpResponse<String>> atOnce(List<Callable<HttpResponse<String>>> calls)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(calls.size());
+    try {
+      CountDownLatch start = new CountDownLatch(1);
+      List<Future<HttpResponse<String>>> sent = new ArrayList<>();
+      for (Callable<HttpResponse<String>> call : calls) {
+        sent.add(pool.submit(() -> {
+          start.await();
+          return call.call();
+        }));
+      }
+      start.countDown();
+      List<HttpResponse<String>> responses = new ArrayList<>();
+      for (Future<HttpResponse<String>> f : sent) {
+        responses.add(f.get(30, TimeUnit.SECONDS));
+      }
+      return responses;
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   static long header(HttpResponse<?> r, String name) {

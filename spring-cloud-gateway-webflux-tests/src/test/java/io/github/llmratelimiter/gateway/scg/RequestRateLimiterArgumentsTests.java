@@ -1,0 +1,45 @@
+package io.github.llmratelimiter.gateway.scg;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+
+/**
+ * A route whose {@code RequestRateLimiter} filter gives {@code llmRateLimiter} an invalid argument
+ * fails the gateway's start-up, with a message that names the argument (rather than a route that
+ * fails every call).
+ */
+class RequestRateLimiterArgumentsTests {
+
+  private static final String ROUTE = "--spring.cloud.gateway.server.webflux.routes[0].";
+
+  @Test
+  @ExtendWith(OutputCaptureExtension.class)
+  void unknownPolicyFailsTheStartUpNamingTheArgument(CapturedOutput output) {
+    assertThatThrownBy(() -> new SpringApplicationBuilder(ScgReactiveGatewayApplication.class,
+        OwnNettyResources.class).run(
+        "--server.port=0",
+        ROUTE + "id=bad-policy",
+        ROUTE + "uri=http://127.0.0.1:9",
+        ROUTE + "predicates[0]=Path=/v1/**",
+        ROUTE + "filters[0].name=RequestRateLimiter",
+        ROUTE + "filters[0].args[rate-limiter]=#{@llmRateLimiter}",
+        ROUTE + "filters[0].args[key-resolver]=#{@llmApiKeyResolver}",
+        ROUTE + "filters[0].args[llm-rate-limiter.policy]=nope")
+        .close())
+        .isInstanceOfSatisfying(InvalidRateLimitPropertyException.class, e -> assertThat(e.property())
+            .isEqualTo("spring.cloud.gateway.server.webflux.routes[id=bad-policy]"
+                + ".filters[RequestRateLimiter].args.llm-rate-limiter.policy"))
+        .hasMessageContaining("'nope'").hasMessageContaining("[default, chat]");
+    assertThat(output.getAll()).contains("Invalid rate-limiter configuration: property "
+        + "'spring.cloud.gateway.server.webflux.routes[id=bad-policy].filters[RequestRateLimiter]"
+        + ".args.llm-rate-limiter.policy'");
+  }
+}
