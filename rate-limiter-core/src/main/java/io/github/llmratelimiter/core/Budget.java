@@ -1,44 +1,141 @@
 package io.github.llmratelimiter.core;
 
+import java.time.Duration;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A named budget: a sliding-window request limit, a token bucket, a model-token limit, or any mix,
- * applied to each key separately.
+ * A named budget: a sliding-window request limit, a token bucket, a model-token limit, a limit on
+ * calls in flight, or any mix, applied to each key separately.
  *
  * <p>The name identifies the budget's state in a {@link RateLimitStore}: two limiters that use the
- * same name on the same store share it, so the name must always come with the same limits.
+ * same name on the same store share it. A store checks that a name always comes with the same
+ * <em>defaults</em> (a budget built with {@code new Budget(...)} is its own defaults), and throws
+ * an {@link IllegalArgumentException} otherwise, since two different budgets that share a name by
+ * accident would share their keys' state.
+ *
+ * <h2>Variants: other limits over the same state</h2>
+ *
+ * <p>A {@linkplain #variant variant} keeps its defaults' name and state and carries other limits
+ * (a tenant's plan): a call made with a variant is decided on the state that every call of the
+ * name shares, against the variant's limits, and a key can move from one variant to another at
+ * any call without anything it spent being reset. A variant limits the same components as its
+ * defaults, over the same window lengths; it may change the numbers: the window's limit, the
+ * bucket's capacity and refill, the model-token limit, the concurrency limit and lease timeout.
+ * A call applies its own limits to the state as it stands, by these rules, the same on every
+ * store:
+ * <ul>
+ *   <li><b>Window</b>: the admissions in the window count against the call's limit, whoever made
+ *       them: a key with 60 calls in the last minute that moves from 600 to 60 a minute is denied
+ *       ({@link Reason#RPM_LIMIT}) until the oldest of them leave the window.
+ *   <li><b>Bucket</b>: the bucket keeps its level and the time it was last refilled; a call
+ *       refills it since then at the call's rate, up to the call's capacity, and a level above
+ *       that capacity is cut down to it. So a level is clamped to a smaller capacity, and from the
+ *       call on it refills at the new rate; the time since the key's last refill counts at the
+ *       new rate too (the store cannot know when within it the limits changed).
+ *   <li><b>Model tokens</b>: the entries in the model-token window count against the call's limit,
+ *       whoever reserved them.
+ *   <li><b>Concurrency</b>: the slots held count against the call's limit, whoever took them; a
+ *       lease keeps the expiry it was taken with.
+ * </ul>
+ * A state that a call leaves fresh under its limits (no admission in the window and the bucket at
+ * its capacity) is forgotten, and so is one that becomes fresh under the limits of its last call
+ * once the store's housekeeping finds it (the in-memory maintenance, Redis's expiry): the next
+ * call finds a forgotten key fresh under its own limits (a full bucket at its capacity). Nothing
+ * spent is forgotten: a fresh bucket has nothing spent.
  *
  * @param name the budget's name (also the level named in decisions), not blank, without {@code {}}
  *     or {@code }}
  * @param window the requests-per-window limit, or {@code null} for none
  * @param bucket the burst bucket, or {@code null} for none
  * @param modelTokens the model tokens per window (TPM), or {@code null} for none
+ * @param concurrency the most calls in flight at once, or {@code null} for none
+ * @param variantOf the defaults this budget is a variant of, or {@code null} when it is its own
+ *     defaults
  */
 public record Budget(
     String name,
     @Nullable WindowLimit window,
     @Nullable BucketLimit bucket,
-    @Nullable ModelTokenLimit modelTokens) {
+    @Nullable ModelTokenLimit modelTokens,
+    @Nullable ConcurrencyLimit concurrency,
+    @Nullable Budget variantOf) {
 
   /**
    * Validates the budget.
    *
-   * @throws IllegalArgumentException if the name is blank or holds a brace, or every limit is null
+   * @throws IllegalArgumentException if the name is blank or holds a brace, every limit is null,
+   *     or a variant's name, components or window lengths differ from its defaults'
    */
   public Budget {
     Args.notBlank("name", name);
     if (name.indexOf('{') >= 0 || name.indexOf('}') >= 0) {
       throw new IllegalArgumentException("name must not contain '{' or '}', but was '" + name + "'");
     }
-    if (window == null && bucket == null && modelTokens == null) {
+    if (window == null && bucket == null && modelTokens == null && concurrency == null) {
       throw new IllegalArgumentException("budget '" + name
-          + "' needs a window, a bucket or a model-token limit, but all were null");
+          + "' needs a window, a bucket, a model-token or a concurrency limit, but all were null");
+    }
+    if (variantOf != null) {
+      variantOf = variantOf.defaults();
+      if (!variantOf.name.equals(name)) {
+        throw new IllegalArgumentException("a variant keeps its defaults' name '" + variantOf.name
+            + "', but was '" + name + "'");
+      }
+      sameShape("window", window, variantOf.window,
+          window == null ? null : window.window(), variantOf.window == null ? null : variantOf.window.window());
+      sameShape("bucket", bucket, variantOf.bucket, null, null);
+      sameShape("modelTokens", modelTokens, variantOf.modelTokens,
+          modelTokens == null ? null : modelTokens.window(),
+          variantOf.modelTokens == null ? null : variantOf.modelTokens.window());
+      sameShape("concurrency", concurrency, variantOf.concurrency, null, null);
+    }
+  }
+
+  /** Checks that a variant's component is present exactly when its defaults' is, over one length. */
+  private static void sameShape(String component, @Nullable Object mine, @Nullable Object theirs,
+      @Nullable Duration myLength, @Nullable Duration theirLength) {
+    if ((mine == null) != (theirs == null)) {
+      throw new IllegalArgumentException("a variant limits the same components as its defaults: "
+          + component + " must be " + (theirs == null ? "null" : "set") + ", but was " + mine);
+    }
+    if (!Objects.equals(myLength, theirLength)) {
+      throw new IllegalArgumentException("a variant counts " + component
+          + " over its defaults' window " + theirLength + ", but was " + myLength);
     }
   }
 
   /**
-   * Returns a budget without a model-token limit.
+   * Returns a budget that is its own defaults.
+   *
+   * @param name the budget's name
+   * @param window the requests-per-window limit, or {@code null} for none
+   * @param bucket the burst bucket, or {@code null} for none
+   * @param modelTokens the model tokens per window, or {@code null} for none
+   * @param concurrency the most calls in flight at once, or {@code null} for none
+   * @throws IllegalArgumentException if the name is blank or holds a brace, or every limit is null
+   */
+  public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket,
+      @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency) {
+    this(name, window, bucket, modelTokens, concurrency, null);
+  }
+
+  /**
+   * Returns a budget without a concurrency limit.
+   *
+   * @param name the budget's name
+   * @param window the requests-per-window limit, or {@code null} for none
+   * @param bucket the burst bucket, or {@code null} for none
+   * @param modelTokens the model tokens per window, or {@code null} for none
+   * @throws IllegalArgumentException if the name is blank or holds a brace, or every limit is null
+   */
+  public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket,
+      @Nullable ModelTokenLimit modelTokens) {
+    this(name, window, bucket, modelTokens, null, null);
+  }
+
+  /**
+   * Returns a budget without a model-token or concurrency limit.
    *
    * @param name the budget's name
    * @param window the requests-per-window limit, or {@code null} for none
@@ -47,7 +144,7 @@ public record Budget(
    *     null
    */
   public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket) {
-    this(name, window, bucket, null);
+    this(name, window, bucket, null, null, null);
   }
 
   /**
@@ -60,6 +157,67 @@ public record Budget(
    */
   public static Budget of(String name, WindowLimit window, BucketLimit bucket) {
     return new Budget(name, Args.notNull("window", window), Args.notNull("bucket", bucket));
+  }
+
+  /**
+   * Returns the budget whose name and state this one shares: itself, unless it is a variant.
+   *
+   * @return {@link #variantOf()} when set, else this budget
+   */
+  public Budget defaults() {
+    return variantOf == null ? this : variantOf;
+  }
+
+  /**
+   * Checks that this budget decides on the same state as {@code known}, a budget of the same name
+   * that a store already holds: both have the same defaults (either may be a variant of them).
+   *
+   * @param known the budget of this name the store holds
+   * @return this budget
+   * @throws IllegalArgumentException naming both when their defaults differ: two different budgets
+   *     that share a name by accident, which would share their keys' state
+   */
+  public Budget requireSameDefaults(Budget known) {
+    Budget mine = defaults();
+    Budget theirs = Args.notNull("known", known).defaults();
+    if (mine != theirs && !mine.equals(theirs)) {
+      throw new IllegalArgumentException("budget '" + name + "' is already used with other"
+          + " defaults: " + theirs + ", but was " + this + " (budgets that share a name share"
+          + " their state; a plan's limits are a variant of one budget: Budget.variant)");
+    }
+    return this;
+  }
+
+  /**
+   * Returns whether this budget is a variant of other defaults.
+   *
+   * @return {@code variantOf() != null}
+   */
+  public boolean isVariant() {
+    return variantOf != null;
+  }
+
+  /**
+   * Returns a variant of this budget's defaults with other limits: the same name and state (see
+   * the rules above), the same components over the same window lengths. A variant with exactly
+   * the defaults' limits is the defaults themselves.
+   *
+   * @param window the requests-per-window limit, present exactly when the defaults have one
+   * @param bucket the burst bucket, present exactly when the defaults have one
+   * @param modelTokens the model tokens per window, present exactly when the defaults limit them
+   * @param concurrency the calls in flight, present exactly when the defaults limit them
+   * @return the variant
+   * @throws IllegalArgumentException if a component is present where the defaults have none, or
+   *     absent where they have one, or a window's length differs from the defaults'
+   */
+  public Budget variant(@Nullable WindowLimit window, @Nullable BucketLimit bucket,
+      @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency) {
+    Budget d = defaults();
+    if (Objects.equals(window, d.window) && Objects.equals(bucket, d.bucket)
+        && Objects.equals(modelTokens, d.modelTokens) && Objects.equals(concurrency, d.concurrency)) {
+      return d;
+    }
+    return new Budget(name, window, bucket, modelTokens, concurrency, d);
   }
 
   /**
@@ -87,8 +245,22 @@ public record Budget(
    *
    * @param limit the model tokens per window
    * @return the new budget
+   * @throws IllegalArgumentException if this budget is a variant whose defaults limit no model
+   *     tokens
    */
   public Budget withModelTokens(ModelTokenLimit limit) {
-    return new Budget(name, window, bucket, Args.notNull("limit", limit));
+    return new Budget(name, window, bucket, Args.notNull("limit", limit), concurrency, variantOf);
+  }
+
+  /**
+   * Returns a copy of this budget with a limit on calls in flight.
+   *
+   * @param limit the concurrency limit
+   * @return the new budget
+   * @throws IllegalArgumentException if this budget is a variant whose defaults limit no
+   *     concurrency
+   */
+  public Budget withConcurrency(ConcurrencyLimit limit) {
+    return new Budget(name, window, bucket, modelTokens, Args.notNull("limit", limit), variantOf);
   }
 }

@@ -1,18 +1,16 @@
 package io.github.llmratelimiter.core;
 
-import java.util.Arrays;
-import java.util.Iterator;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The in-memory state of one budget: a {@link KeyEntry} per key, and the arithmetic of the window
- * and the bucket over an entry. Every method that takes an entry is called with its lock held.
+ * One budget's limits (its defaults, or a variant's) over its name's {@link KeyTable}: the
+ * arithmetic of the window, the bucket, the model tokens and the slots over an entry, under these
+ * limits. Every method that takes an entry is called with its lock held.
  *
- * <p>Maintenance ({@link #maintain}) walks the table in passes, a bounded number of entries per
- * step: it drops the entries whose state equals a fresh one and ranks the busiest it saw for
- * {@link #topCandidates}. Decisions never wait for it and never do any of it.
+ * <p>The budget's defaults have one table per store; each variant gets one over the same {@link
+ * KeyTable} ({@link #view}), so a variant's call decides on the entries every call of the name
+ * shares, against its own limits, and an entry's state holds no limit.
  */
 final class BudgetTable {
 
@@ -28,21 +26,21 @@ final class BudgetTable {
   static final double TOLERANCE = 1e-9;
 
   private static final long NANOS_PER_MS = 1_000_000L;
-  /** Entries examined by the step a new key runs when the table is full, on the caller's thread. */
-  static final int FULL_TABLE_STEP = 1_000;
-  /** The busiest keys a maintenance pass keeps as candidates of {@link #topCandidates}. */
-  static final int TOP_CANDIDATES = 1_024;
-  /** Up to this many tracked keys, {@link #topCandidates} is every key. */
-  static final int TOP_EXACT_KEYS = 2 * TOP_CANDIDATES;
-
-  private static final KeyEntry[] NONE = new KeyEntry[0];
   /** Retry offered to a new key turned away because the table is full. */
   static final long TRACKED_KEYS_RETRY_MS = 1_000L;
+  /** The variants a budget's table keeps resolved; a call with any further variant resolves its own. */
+  static final int MAX_VARIANTS = 1_024;
 
   final Budget budget;
   final String name;
-  /** Global lock order of this table within its store; multi-level calls lock by ascending order. */
+  /** The state this budget shares with its defaults and their other variants. */
+  final KeyTable keys;
+  /** The entries of {@link #keys}, one pointer nearer to a call's lookup. */
+  private final ConcurrentHashMap<String, KeyEntry> entries;
+  /** Global lock order of this table's keys within its store (its {@link KeyTable}'s). */
   final int order;
+  /** The variants of this (defaults') table resolved so far; empty on a variant's table. */
+  private final ConcurrentHashMap<Budget, BudgetTable> variants;
 
   final boolean hasWindow;
   final int limit;
@@ -59,24 +57,22 @@ final class BudgetTable {
   final long modelTokenLimit;
   final long modelTokenWindowNanos;
 
-  private final long maxKeys;
-  private final ConcurrentHashMap<String, KeyEntry> entries = new ConcurrentHashMap<>();
+  final boolean hasConcurrency;
+  final int concurrencyLimit;
+  final long leaseNanos;
 
-  /** Held by the one thread running a maintenance step; guards the four fields below it. */
-  private final AtomicBoolean maintaining = new AtomicBoolean();
-  /** Where the pass under way stopped; null between passes. */
-  private volatile @Nullable Iterator<KeyEntry> pass;
-  /** The busiest entries the pass under way has seen so far. */
-  private final Busiest busiest = new Busiest(TOP_CANDIDATES);
-  /** The busiest entries of the last complete pass. */
-  private KeyEntry[] lastPass = NONE;
-  /** What {@link #topCandidates} returns above {@link #TOP_EXACT_KEYS} keys, set after each step. */
-  private volatile KeyEntry[] candidates = NONE;
+  /** The table of a budget's defaults, over a new key table. */
+  BudgetTable(Budget defaults, int order, long maxKeys) {
+    this(defaults, new KeyTable(defaults.name(), order, maxKeys), true);
+  }
 
-  BudgetTable(Budget budget, int order, long maxKeys) {
+  private BudgetTable(Budget budget, KeyTable keys, boolean defaults) {
     this.budget = budget;
     this.name = budget.name();
-    this.order = order;
+    this.keys = keys;
+    this.entries = keys.entries();
+    this.order = keys.order;
+    this.variants = new ConcurrentHashMap<>(defaults ? 16 : 1);
     WindowLimit window = budget.window();
     this.hasWindow = window != null;
     this.limit = window == null ? 0 : (int) window.limit();
@@ -91,38 +87,37 @@ final class BudgetTable {
     this.hasModelTokens = modelTokens != null;
     this.modelTokenLimit = modelTokens == null ? 0 : modelTokens.limit();
     this.modelTokenWindowNanos = modelTokens == null ? 0 : modelTokens.window().toNanos();
-    this.maxKeys = maxKeys;
+    ConcurrencyLimit concurrency = budget.concurrency();
+    this.hasConcurrency = concurrency != null;
+    this.concurrencyLimit = concurrency == null ? 0 : (int) concurrency.limit();
+    this.leaseNanos = concurrency == null ? 0 : concurrency.leaseTimeout().toNanos();
   }
 
   /**
-   * Returns the key's entry, creating it; {@code null} when the key is new and the table is full
-   * even after a maintenance step of at most {@link #FULL_TABLE_STEP} entries.
+   * The table of {@code b} over this (defaults') table's keys: this table when {@code b} equals
+   * its budget, else {@code b}'s variant table.
+   *
+   * @throws IllegalArgumentException if {@code b}'s defaults differ from this table's budget
    */
-  @Nullable KeyEntry entry(String key, long now) {
-    KeyEntry e = entries.get(key);
-    if (e != null) {
-      return e;
+  BudgetTable view(Budget b) {
+    if (b == budget || b.equals(budget)) {
+      return this;
     }
-    if (entries.size() >= maxKeys) {
-      maintain(now, FULL_TABLE_STEP);
-      if (entries.size() >= maxKeys) {
-        return null;
-      }
+    BudgetTable v = variants.get(b.requireSameDefaults(budget));
+    if (v != null) {
+      return v;
     }
-    return entries.computeIfAbsent(
-        key, k -> new KeyEntry(k, initialRing(), capacity, now, hasModelTokens));
+    v = new BudgetTable(b, keys, false);
+    if (variants.size() >= MAX_VARIANTS) {
+      return v; // not kept: a bounded set of variants (plans) is resolved once
+    }
+    BudgetTable raced = variants.putIfAbsent(b, v);
+    return raced != null ? raced : v;
   }
 
+  /** The key's tracked entry, or null (a decision's lookup: {@link KeyTable#existing}). */
   @Nullable KeyEntry existing(String key) {
     return entries.get(key);
-  }
-
-  int size() {
-    return entries.size();
-  }
-
-  private int initialRing() {
-    return hasWindow ? Math.min(limit, 4) : 0;
   }
 
   /** The entry's model-token window; only for a budget that limits model tokens. */
@@ -134,8 +129,24 @@ final class BudgetTable {
     return log;
   }
 
-  /** Brings the entry to {@code now}: expired timestamps dropped, the bucket refilled. */
+  /** The entry's slots; only for a budget that limits concurrency. */
+  private static LeaseSet leases(KeyEntry e) {
+    LeaseSet leases = e.leases;
+    if (leases == null) {
+      throw new IllegalStateException("key '" + e.key + "' has no slots");
+    }
+    return leases;
+  }
+
+  /**
+   * Brings the entry to {@code now} under these limits: expired timestamps, model tokens and
+   * leases dropped, the bucket refilled and cut down to this capacity; remembers these limits as
+   * the entry's last.
+   */
   void normalize(KeyEntry e, long now) {
+    if (e.limits != this) {
+      e.limits = this;
+    }
     if (hasWindow) {
       e.expire(now, windowNanos);
     }
@@ -143,6 +154,9 @@ final class BudgetTable {
       e.refill(now, capacity, refillPerNano);
     }
     expireModelTokens(e, now);
+    if (hasConcurrency) {
+      leases(e).expire(now);
+    }
   }
 
   /** Drops the model tokens that have left the window; a budget without them has nothing to do. */
@@ -150,6 +164,21 @@ final class BudgetTable {
     if (hasModelTokens) {
       modelTokens(e).expire(now, modelTokenWindowNanos);
     }
+  }
+
+  /**
+   * Forgets a bucket that a call left full under these limits, with no admission in the window:
+   * the key is then fresh under any limits, as a Redis state deleted at once. Called with the
+   * entry brought to now, after the call's decision was taken.
+   */
+  void forgetIfFresh(KeyEntry e) {
+    if (hasBucket && e.size == 0 && e.tokens >= capacity) {
+      e.tokens = Double.POSITIVE_INFINITY;
+    }
+  }
+
+  boolean slotsFull(KeyEntry e) {
+    return hasConcurrency && leases(e).size() >= concurrencyLimit;
   }
 
   boolean windowFull(KeyEntry e) {
@@ -168,6 +197,20 @@ final class BudgetTable {
   void chargeModelTokens(KeyEntry e, long now, long estimate, long id) {
     if (hasModelTokens && id != 0) {
       modelTokens(e).append(id, now, estimate);
+    }
+  }
+
+  /** Takes a slot for reservation {@code id}, leased until {@code now} plus the lease timeout. */
+  void takeSlot(KeyEntry e, long now, long id) {
+    if (hasConcurrency && id != 0) {
+      leases(e).add(id, now + leaseNanos);
+    }
+  }
+
+  /** Gives back reservation {@code id}'s slot; nothing when it holds none here. */
+  void releaseSlot(KeyEntry e, long id) {
+    if (hasConcurrency) {
+      leases(e).remove(id);
     }
   }
 
@@ -209,20 +252,23 @@ final class BudgetTable {
     }
   }
 
-  void chargeBucket(KeyEntry e, double cost) {
+  void chargeBucket(KeyEntry e, long now, double cost) {
     if (hasBucket) {
-      e.tokens = Math.max(0, e.tokens - cost);
+      e.charge(now, cost);
     }
   }
 
-  /** Whole unit-cost calls both components admit now (the entry brought to now). */
+  /** Whole unit-cost calls every component admits now (the entry brought to now). */
   long remaining(KeyEntry e) {
     long r = Long.MAX_VALUE;
     if (hasWindow) {
-      r = limit - e.size;
+      r = Math.max(0, limit - e.size);
     }
     if (hasBucket) {
       r = Math.min(r, unitCalls(e.tokens));
+    }
+    if (hasConcurrency) {
+      r = Math.min(r, Math.max(0, concurrencyLimit - leases(e).size()));
     }
     return r;
   }
@@ -234,10 +280,13 @@ final class BudgetTable {
   long remainingAt(KeyEntry e, long now) {
     long r = Long.MAX_VALUE;
     if (hasWindow) {
-      r = limit - e.sizeAt(now, windowNanos);
+      r = Math.max(0, limit - e.sizeAt(now, windowNanos));
     }
     if (hasBucket) {
       r = Math.min(r, unitCalls(e.tokensAt(now, capacity, refillPerNano)));
+    }
+    if (hasConcurrency) {
+      r = Math.min(r, Math.max(0, concurrencyLimit - leases(e).liveAt(now)));
     }
     return r;
   }
@@ -248,8 +297,9 @@ final class BudgetTable {
   }
 
   /**
-   * Milliseconds until every component is full again: the window and the model-token window empty,
-   * the bucket exactly at capacity (a bucket that does not refill adds none).
+   * Milliseconds until every component is full again: the window and the model-token window
+   * empty, the bucket exactly at capacity (a bucket that does not refill adds none). Slots held add
+   * none: they free when their calls end, which no clock tells.
    */
   long resetMs(KeyEntry e, long now) {
     long nanos = 0;
@@ -263,11 +313,14 @@ final class BudgetTable {
     return Math.max(ms, modelTokensResetMs(e, now));
   }
 
-  /** Milliseconds until a call of {@code cost} would pass both components, 0 if it passes now. */
+  /** Milliseconds until a call of {@code cost} would pass every component, 0 if it passes now. */
   long waitMs(KeyEntry e, long now, double cost) {
     long ms = 0;
+    if (slotsFull(e)) {
+      ms = slotsMs(e, now);
+    }
     if (windowFull(e)) {
-      ms = ceilMs(e.oldest() + windowNanos - now);
+      ms = Math.max(ms, windowMs(e, now));
     }
     if (bucketShort(e, cost) && refillPerSecond > 0) {
       ms = Math.max(ms, tokensMs(cost, e.tokens));
@@ -275,9 +328,26 @@ final class BudgetTable {
     return ms;
   }
 
+  /**
+   * Milliseconds until the window's oldest admissions have left it so that one more fits: with
+   * more admissions than the limit (a call with a smaller limit), all but {@code limit - 1} must
+   * leave.
+   */
+  private long windowMs(KeyEntry e, long now) {
+    return Math.max(1, ceilMs(e.at(e.size - limit) + windowNanos - now));
+  }
+
+  /** Milliseconds until the earliest lease expires, or more when more slots are held than admitted. */
+  private long slotsMs(KeyEntry e, long now) {
+    LeaseSet leases = leases(e);
+    return Math.max(1, ceilMs(leases.expiryAt(leases.size() - concurrencyLimit) - now));
+  }
+
   /** Whether the component that denies with {@code component} denies this call now. */
   boolean denies(KeyEntry e, double cost, long estimate, Reason component) {
-    if (component == Reason.RPM_LIMIT) {
+    if (component == Reason.CONCURRENCY_LIMIT) {
+      return slotsFull(e);
+    } else if (component == Reason.RPM_LIMIT) {
       return windowFull(e);
     } else if (component == Reason.BURST_LIMIT) {
       return bucketShort(e, cost);
@@ -287,18 +357,24 @@ final class BudgetTable {
     throw new IllegalStateException("no component denies with " + component);
   }
 
-  /** Whether waiting ever clears a deny of {@code component}: all but a bucket without refill. */
+  /**
+   * Whether waiting ever clears a deny of {@code component}: all but a bucket without refill (a
+   * lease always expires).
+   */
   boolean clears(Reason component) {
     return component != Reason.BURST_LIMIT || refillPerSecond > 0;
   }
 
   /**
    * Milliseconds after which {@code component}, which denies the call now, admits it if nothing
-   * else arrives, at least 1; 0 when waiting never clears it ({@link #clears}).
+   * else arrives (for slots: if no call in flight is released either, so the earliest lease has
+   * to expire), at least 1; 0 when waiting never clears it ({@link #clears}).
    */
   long retryMs(KeyEntry e, long now, double cost, long estimate, Reason component) {
-    if (component == Reason.RPM_LIMIT) {
-      return Math.max(1, ceilMs(e.oldest() + windowNanos - now));
+    if (component == Reason.CONCURRENCY_LIMIT) {
+      return slotsMs(e, now);
+    } else if (component == Reason.RPM_LIMIT) {
+      return windowMs(e, now);
     } else if (component == Reason.BURST_LIMIT) {
       return refillPerSecond == 0 ? 0 : tokensMs(cost, e.tokens);
     }
@@ -306,7 +382,8 @@ final class BudgetTable {
   }
 
   /** The components of a level, in the order a sequential call runs them. */
-  private static final Reason[] COMPONENTS = {Reason.RPM_LIMIT, Reason.BURST_LIMIT, Reason.TPM_LIMIT};
+  private static final Reason[] COMPONENTS =
+      {Reason.CONCURRENCY_LIMIT, Reason.RPM_LIMIT, Reason.BURST_LIMIT, Reason.TPM_LIMIT};
 
   /**
    * The component of this level that binds a call every component was checked for
@@ -415,124 +492,36 @@ final class BudgetTable {
   }
 
   /**
-   * Whether the entry, at {@code now}, equals a fresh one exactly (a bucket at capacity, not within
-   * the tolerance of it): dropping it grants nothing.
+   * Whether the entry, at {@code now} and under these limits, equals a fresh one exactly (a bucket
+   * at capacity, not within the tolerance of it; no slot held): dropping it grants nothing these
+   * limits would not. Drops what has left the windows and the expired leases (which depends on
+   * time alone), and leaves the bucket as it is.
    */
-  boolean isFresh(KeyEntry e, long now) {
-    normalize(e, now);
+  boolean isFreshAt(KeyEntry e, long now) {
+    if (hasWindow) {
+      e.expire(now, windowNanos);
+    }
+    expireModelTokens(e, now);
+    if (hasConcurrency) {
+      leases(e).expire(now);
+    }
     return e.size == 0
         && (!hasModelTokens || modelTokens(e).size() == 0)
-        && (!hasBucket || e.tokens >= capacity);
-  }
-
-  /** Removes the key's entry, restoring its full budget; returns whether it was tracked. */
-  boolean reset(String key) {
-    KeyEntry e = entries.get(key);
-    if (e == null) {
-      return false;
-    }
-    e.lock();
-    try {
-      if (e.retired) {
-        return false;
-      }
-      retire(e);
-      return true;
-    } finally {
-      e.unlock();
-    }
-  }
-
-  private void retire(KeyEntry e) {
-    e.retired = true;
-    entries.remove(e.key, e);
+        && (!hasConcurrency || leases(e).size() == 0)
+        && (!hasBucket || e.tokensAt(now, capacity, refillPerNano) >= capacity);
   }
 
   /**
-   * One maintenance step: examines at most {@code maxEntries} entries, continuing the pass under
-   * way or starting a new one, and returns how many it examined.
-   *
-   * <p>Each examined entry that is not in use and equals a fresh one at {@code now} is retired and
-   * dropped (which grants nothing); every other is ranked by its use. An entry in use is skipped,
-   * not waited for, and ranked on the state it had when last released. A pass sees every entry
-   * tracked when it started and still tracked when it gets there. Only one step runs at a time: a
-   * step that finds another under way examines nothing and returns 0.
+   * The entry's {@link KeySnapshot#utilization()} at {@code now} under these limits, as of what
+   * was dropped last ({@code locked}: with the entry's lock held; else a racy read).
    */
-  int maintain(long now, int maxEntries) {
-    if (!maintaining.compareAndSet(false, true)) {
-      return 0;
-    }
-    try {
-      Iterator<KeyEntry> it = pass;
-      if (it == null) {
-        it = entries.values().iterator();
-        busiest.clear();
-      }
-      int examined = 0;
-      while (examined < maxEntries && it.hasNext()) {
-        examine(it.next(), now);
-        examined++;
-      }
-      if (it.hasNext()) {
-        pass = it;
-        candidates = busiest.with(lastPass);
-      } else {
-        pass = null;
-        lastPass = busiest.toArray();
-        candidates = lastPass;
-      }
-      return examined;
-    } finally {
-      maintaining.set(false);
-    }
-  }
-
-  /** Whether a pass is under way (read outside a step, it may be out of date at once). */
-  boolean midPass() {
-    return pass != null;
-  }
-
-  private void examine(KeyEntry e, long now) {
-    if (!e.tryLock()) {
-      busiest.offer(e, use(e)); // in use now: a racy read is good enough to rank it
-      return;
-    }
-    try {
-      if (e.retired) {
-        return;
-      }
-      if (isFresh(e, now)) {
-        retire(e);
-      } else {
-        busiest.offer(e, use(e));
-      }
-    } finally {
-      e.unlock();
-    }
-  }
-
-  /** The entry's {@link KeySnapshot#utilization()}, as of its last normalization. */
-  private double use(KeyEntry e) {
+  double use(KeyEntry e, long now, boolean locked) {
     ModelTokenLog log = e.modelTokens;
-    return KeySnapshot.utilizationOf(hasWindow ? e.size : 0, limit, hasBucket ? e.tokens : 0,
-        capacity, log == null ? 0 : Math.max(0, log.sum()), modelTokenLimit);
-  }
-
-  /**
-   * The entries {@link RateLimitStore#top} ranks: every tracked one (at most {@link
-   * #TOP_EXACT_KEYS}) while the table holds at most that many; above, the {@link #TOP_CANDIDATES}
-   * busiest of the last complete maintenance pass and those of the pass under way. May hold an
-   * entry twice, or one retired since.
-   */
-  KeyEntry[] topCandidates() {
-    if (entries.size() > TOP_EXACT_KEYS) {
-      return candidates;
-    }
-    KeyEntry[] all = new KeyEntry[TOP_EXACT_KEYS];
-    int n = 0;
-    for (Iterator<KeyEntry> it = entries.values().iterator(); n < all.length && it.hasNext(); ) {
-      all[n++] = it.next();
-    }
-    return Arrays.copyOf(all, n);
+    LeaseSet leases = e.leases;
+    double tokens = !hasBucket ? 0
+        : locked ? e.tokensAt(now, capacity, refillPerNano) : Math.min(capacity, e.tokens);
+    return KeySnapshot.utilizationOf(hasWindow ? e.size : 0, limit, tokens, capacity,
+        log == null ? 0 : Math.max(0, log.sum()), modelTokenLimit,
+        leases == null ? 0 : leases.size(), concurrencyLimit);
   }
 }

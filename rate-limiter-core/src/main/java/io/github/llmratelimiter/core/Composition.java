@@ -4,12 +4,14 @@ package io.github.llmratelimiter.core;
 public enum Composition {
 
   /**
-   * The seed's order, under one lock: the window first, then the bucket. An RPM deny charges
-   * nothing; a burst deny leaves the window's timestamp counted (it is not rolled back). In a
-   * hierarchy the levels run in order, and the levels before the denying one stay charged. A deny
-   * reports the denying component's reason and wait: a full window denies with {@link
-   * Reason#RPM_LIMIT}, retryable, before the bucket runs, even when the bucket never refills and
-   * can no longer pay for the call.
+   * The seed's order, under one lock: the window first, then the bucket (then the model tokens).
+   * An RPM deny charges nothing; a burst deny leaves the window's timestamp counted (it is not
+   * rolled back). Slots for calls in flight are checked before the window, so a {@link
+   * Reason#CONCURRENCY_LIMIT} deny charges nothing at its level either, and are taken only when
+   * the whole call is admitted. In a hierarchy the levels run in order, and the levels before the
+   * denying one stay charged. A deny reports the denying component's reason and wait: a full
+   * window denies with {@link Reason#RPM_LIMIT}, retryable, before the bucket runs, even when the
+   * bucket never refills and can no longer pay for the call.
    */
   SEQUENTIAL,
 

@@ -58,6 +58,7 @@ public final class GatewayLimiter {
    * @param key the key (a tenant, or a {@link CompositeKey#value()}), not blank
    * @return the decision
    * @throws IllegalArgumentException if the key is null or blank
+   *     (or the budget limits concurrency: call {@link #reserve})
    */
   public Decision allow(String key) {
     return allow(key, 1.0);
@@ -70,6 +71,7 @@ public final class GatewayLimiter {
    * @param tokens the cost in bucket tokens, finite and positive (fractions allowed)
    * @return the decision
    * @throws IllegalArgumentException if the key is blank or the cost is not finite and positive
+   *     (or the budget limits concurrency: call {@link #reserve})
    */
   public Decision allow(String key, double tokens) {
     InMemoryStore m = memory;
@@ -87,6 +89,7 @@ public final class GatewayLimiter {
    * @param tokens the cost in bucket tokens, finite and positive (fractions allowed)
    * @return whether the call was admitted
    * @throws IllegalArgumentException if the key is blank or the cost is not finite and positive
+   *     (or the budget limits concurrency: call {@link #reserve})
    */
   public boolean tryAcquire(String key, double tokens) {
     InMemoryStore m = memory;
@@ -97,12 +100,14 @@ public final class GatewayLimiter {
   }
 
   /**
-   * Admits one call and reserves its estimated model tokens, for a budget with a model-token limit.
+   * Admits one call and reserves its estimated model tokens, for a budget with a model-token limit,
+   * and its slot, for a budget with a concurrency limit.
    *
    * @param key the key, not blank
    * @param tokens the cost in bucket tokens, finite and positive
    * @param estimatedModelTokens the model tokens the call is expected to use, at least 0
-   * @return the decision with what was reserved; pass it to {@link #reconcile} when the call ends
+   * @return the decision with what was reserved; pass it to {@link #reconcile} and {@link
+   *     #release} when the call ends
    * @throws IllegalArgumentException on a blank key, a bad cost or a negative estimate
    */
   public Reservation reserve(String key, double tokens, long estimatedModelTokens) {
@@ -118,6 +123,16 @@ public final class GatewayLimiter {
    */
   public void reconcile(Reservation reservation, long actualModelTokens) {
     store.reconcile(reservation, actualModelTokens);
+  }
+
+  /**
+   * Gives back the slot a reservation holds: the call has ended. A second release does nothing.
+   *
+   * @param reservation what {@link #reserve} returned
+   * @throws IllegalArgumentException if the reservation is null
+   */
+  public void release(Reservation reservation) {
+    store.release(reservation);
   }
 
   /**
@@ -147,13 +162,14 @@ public final class GatewayLimiter {
     return store;
   }
 
-  /** Builds a {@link GatewayLimiter}; at least one of the window, bucket or model-token limit. */
+  /** Builds a {@link GatewayLimiter} from at least one limit. */
   public static final class Builder {
 
     private String name = "default";
     private @Nullable WindowLimit window;
     private @Nullable BucketLimit bucket;
     private @Nullable ModelTokenLimit modelTokens;
+    private @Nullable ConcurrencyLimit concurrency;
     private Composition composition = Composition.SEQUENTIAL;
     private @Nullable RateLimitStore store;
     private @Nullable Ticker ticker;
@@ -223,6 +239,32 @@ public final class GatewayLimiter {
     }
 
     /**
+     * Sets a limit on the calls in flight at once, with the default lease of ten minutes; the
+     * limiter's calls then go through {@link #reserve} and {@link #release}.
+     *
+     * @param limit the most calls in flight at once, at least 1
+     * @return this builder
+     * @throws IllegalArgumentException on a bad limit
+     */
+    public Builder concurrency(long limit) {
+      this.concurrency = ConcurrencyLimit.of(limit);
+      return this;
+    }
+
+    /**
+     * Sets a limit on the calls in flight at once and how long a slot is held at most.
+     *
+     * @param limit the most calls in flight at once, at least 1
+     * @param leaseTimeout how long a slot is held at most, positive, at most one day
+     * @return this builder
+     * @throws IllegalArgumentException on a bad limit or lease
+     */
+    public Builder concurrency(long limit, Duration leaseTimeout) {
+      this.concurrency = new ConcurrencyLimit(limit, leaseTimeout);
+      return this;
+    }
+
+    /**
      * Sets the composition mode.
      *
      * @param composition the mode
@@ -262,7 +304,7 @@ public final class GatewayLimiter {
      * @throws IllegalArgumentException if no limit was set
      */
     public GatewayLimiter build() {
-      Budget budget = new Budget(name, window, bucket, modelTokens);
+      Budget budget = new Budget(name, window, bucket, modelTokens, concurrency);
       RateLimitStore s = store != null
           ? store
           : RateLimitStore.inMemory(ticker != null ? ticker : Ticker.system());

@@ -89,7 +89,8 @@ public final class HierarchicalLimiter {
   }
 
   /**
-   * Admits one call and reserves its estimated model tokens at every level that limits them.
+   * Admits one call and reserves its estimated model tokens at every level that limits them, and a
+   * slot at every level that limits concurrency.
    *
    * @param keys one key per level, root first
    * @param tokens the cost in bucket tokens, finite and positive
@@ -111,6 +112,17 @@ public final class HierarchicalLimiter {
    */
   public void reconcile(Reservation reservation, long actualModelTokens) {
     store.reconcile(reservation, actualModelTokens);
+  }
+
+  /**
+   * Gives back the slots a reservation holds at the levels that limit concurrency: the call has
+   * ended. A second release does nothing.
+   *
+   * @param reservation what {@link #reserve} returned
+   * @throws IllegalArgumentException if the reservation is null
+   */
+  public void release(Reservation reservation) {
+    store.release(reservation);
   }
 
   /**

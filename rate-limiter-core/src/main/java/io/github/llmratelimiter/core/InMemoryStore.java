@@ -16,7 +16,8 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The default store: per budget a table of keys, each key guarded by its own lock.
+ * The default store: per budget name a table of keys, each key guarded by its own lock, shared by
+ * the budget's defaults and its variants.
  *
  * <p>Calls on different keys never share a lock. A call across several levels locks its entries in
  * the tables' global order (their registration order in this store), so two calls can never wait on
@@ -40,6 +41,8 @@ final class InMemoryStore implements RateLimitStore {
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
+  /** The plans assigned at runtime, by key (written by operators only, so bounded by them). */
+  private final ConcurrentHashMap<String, String> plans = new ConcurrentHashMap<>();
   /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
   /** Entries {@link #top} has read since the store was created (a test's measure of its work). */
@@ -89,9 +92,9 @@ final class InMemoryStore implements RateLimitStore {
     int examined = 0;
     for (int i = 0; i < all.length; i++) {
       int t = (first + i) % all.length;
-      examined += all[t].maintain(now, maintenanceStep - examined);
+      examined += all[t].keys.maintain(now, maintenanceStep - examined);
       if (examined == maintenanceStep) {
-        maintainedTable = all[t].midPass() ? t : (t + 1) % all.length;
+        maintainedTable = all[t].keys.midPass() ? t : (t + 1) % all.length;
         return examined;
       }
     }
@@ -107,19 +110,26 @@ final class InMemoryStore implements RateLimitStore {
     }
   }
 
+  /**
+   * The table of {@code budget}: its defaults' table, or a variant's over the same keys.
+   *
+   * @throws IllegalArgumentException if the name is already used with other defaults
+   */
   BudgetTable table(Budget budget) {
     Args.notNull("budget", budget);
     BudgetTable t = tables.get(budget.name());
     if (t == null) {
+      Budget defaults = budget.defaults();
       t = tables.computeIfAbsent(
-          budget.name(), n -> new BudgetTable(budget, nextOrder.getAndIncrement(), maxKeys));
+          budget.name(), n -> new BudgetTable(defaults, nextOrder.getAndIncrement(), maxKeys));
     }
-    if (t.budget != budget && !t.budget.equals(budget)) {
-      throw new IllegalArgumentException(
-          "budget '" + budget.name() + "' is already used with other limits: " + t.budget
-              + ", but was " + budget);
-    }
-    return t;
+    return t.budget == budget ? t : t.view(budget);
+  }
+
+  /** The error of a plain acquire on a level that limits concurrency. */
+  private static IllegalArgumentException needsReserve(BudgetTable t) {
+    return new IllegalArgumentException("budget '" + t.name + "' limits concurrency ("
+        + t.budget.concurrency() + "): call reserve, whose Reservation releases the slot");
   }
 
   @Override
@@ -130,6 +140,9 @@ final class InMemoryStore implements RateLimitStore {
   /** One level, on a table resolved once by the caller (the hot path of {@link GatewayLimiter}). */
   Decision acquire(BudgetTable t, String key, double cost, Composition composition) {
     checkCall(key, cost, composition);
+    if (t.hasConcurrency) {
+      throw needsReserve(t);
+    }
     if (!(cost <= t.maxCost)) {
       Args.notBlank("key", key);
       return t.neverFits();
@@ -140,7 +153,10 @@ final class InMemoryStore implements RateLimitStore {
     }
     try {
       long now = ticker.read();
-      return t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition), composition);
+      Decision d =
+          t.decision(e, now, cost, 0, apply(t, e, now, cost, 0, 0, composition), composition);
+      t.forgetIfFresh(e);
+      return d;
     } finally {
       e.unlock();
     }
@@ -149,6 +165,9 @@ final class InMemoryStore implements RateLimitStore {
   /** Like {@link #acquire(BudgetTable, String, double, Composition)}, telling only whether allowed. */
   boolean tryAcquire(BudgetTable t, String key, double cost, Composition composition) {
     checkCall(key, cost, composition);
+    if (t.hasConcurrency) {
+      throw needsReserve(t);
+    }
     if (!(cost <= t.maxCost)) {
       Args.notBlank("key", key);
       return false;
@@ -159,7 +178,9 @@ final class InMemoryStore implements RateLimitStore {
     }
     try {
       long now = ticker.read();
-      return apply(t, e, now, cost, 0, 0, composition) == Reason.OK;
+      Reason r = apply(t, e, now, cost, 0, 0, composition);
+      t.forgetIfFresh(e);
+      return r == Reason.OK;
     } finally {
       e.unlock();
     }
@@ -210,18 +231,22 @@ final class InMemoryStore implements RateLimitStore {
   /** The key's entry: a tracked one without reading the ticker, else a new one (null if full). */
   private @Nullable KeyEntry lookUp(BudgetTable t, String key) {
     KeyEntry e = t.existing(key);
-    return e != null ? e : t.entry(key, ticker.read());
+    return e != null ? e : t.keys.entry(key, ticker.read(), t);
   }
 
   /**
-   * One level, under the entry's lock, in the seed's order: the request window, then the bucket,
-   * then the model-token window. Charges what the composition says and returns {@link Reason#OK}
-   * or the denying component's reason; in sequential composition what ran before a deny stays
-   * charged.
+   * One level, under the entry's lock: the slots first (a free check: the slot itself is taken
+   * only once the whole call is admitted, {@link #takeSlots}), then in the seed's order the request
+   * window, the bucket and the model-token window. Charges what the composition says and returns
+   * {@link Reason#OK} or the denying component's reason; in sequential composition what ran before
+   * a deny stays charged.
    */
   private static Reason apply(BudgetTable t, KeyEntry e, long now, double cost, long estimate,
       long id, Composition composition) {
     t.normalize(e, now);
+    if (t.slotsFull(e)) {
+      return Reason.CONCURRENCY_LIMIT;
+    }
     if (t.windowFull(e)) {
       return Reason.RPM_LIMIT;
     }
@@ -235,14 +260,28 @@ final class InMemoryStore implements RateLimitStore {
     if (t.modelTokensShort(e, estimate)) {
       if (sequential) {
         t.chargeWindow(e, now);
-        t.chargeBucket(e, cost);
+        t.chargeBucket(e, now, cost);
       }
       return Reason.TPM_LIMIT;
     }
     t.chargeWindow(e, now);
-    t.chargeBucket(e, cost);
+    t.chargeBucket(e, now, cost);
     t.chargeModelTokens(e, now, estimate, id);
     return Reason.OK;
+  }
+
+  /** Takes a slot at every level that limits concurrency: the whole call was admitted. */
+  private static void takeSlots(BudgetTable[] tables, KeyEntry[] entries, long now, long id) {
+    for (int i = 0; i < tables.length; i++) {
+      tables[i].takeSlot(entries[i], now, id);
+    }
+  }
+
+  /** Forgets the buckets the call left fresh at levels {@code 0..last}, after its decision. */
+  private static void forgetFresh(BudgetTable[] tables, KeyEntry[] entries, int last) {
+    for (int i = 0; i <= last; i++) {
+      tables[i].forgetIfFresh(entries[i]);
+    }
   }
 
   @Override
@@ -262,6 +301,11 @@ final class InMemoryStore implements RateLimitStore {
     checkKeys(keys);
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
+    for (BudgetTable t : tables) {
+      if (t.hasConcurrency) {
+        throw needsReserve(t);
+      }
+    }
     for (BudgetTable t : tables) {
       if (!t.budget.fits(cost)) {
         return t.neverFits();
@@ -316,7 +360,7 @@ final class InMemoryStore implements RateLimitStore {
     for (int i = 0; i < n; i++) {
       BudgetTable t = table(levels.get(i));
       for (int j = 0; j < i; j++) {
-        if (tables[j] == t) { // one table per name
+        if (tables[j].keys == t.keys) { // one key table per name
           throw new IllegalArgumentException(
               "levels must have distinct names, but '" + t.name + "' appears twice");
         }
@@ -359,7 +403,7 @@ final class InMemoryStore implements RateLimitStore {
       }
       try {
         long now = ticker.read();
-        long id = reserve && limitsModelTokens(tables) ? reservationIds.incrementAndGet() : 0;
+        long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
         Decision d = decide(tables, entries, now, cost, estimate, id, composition);
         return reserve ? reservation(tables, entries, now, keys, estimate, id, d) : d;
       } finally {
@@ -368,9 +412,10 @@ final class InMemoryStore implements RateLimitStore {
     }
   }
 
-  private static boolean limitsModelTokens(BudgetTable[] tables) {
+  /** Whether a reservation on these levels holds anything: model tokens or slots. */
+  private static boolean numbersReservation(BudgetTable[] tables) {
     for (BudgetTable t : tables) {
-      if (t.hasModelTokens) {
+      if (t.hasModelTokens || t.hasConcurrency) {
         return true;
       }
     }
@@ -407,7 +452,7 @@ final class InMemoryStore implements RateLimitStore {
    */
   private int lookUpAll(BudgetTable[] tables, List<String> keys, KeyEntry[] entries, boolean create) {
     for (int i = 0; i < tables.length; i++) {
-      entries[i] = create ? lookUp(tables[i], keys.get(i)) : tables[i].existing(keys.get(i));
+      entries[i] = create ? lookUp(tables[i], keys.get(i)) : tables[i].keys.existing(keys.get(i));
       if (entries[i] == null && create) {
         return i;
       }
@@ -446,9 +491,10 @@ final class InMemoryStore implements RateLimitStore {
    * <p>Sequential: the levels run in order and the first deny decides, with the denying
    * component's retry. Reserve-then-commit: every level is checked, and a deny reports the
    * component that binds over all of them: one that waiting never clears (not retryable), else the
-   * one with the longest wait, the first in order on a tie. Either way {@code remaining} is the
-   * smallest over every component of every level after the decision, and {@code resetAfterMs} is
-   * the deciding level's (allowed: the largest over the levels).
+   * one with the longest wait, the first in order on a tie. Either way slots are taken only when
+   * the call is admitted, {@code remaining} is the smallest over every component of every level
+   * after the decision, and {@code resetAfterMs} is the deciding level's (allowed: the largest over
+   * the levels). The buckets the call left fresh are forgotten once it is decided.
    */
   private static Decision decide(BudgetTable[] tables, KeyEntry[] entries, long now, double cost,
       long estimate, long id, Composition composition) {
@@ -464,8 +510,10 @@ final class InMemoryStore implements RateLimitStore {
                 ? tables[j].remaining(entries[j]) : tables[j].remainingAt(entries[j], now));
           }
           BudgetTable t = tables[i];
-          return t.decision(entries[i], now, r, t.retryMs(entries[i], now, cost, estimate, r),
-              remaining);
+          Decision d = t.decision(entries[i], now, r,
+              t.retryMs(entries[i], now, cost, estimate, r), remaining);
+          forgetFresh(tables, entries, i);
+          return d;
         }
       }
     } else {
@@ -474,14 +522,16 @@ final class InMemoryStore implements RateLimitStore {
       }
       Decision deny = bindingDeny(tables, entries, now, cost, estimate);
       if (deny != null) {
+        forgetFresh(tables, entries, n - 1);
         return deny;
       }
       for (int i = 0; i < n; i++) {
         tables[i].chargeWindow(entries[i], now);
-        tables[i].chargeBucket(entries[i], cost);
+        tables[i].chargeBucket(entries[i], now, cost);
         tables[i].chargeModelTokens(entries[i], now, estimate, id);
       }
     }
+    takeSlots(tables, entries, now, id);
     long remaining = Long.MAX_VALUE;
     long reset = 0;
     String binding = tables[0].name;
@@ -493,6 +543,7 @@ final class InMemoryStore implements RateLimitStore {
       }
       reset = Math.max(reset, tables[i].resetMs(entries[i], now));
     }
+    forgetFresh(tables, entries, n - 1);
     return Decision.allow(remaining, reset, binding);
   }
 
@@ -562,10 +613,52 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   @Override
+  public void release(Reservation reservation) {
+    Args.notNull("reservation", reservation);
+    if (!reservation.holdsSlots()) {
+      return;
+    }
+    BudgetTable[] tables = tables(reservation.levels());
+    int[] lockOrder = lockOrder(tables);
+    KeyEntry[] entries = new KeyEntry[tables.length];
+    while (true) {
+      lookUpAll(tables, reservation.keys(), entries, false); // an untracked key holds no slot
+      if (!lockAll(entries, lockOrder)) {
+        continue;
+      }
+      try {
+        for (int i = 0; i < tables.length; i++) {
+          if (entries[i] != null) {
+            tables[i].releaseSlot(entries[i], reservation.id());
+          }
+        }
+        return;
+      } finally {
+        unlockAll(entries, lockOrder);
+      }
+    }
+  }
+
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    return Optional.ofNullable(plans.get(Args.notBlank("key", key)));
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Args.notBlank("key", key);
+    if (plan == null) {
+      plans.remove(key);
+    } else {
+      plans.put(key, Args.notBlank("plan", plan));
+    }
+  }
+
+  @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     Args.notBlank("key", key);
     BudgetTable t = table(budget);
-    KeyEntry e = t.existing(key);
+    KeyEntry e = t.keys.existing(key);
     return e == null ? Optional.empty() : Optional.ofNullable(snapshot(t, e));
   }
 
@@ -577,10 +670,12 @@ final class InMemoryStore implements RateLimitStore {
       }
       long now = ticker.read();
       t.normalize(e, now);
-      return new KeySnapshot(
+      KeySnapshot s = new KeySnapshot(
           t.name, e.key, t.hasWindow ? e.size : 0, t.limit, t.hasBucket ? e.tokens : 0,
           t.capacity, t.waitMs(e, now, 1.0), t.hasModelTokens ? t.usedModelTokens(e) : 0,
-          t.modelTokenLimit);
+          t.modelTokenLimit, e.leases == null ? 0 : e.leases.size(), t.concurrencyLimit);
+      t.forgetIfFresh(e);
+      return s;
     } finally {
       e.unlock();
     }
@@ -592,7 +687,7 @@ final class InMemoryStore implements RateLimitStore {
       throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
     }
     BudgetTable t = table(budget);
-    KeyEntry[] candidates = t.topCandidates();
+    KeyEntry[] candidates = t.keys.topCandidates();
     Set<KeyEntry> seen = Collections.newSetFromMap(new IdentityHashMap<>(candidates.length));
     List<KeySnapshot> ranked = new ArrayList<>(candidates.length);
     for (KeyEntry e : candidates) {
@@ -617,11 +712,11 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public boolean reset(Budget budget, String key) {
     Args.notBlank("key", key);
-    return table(budget).reset(key);
+    return table(budget).keys.reset(key);
   }
 
   @Override
   public long trackedKeys(Budget budget) {
-    return table(budget).size();
+    return table(budget).keys.size();
   }
 }

@@ -4,9 +4,11 @@ import java.util.concurrent.locks.AbstractQueuedSynchronizer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The state of one key under one budget: its window log and its bucket, guarded by this lock.
+ * The state of one key under one budget's name: its window log, its bucket, its model-token window
+ * and its slots, guarded by this lock. The state holds no limit: every call applies the limits of
+ * the budget or variant it carries ({@link BudgetTable}), and {@link #limits} remembers the last.
  *
- * <p>One lock covers both components, so no other caller of the key interleaves between the window
+ * <p>One lock covers every component, so no other caller of the key interleaves between the window
  * check and the bucket check. The timestamps are primitive {@code long}s in a ring buffer that
  * grows up to the window's limit, so an admitted call allocates nothing once the ring has grown.
  *
@@ -27,23 +29,37 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
   int head;
   int size;
 
-  /** Bucket tokens as of {@code refilledAt}. */
-  double tokens;
+  /**
+   * Bucket tokens as of {@code refilledAt}; {@link Double#POSITIVE_INFINITY} while the bucket is
+   * fresh (untouched, or left full by a call): full at whatever capacity the next call has.
+   */
+  double tokens = Double.POSITIVE_INFINITY;
 
+  /** When the bucket last regained tokens or was charged. */
   long refilledAt;
 
   /** The model-token window, present only under a budget that limits model tokens. */
   final @Nullable ModelTokenLog modelTokens;
 
+  /** The slots held by calls in flight, present only under a budget that limits concurrency. */
+  final @Nullable LeaseSet leases;
+
+  /**
+   * The limits of the last call that brought this entry to now (read by maintenance, which judges
+   * freshness under them, as Redis expires a state).
+   */
+  BudgetTable limits;
+
   /** Set under the lock when the entry leaves its table; a caller that sees it looks up again. */
   boolean retired;
 
-  KeyEntry(String key, int initialRing, double tokens, long now, boolean limitsModelTokens) {
+  KeyEntry(String key, long now, BudgetTable limits) {
     this.key = key;
-    this.modelTokens = limitsModelTokens ? new ModelTokenLog() : null;
-    this.ring = new long[initialRing];
-    this.tokens = tokens;
+    this.modelTokens = limits.hasModelTokens ? new ModelTokenLog() : null;
+    this.leases = limits.hasConcurrency ? new LeaseSet() : null;
+    this.ring = new long[limits.hasWindow ? Math.min(limits.limit, 4) : 0];
     this.refilledAt = now;
+    this.limits = limits;
   }
 
   /** Takes the lock, waiting for it if another thread holds it. */
@@ -84,6 +100,12 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
 
   long oldest() {
     return ring[head];
+  }
+
+  /** The {@code i}-th oldest timestamp ({@code 0 <= i < size}). */
+  long at(int i) {
+    int j = head + i;
+    return ring[j >= ring.length ? j - ring.length : j];
   }
 
   long newest() {
@@ -131,17 +153,35 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
     head = 0;
   }
 
-  /** Adds what the bucket regained since the last refill, at {@code refillPerNano}, up to capacity. */
+  /**
+   * Adds what a bucket short of {@code capacity} regained since the last refill, at {@code
+   * refillPerNano}, up to capacity, and cuts a level above {@code capacity} down to it. The time of
+   * the last refill moves only when tokens are regained (or charged: {@link #charge}), so a full
+   * bucket remembers since when it could have refilled, as the Redis store does.
+   */
   void refill(long now, double capacity, double refillPerNano) {
-    if (now - refilledAt > 0) {
-      tokens = tokensAt(now, capacity, refillPerNano);
+    long elapsed = now - refilledAt;
+    if (elapsed > 0 && tokens < capacity) {
+      tokens = Math.min(capacity, tokens + elapsed * refillPerNano);
       refilledAt = now;
+    } else if (tokens > capacity) {
+      tokens = capacity;
     }
   }
 
   /** The tokens {@link #refill} would leave at {@code now}, changing nothing. */
   double tokensAt(long now, double capacity, double refillPerNano) {
     long elapsed = now - refilledAt;
-    return elapsed > 0 ? Math.min(capacity, tokens + elapsed * refillPerNano) : tokens;
+    return elapsed > 0 && tokens < capacity
+        ? Math.min(capacity, tokens + elapsed * refillPerNano)
+        : Math.min(capacity, tokens);
+  }
+
+  /** Takes {@code cost} from a bucket brought to {@code now}, at least down to 0. */
+  void charge(long now, double cost) {
+    if (now - refilledAt > 0) {
+      refilledAt = now;
+    }
+    tokens = Math.max(0, tokens - cost);
   }
 }

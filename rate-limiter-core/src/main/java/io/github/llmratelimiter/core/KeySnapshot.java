@@ -12,9 +12,12 @@ import java.util.Comparator;
  * @param tokens tokens in the bucket now (0 when the budget has no bucket)
  * @param capacity the bucket's capacity (0 when the budget has no bucket)
  * @param nextFreeMs milliseconds until a unit-cost call would be admitted, 0 if it would be now
- *     (for a bucket that does not refill and cannot pay, 0 as well: check {@code tokens})
+ *     (for a bucket that does not refill and cannot pay, 0 as well: check {@code tokens}; for
+ *     slots all in use, until the earliest lease expires)
  * @param modelTokensUsed model tokens counted in the current model-token window (0 without one)
  * @param modelTokenLimit the model-token window's limit (0 without one)
+ * @param inFlight slots held now by calls in flight (0 without a concurrency limit)
+ * @param concurrencyLimit the concurrency limit (0 without one)
  */
 public record KeySnapshot(
     String budget,
@@ -25,7 +28,9 @@ public record KeySnapshot(
     double capacity,
     long nextFreeMs,
     long modelTokensUsed,
-    long modelTokenLimit) {
+    long modelTokenLimit,
+    long inFlight,
+    long concurrencyLimit) {
 
   /**
    * Validates the snapshot.
@@ -40,6 +45,27 @@ public record KeySnapshot(
     Args.notNegative("nextFreeMs", nextFreeMs);
     Args.notNegative("modelTokensUsed", modelTokensUsed);
     Args.notNegative("modelTokenLimit", modelTokenLimit);
+    Args.notNegative("inFlight", inFlight);
+    Args.notNegative("concurrencyLimit", concurrencyLimit);
+  }
+
+  /**
+   * Returns a snapshot of a budget without a concurrency limit.
+   *
+   * @param budget the budget's name
+   * @param key the key
+   * @param windowUsed admissions counted in the current window
+   * @param windowLimit the window's limit
+   * @param tokens tokens in the bucket now
+   * @param capacity the bucket's capacity
+   * @param nextFreeMs milliseconds until a unit-cost call would be admitted
+   * @param modelTokensUsed model tokens counted in the current model-token window
+   * @param modelTokenLimit the model-token window's limit
+   */
+  public KeySnapshot(String budget, String key, long windowUsed, long windowLimit, double tokens,
+      double capacity, long nextFreeMs, long modelTokensUsed, long modelTokenLimit) {
+    this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, modelTokensUsed,
+        modelTokenLimit, 0, 0);
   }
 
   /**
@@ -61,7 +87,7 @@ public record KeySnapshot(
       double tokens,
       double capacity,
       long nextFreeMs) {
-    this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, 0, 0);
+    this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, 0, 0, 0, 0);
   }
 
   /** Orders snapshots the way stores rank {@link RateLimitStore#top}: busiest first, then by key. */
@@ -79,22 +105,25 @@ public record KeySnapshot(
   }
 
   /**
-   * Returns the largest share in use of any component: the window, the bucket or the model-token
-   * window, from 0 to 1 (a model-token window reconciled above its limit counts as 1).
+   * Returns the largest share in use of any component: the window, the bucket, the model-token
+   * window or the slots, from 0 to 1 (a model-token window reconciled above its limit, or more
+   * slots held than a smaller limit admits, counts as 1).
    *
    * @return the busiest component's share in use
    */
   public double utilization() {
-    return utilizationOf(windowUsed, windowLimit, tokens, capacity, modelTokensUsed, modelTokenLimit);
+    return utilizationOf(windowUsed, windowLimit, tokens, capacity, modelTokensUsed,
+        modelTokenLimit, inFlight, concurrencyLimit);
   }
 
   /** {@link #utilization()} of a state that is not (yet) a snapshot. */
   static double utilizationOf(long windowUsed, long windowLimit, double tokens, double capacity,
-      long modelTokensUsed, long modelTokenLimit) {
-    double windowUse = windowLimit == 0 ? 0 : (double) windowUsed / windowLimit;
+      long modelTokensUsed, long modelTokenLimit, long inFlight, long concurrencyLimit) {
+    double windowUse = windowLimit == 0 ? 0 : Math.min(1, (double) windowUsed / windowLimit);
     double bucketUse = capacity == 0 ? 0 : 1 - tokens / capacity;
     double modelTokenUse =
         modelTokenLimit == 0 ? 0 : Math.min(1, (double) modelTokensUsed / modelTokenLimit);
-    return Math.max(windowUse, Math.max(bucketUse, modelTokenUse));
+    double slotUse = concurrencyLimit == 0 ? 0 : Math.min(1, (double) inFlight / concurrencyLimit);
+    return Math.max(Math.max(windowUse, slotUse), Math.max(bucketUse, modelTokenUse));
   }
 }

@@ -4,16 +4,29 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where budgets keep their per-key state, and the one place a decision is taken atomically.
  *
  * <p>A store decides for a list of levels at once (a hierarchy), each level a {@link Budget} with
- * its own key: in {@link Composition#SEQUENTIAL} the levels and, within each, the window then the
- * bucket run in order, and what ran before a deny stays charged; in {@link
- * Composition#RESERVE_COMMIT} all are checked before any is charged. No other caller of the same
- * keys interleaves with a decision. The {@linkplain #inMemory() in-memory store} is the default;
- * other modules add distributed ones that give the same results.
+ * its own key: in {@link Composition#SEQUENTIAL} the levels and, within each, the concurrency
+ * check, the window, the bucket and the model tokens run in order, and what ran before a deny
+ * stays charged; in {@link Composition#RESERVE_COMMIT} all are checked before any is charged. No
+ * other caller of the same keys interleaves with a decision. The {@linkplain #inMemory() in-memory
+ * store} is the default; other modules add distributed ones that give the same results.
+ *
+ * <p>A level's state belongs to its budget's name: a {@linkplain Budget#variant variant} of a
+ * budget (a tenant's plan) decides on the same state with its own limits, by the rules stated on
+ * {@link Budget}. Two budgets of one name must have the same {@linkplain Budget#defaults()
+ * defaults}, or the store throws an {@link IllegalArgumentException}.
+ *
+ * <p>A budget with a {@link ConcurrencyLimit} is called with {@link #reserve}: an admitted call
+ * takes one slot at every level that limits concurrency, in the same atomic step as the rest of
+ * the decision, and holds it until {@link #release} or until its lease expires on the store's
+ * clock. A slot is taken only when the whole call is admitted (a denied call never runs, so it
+ * would never give a slot back): within a level the concurrency check runs first, so a {@link
+ * Reason#CONCURRENCY_LIMIT} deny charges nothing at its level.
  */
 public interface RateLimitStore extends AutoCloseable {
 
@@ -25,7 +38,9 @@ public interface RateLimitStore extends AutoCloseable {
    * @param cost the call's cost in bucket tokens, finite and positive (the window counts 1)
    * @param composition the composition mode
    * @return the decision; a deny names the level that denied
-   * @throws IllegalArgumentException on a blank key, a bad cost, mismatched lists or duplicate names
+   * @throws IllegalArgumentException on a blank key, a bad cost, mismatched lists, duplicate names,
+   *     or a level that limits concurrency (call {@link #reserve}, whose reservation releases the
+   *     slot)
    */
   Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition composition);
 
@@ -37,7 +52,8 @@ public interface RateLimitStore extends AutoCloseable {
    * @param cost the call's cost in bucket tokens, finite and positive
    * @param composition the composition mode
    * @return the decision
-   * @throws IllegalArgumentException on a blank key or a bad cost
+   * @throws IllegalArgumentException on a blank key, a bad cost or a budget that limits
+   *     concurrency
    */
   default Decision acquire(Budget budget, String key, double cost, Composition composition) {
     return acquire(List.of(budget), List.of(key), cost, composition);
@@ -45,13 +61,18 @@ public interface RateLimitStore extends AutoCloseable {
 
   /**
    * Decides one call like {@link #acquire(List, List, double, Composition)} and, at every level
-   * with a {@link ModelTokenLimit}, also checks and reserves the call's estimated model tokens.
+   * with a {@link ModelTokenLimit}, also checks and reserves the call's estimated model tokens,
+   * and at every level with a {@link ConcurrencyLimit}, checks and takes a slot.
    *
    * <p>The model-token window runs after the request window and the bucket, under the same lock
    * (the same atomic step in a distributed store): in sequential composition a {@link
    * Reason#TPM_LIMIT} deny leaves the request timestamp and the bucket debit charged; in
    * reserve-then-commit composition it charges nothing. An estimate above a level's model-token
    * limit is denied with {@link Reason#COST_EXCEEDS_CAPACITY} before anything is charged.
+   *
+   * <p>The concurrency check runs first within each level: slots all held deny with {@link
+   * Reason#CONCURRENCY_LIMIT} before the level's window, and the slots are taken only once every
+   * level has admitted the call. Give them back with {@link #release} when the call ends.
    *
    * @param levels the budgets, root first; names distinct
    * @param keys one key per level, in the same order
@@ -88,6 +109,36 @@ public interface RateLimitStore extends AutoCloseable {
   default void reconcile(Reservation reservation, long actualModelTokens) {
     throw new UnsupportedOperationException(
         getClass().getSimpleName() + " does not support model-token budgets yet");
+  }
+
+  /**
+   * Gives back the slots a reservation holds for a call in flight, at every level that limits
+   * concurrency: the call has ended. Idempotent: a second release of the same reservation, a
+   * release of a lease that has expired already, and of a reservation that holds no slot, do
+   * nothing. Only this reservation's slots are freed, never another call's.
+   *
+   * @param reservation what {@link #reserve} returned
+   * @throws IllegalArgumentException if the reservation is null
+   */
+  default void release(Reservation reservation) {
+    Args.notNull("reservation", reservation);
+    if (reservation.holdsSlots()) {
+      throw new UnsupportedOperationException(
+          getClass().getSimpleName() + " does not support concurrency budgets yet");
+    }
+  }
+
+  /**
+   * Gives back a reservation's slots like {@link #release} without blocking the caller on I/O.
+   *
+   * @param reservation what {@link #reserve} or {@link #reserveAsync} returned
+   * @return a stage that completes once the slots are given back (or the release is lost to a
+   *     store failure, as with {@link #release}, and the leases expire by themselves)
+   * @throws IllegalArgumentException if the reservation is null
+   */
+  default CompletionStage<Void> releaseAsync(Reservation reservation) {
+    release(reservation);
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -138,6 +189,37 @@ public interface RateLimitStore extends AutoCloseable {
   default CompletionStage<Void> reconcileAsync(Reservation reservation, long actualModelTokens) {
     reconcile(reservation, actualModelTokens);
     return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Returns the plan assigned to a key at runtime, if any: the name a plan resolver maps to the
+   * variants of its budgets. Stores that share their state share their assignments (a distributed
+   * store keeps them on its server, under the key's hashed form when it hashes keys).
+   *
+   * @param key the key (an API key, a tenant), not blank
+   * @return the plan's name, or empty when none is assigned
+   * @throws IllegalArgumentException on a blank key
+   * @throws IllegalStateException when a distributed store cannot read it now (its server does not
+   *     answer): the caller keeps what it knew rather than taking the key for unassigned
+   */
+  default Optional<String> assignedPlan(String key) {
+    Args.notBlank("key", key);
+    return Optional.empty();
+  }
+
+  /**
+   * Assigns a plan to a key, or clears its assignment. Nothing the key spent changes: a plan only
+   * names the limits its later calls carry (see {@link Budget#variant}).
+   *
+   * @param key the key, not blank
+   * @param plan the plan's name, not blank; {@code null} clears the assignment
+   * @throws IllegalArgumentException on a blank key or plan
+   * @throws IllegalStateException when a distributed store cannot write it now
+   */
+  default void assignPlan(String key, @Nullable String plan) {
+    Args.notBlank("key", key);
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not keep plan assignments");
   }
 
   /**

@@ -30,6 +30,16 @@ public enum Reason {
   TPM_LIMIT,
 
   /**
+   * The key already holds as many calls in flight as its {@link ConcurrencyLimit} admits. A level
+   * checks it before its window, so this deny charges nothing at its level (in sequential
+   * composition the levels before it stay charged, as for {@link #RPM_LIMIT}). It is retryable,
+   * and its wait is an upper bound: the time until the earliest lease held expires, after which a
+   * slot is free even if no call in flight ends (a slot usually frees sooner, when a call ends and
+   * is released).
+   */
+  CONCURRENCY_LIMIT,
+
+  /**
    * The call costs more tokens than the bucket can ever hold, or estimates more model tokens than
    * the model-token window admits: waiting never helps, and nothing was charged.
    */

@@ -119,7 +119,7 @@ class InMemoryMaintenanceTest {
     ticker.advance(Duration.ofSeconds(1)); // all 5,000 are fresh now
     assertThat(store.acquire(perSecond, "new", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     // the step examined 1,000 of them (all fresh, all dropped), not the whole budget
-    assertThat(store.trackedKeys(perSecond)).isEqualTo(5_000 - BudgetTable.FULL_TABLE_STEP + 1);
+    assertThat(store.trackedKeys(perSecond)).isEqualTo(5_000 - KeyTable.FULL_TABLE_STEP + 1);
   }
 
   @Test

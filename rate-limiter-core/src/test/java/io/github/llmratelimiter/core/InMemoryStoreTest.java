@@ -91,7 +91,7 @@ class InMemoryStoreTest {
       Future<Decision> otherKey = pool.submit(() -> store.acquire(budget, "b", 1, Composition.SEQUENTIAL));
       assertThat(otherKey.get(30, TimeUnit.SECONDS).allowed()).isTrue();
       Future<Decision> sameKey = pool.submit(() -> store.acquire(budget, "a", 1, Composition.SEQUENTIAL));
-      KeyEntry a = store.table(budget).existing("a");
+      KeyEntry a = store.table(budget).keys.existing("a");
       while (!a.hasQueuedThreads()) { // bounded by the executor's progress; fails the test on timeout
         assertThat(sameKey.isDone()).isFalse();
         Thread.onSpinWait();
@@ -148,7 +148,7 @@ class InMemoryStoreTest {
     assertThatThrownBy(() -> store.tryAcquire(table, "a", 1, Composition.SEQUENTIAL))
         .hasMessage("clock unavailable");
     flaky.failing.set(false);
-    KeyEntry a = table.existing("a");
+    KeyEntry a = table.keys.existing("a");
     assertThat(a.tryLock()).isTrue(); // not left held by the failed calls
     a.unlock();
     assertThat(store.acquire(table, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
@@ -156,7 +156,7 @@ class InMemoryStoreTest {
 
   @Test
   void unlockingAKeyThatIsNotLockedFails() {
-    KeyEntry e = new KeyEntry("a", 4, 1, 0, false);
+    KeyEntry e = new KeyEntry("a", 0, new InMemoryStore(ticker, 100, 100).table(budget));
     assertThatThrownBy(e::unlock).isInstanceOf(IllegalMonitorStateException.class);
     e.lock();
     e.unlock();

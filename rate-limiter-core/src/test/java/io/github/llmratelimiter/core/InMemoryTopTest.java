@@ -35,7 +35,7 @@ class InMemoryTopTest {
     do {
       assertThat(store.cleanUp()).isLessThanOrEqualTo(STEP);
       steps++;
-    } while (table.midPass());
+    } while (table.keys.midPass());
     return steps;
   }
 
@@ -63,13 +63,13 @@ class InMemoryTopTest {
 
     reads = store.topReads();
     List<KeySnapshot> top = store.top(tenAnHour, 5);
-    assertThat(store.topReads() - reads).isLessThanOrEqualTo(BudgetTable.TOP_EXACT_KEYS);
+    assertThat(store.topReads() - reads).isLessThanOrEqualTo(KeyTable.TOP_EXACT_KEYS);
     assertThat(keys(top)).containsExactly("heavy-0", "heavy-1", "heavy-2", "heavy-3", "heavy-4");
     assertThat(top).extracting(KeySnapshot::windowUsed).containsExactly(9L, 8L, 7L, 6L, 5L);
 
     reads = store.topReads();
     List<KeySnapshot> thousand = store.top(tenAnHour, 1_000);
-    assertThat(store.topReads() - reads).isLessThanOrEqualTo(BudgetTable.TOP_EXACT_KEYS);
+    assertThat(store.topReads() - reads).isLessThanOrEqualTo(KeyTable.TOP_EXACT_KEYS);
     assertThat(thousand).hasSize(1_000).isSortedAccordingTo(KeySnapshot.BUSIEST_FIRST);
     assertThat(keys(thousand.subList(0, 5))).isEqualTo(keys(top));
     // ties at 0.1 rank by key, as they would among all keys: quiet-0, quiet-1, quiet-10, ...
@@ -89,13 +89,13 @@ class InMemoryTopTest {
   @Test
   void upTo2048KeysTopReadsThemAllWithoutMaintenance() {
     InMemoryStore store = new InMemoryStore(ticker, 10_000, STEP);
-    for (int i = 0; i < BudgetTable.TOP_EXACT_KEYS - 1; i++) {
+    for (int i = 0; i < KeyTable.TOP_EXACT_KEYS - 1; i++) {
       call(store, tenAnHour, "quiet-" + i, 1);
     }
     call(store, tenAnHour, "busy", 3);
     long reads = store.topReads();
     assertThat(keys(store.top(tenAnHour, 1))).containsExactly("busy"); // exact, no step ran
-    assertThat(store.topReads() - reads).isEqualTo(BudgetTable.TOP_EXACT_KEYS);
+    assertThat(store.topReads() - reads).isEqualTo(KeyTable.TOP_EXACT_KEYS);
 
     call(store, tenAnHour, "busier", 4); // 2,049 keys: from now on, candidates only
     assertThat(store.top(tenAnHour, 1)).isEmpty();
@@ -112,7 +112,7 @@ class InMemoryTopTest {
     }
     assertThat(store.top(tenAnHour, 5)).isEmpty();
     assertThat(store.cleanUp()).isEqualTo(1_000);
-    assertThat(table.midPass()).isTrue();
+    assertThat(table.keys.midPass()).isTrue();
     assertThat(store.top(tenAnHour, 5)).hasSize(5);
   }
 
@@ -167,12 +167,12 @@ class InMemoryTopTest {
     }
     BudgetTable table = store.table(tenAnHour);
     store.cleanUp();
-    while (table.midPass()) {
+    while (table.keys.midPass()) {
       store.cleanUp();
     }
     do {
       store.cleanUp();
-    } while (table.midPass());
+    } while (table.keys.midPass());
     busiest.sort(null);
     assertThat(keys(store.top(tenAnHour, 50))).isEqualTo(busiest.subList(0, 50));
   }

@@ -21,10 +21,6 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     return new Budget(name, null, null, new ModelTokenLimit(limit, Duration.ofMinutes(1)));
   }
 
-  private Reservation reserve(Budget b, String key, long estimate, Composition mode) {
-    return store.reserve(List.of(b), List.of(key), 1, estimate, mode);
-  }
-
   private long used(Budget b, String key) {
     return store.inspect(b, key).map(KeySnapshot::modelTokensUsed).orElse(0L);
   }

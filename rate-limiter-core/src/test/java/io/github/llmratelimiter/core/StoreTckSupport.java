@@ -122,6 +122,19 @@ public abstract class StoreTckSupport {
         : store.reserve(levels, keys, cost, estimate, mode).decision();
   }
 
+  /**
+   * Reserves one call of cost 1 on a single budget.
+   *
+   * @param b the budget
+   * @param key the key
+   * @param estimate the estimated model tokens
+   * @param mode the composition
+   * @return what the store reserved
+   */
+  protected Reservation reserve(Budget b, String key, long estimate, Composition mode) {
+    return store.reserve(List.of(b), List.of(key), 1, estimate, mode);
+  }
+
   /** Runs {@code task} on {@code threads} threads released together; returns their results. */
   protected static <T> List<T> runConcurrently(int threads, Callable<T> task) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(threads);

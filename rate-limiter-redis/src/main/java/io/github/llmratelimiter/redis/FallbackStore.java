@@ -2,6 +2,7 @@ package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -12,6 +13,7 @@ import io.github.llmratelimiter.core.WindowLimit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one gateway instance decides on its own while Redis does not answer ({@link
@@ -21,11 +23,15 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>With {@code N} live instances (the count of their heartbeats in Redis, as last seen), the
  * share of a window limit {@code L} is {@code s = max(1, floor(L / N))}; of a bucket, its capacity
  * and refill divided by {@code N} (at least one permit); of a model-token limit, {@code max(1,
- * floor(limit / N))}. While Redis answers, every call Redis admits is also charged here ({@link
- * #mirror}), so a switch to the fallback continues from what this instance admitted, never from
- * an empty state. Each instance then admits, in any window, at most its share less what it admitted
- * through Redis in that window; the bound this gives for all instances together is stated in
- * {@link FailurePolicy#LOCAL_FALLBACK}.
+ * floor(limit / N))}; of a concurrency limit, {@code max(1, floor(limit / N))}, with the same
+ * lease. A variant (a plan's limits) is scaled alike, as a variant of the scaled defaults. While
+ * Redis answers, every call Redis admits is also charged here ({@link #mirror}), so a switch to
+ * the fallback continues from what this instance admitted, never from an empty state. Each
+ * instance then admits, in any window, at most its share less what it admitted through Redis in
+ * that window; the bound this gives for all instances together is stated in {@link
+ * FailurePolicy#LOCAL_FALLBACK}. A mirrored call holds its slots here until its Redis
+ * reservation is released ({@link #release}) or its lease expires, so the share counts this
+ * instance's calls in flight, through Redis or not.
  *
  * <p>Shares are kept for {@code N - 1}, {@code N} and {@code N + 1} instances at once, so that an
  * instance joining or leaving (a rolling deployment) leaves a share that already holds this
@@ -39,6 +45,14 @@ final class FallbackStore implements AutoCloseable {
   /** The live instance count as last seen; 0 until the first heartbeat is answered. */
   private volatile int instances;
   private volatile Share[] shares;
+  /** The slots mirrored calls hold in the shares, by the id of their Redis reservation. */
+  private final ConcurrentHashMap<Long, Mirrored> mirrored = new ConcurrentHashMap<>();
+  /** The size of {@link #mirrored} at which the next mirror drops the entries of expired leases. */
+  private volatile int sweepAt = SWEEP_MIN;
+  private static final int SWEEP_MIN = 1024;
+
+  /** The reservations a mirrored call holds slots with, one per share, until its lease expires. */
+  private record Mirrored(Share[] shares, Reservation[] held, long expiresAt) {}
 
   FallbackStore(Ticker ticker, long retryMs) {
     this.ticker = ticker;
@@ -63,21 +77,36 @@ final class FallbackStore implements AutoCloseable {
       }
       List<Budget> scaled = new ArrayList<>(levels.size());
       for (Budget b : levels) {
-        scaled.add(budgets.computeIfAbsent(b, this::scale));
+        scaled.add(scaled(b));
       }
       return scaled;
     }
 
-    private Budget scale(Budget b) {
+    /** The share of a budget; of a variant, the same variant of the share of its defaults. */
+    private Budget scaled(Budget b) {
+      Budget known = budgets.get(b);
+      if (known != null) {
+        return known;
+      }
+      Budget d = b.isVariant() ? scaled(b.defaults()) : null;
       WindowLimit w = b.window();
       BucketLimit k = b.bucket();
       ModelTokenLimit m = b.modelTokens();
-      return new Budget(b.name(),
+      ConcurrencyLimit c = b.concurrency();
+      Budget share = new Budget(b.name(),
           w == null ? null : new WindowLimit(Math.max(1, w.limit() / divisor), w.window()),
           k == null ? null : new BucketLimit(
               Math.max(Math.min(1, k.capacity()), k.capacity() / divisor),
               k.refillPerSecond() / divisor),
-          m == null ? null : new ModelTokenLimit(Math.max(1, m.limit() / divisor), m.window()));
+          m == null ? null : new ModelTokenLimit(Math.max(1, m.limit() / divisor), m.window()),
+          c == null ? null
+              : new ConcurrencyLimit(Math.max(1, c.limit() / divisor), c.leaseTimeout()),
+          null);
+      if (d != null) {
+        share = d.variant(share.window(), share.bucket(), share.modelTokens(), share.concurrency());
+      }
+      Budget raced = budgets.putIfAbsent(b, share);
+      return raced != null ? raced : share;
     }
 
     Reservation decide(LuaRateLimitStore.Call call) {
@@ -123,11 +152,57 @@ final class FallbackStore implements AutoCloseable {
     return instances;
   }
 
-  /** Charges a call that Redis admitted to every share, whatever each decides. */
-  void mirror(LuaRateLimitStore.Call call) {
-    for (Share s : shares) {
-      s.decide(call);
+  /**
+   * Charges a call that Redis admitted to every share, whatever each decides; the slots it takes
+   * there are held until {@code admitted} is released or their lease expires.
+   */
+  void mirror(LuaRateLimitStore.Call call, Reservation admitted) {
+    Share[] current = shares;
+    Reservation[] held = admitted.holdsSlots() ? new Reservation[current.length] : null;
+    for (int i = 0; i < current.length; i++) {
+      Reservation r = current[i].decide(call);
+      if (held != null) {
+        held[i] = r;
+      }
     }
+    if (held != null) {
+      long lease = 0;
+      for (Budget b : call.levels()) {
+        ConcurrencyLimit c = b.concurrency();
+        lease = Math.max(lease, c == null ? 0 : c.leaseTimeout().toNanos());
+      }
+      long now = ticker.read();
+      mirrored.put(admitted.id(), new Mirrored(current, held, now + lease));
+      if (mirrored.size() >= sweepAt) {
+        mirrored.values().removeIf(m -> now - m.expiresAt() >= 0);
+        sweepAt = Math.max(SWEEP_MIN, 2 * mirrored.size());
+      }
+    }
+  }
+
+  /**
+   * Gives back the slots of a reservation: those its mirror holds in the shares (a reservation
+   * Redis made), or its own on the share that made it (one this fallback made). Idempotent.
+   */
+  void release(Reservation reservation) {
+    if (LuaRateLimitStore.fromRedis(reservation)) {
+      Mirrored m = mirrored.remove(reservation.id());
+      if (m != null) {
+        for (int i = 0; i < m.held().length; i++) {
+          m.shares()[i].store.release(m.held()[i]);
+        }
+      }
+      return;
+    }
+    Share made = madeBy(reservation);
+    if (made != null) {
+      made.store.release(reservation);
+    }
+  }
+
+  /** The slots mirrored calls hold in the shares (for tests). */
+  int mirroredCalls() {
+    return mirrored.size();
   }
 
   /**
@@ -154,6 +229,14 @@ final class FallbackStore implements AutoCloseable {
 
   /** Reconciles a reservation on the share that made it; one of a share since dropped is lost. */
   void reconcile(Reservation reservation, long actualModelTokens) {
+    Share made = madeBy(reservation);
+    if (made != null) {
+      made.store.reconcile(reservation, actualModelTokens);
+    }
+  }
+
+  /** The share whose store made a reservation (its levels are that share's budgets), if kept. */
+  private @Nullable Share madeBy(Reservation reservation) {
     Budget first = reservation.levels().get(0);
     Share made = null;
     for (Share s : shares) {
@@ -161,9 +244,7 @@ final class FallbackStore implements AutoCloseable {
         made = s;
       }
     }
-    if (made != null) {
-      made.store.reconcile(reservation, actualModelTokens);
-    }
+    return made;
   }
 
   /** The store of this instance's own share, for monitoring during an outage. */

@@ -234,13 +234,70 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       return CompletableFuture.completedFuture(null);
     }
+    return settleAsync(() -> redis.submitReconcile(reservation, actualModelTokens));
+  }
+
+  /**
+   * Gives back on Redis the slots of a reservation Redis made (and the slots its mirror holds in
+   * the fallback), and on the fallback those of one the fallback made. A release that cannot reach
+   * Redis is lost (and counted as an error): the leases expire by themselves.
+   */
+  @Override
+  public void release(Reservation reservation) {
+    if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
+      settle(() -> redis.submitRelease(reservation));
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> releaseAsync(Reservation reservation) {
+    if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
+      return settleAsync(() -> redis.submitRelease(reservation));
+    }
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Gives back in the fallback the slots a reservation holds there (its own, or a mirror's);
+   * returns whether Redis holds slots of it too.
+   */
+  private boolean onRedisAfterFallback(Reservation reservation) {
+    if (fallback != null) {
+      fallback.release(reservation);
+    }
+    return LuaRateLimitStore.fromRedis(reservation);
+  }
+
+  /**
+   * Sends a call that settles an earlier one (a reconciliation, a release) with the circuit
+   * breaker's permission and waits for its reply; one that cannot reach Redis is lost, and counted
+   * as an error.
+   */
+  private void settle(Supplier<CompletableFuture<List<Object>>> send) {
+    if (!breaker.tryAcquirePermission()) {
+      return;
+    }
+    long start = System.nanoTime();
+    try {
+      replies.await(send.get(), start);
+      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    } catch (RedisException e) {
+      failed(e, start);
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      throw e;
+    }
+  }
+
+  /** Like {@link #settle} without blocking: completes once answered, or lost. */
+  private CompletionStage<Void> settleAsync(Supplier<CompletableFuture<List<Object>>> send) {
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.completedFuture(null);
     }
     long start = System.nanoTime();
     CompletableFuture<List<Object>> sent;
     try {
-      sent = redis.submitReconcile(reservation, actualModelTokens);
+      sent = send.get();
     } catch (RedisException e) {
       failed(e, start);
       return CompletableFuture.completedFuture(null);
@@ -273,18 +330,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       return;
     }
-    if (breaker.tryAcquirePermission()) {
-      long start = System.nanoTime();
-      try {
-        redis.executeReconcile(reservation, actualModelTokens);
-        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      } catch (RedisException e) {
-        failed(e, start);
-      } catch (RuntimeException e) {
-        breaker.releasePermission();
-        throw e;
-      }
-    }
+    settle(() -> redis.submitReconcile(reservation, actualModelTokens));
   }
 
   private Reservation decide(LuaRateLimitStore.Call call) {
@@ -382,7 +428,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
     Reservation r = LuaRateLimitStore.decode(call, reply);
     if (fallback != null && r.decision().allowed()) {
-      fallback.mirror(call);
+      fallback.mirror(call, r);
     }
     return r;
   }
@@ -497,6 +543,34 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     redis.budget(budget);
     return admin(() -> redis.trackedKeys(budget),
         () -> fallback().store().trackedKeys(fallback().scaled(budget)));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Assignments live in Redis only: while Redis does not answer, this throws whatever the
+   * policy, so that a resolver keeps the plan it knew instead of taking the key for unassigned.
+   */
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    Checks.notBlank("key", key);
+    return admin(() -> redis.assignedPlan(key), () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Checks.notBlank("key", key);
+    if (plan != null) {
+      Checks.notBlank("plan", plan);
+    }
+    admin(() -> {
+      redis.assignPlan(key, plan);
+      return null;
+    }, () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
   }
 
   @Override

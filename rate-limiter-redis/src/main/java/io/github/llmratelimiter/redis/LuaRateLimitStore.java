@@ -3,6 +3,7 @@ package io.github.llmratelimiter.redis;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
@@ -46,6 +47,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript INSPECT = LuaScript.load("inspect.lua");
   private static final LuaScript RECONCILE = LuaScript.load("reconcile.lua");
   private static final LuaScript REFUND = LuaScript.load("refund.lua");
+  private static final LuaScript RELEASE = LuaScript.load("release.lua");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat.lua");
 
   /**
@@ -131,6 +133,11 @@ final class LuaRateLimitStore implements RateLimitStore {
     Checks.positiveFinite("cost", cost);
     Checks.notNull("composition", composition);
     checkLevels(levels, keys);
+    if (!reserve) {
+      for (Budget b : levels) {
+        checkNoSlots(b);
+      }
+    }
     for (Budget b : levels) {
       if (!b.fits(cost) || !b.fitsModelTokens(estimate)) {
         return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b));
@@ -159,40 +166,45 @@ final class LuaRateLimitStore implements RateLimitStore {
     Checks.positiveFinite("cost", cost);
     Checks.notNull("composition", composition);
     budget(budget);
+    checkNoSlots(budget);
     return new Call(List.of(budget), List.of(key), cost, 0, false, composition,
         budget.fits(cost) ? null : neverFits(budget));
+  }
+
+  /** Rejects a plain acquire on a level that limits concurrency, as the in-memory store does. */
+  private static void checkNoSlots(Budget b) {
+    ConcurrencyLimit c = b.concurrency();
+    if (c != null) {
+      throw new IllegalArgumentException("budget '" + b.name() + "' limits concurrency (" + c
+          + "): call reserve, whose Reservation releases the slot");
+    }
   }
 
   private static Decision neverFits(Budget b) {
     return Decision.finalDeny(Reason.COST_EXCEEDS_CAPACITY, 0, 0, b.name());
   }
 
-  /** Checks the budget and that its name always comes with the same limits in this store. */
+  /** Checks the budget and that its name always comes with the same defaults in this store. */
   Budget budget(@Nullable Budget budget) {
     scripted(budget);
     return budget;
   }
 
   /**
-   * The budget as the scripts see it; checks it, and that its name always comes with the same
-   * limits in this store.
+   * The budget as the scripts see it (its defaults', or a variant's over the same keys); checks
+   * it, and that its name always comes with the same defaults in this store.
    */
   private ScriptBudget scripted(@Nullable Budget budget) {
     Checks.notNull("budget", budget);
     ScriptBudget known = budgets.get(budget.name()); // a known budget: a read, no lock
     if (known == null) {
-      ScriptBudget added = new ScriptBudget(budget, layout, ticker != null);
+      ScriptBudget added = new ScriptBudget(budget.defaults(), layout, ticker != null);
       known = budgets.putIfAbsent(budget.name(), added);
       if (known == null) {
-        return added;
+        known = added;
       }
     }
-    if (known.budget != budget && !known.budget.equals(budget)) {
-      throw new IllegalArgumentException(
-          "budget '" + budget.name() + "' is already used with other limits: " + known.budget
-              + ", but was " + budget);
-    }
-    return known;
+    return known.budget == budget ? known : known.view(budget);
   }
 
   /** Runs a planned call on Redis and waits for its reply (see {@link Replies}). */
@@ -415,6 +427,54 @@ final class LuaRateLimitStore implements RateLimitStore {
         RECONCILE.submit(redis, LuaScript.list(), keys, numbers, levelArgs, levelArgs.length)));
   }
 
+  /**
+   * Validates a release; returns whether Redis has anything to do (the reservation holds slots).
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  boolean planRelease(@Nullable Reservation reservation) {
+    Checks.notNull("reservation", reservation);
+    if (!reservation.holdsSlots()) {
+      return false;
+    }
+    checkLevels(reservation.levels(), reservation.keys());
+    return true;
+  }
+
+  @Override
+  public void release(Reservation reservation) {
+    if (planRelease(reservation)) {
+      long sent = System.nanoTime();
+      replies.await(submitRelease(reservation), sent);
+    }
+  }
+
+  /**
+   * Sends a validated release to Redis: one script call that removes the reservation's lease
+   * from the slots of every level that limits concurrency.
+   */
+  CompletableFuture<List<Object>> submitRelease(Reservation reservation) {
+    List<Budget> levels = reservation.levels();
+    ScriptBudget[] scripted = scripted(levels);
+    String root = reservation.keys().get(0);
+    String[] all = new String[keyCount(scripted)];
+    List<String> slots = new ArrayList<>(levels.size());
+    int k = 0;
+    for (int i = 0; i < scripted.length; i++) {
+      ScriptBudget b = scripted[i];
+      b.copyKeys(root, reservation.keys().get(i), all, k);
+      k += b.keyCount;
+      if (b.budget.concurrency() != null) {
+        slots.add(all[k - 1]);
+      }
+    }
+    // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
+    double[] numbers = {0, 1, 0, reservation.id()};
+    String[] keys = slots.toArray(String[]::new);
+    return watched(link.async().thenCompose(redis ->
+        RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
   static boolean fromRedis(Reservation reservation) {
     return reservation.id() > RESERVATION_ID_BASE;
@@ -429,6 +489,22 @@ final class LuaRateLimitStore implements RateLimitStore {
   @Override
   public Decision acquire(Budget budget, String key, double cost, Composition composition) {
     return execute(plan(budget, key, cost, composition)).decision();
+  }
+
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    Checks.notBlank("key", key);
+    return Optional.ofNullable(link.commands().get(layout.plan(key)));
+  }
+
+  @Override
+  public void assignPlan(String key, @Nullable String plan) {
+    Checks.notBlank("key", key);
+    if (plan == null) {
+      link.commands().del(layout.plan(key));
+    } else {
+      link.commands().set(layout.plan(key), Checks.notBlank("plan", plan));
+    }
   }
 
   @Override
@@ -474,10 +550,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private @Nullable KeySnapshot snapshot(
       Budget budget, String rootPart, String keyPart, String shown) {
     ScriptBudget scripted = scripted(budget);
-    String[] keys = layout.level(rootPart, budget.name(), keyPart);
-    if (scripted.keyCount == 1) {
-      keys = new String[] {keys[0]};
-    }
+    String[] keys = scripted.levelKeys(layout.level(rootPart, budget.name(), keyPart));
     List<Object> r = INSPECT.run(link.commands(), LuaScript.list(), keys, timeNumbers(3),
         new byte[][] {scripted.levelArg}, 1);
     if (r.isEmpty()) {
@@ -486,9 +559,10 @@ final class LuaRateLimitStore implements RateLimitStore {
     WindowLimit w = budget.window();
     BucketLimit b = budget.bucket();
     ModelTokenLimit m = budget.modelTokens();
+    ConcurrencyLimit c = budget.concurrency();
     return new KeySnapshot(budget.name(), shown, asLong(r.get(0)), w == null ? 0 : w.limit(),
         asDouble(r.get(1)), b == null ? 0 : b.capacity(), asLong(r.get(2)), asLong(r.get(3)),
-        m == null ? 0 : m.limit());
+        m == null ? 0 : m.limit(), asLong(r.get(4)), c == null ? 0 : c.limit());
   }
 
   /**
@@ -558,6 +632,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(INSPECT.source);
     redis.scriptLoad(RECONCILE.source);
     redis.scriptLoad(REFUND.source);
+    redis.scriptLoad(RELEASE.source);
     redis.scriptLoad(HEARTBEAT.source);
     if (serverClock != null) {
       List<String> time = redis.time();

@@ -13,7 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The layout of the store's Redis keys (layout 2): {@code <prefix>:{<root>}:<budget>:<key>:s} holds
  * a level's sliding-window log and token bucket in one string, {@code ...:m} and {@code ...:a} its
- * model-token window; {@code <prefix>:{<root>}:seq} numbers the root's reservations; {@code
+ * model-token window, {@code ...:c} its slots for calls in flight; {@code <prefix>:{<root>}:seq}
+ * numbers the root's reservations; {@code <prefix>:{<key>}:plan} holds a key's plan; {@code
  * <prefix>:instances} holds the live gateway instances sharing the prefix. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) are never read, nor found by the scans.
  *
@@ -35,10 +36,10 @@ final class RedisKeys {
   static final char HASH_MARK = '#';
   private static final int HASH_BYTES = 16;
   private static final int HASHED_LENGTH = 1 + 22;
-  /** The suffixes of a level's keys: state, model-token window, model-token amounts. */
-  private static final String[] SUFFIXES = {":s", ":m", ":a"};
+  /** The suffixes of a level's keys: state, model-token window, model-token amounts, slots. */
+  private static final String[] SUFFIXES = {":s", ":m", ":a", ":c"};
   /** Matches the suffix of every key of a level in this layout, and of no other. */
-  private static final String SUFFIX_PATTERN = ":[sma]";
+  private static final String SUFFIX_PATTERN = ":[smac]";
 
   private final String prefix;
   private final boolean hashed;
@@ -112,17 +113,27 @@ final class RedisKeys {
   }
 
   /**
-   * The three keys of one level, from parts: its state (window log and bucket), model-token window
-   * and model-token amounts.
+   * The four keys of one level, from parts: its state (window log and bucket), model-token window,
+   * model-token amounts and slots.
    */
   String[] level(String rootPart, String budget, String keyPart) {
     String base = prefix + ":{" + rootPart + "}:" + encode(budget) + ":" + keyPart;
-    return new String[] {base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2]};
+    return new String[] {
+        base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2], base + SUFFIXES[3]};
   }
 
   /** The counter that numbers the reservations of one root key, from its part. */
   String sequence(String rootPart) {
     return prefix + ":{" + rootPart + "}:seq";
+  }
+
+  /**
+   * The plan assigned to a limiter key (in clear) at runtime: a string, in the key's own hash tag
+   * (so assignments spread over a Cluster's masters).
+   */
+  String plan(String key) {
+    String part = part(key);
+    return prefix + ":{" + part + "}:plan";
   }
 
   /** The sorted set of the live instances that share this prefix (their heartbeats). */
@@ -164,7 +175,7 @@ final class RedisKeys {
   }
 
   private static boolean isSuffix(String s) {
-    return s.length() == 1 && "sma".indexOf(s.charAt(0)) >= 0;
+    return s.length() == 1 && "smac".indexOf(s.charAt(0)) >= 0;
   }
 
   /**

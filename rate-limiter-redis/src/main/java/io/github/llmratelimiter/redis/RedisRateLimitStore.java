@@ -28,7 +28,9 @@ import org.jspecify.annotations.Nullable;
  * <p>Each decision, a hierarchy's included, is one {@code EVALSHA} of a Lua script that does what
  * the in-memory store does under its lock, so both stores give the same decisions (reasons, retry
  * and reset times, remaining, levels) in both {@link io.github.llmratelimiter.core.Composition}
- * modes. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
+ * modes, a budget's variants (a tenant's plan: other limits over the same state) and slots for
+ * calls in flight (leases that expire on the server's clock; a release is one more {@code EVALSHA})
+ * included. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
  * expires once its state would be fresh again, except a non-refilling bucket that was charged.
  *
  * <p>While Redis does not answer within the command timeout, the {@link FailurePolicy} decides;

@@ -2,15 +2,18 @@ package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A budget as one store's scripts see it: its seven level values (see {@code lib.lua}) packed once
- * into a script argument, and the Redis keys of the levels it was used at recently, so that a decision on a known key
- * computes no hash and builds no string.
+ * A budget as one store's scripts see it: its nine level values (see {@code lib.lua}) packed once
+ * into a script argument, and the Redis keys of the levels it was used at recently, so that a
+ * decision on a known key computes no hash and builds no string. A budget's variants (other
+ * limits, the same name and state) each pack their own values and share their defaults' keys.
  *
  * <p>The recent levels sit in a direct-mapped table of {@value #SLOTS} entries: a lookup is one
  * array read, a miss replaces the entry. Entries are immutable, so threads may race on a slot and
@@ -20,33 +23,92 @@ final class ScriptBudget {
 
   /** Entries of the table of recent levels (a power of two). */
   static final int SLOTS = 1024;
+  /** The variants a budget keeps packed; a call with any further variant packs its own. */
+  static final int MAX_VARIANTS = 1024;
 
   /** The Redis keys of one level, from its limiter keys in clear. */
   private record LevelKeys(String root, String key, String[] keys, @Nullable String sequence) {}
 
   final Budget budget;
-  /** The number of Redis keys a level of this budget passes: its state, and its model tokens'. */
+  /**
+   * The number of Redis keys a level of this budget passes: its state, its model tokens' two, its
+   * slots' (the same for every variant of a name: they limit the same components).
+   */
   final int keyCount;
-  /** The level's script argument: its seven values packed as a bulk string ({@link ScriptArgs}). */
+  /** The level's script argument: its nine values packed as a bulk string ({@link ScriptArgs}). */
   final byte[] levelArg;
+  private final boolean nanos;
   private final RedisKeys layout;
-  private final LevelKeys[] recent = new LevelKeys[SLOTS];
+  private final LevelKeys[] recent;
+  /** The variants of these (defaults') values packed so far; empty for a variant's. */
+  private final ConcurrentHashMap<Budget, ScriptBudget> variants;
 
   /**
+   * The values of a budget's defaults.
+   *
    * @param nanos whether the scripts count time in nanoseconds (a ticker), else microseconds
    */
-  ScriptBudget(Budget budget, RedisKeys layout, boolean nanos) {
+  ScriptBudget(Budget defaults, RedisKeys layout, boolean nanos) {
+    this(defaults, layout, nanos, new LevelKeys[SLOTS], new ConcurrentHashMap<>());
+  }
+
+  private ScriptBudget(Budget budget, RedisKeys layout, boolean nanos, LevelKeys[] recent,
+      ConcurrentHashMap<Budget, ScriptBudget> variants) {
     this.budget = budget;
     this.layout = layout;
+    this.nanos = nanos;
+    this.recent = recent;
+    this.variants = variants;
     this.levelArg = ScriptArgs.bulkOfDoubles(values(budget, nanos));
-    this.keyCount = budget.modelTokens() == null ? 1 : 3;
+    this.keyCount =
+        1 + (budget.modelTokens() == null ? 0 : 2) + (budget.concurrency() == null ? 0 : 1);
   }
 
   /**
+   * The values of {@code b} as these (defaults') values' scripts see them: these when {@code b}
+   * equals their budget, else {@code b}'s variant, sharing these keys.
+   *
+   * @throws IllegalArgumentException if {@code b}'s defaults differ from this budget
+   */
+  ScriptBudget view(Budget b) {
+    if (b == budget || b.equals(budget)) {
+      return this;
+    }
+    ScriptBudget v = variants.get(b.requireSameDefaults(budget));
+    if (v == null) {
+      v = new ScriptBudget(b, layout, nanos, recent, new ConcurrentHashMap<>(1));
+      if (variants.size() < MAX_VARIANTS) { // else not kept: a bounded set (plans) is packed once
+        ScriptBudget raced = variants.putIfAbsent(b, v);
+        v = raced != null ? raced : v;
+      }
+    }
+    return v;
+  }
+
+  /**
+   * The keys a level of this budget passes, from the four of {@link RedisKeys#level}: its state,
+   * its model tokens' two when it limits them, its slots' when it limits concurrency.
+   */
+  String[] levelKeys(String[] all) {
+    String[] keys = new String[keyCount];
+    int k = 0;
+    keys[k++] = all[0];
+    if (budget.modelTokens() != null) {
+      keys[k++] = all[1];
+      keys[k++] = all[2];
+    }
+    if (budget.concurrency() != null) {
+      keys[k] = all[3];
+    }
+    return keys;
+  }
+
+
+  /**
    * Copies the {@link #keyCount} keys of the level of {@code key} under {@code root} (limiter keys
-   * in clear) into {@code to} from {@code at}: its state key, and its model-token keys when the
-   * budget limits model tokens; returns the root's reservation counter when {@code key} is the
-   * root, else null.
+   * in clear) into {@code to} from {@code at}: its state key, its model-token keys when the budget
+   * limits model tokens, its slots key when it limits concurrency; returns the root's reservation
+   * counter when {@code key} is the root, else null.
    */
   @Nullable String copyKeys(String root, String key, String[] to, int at) {
     int h = root.hashCode() * 31 + key.hashCode();
@@ -56,7 +118,7 @@ final class ScriptBudget {
       String rootPart = layout.part(root);
       boolean isRoot = root.equals(key);
       e = new LevelKeys(root, key,
-          layout.level(rootPart, budget.name(), isRoot ? rootPart : layout.part(key)),
+          levelKeys(layout.level(rootPart, budget.name(), isRoot ? rootPart : layout.part(key))),
           isRoot ? layout.sequence(rootPart) : null);
       recent[slot] = e;
     }
@@ -65,12 +127,13 @@ final class ScriptBudget {
   }
 
   /**
-   * The seven level values of {@code budget}, with durations in the scripts' time units: window
+   * The nine level values of {@code budget}, with durations in the scripts' time units: window
    * limit (0: none), window length, bucket capacity (0: none), refill per second, refill per time
-   * unit, model-token limit (0: none), model-token window length.
+   * unit, model-token limit (0: none), model-token window length, concurrency limit (0: none),
+   * lease length.
    */
   static double[] values(Budget budget, boolean nanos) {
-    double[] v = new double[7];
+    double[] v = new double[9];
     WindowLimit w = budget.window();
     if (w != null) {
       v[0] = w.limit();
@@ -86,6 +149,11 @@ final class ScriptBudget {
     if (m != null) {
       v[5] = m.limit();
       v[6] = units(m.window(), nanos);
+    }
+    ConcurrencyLimit c = budget.concurrency();
+    if (c != null) {
+      v[7] = c.limit();
+      v[8] = units(c.leaseTimeout(), nanos);
     }
     return v;
   }

@@ -1,23 +1,28 @@
 -- One composed decision over N levels (a hierarchy; N = 1 for a single budget), atomically
--- (InMemoryStore.decide), optionally reserving model tokens (InMemoryStore.reserve). Runs after
--- lib.lua, which reads the first three numbers of ARGV[1].
+-- (InMemoryStore.decide), optionally reserving model tokens and slots (InMemoryStore.reserve).
+-- Runs after lib.lua, which reads the first three numbers of ARGV[1].
 --
 -- KEYS: per level, root first, its state key, then its model-token window and amounts when it
---   limits model tokens; all share one hash tag (one slot on Redis Cluster); last, only when the
---   first reservation id is not 0, the counter that numbers this root's reservations
--- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the window,
---   the bucket, the model tokens, level after level; what ran before a deny stays charged) or 0
---   reserve-then-commit (all checked first, all charged or none); N, the number of levels; the
---   estimated model tokens (0 for a plain acquire); the first reservation id of this store (0: no
---   reservation; one is numbered only when some level limits model tokens); the deadline: the
---   call's caller stops waiting at this time (in the script's time units), so a call that runs
---   later charges nothing and replies EXPIRED (0: no deadline)
+--   limits model tokens, then its slots when it limits concurrency; all share one hash tag (one
+--   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
+--   numbers this root's reservations
+-- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
+--   the window, the bucket, the model tokens, level after level; what ran before a deny stays
+--   charged) or 0 reserve-then-commit (all checked first, all charged or none); N, the number of
+--   levels; the estimated model tokens (0 for a plain acquire); the first reservation id of this
+--   store (0: no reservation; one is numbered only when some level limits model tokens or
+--   concurrency); the deadline: the call's caller stops waiting at this time (in the script's
+--   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
 --          retryable (1|0), reservation id, remaining model tokens, model-token reset ms, now,
 --          the id numbered for the call (0: none; in sequential composition a deny after levels that
 --          reserved model tokens keeps their entries under it)}: whole numbers below 2^53 as
 --          integers, any other number (inf) as its %.17g string.
+--
+-- Slots are checked first in each level (a deny there charges nothing at the level) and taken
+-- only once the whole call is admitted, at every level that limits concurrency: a denied call
+-- never runs, so it would never give a slot back.
 --
 -- The common case, one level in sequential mode without model tokens, runs straight through:
 -- one GET and one SET, no table per level.
@@ -31,7 +36,8 @@ sequential = sequential == 1
 local id = 0
 if idBase ~= 0 then
   for i = 1, n do
-    if select(6, struct.unpack(LEVEL, ARGV[1 + i])) > 0 then
+    local _, _, _, _, _, tpmLimit, _, slotLimit = struct.unpack(LEVEL, ARGV[1 + i])
+    if tpmLimit > 0 or slotLimit > 0 then
       id = idBase + redis.call('INCR', KEYS[#KEYS])
       redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
       break
@@ -44,14 +50,17 @@ end
 -- remaining, as BudgetTable.remainingAt). Reserve-then-commit: kept (in pending) until every level
 -- is checked, then all charged or none; a deny reports the component that binds over all levels
 -- (InMemoryStore.bindingDeny): one that never clears (retry 0), else the longest wait, the first
--- in order on a tie.
+-- in order on a tie. Either way what every level has left is gathered in left and counted once the
+-- call is decided, with the slots it took.
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
-local best, binding, reset = math.huge, 1, 0
+local reset = 0
+local left = {} -- per level, the unit-cost calls its window and bucket admit
 local pending = {}
 local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
+local held = {} -- per level that limits concurrency, {its slots key, slots held, limit, lease}
 local k = 1
 for i = 1, n do
-  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow =
+  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit, lease =
     struct.unpack(LEVEL, ARGV[1 + i])
   local key = KEYS[k]
   local L
@@ -62,18 +71,26 @@ for i = 1, n do
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm[#tpm + 1] = L
   end
+  local taken = false -- the slots all held (BudgetTable.slotsFull)
+  if slotLimit > 0 then
+    local h = {KEYS[k], slots().load(KEYS[k]), slotLimit, lease}
+    k = k + 1
+    held[i] = h
+    taken = h[2] >= slotLimit
+  end
   local s, width, base, first, size, newest, tokens, at, dirty =
     load(key, limit, window, capacity, perUnit)
   local full = limit > 0 and size >= limit
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
   if sequential and denied then
-    local remaining = commit(key, s, width, base, first, size, newest, tokens, at, false,
+    left[i] = commit(key, s, width, base, first, size, newest, tokens, at, nil,
       limit, window, capacity, refill, false, 0) -- read, not written
-    best = math.min(best, remaining)
   elseif sequential then
-    local c = 0 -- the first component that denies: 1 window, 2 bucket, 3 model tokens
-    if full then
+    local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens
+    if taken then
+      c = 4
+    elseif full then
       c = 1
     elseif short then
       c = 2
@@ -82,16 +99,21 @@ for i = 1, n do
     end
     -- a window that admitted stays charged whatever denies after it (the seed's order)
     local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
-      limit, window, capacity, refill, c ~= 1 and limit > 0,
+      limit, window, capacity, refill, (c == 0 or c == 2 or c == 3) and limit > 0,
       (c == 0 or c == 3) and capacity > 0 and cost or 0)
+    left[i] = remaining
     if L then
       if c == 0 and id ~= 0 then
         T.append(L, id, estimate)
       end
       levelMs = math.max(levelMs, T.resetMs(L))
     end
-    if c == 1 then
-      reason, retry = 'RPM_LIMIT', math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
+    if c == 4 then
+      reason, retry = 'CONCURRENCY_LIMIT', C.retryMs(held[i][1], held[i][2], slotLimit)
+    elseif c == 1 then
+      -- all but limit - 1 admissions must leave (more than a smaller limit: BudgetTable.windowMs)
+      reason, retry = 'RPM_LIMIT',
+        math.max(1, ceilMs(nth(s, width, base, first, size - limit) + window - now))
     elseif c == 2 then
       -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
       reason, retry = 'BURST_LIMIT', refill > 0 and tokensMs(refill, cost, tokens) or 0
@@ -101,18 +123,21 @@ for i = 1, n do
     if c > 0 then
       denied, ms = i, levelMs
     end
-    if remaining < best then
-      best, binding = remaining, i
-    end
     reset = math.max(reset, levelMs)
   else
     pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
       capacity, refill, L}
     -- this level's binding component (BudgetTable.binding): a bucket that never refills, else
-    -- the longest wait
+    -- the longest wait, the first in order (slots, window, bucket, model tokens) on a tie
     local c, wait
+    if taken then
+      c, wait = 'CONCURRENCY_LIMIT', C.retryMs(held[i][1], held[i][2], slotLimit)
+    end
     if full then
-      c, wait = 'RPM_LIMIT', math.max(1, ceilMs(oldest(s, width, base, first) + window - now))
+      local w = math.max(1, ceilMs(nth(s, width, base, first, size - limit) + window - now))
+      if not c or w > wait then
+        c, wait = 'RPM_LIMIT', w
+      end
     end
     if short then
       if refill == 0 then
@@ -149,17 +174,31 @@ if not sequential then
       end
       levelMs = math.max(levelMs, T.resetMs(L))
     end
-    if remaining < best then
-      best, binding = remaining, i
-    end
+    left[i] = remaining
     reset = math.max(reset, levelMs)
     if i == denied then
       ms = levelMs
     end
   end
 end
+-- an admitted call takes its slots; then the least any level has left, the first such level
+local best, binding = math.huge, 1
+for i = 1, n do
+  local remaining = left[i]
+  local h = held[i]
+  if h then
+    if not denied and id ~= 0 then
+      C.take(h[1], id, h[4])
+      h[2] = h[2] + 1
+    end
+    remaining = math.min(remaining, math.max(0, h[3] - h[2]))
+  end
+  if remaining < best then
+    best, binding = remaining, i
+  end
+end
 -- what is left of the model-token windows now, over every level that limits them
-local reserved, tpmRemaining, tpmReset = 0, 'inf', 0
+local tpmRemaining, tpmReset = 'inf', 0
 if #tpm > 0 then
   tpmRemaining = math.huge
   for j = 1, #tpm do
@@ -168,8 +207,9 @@ if #tpm > 0 then
     tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
     tpmReset = math.max(tpmReset, T.resetMs(L))
   end
-  reserved, tpmRemaining, tpmReset = out(denied and 0 or id), out(tpmRemaining), out(tpmReset)
+  tpmRemaining, tpmReset = out(tpmRemaining), out(tpmReset)
 end
+local reserved = denied and 0 or out(id)
 if not denied then
   return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now),
     out(id)}

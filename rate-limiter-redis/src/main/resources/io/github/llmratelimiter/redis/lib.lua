@@ -18,15 +18,21 @@
 --        '<d' (width 8, exact below 2^53). Entries a whole window old leave from the head.
 --   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
 --   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
---   (m and a are passed, and exist, only for budgets with a model-token limit)
+--   c  the slots held by calls in flight: a sorted set of reservation ids, score = the time the
+--      lease expires (a lease counts while now < its expiry)
+--   (m and a are passed, and exist, only for budgets with a model-token limit; c only for budgets
+--   with a concurrency limit; a level's keys are passed in this order: s, m, a, c)
+-- A state holds no limit: each call applies the limits it carries (a budget's, or a variant's of
+-- the same name), so a level's limits may differ from call to call over the same state.
 -- ARGV (numbers as little-endian doubles, packed by the client: ScriptArgs):
 --   1  the call's numbers, struct '<ddd...', the first three read here: now in time units (NaN:
 --      read the server's TIME, microseconds), time units per millisecond (1000 for microseconds,
 --      1000000 for nanoseconds), the least TTL in milliseconds a written key gets (0: expire
 --      exactly when fresh again); then each script's own (see its file)
---   2.. one per level, struct '<ddddddd': window limit (0: no window), window length in time
+--   2.. one per level, struct '<ddddddddd': window limit (0: no window), window length in time
 --      units, bucket capacity (0: no bucket), refill per second, refill per time unit,
---      model-token limit (0: none), model-token window length in time units
+--      model-token limit (0: none), model-token window length in time units, concurrency limit
+--      (0: none), lease length in time units
 
 -- The functions below are closures created on every call: they name these constants as literals
 -- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
@@ -37,7 +43,7 @@
 -- writes the whole state instead of a large log's header in place
 local rewrite = false
 
-local LEVEL = '<ddddddd' -- the struct of a level's argument
+local LEVEL = '<ddddddddd' -- the struct of a level's argument
 local now, unitsPerMs, minTtlMs = struct.unpack('<ddd', ARGV[1])
 if now ~= now then -- NaN
   if redis.replicate_commands then
@@ -93,11 +99,13 @@ local function out(x)
 end
 
 -- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
--- from its key and brings it to now (BudgetTable.normalize): admissions a whole window old dropped
--- (they leave from the head: only the ones that leave now are read), the bucket refilled. Returns
--- the state string (false: fresh, or not of this layout), the width of its entries, their base,
--- the index of the first one still in the window, the admissions in the window, the newest one
--- (when any), the tokens, the time of the last refill, and whether the state changed.
+-- from its key and brings it to now under these limits (BudgetTable.normalize): admissions a whole
+-- window old dropped (they leave from the head: only the ones that leave now are read), a bucket
+-- short of capacity refilled since its last refill (the time of which moves only then, or when the
+-- bucket is charged: KeyEntry.refill), a bucket above capacity cut down to it. Returns the state
+-- string (false: fresh, or not of this layout), the width of its entries, their base, the index of
+-- the first one still in the window, the admissions in the window, the newest one (when any), the
+-- tokens, the time of the last refill, and whether the state changed.
 local function load(key, limit, window, capacity, perUnit)
   local s = redis.call('GET', key)
   local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
@@ -110,12 +118,16 @@ local function load(key, limit, window, capacity, perUnit)
       width = 0
     end
     if (width == 4 or width == 8) and n % 1 == 0 and first <= n then
-      if capacity > 0 and now > at then
-        if tokens < capacity then
+      if capacity > 0 then
+        if now > at and tokens < capacity then
           tokens = math.min(capacity, tokens + (now - at) * perUnit)
+          at = now
           dirty = true -- the refill is kept, as the in-memory store keeps it
         end
-        at = now
+        if tokens > capacity then
+          tokens = capacity -- a call with a smaller capacity (another plan's)
+          dirty = true
+        end
       end
       if limit > 0 and first < n then
         local fmt = width == 4 and '<I4' or '<d'
@@ -142,17 +154,20 @@ local function load(key, limit, window, capacity, perUnit)
   return s, width, base, first, size, newest, tokens, at, dirty
 end
 
--- The time of the oldest admission of a non-empty log of a state as load returned it.
-local function oldest(s, width, base, first)
-  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 29 + 1 + first * width)
+-- The time of the j-th oldest admission (from 0) in the window of a state as load returned it.
+local function nth(s, width, base, first, j)
+  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 29 + 1 + (first + j) * width)
 end
 
 -- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
 -- tokens, 0 for none), writes its state if it changed, to expire once it would be fresh again (the
 -- newest admission a whole window old, the bucket full; at least minTtlMs from now), or deletes it
--- once fresh; a charged bucket that never refills keeps its key without expiry. Returns the whole
--- unit-cost calls both components admit now (BudgetTable.remaining) and the milliseconds until
--- both are full again (BudgetTable.resetMs without model tokens).
+-- once fresh under these limits, whether it changed or not (BudgetTable.forgetIfFresh: the next
+-- call, whatever its limits, finds it fresh); a charged bucket that never refills keeps its key
+-- without expiry. dirty nil: a level only read, never written nor deleted (a level a sequential
+-- deny never reached). Returns the whole unit-cost calls both components admit now
+-- (BudgetTable.remaining) and the milliseconds until both are full again (BudgetTable.resetMs
+-- without model tokens).
 local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
     limit, window, capacity, refill, admit, cost)
   local added
@@ -170,12 +185,15 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     dirty = true
   end
   if cost > 0 then
+    if now > at then
+      at = now -- a bucket charged full has regained nothing since: its refill starts now
+    end
     tokens = math.max(0, tokens - cost)
     dirty = true
   end
   local remaining, windowMs, bucketMs = math.huge, 0, 0
   if limit > 0 then
-    remaining = limit - size
+    remaining = math.max(0, limit - size) -- more admissions than a smaller limit: none left
     if size > 0 then
       windowMs = ceilMs(newest + window - now)
     end
@@ -188,11 +206,16 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     end
   end
   local reset = math.max(windowMs, bucketMs)
-  if not dirty then
+  if dirty == nil then
     return remaining, reset
   end
   if size == 0 and not short then
-    redis.call('DEL', key)
+    if s or dirty then
+      redis.call('DEL', key)
+    end
+    return remaining, reset
+  end
+  if not dirty then
     return remaining, reset
   end
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
@@ -222,7 +245,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
       if width == 4 and offset > 4294967295 then
         -- the offsets count from a base that is too old: count them from the oldest admission
         -- (an offset then stays below the window's length), in 8 bytes if even that is too long
-        local from = kept > 0 and oldest(s, width, base, first) or added
+        local from = kept > 0 and nth(s, width, base, first, 0) or added
         local times = {}
         for j = 1, kept do
           times[j] = base + struct.unpack('<I4', log, 1 + (j - 1) * 4)
@@ -339,4 +362,38 @@ local function modelTokens()
   end
 
   return T
+end
+
+-- The slot functions, created on first use: most calls limit no concurrency.
+local C
+local function slots()
+  if C then
+    return C
+  end
+  C = {}
+
+  -- Drops the leases of ckey that have expired (expiry at or before now: LeaseSet.expire) and
+  -- returns how many are held.
+  function C.load(ckey)
+    redis.call('ZREMRANGEBYSCORE', ckey, '-inf', now)
+    return redis.call('ZCARD', ckey)
+  end
+
+  -- Milliseconds until held - limit + 1 leases have expired, so that one more call fits (from
+  -- the earliest expiry on: BudgetTable.slotsMs), at least 1.
+  function C.retryMs(ckey, held, limit)
+    local j = held - limit
+    local expiry = tonumber(redis.call('ZRANGE', ckey, j, j, 'WITHSCORES')[2])
+    return math.max(1, ceilMs(expiry - now))
+  end
+
+  -- Takes a slot for reservation id, leased until now + lease (BudgetTable.takeSlot); the key
+  -- expires with its last lease.
+  function C.take(ckey, id, lease)
+    redis.call('ZADD', ckey, now + lease, id)
+    local last = tonumber(redis.call('ZRANGE', ckey, -1, -1, 'WITHSCORES')[2])
+    redis.call('PEXPIRE', ckey, math.max(ceilMs(last - now) + 1, minTtlMs))
+  end
+
+  return C
 end

@@ -14,7 +14,8 @@
 -- leaves the window no sooner). The bucket gets back the cost less what it refilled since the call
 -- ran (at least 0, at most its capacity): never more than it would hold had the call never run,
 -- since a bucket without the call could have reached its capacity and lost refill at most that
--- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0).
+-- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0), and
+-- the slots it took are given back (release.lua).
 
 local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
 rewrite = true -- a log loses an entry in its middle: commit writes it whole
@@ -22,7 +23,7 @@ rewrite = true -- a log loses an entry in its middle: commit writes it whole
 local k = 1
 for i = 1, n do
   local windowCharged, bucketCharged = struct.unpack('<dd', ARGV[1], 57 + (i - 1) * 16)
-  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow =
+  local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
     struct.unpack(LEVEL, ARGV[1 + i])
   local key = KEYS[k]
   k = k + 1
@@ -62,6 +63,12 @@ for i = 1, n do
       T.save(L)
     end
     k = k + 2
+  end
+  if slotLimit > 0 then
+    if id ~= 0 then
+      redis.call('ZREM', KEYS[k], id)
+    end
+    k = k + 1
   end
 end
 return {}

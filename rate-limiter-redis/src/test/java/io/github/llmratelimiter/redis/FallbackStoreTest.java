@@ -5,10 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +31,23 @@ class FallbackStoreTest {
         Composition.SEQUENTIAL, null);
   }
 
+  private static LuaRateLimitStore.Call reserveCall(Budget budget, String key) {
+    return new LuaRateLimitStore.Call(List.of(budget), List.of(key), 1, 0, true,
+        Composition.SEQUENTIAL, null);
+  }
+
+  /** What Redis answered for an admitted call: a reservation Redis numbered, holding what it may. */
+  private long redisIds = LuaRateLimitStore.RESERVATION_ID_BASE;
+
+  private Reservation mirror(FallbackStore fallback, LuaRateLimitStore.Call call) {
+    boolean numbered = call.reserve() && call.levels().stream()
+        .anyMatch(b -> b.concurrency() != null || b.modelTokens() != null);
+    Reservation admitted = new Reservation(Decision.allow(0, 0, call.levels().get(0).name()),
+        call.levels(), call.keys(), call.estimate(), numbered ? ++redisIds : 0, 0, 0);
+    fallback.mirror(call, admitted);
+    return admitted;
+  }
+
   private static int admitted(FallbackStore fallback, Budget budget, String key, int calls) {
     int n = 0;
     for (int i = 0; i < calls; i++) {
@@ -42,7 +63,7 @@ class FallbackStoreTest {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
       fallback.instances(1);
       for (int i = 0; i < 7; i++) {
-        fallback.mirror(call(TEN, "t", 1));
+        mirror(fallback, call(TEN, "t", 1));
       }
       assertThat(admitted(fallback, TEN, "t", 10)).isEqualTo(3);
     }
@@ -52,7 +73,7 @@ class FallbackStoreTest {
   void eachOfNInstancesTakesItsShareLessItsOwnAdmissions() {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
       fallback.instances(3);
-      fallback.mirror(call(TEN, "t", 1));
+      mirror(fallback, call(TEN, "t", 1));
       assertThat(admitted(fallback, TEN, "t", 10)).as("floor(10 / 3) - 1").isEqualTo(2);
       assertThat(admitted(fallback, TEN, "fresh", 10)).isEqualTo(3);
     }
@@ -63,8 +84,8 @@ class FallbackStoreTest {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
       fallback.instances(2);
       for (int i = 0; i < 4; i++) {
-        fallback.mirror(call(TEN, "up", 1));
-        fallback.mirror(call(TEN, "down", 1));
+        mirror(fallback, call(TEN, "up", 1));
+        mirror(fallback, call(TEN, "down", 1));
       }
       fallback.instances(3); // the share for 3 was charged all along: floor(10 / 3) = 3, 3 held
       assertThat(admitted(fallback, TEN, "up", 10)).isZero();
@@ -90,7 +111,7 @@ class FallbackStoreTest {
   void beforeTheFirstLiveCountEveryCallIsARetryableDenyButAdmissionsAreKept() {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
       for (int i = 0; i < 4; i++) {
-        fallback.mirror(call(TEN, "t", 1));
+        mirror(fallback, call(TEN, "t", 1));
       }
       Decision d = fallback.decide(call(TEN, "t", 1)).decision();
       assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
@@ -106,6 +127,65 @@ class FallbackStoreTest {
     try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
       fallback.instances(4);
       assertThat(admitted(fallback, one, "t", 3)).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aMirroredCallHoldsItsSlotsInTheShareUntilItsRedisReservationIsReleased() {
+    Budget slots = new Budget("par", null, null, null, ConcurrencyLimit.of(4));
+    try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      fallback.instances(2); // a share of 2 slots
+      Reservation first = mirror(fallback, reserveCall(slots, "t"));
+      Reservation second = mirror(fallback, reserveCall(slots, "t"));
+      assertThat(fallback.mirroredCalls()).isEqualTo(2);
+      assertThat(fallback.decide(reserveCall(slots, "t")).decision().reason())
+          .isEqualTo(Reason.CONCURRENCY_LIMIT);
+      fallback.release(first);
+      fallback.release(first); // a second release frees nothing more
+      assertThat(fallback.mirroredCalls()).isEqualTo(1);
+      Reservation own = fallback.decide(reserveCall(slots, "t"));
+      assertThat(own.decision().allowed()).isTrue();
+      assertThat(LuaRateLimitStore.fromRedis(own)).isFalse();
+      assertThat(fallback.decide(reserveCall(slots, "t")).decision().reason())
+          .isEqualTo(Reason.CONCURRENCY_LIMIT);
+      fallback.release(own); // the fallback's own reservation, on the share that made it
+      assertThat(fallback.decide(reserveCall(slots, "t")).decision().allowed()).isTrue();
+      fallback.release(second);
+      assertThat(fallback.mirroredCalls()).isZero();
+    }
+  }
+
+  @Test
+  void theSlotsOfMirroredCallsNeverReleasedExpireAndAreForgotten() {
+    Budget slots = new Budget("par", null, null, null,
+        new ConcurrencyLimit(2, Duration.ofSeconds(1)));
+    try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      fallback.instances(1);
+      List<Reservation> never = new ArrayList<>();
+      for (int i = 0; i < 5_000; i++) {
+        never.add(mirror(fallback, reserveCall(slots, "k" + i % 3)));
+        ticker.advanceMillis(500);
+      }
+      assertThat(fallback.mirroredCalls()).as("entries of expired leases dropped").isLessThan(2_100);
+      ticker.advanceMillis(1_000);
+      assertThat(fallback.decide(reserveCall(slots, "k0")).decision().allowed()).isTrue();
+      assertThat(fallback.decide(reserveCall(slots, "k0")).decision().allowed()).isTrue();
+    }
+  }
+
+  @Test
+  void aVariantIsSharedAsAVariantOfTheSharedDefaults() {
+    Budget free = new Budget("plan", WindowLimit.perMinute(10), null);
+    Budget pro = free.variant(WindowLimit.perMinute(20), null, null, null);
+    try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      fallback.instances(2); // shares: free 5, pro 10, over one state
+      for (int i = 0; i < 5; i++) {
+        mirror(fallback, call(free, "t", 1));
+      }
+      assertThat(admitted(fallback, free, "t", 10)).isZero();
+      assertThat(admitted(fallback, pro, "t", 10)).as("pro's share less what free admitted")
+          .isEqualTo(5);
+      assertThat(fallback.scaled(pro).defaults()).isEqualTo(fallback.scaled(free));
     }
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
@@ -67,6 +68,37 @@ class LateReplyTest {
       await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
       assertThat(windowUsed(check, PER_MINUTE, "victim")).isZero();
     }
+  }
+
+  @Test
+  void aLateReplyOfAnAdmittedCallGivesBackTheSlotItTookAndNoOther() throws Exception {
+    String prefix = TestRedis.freshPrefix();
+    Budget slots = new Budget("par", WindowLimit.perMinute(100), null, null,
+        ConcurrencyLimit.of(2));
+    try (ReplyHoldingProxy proxy = new ReplyHoldingProxy(REDIS.server().port());
+        RedisRateLimitStore store = failClosed(proxy.uri(), prefix).build();
+        RedisRateLimitStore check = checker(prefix)) {
+      Reservation held = check.reserve(List.of(slots), List.of("t"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(held.holdsSlots()).isTrue();
+      assertThat(store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      proxy.hold();
+      Reservation answered = store.reserve(List.of(slots), List.of("t"), 1, 0,
+          Composition.SEQUENTIAL);
+      assertThat(answered.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      assertThat(answered.holdsSlots()).isFalse();
+      await("the script took a slot on Redis", () -> inFlight(check, slots) == 2);
+      proxy.release();
+      await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
+      KeySnapshot s = check.inspect(slots, "t").orElseThrow();
+      assertThat(s.inFlight()).as("the other call's slot stays").isEqualTo(1);
+      assertThat(s.windowUsed()).isEqualTo(1);
+      check.release(held);
+      assertThat(inFlight(check, slots)).isZero();
+    }
+  }
+
+  private static long inFlight(RedisRateLimitStore store, Budget b) {
+    return store.inspect(b, "t").map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test

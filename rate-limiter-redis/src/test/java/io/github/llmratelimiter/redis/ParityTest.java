@@ -6,11 +6,13 @@ import static org.assertj.core.api.Assertions.within;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -19,12 +21,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Differential test: random calls (hierarchies, both modes, fractional costs, equal timestamps,
- * window and refill boundaries) on the in-memory store and the Redis store under one ticker must
+ * window and refill boundaries, keys moving between the variants of a budget at random, slots
+ * taken, released and expiring) on the in-memory store and the Redis store under one ticker must
  * give equal decisions, call for call, and equal monitoring snapshots.
  */
 abstract class ParityTest {
@@ -143,6 +147,134 @@ abstract class ParityTest {
     }
   }
 
+  /** The in-memory store under test: nothing drops its keys but the calls (as Redis on a ticker). */
+  private static RateLimitStore memory(ManualTicker ticker) {
+    return RateLimitStore.inMemory(ticker, 1_000_000, task -> new CompletableFuture<Void>());
+  }
+
+  /**
+   * Each budget of {@link #pick} with two plans besides its defaults: the same components over
+   * the same windows, smaller and larger limits, slower and faster refills.
+   */
+  private static Budget plan(Random rnd, Budget b) {
+    int plan = rnd.nextInt(3);
+    if (plan == 0) {
+      return b;
+    }
+    double scale = plan == 1 ? 0.4 : 2.5;
+    WindowLimit w = b.window();
+    BucketLimit k = b.bucket();
+    return b.variant(
+        w == null ? null : new WindowLimit(Math.max(1, Math.round(w.limit() * scale)), w.window()),
+        k == null ? null : new BucketLimit(k.capacity() * scale, k.refillPerSecond() * scale),
+        null, null);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {9, 10, 11})
+  void keysMovingBetweenPlansDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = memory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      int variants = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        RandomCall c = RandomCall.next(rnd);
+        List<Budget> levels = new ArrayList<>();
+        for (Budget b : c.levels()) {
+          levels.add(plan(rnd, b));
+        }
+        variants += levels.stream().filter(Budget::isVariant).count();
+        RandomCall moved = new RandomCall(levels, c.keys(), c.cost(), c.mode());
+        moved.assertSameDecision(memory, redis, op);
+        moved.assertSameStateEvery(5, memory, redis, op);
+      }
+      assertThat(variants).as("calls made with a plan's limits").isGreaterThan(200);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  private static final Budget SLOT_ORG = new Budget("slot-org",
+      new WindowLimit(10, Duration.ofSeconds(2)), new BucketLimit(4, 2), null,
+      new ConcurrencyLimit(3, Duration.ofMillis(1500)));
+  private static final Budget SLOT_KEY = new Budget("slot-key", null, null,
+      new ModelTokenLimit(2000, Duration.ofSeconds(1)), new ConcurrencyLimit(2, Duration.ofSeconds(1)));
+
+  /** The slot budgets' plans: other limits and other leases over the same state. */
+  private static Budget slotPlan(Random rnd, Budget b) {
+    ConcurrencyLimit c = b.concurrency();
+    switch (rnd.nextInt(3)) {
+      case 0:
+        return b;
+      case 1:
+        return b.variant(b.window(), b.bucket(),
+            b.modelTokens() == null ? null : new ModelTokenLimit(800, Duration.ofSeconds(1)),
+            new ConcurrencyLimit(1, Duration.ofMillis(700)));
+      default:
+        return b.variant(b.window() == null ? null : new WindowLimit(20, Duration.ofSeconds(2)),
+            b.bucket(), b.modelTokens(), new ConcurrencyLimit(c.limit() + 3, Duration.ofSeconds(3)));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {12, 13, 14})
+  void slotsTakenReleasedAndExpiringDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    List<Reservation[]> open = new ArrayList<>();
+    try (RateLimitStore memory = memory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      int slotDenies = 0;
+      int released = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        if (!open.isEmpty() && rnd.nextInt(3) == 0) {
+          Reservation[] pair = open.get(rnd.nextInt(open.size()));
+          if (rnd.nextInt(4) > 0) {
+            open.remove(pair); // else released again later: a second release does nothing
+          }
+          if (rnd.nextBoolean()) {
+            long actual = rnd.nextInt(1500);
+            memory.reconcile(pair[0], actual);
+            redis.reconcile(pair[1], actual);
+          }
+          memory.release(pair[0]);
+          redis.release(pair[1]);
+          released++;
+          continue;
+        }
+        String org = "o" + rnd.nextInt(2);
+        List<Budget> levels = rnd.nextBoolean() ? List.of(slotPlan(rnd, SLOT_ORG))
+            : List.of(slotPlan(rnd, SLOT_ORG), slotPlan(rnd, SLOT_KEY));
+        List<String> keys = levels.size() == 1 ? List.of(org) : List.of(org, org + "/k" + rnd.nextInt(2));
+        long estimate = rnd.nextInt(900);
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        Reservation expected = memory.reserve(levels, keys, 1, estimate, mode);
+        Reservation actual = redis.reserve(levels, keys, 1, estimate, mode);
+        String what = "op " + op + ": " + keys + " " + levels + " estimate " + estimate + " " + mode;
+        assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+        assertThat(actual.holdsSlots()).as(what).isEqualTo(expected.holdsSlots());
+        assertThat(actual.reserved()).as(what).isEqualTo(expected.reserved());
+        assertThat(actual.remainingModelTokens()).as(what)
+            .isEqualTo(expected.remainingModelTokens());
+        if (expected.decision().reason() == Reason.CONCURRENCY_LIMIT) {
+          slotDenies++;
+        }
+        if (expected.holdsSlots()) {
+          open.add(new Reservation[] {expected, actual});
+        }
+        for (int i = 0; i < levels.size(); i++) {
+          assertSameState(memory.inspect(levels.get(i), keys.get(i)),
+              redis.inspect(levels.get(i), keys.get(i)), op);
+        }
+      }
+      assertThat(slotDenies).as("CONCURRENCY_LIMIT denies").isGreaterThan(20);
+      assertThat(released).as("releases").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
   /** A random call: a hierarchy or a single budget, a cost and a composition mode. */
   private record RandomCall(List<Budget> levels, List<String> keys, double cost, Composition mode) {
 
@@ -185,14 +317,16 @@ abstract class ParityTest {
       KeySnapshot e = m.get();
       assertThat(r.tokens()).as("op %d", op).isCloseTo(e.tokens(), within(1e-12));
       assertThat(new KeySnapshot(r.budget(), r.key(), r.windowUsed(), r.windowLimit(), e.tokens(),
-          r.capacity(), r.nextFreeMs(), r.modelTokensUsed(), r.modelTokenLimit()))
+          r.capacity(), r.nextFreeMs(), r.modelTokensUsed(), r.modelTokenLimit(), r.inFlight(),
+          r.concurrencyLimit()))
           .as("op %d", op).isEqualTo(e);
     }
   }
 
   /** Looks fresh: a model-token window of zero-token entries still counts as tracked in either store. */
   private static boolean fresh(KeySnapshot s) {
-    return s.windowUsed() == 0 && s.modelTokensUsed() == 0 && s.tokens() >= s.capacity() - 1e-9;
+    return s.windowUsed() == 0 && s.modelTokensUsed() == 0 && s.inFlight() == 0
+        && s.tokens() >= s.capacity() - 1e-9;
   }
 
   private static void advance(ManualTicker ticker, Random rnd) {

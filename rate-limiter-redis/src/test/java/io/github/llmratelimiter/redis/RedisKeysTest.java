@@ -18,7 +18,7 @@ class RedisKeysTest {
     assertThat(keys.state("acme", "org", "acme")).isEqualTo("rl:{acme}:org:acme:s");
     assertThat(keys.state("acme", "model", "k1/gpt-4o")).isEqualTo("rl:{acme}:model:k1/gpt-4o:s");
     assertThat(keys.level("acme", "tpm", "k1")).containsExactly(
-        "rl:{acme}:tpm:k1:s", "rl:{acme}:tpm:k1:m", "rl:{acme}:tpm:k1:a");
+        "rl:{acme}:tpm:k1:s", "rl:{acme}:tpm:k1:m", "rl:{acme}:tpm:k1:a", "rl:{acme}:tpm:k1:c");
   }
 
   @ParameterizedTest
@@ -40,8 +40,8 @@ class RedisKeysTest {
 
   @Test
   void patternsMatchOnlyTheirBudgetAndKey() {
-    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:[sma]");
-    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*:[sma]");
+    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:[smac]");
+    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*:[smac]");
   }
 
   @Test
@@ -103,6 +103,6 @@ class RedisKeysTest {
   @Test
   void aHashedLayoutIgnoresKeysInClear() {
     assertThat(hashed.parse(keys.state("a", "b", "c"))).isNull();
-    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":[sma]");
+    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":[smac]");
   }
 }

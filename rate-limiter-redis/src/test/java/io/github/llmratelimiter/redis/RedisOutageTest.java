@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -140,6 +142,70 @@ class RedisOutageTest {
       assertThat(redisKeyCount("after")).isEqualTo(1);
       assertThat(store.ping()).isTrue();
     }
+  }
+
+  @ParameterizedTest
+  @EnumSource(FailurePolicy.class)
+  void slotsAreAnsweredByThePolicyWhileRedisIsOutAndReleasesNeverFail(FailurePolicy policy) {
+    Budget two = new Budget("par", null, null, null, ConcurrencyLimit.of(2));
+    try (RedisRateLimitStore store = store(policy)) {
+      Reservation viaRedis = reserve(store, two);
+      assertThat(viaRedis.holdsSlots()).isTrue();
+      server.stop();
+      Reservation first = reserve(store, two);
+      Reservation second = reserve(store, two);
+      switch (policy) {
+        case FAIL_OPEN -> {
+          // admitted without a slot anywhere: nothing to give back
+          assertThat(first.decision().allowed()).isTrue();
+          assertThat(second.decision().allowed()).isTrue();
+          assertThat(first.holdsSlots()).isFalse();
+        }
+        case FAIL_CLOSED -> {
+          assertThat(first.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+          assertThat(first.holdsSlots()).isFalse();
+        }
+        case LOCAL_FALLBACK -> {
+          // the share (one live instance: 2 slots) still holds the call admitted through Redis
+          assertThat(first.decision().allowed()).isTrue();
+          assertThat(first.holdsSlots()).isTrue();
+          assertThat(second.decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+          store.release(viaRedis); // lost on Redis, given back in the share
+          assertThat(reserve(store, two).decision().allowed()).isTrue();
+          assertThat(reserve(store, two).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+          store.releaseAsync(first).toCompletableFuture().join(); // the fallback's own slot
+          assertThat(reserve(store, two).decision().allowed()).isTrue();
+        }
+      }
+      store.release(viaRedis);
+      store.release(first);
+      store.releaseAsync(second).toCompletableFuture().join();
+      server.restart(); // empty data set
+      awaitRecovery(store);
+      Reservation after = reserve(store, two);
+      assertThat(after.holdsSlots()).isTrue();
+      assertThat(LuaRateLimitStore.fromRedis(after)).isTrue();
+      store.release(after);
+      assertThat(store.inspect(two, "t")).isEmpty();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(FailurePolicy.class)
+  void aPlanAssignmentIsNeverAnsweredByThePolicy(FailurePolicy policy) {
+    try (RedisRateLimitStore store = store(policy)) {
+      store.assignPlan("t", "pro");
+      server.stop();
+      // unknown is not "unassigned": a resolver keeps the plan it knew
+      assertThatIllegalStateException().isThrownBy(() -> store.assignedPlan("t"))
+          .withMessageContaining("unavailable");
+      assertThatIllegalStateException().isThrownBy(() -> store.assignPlan("t", "free"))
+          .withMessageContaining("unavailable");
+    }
+  }
+
+  private static Reservation reserve(RedisRateLimitStore store, Budget budget) {
+    return store.reserve(List.of(budget), List.of("t"), 1, 0, Composition.SEQUENTIAL);
   }
 
   @Test

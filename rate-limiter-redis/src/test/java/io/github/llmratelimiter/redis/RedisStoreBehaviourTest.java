@@ -6,11 +6,14 @@ import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
@@ -139,6 +142,54 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
+  void slotsAreLeasesInTheLevelsHashTagAndOneScriptCallGivesThemBack() {
+    String prefix = TestRedis.freshPrefix();
+    Budget slots = new Budget("par", null, null, null,
+        new ConcurrencyLimit(3, Duration.ofSeconds(30)));
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      List<Budget> levels = List.of(ORG, slots);
+      Reservation r = store.reserve(levels, List.of("acme", "k1"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(r.holdsSlots()).isTrue();
+      String leases = prefix + ":{acme}:par:k1:c";
+      List<String> keys = redis.keys(prefix + ":{*");
+      assertThat(keys).containsExactlyInAnyOrder(prefix + ":{acme}:org:acme:s", leases,
+          prefix + ":{acme}:seq");
+      assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
+      // one lease: the reservation's id, scored by its expiry in the server's microseconds
+      List<ScoredValue<String>> held = redis.zrangeWithScores(leases, 0, -1);
+      assertThat(held).hasSize(1);
+      assertThat(Long.parseLong(held.get(0).getValue())).isEqualTo(r.id());
+      List<String> time = redis.time();
+      double nowMicros = Long.parseLong(time.get(0)) * 1e6 + Long.parseLong(time.get(1));
+      assertThat(held.get(0).getScore() - nowMicros).isBetween(25e6, 30e6);
+      assertThat(redis.pttl(leases)).as("the key expires with its last lease")
+          .isBetween(25_000L, 30_001L);
+      redis.configResetstat();
+      store.release(r);
+      store.release(r);
+      Map<String, Long> calls = commandCalls();
+      assertThat(calls).containsEntry("evalsha", 2L).containsEntry("zrem", 2L);
+      assertThat(calls.keySet()).isSubsetOf("evalsha", "zrem", "info", "config");
+      assertThat(redis.exists(leases)).as("an empty set of leases is no key").isZero();
+    }
+  }
+
+  @Test
+  void aPlanAssignedOnOneInstanceIsReadByAnotherAndKeptUnderTheKeysHash() {
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore one = TestRedis.gatewayInstance(prefix);
+        RedisRateLimitStore two = TestRedis.gatewayInstance(prefix)) {
+      one.assignPlan("sk-secret-1", "pro");
+      assertThat(two.assignedPlan("sk-secret-1")).contains("pro");
+      String hashed = RedisRateLimitStore.hashedKey("sk-secret-1");
+      assertThat(redis.keys(prefix + ":*")).contains(prefix + ":{" + hashed + "}:plan")
+          .noneMatch(k -> k.contains("sk-secret-1"));
+      two.assignPlan("sk-secret-1", null);
+      assertThat(one.assignedPlan("sk-secret-1")).isEmpty();
+    }
+  }
+
+  @Test
   void scriptFlushNeverReachesACaller() {
     String prefix = TestRedis.freshPrefix();
     Budget b = new Budget("flush", new WindowLimit(3, Duration.ofMinutes(1)), null);
@@ -165,12 +216,17 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
-  void aBudgetNameMustKeepItsLimitsWithinAStore() {
+  void aBudgetNameMustKeepItsDefaultsWithinAStoreAndTakesItsVariants() {
     try (RedisRateLimitStore store = serverTimeStore(TestRedis.freshPrefix())) {
-      store.acquire(new Budget("b", WindowLimit.perMinute(1), null), "t", 1, Composition.SEQUENTIAL);
+      Budget free = new Budget("b", WindowLimit.perMinute(1), null);
+      store.acquire(free, "t", 1, Composition.SEQUENTIAL);
       assertThatIllegalArgumentException().isThrownBy(() -> store.acquire(
               new Budget("b", WindowLimit.perMinute(2), null), "t", 1, Composition.SEQUENTIAL))
-          .withMessageContaining("budget 'b' is already used with other limits");
+          .withMessageContaining("budget 'b' is already used with other defaults");
+      Budget pro = free.variant(WindowLimit.perMinute(2), null, null, null);
+      assertThat(store.acquire(pro, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      assertThat(store.acquire(free, "t", 1, Composition.SEQUENTIAL).reason())
+          .isEqualTo(Reason.RPM_LIMIT);
     }
   }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
@@ -46,6 +47,18 @@ class ScriptBudgetTest {
     assertThat(keys).containsExactly(null, "rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m",
         "rl:{acme}:tpm:k:a");
     assertThat(new ScriptBudget(ORG, layout, false).keyCount).isEqualTo(1);
+    // a variant passes its own values and shares its defaults' keys (the same name and state)
+    Budget both = tpm.withConcurrency(ConcurrencyLimit.of(2));
+    ScriptBudget defaults = new ScriptBudget(both, layout, false);
+    ScriptBudget pro = defaults.view(both.variant(null, null,
+        new ModelTokenLimit(5000, Duration.ofMinutes(1)), ConcurrencyLimit.of(8)));
+    assertThat(pro.keyCount).isEqualTo(4);
+    assertThat(pro.levelArg).isNotEqualTo(defaults.levelArg);
+    String[] all = new String[4];
+    pro.copyKeys("acme", "k", all, 0);
+    assertThat(all).containsExactly("rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m", "rl:{acme}:tpm:k:a",
+        "rl:{acme}:tpm:k:c");
+    assertThat(defaults.view(both)).isSameAs(defaults);
   }
 
   @Test
@@ -53,18 +66,20 @@ class ScriptBudgetTest {
     Budget all = new Budget("all", new WindowLimit(5, Duration.ofSeconds(2)),
         new BucketLimit(10, 2.5), new ModelTokenLimit(1000, Duration.ofMinutes(1)));
     assertThat(ScriptBudget.values(all, false)).containsExactly(
-        5, 2_000_000.0, 10, 2.5, 2.5 / 1e6, 1000, 6e7);
+        5, 2_000_000.0, 10, 2.5, 2.5 / 1e6, 1000, 6e7, 0, 0);
     assertThat(ScriptBudget.values(all, true)).containsExactly(
-        5, 2e9, 10, 2.5, 2.5 / 1e9, 1000, 6e10);
-    assertThat(ScriptBudget.values(ORG, false)).containsExactly(60, 6e7, 0, 0, 0, 0, 0);
+        5, 2e9, 10, 2.5, 2.5 / 1e9, 1000, 6e10, 0, 0);
+    assertThat(ScriptBudget.values(all.withConcurrency(ConcurrencyLimit.of(3)), false))
+        .containsExactly(5, 2_000_000.0, 10, 2.5, 2.5 / 1e6, 1000, 6e7, 3, 6e8);
+    assertThat(ScriptBudget.values(ORG, false)).containsExactly(60, 6e7, 0, 0, 0, 0, 0, 0, 0);
     // packed for the scripts as one bulk string of little-endian doubles
     byte[] arg = new ScriptBudget(ORG, new RedisKeys("rl", false), false).levelArg;
     java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(arg).order(java.nio.ByteOrder.LITTLE_ENDIAN);
     byte[] head = new byte[5];
     b.get(head);
-    assertThat(new String(head, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("$56\r\n");
+    assertThat(new String(head, java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("$72\r\n");
     assertThat(b.getDouble()).isEqualTo(60.0);
     assertThat(b.getDouble()).isEqualTo(6e7);
-    assertThat(arg).hasSize(5 + 56 + 2).endsWith((byte) '\r', (byte) '\n');
+    assertThat(arg).hasSize(5 + 72 + 2).endsWith((byte) '\r', (byte) '\n');
   }
 }
