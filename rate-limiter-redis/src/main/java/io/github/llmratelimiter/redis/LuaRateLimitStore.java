@@ -394,8 +394,18 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (!reservation.reserved()) {
       return false;
     }
-    checkLevels(reservation.levels(), reservation.keys());
+    checkMadeHere(reservation);
     return true;
+  }
+
+  /**
+   * Checks the levels of a reservation this store made; one the local fallback made holds its
+   * share's budgets (the same names, scaled limits), which its own store checks.
+   */
+  private void checkMadeHere(Reservation reservation) {
+    if (fromRedis(reservation)) {
+      checkLevels(reservation.levels(), reservation.keys());
+    }
   }
 
   @Override
@@ -437,7 +447,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (!reservation.holdsSlots()) {
       return false;
     }
-    checkLevels(reservation.levels(), reservation.keys());
+    checkMadeHere(reservation);
     return true;
   }
 

@@ -188,4 +188,22 @@ class FallbackStoreTest {
       assertThat(fallback.scaled(pro).defaults()).isEqualTo(fallback.scaled(free));
     }
   }
+
+  @Test
+  void aReservationTheShareMadeIsReconciledOnThatShare() {
+    Budget perKey = new Budget("per-key", WindowLimit.perMinute(10), null);
+    Budget chat = new Budget("chat", WindowLimit.perMinute(5), null,
+        io.github.llmratelimiter.core.ModelTokenLimit.perMinute(500));
+    try (FallbackStore fallback = new FallbackStore(ticker, 1000)) {
+      fallback.instances(2);
+      LuaRateLimitStore.Call call = new LuaRateLimitStore.Call(List.of(perKey, chat),
+          List.of("k", "k:m"), 1, 100, true, Composition.SEQUENTIAL, null);
+      mirror(fallback, call);
+      Reservation own = fallback.decide(call);
+      assertThat(own.decision().allowed()).isTrue();
+      fallback.reconcile(own, 20);
+      assertThat(fallback.store().inspect(fallback.scaled(chat), "k:m").orElseThrow()
+          .modelTokensUsed()).as("the mirrored 100 and the reconciled 20").isEqualTo(120);
+    }
+  }
 }

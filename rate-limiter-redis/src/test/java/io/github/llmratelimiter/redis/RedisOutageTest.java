@@ -8,6 +8,8 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -331,6 +333,35 @@ class RedisOutageTest {
       ticker.advance(Duration.ofMinutes(1));
       assertThat(admitted(a, tenPerMinute, "t", 20)).isEqualTo(5);
       assertThat(admitted(b, tenPerMinute, "t", 20)).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void whatTheFallbacksShareReservedIsReconciledAndReleasedThere() {
+    // two instances: the share scales every limit, so the reservation holds the share's budgets
+    Budget perKey = new Budget("per-key", WindowLimit.perMinute(10), null, null,
+        ConcurrencyLimit.of(4));
+    Budget chat = new Budget("chat", WindowLimit.perMinute(6), null, ModelTokenLimit.perMinute(500));
+    RedisRateLimitStore.Builder both = builder(FailurePolicy.LOCAL_FALLBACK).ticker(ticker);
+    try (RedisRateLimitStore a = both.build(); RedisRateLimitStore b = both.build()) {
+      ((GuardedRedisStore) a).heartbeat().join();
+      ((GuardedRedisStore) b).heartbeat().join();
+      assertThat(((GuardedRedisStore) a).liveInstances()).isEqualTo(2);
+      server.stop();
+      List<Budget> levels = List.of(perKey, chat);
+      List<String> keys = List.of("t", "t:m");
+      Reservation first = a.reserve(levels, keys, 1, 200, Composition.SEQUENTIAL);
+      Reservation second = a.reserve(levels, keys, 1, 200, Composition.SEQUENTIAL);
+      assertThat(first.decision().allowed()).isTrue();
+      assertThat(second.decision().reason()).as("2 slots and 250 model tokens in the share")
+          .isIn(Reason.CONCURRENCY_LIMIT, Reason.TPM_LIMIT);
+      a.reconcile(first, 20);
+      a.releaseAsync(first).toCompletableFuture().join();
+      KeySnapshot held = a.inspect(chat, "t:m").orElseThrow(); // the share, while Redis is out
+      assertThat(held.modelTokensUsed()).as("the estimate replaced by the usage").isEqualTo(20);
+      Reservation third = a.reserve(levels, keys, 1, 200, Composition.SEQUENTIAL);
+      assertThat(third.decision().allowed()).as("the slot and the tokens given back").isTrue();
+      a.release(third);
     }
   }
 
