@@ -140,8 +140,9 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
       LOG.log(System.Logger.Level.DEBUG, () -> "Could not read a key's plan: " + e);
       return known != null ? known : new Entry(policies.defaultPlan(), false, started);
     }
-    String plan = assigned.filter(policies::containsPlan).orElse(policies.defaultPlan());
-    return put(apiKey, new Entry(plan, assigned.isPresent() && policies.containsPlan(plan), started));
+    Optional<String> configured = assigned.filter(policies::containsPlan);
+    return put(apiKey,
+        new Entry(configured.orElse(policies.defaultPlan()), configured.isPresent(), started));
   }
 
   /** Reads a key's plan on the loader thread; one read per key at a time. */
