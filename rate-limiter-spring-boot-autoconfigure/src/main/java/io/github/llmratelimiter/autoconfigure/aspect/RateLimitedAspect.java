@@ -15,6 +15,7 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -116,10 +117,11 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
     if (charge == null) {
       return null;
     }
+    Consumer<RateLimitOutcome> headers = charge.context() != null ? support.headerWriter() : null;
     return gateway.chargeAsync(charge.context(), charge.policy(), charge.key(), charge.cost())
         .thenApply(outcome -> {
-          if (charge.context() != null) {
-            support.writeHeaders(outcome);
+          if (headers != null) {
+            headers.accept(outcome); // on the request's response, whichever thread decided
           }
           return outcome;
         });

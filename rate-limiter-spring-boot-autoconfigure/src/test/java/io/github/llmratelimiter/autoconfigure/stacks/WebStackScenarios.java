@@ -15,6 +15,7 @@ import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.net.URI;
@@ -48,7 +49,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * that return {@code Mono} and {@code Flux} (charged on subscription, a deny rendered as the same
  * 429), the model read from the body, the query or a form, bodies the limiter rejects, and model
  * tokens reconciled from a JSON body or a stream, refunded on an upstream error, kept on a client's
- * cancel. Each scenario uses API keys of its own; time moves only when a scenario moves it.
+ * cancel; a key's plan in its limits and headers; a call's slot on a limit on calls in flight held
+ * until its response completes, its stream ends, its client disconnects or its handler fails. Each scenario uses API keys of its own; time moves only when a scenario moves it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class WebStackScenarios {
@@ -560,5 +562,124 @@ public abstract class WebStackScenarios {
     app.getBean(StreamGates.class).open(gate);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
     assertThat(modelTokensUsed(key)).isEqualTo(20);
+  }
+
+  // ---- plans
+
+  @Test
+  void aKeyMovedToABiggerPlanIsAdmittedWithThePlansLimitsInItsHeaders() {
+    String key = newKey();
+    for (int i = 0; i < 3; i++) {
+      get("/v1/routed", key).expectStatus().isOk();
+    }
+    get("/v1/routed", key).expectStatus().isEqualTo(429);
+    RateLimitPlanResolver plans = app.getBean(RateLimitPlanResolver.class);
+    plans.assign(key, "pro");
+    // the 3 calls in the window count against pro's 10: nothing spent was reset
+    get("/v1/routed", key).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"routed\";q=10;w=60")
+        .expectHeader().valueEquals("RateLimit", "\"routed\";r=6;t=60")
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "10")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "6");
+    plans.assign(key, null);
+    get("/v1/routed", key).expectStatus().isEqualTo(429)
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "3");
+    assertThat(windowUsed("routed", key, null)).isEqualTo(4);
+  }
+
+  // ---- calls in flight: a slot from admission until the response is over, released once
+
+  private long inFlight(String apiKey) {
+    RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("slots");
+    RateLimitKey key = RateLimitKey.of(apiKey, null);
+    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+        .map(KeySnapshot::inFlight).orElse(0L);
+  }
+
+  /**
+   * Waits until the key holds no slot: the front door releases it once the response is over, which
+   * a client may see a moment before the server does. A bounded wait on a condition; no time moves.
+   */
+  private void awaitReleased(String apiKey) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (inFlight(apiKey) != 0) {
+      assertThat(System.nanoTime()).as("the slot is released within 10 s").isLessThan(deadline);
+      Thread.sleep(5);
+    }
+  }
+
+  private HttpResponse<Stream<String>> openStream(String path, String apiKey) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+        .header("Authorization", "Bearer " + apiKey).header("Content-Type", JSON)
+        .timeout(Duration.ofSeconds(30))
+        .POST(HttpRequest.BodyPublishers.ofString(TokenGateway.BODY_OF_20)).build(),
+        HttpResponse.BodyHandlers.ofLines());
+  }
+
+  @Test
+  void aCompletedCallReleasesItsSlot() throws Exception {
+    String key = newKey();
+    for (int i = 0; i < 3; i++) {
+      postJson("/slots/chat?usage=5", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+      awaitReleased(key);
+    }
+  }
+
+  @Test
+  void aStreamHoldsItsSlotUntilItEndsAndAConcurrentCallGetsAConcurrencyLimitProblem() throws Exception {
+    String key = newKey();
+    String gate = "slots-" + key;
+    HttpResponse<Stream<String>> stream = openStream("/slots/stream?gate=" + gate, key);
+    assertThat(stream.statusCode()).isEqualTo(200);
+    Iterator<String> lines = stream.body().iterator();
+    assertThat(lines.next()).startsWith("data:");
+    assertThat(inFlight(key)).isEqualTo(1);
+    WebTestClient.ResponseSpec denied = postJson("/slots/chat", key, TokenGateway.BODY_OF_20)
+        .expectStatus().isEqualTo(429)
+        .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        // never "retry now": the wait until the held lease expires, 10 minutes at most
+        .expectHeader().valueEquals("Retry-After", "600")
+        .expectHeader().valueEquals("retry-after-ms", "600000")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
+    assertThat(body(denied)).isEqualTo("{\"detail\":\"Rate limit exceeded for policy 'slots' "
+        + "(CONCURRENCY_LIMIT on level 'slots'). Retry after 600000 ms.\",\"instance\":\"/slots/chat\","
+        + "\"status\":429,\"title\":\"Too Many Requests\","
+        + "\"type\":\"urn:llmratelimiter:problem:rate-limited\",\"reason\":\"CONCURRENCY_LIMIT\","
+        + "\"policy\":\"slots\",\"level\":\"slots\",\"retryable\":true,\"retryAfterMs\":600000}");
+    app.getBean(StreamGates.class).open(gate);
+    List<String> rest = new ArrayList<>();
+    lines.forEachRemaining(rest::add);
+    assertThat(String.join("\n", rest)).endsWith("data:[DONE]\n");
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
+  @Test
+  void aClientDisconnectingMidStreamReleasesTheSlot() throws Exception {
+    String key = newKey();
+    String gate = "slots-reset-" + key;
+    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
+    StreamStart start = RawHttp.firstEventThenReset(port,
+        "POST /slots/stream?flood=true&gate=" + gate + " HTTP/1.1",
+        List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),
+            header("Content-Length", Integer.toString(body.length))), body,
+        () -> assertThat(inFlight(key)).isEqualTo(1));
+    assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
+    // the stream goes on once the client is gone: its next writes fail, and the call ends
+    app.getBean(StreamGates.class).open(gate);
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
+  @Test
+  void aFailingHandlerReleasesTheSlot() throws Exception {
+    String key = newKey();
+    postJson("/slots/chat?fail=throw", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
+    awaitReleased(key);
+    postJson("/slots/chat?fail=status", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(502);
+    awaitReleased(key);
+    postJson("/slots/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
   }
 }
