@@ -147,18 +147,24 @@ public final class RateLimiterEndpoint {
   @ReadOperation
   public @Nullable KeyReport key(@Selector String key, @Nullable String model) {
     String apiKey = resolve(key);
+    String plan = plan(apiKey);
+    Map<String, Budget> underPlan = new LinkedHashMap<>();
+    for (Budget b : policies.allBudgets(plan)) {
+      underPlan.put(b.name(), b);
+    }
     List<KeyState> states = new ArrayList<>();
     for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
-      Optional<KeySnapshot> s = store.inspect(e.getKey(), e.getValue());
+      // read under the key's plan: the state shows the limits its calls carry
+      Budget budget = underPlan.getOrDefault(e.getKey().name(), e.getKey());
+      Optional<KeySnapshot> s = store.inspect(budget, e.getValue());
       s.ifPresent(snapshot -> states.add(state(snapshot)));
     }
     boolean assigned = plans.assigned(apiKey);
     if (states.isEmpty() && !assigned) {
       return null;
     }
-    String plan = plan(apiKey);
     List<BudgetView> limits = new ArrayList<>();
-    for (Budget b : policies.allBudgets(plan)) {
+    for (Budget b : underPlan.values()) {
       limits.add(BudgetView.of(b));
     }
     return new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), plan, assigned, limits, states);
