@@ -5,13 +5,12 @@ import io.github.llmratelimiter.core.Ticker;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,7 +35,6 @@ import org.jspecify.annotations.Nullable;
 final class CachingPlanResolver implements RateLimitPlanResolver {
 
   private static final System.Logger LOG = System.getLogger(CachingPlanResolver.class.getName());
-  private static final int QUEUE = 10_000;
 
   private final RateLimitStore store;
   private final RateLimitPolicies policies;
@@ -45,7 +43,7 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
   private final int maxKeys;
   private final ConcurrentHashMap<String, Entry> cache = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, CompletableFuture<Entry>> loading = new ConcurrentHashMap<>();
-  private final ThreadPoolExecutor loader;
+  private final ForkJoinPool loader;
 
   /**
    * A key's plan as read at {@code readAt}.
@@ -72,12 +70,14 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
     this.ticker = ticker;
     this.refreshNanos = refresh.toNanos();
     this.maxKeys = maxKeys;
-    this.loader = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS,
-        new ArrayBlockingQueue<>(QUEUE), r -> {
-          Thread t = new Thread(r, "ratelimiter-plan-loader");
-          t.setDaemon(true);
-          return t;
-        });
+    // one worker; a submission never waits on a lock (an event loop submits), and at most one
+    // read per key is queued (loading)
+    this.loader = new ForkJoinPool(1, pool -> {
+      ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+      t.setName("ratelimiter-plan-loader");
+      t.setDaemon(true);
+      return t;
+    }, null, true);
   }
 
   @Override
@@ -162,7 +162,7 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
           loading.remove(apiKey, started);
         }
       });
-    } catch (RejectedExecutionException e) { // the queue is full, or the resolver closed
+    } catch (RejectedExecutionException e) { // the resolver is closed
       loading.remove(apiKey, started);
       Entry known = cache.get(apiKey);
       started.complete(known != null ? known
