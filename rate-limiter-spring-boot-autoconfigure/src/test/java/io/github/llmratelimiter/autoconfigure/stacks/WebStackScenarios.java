@@ -29,6 +29,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -174,15 +175,21 @@ public abstract class WebStackScenarios {
   }
 
   /**
-   * Waits until the key's model tokens are {@code expected}: a remote store applies a settlement a
-   * moment after the observers hear of it. A bounded wait on a condition; no time moves.
+   * Waits until {@code actual} reads {@code expected}: a remote store applies a settlement a moment
+   * after the observers hear of it, and a front door releases a slot once the response is over,
+   * which a client may see a moment before the server does. A bounded wait on a condition; no time
+   * moves.
    */
-  private void awaitModelTokensUsed(String apiKey, long expected) throws InterruptedException {
+  private static void await(String what, LongSupplier actual, long expected) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (modelTokensUsed(apiKey) != expected && System.nanoTime() < deadline) {
+    while (actual.getAsLong() != expected && System.nanoTime() < deadline) {
       Thread.sleep(5);
     }
-    assertThat(modelTokensUsed(apiKey)).isEqualTo(expected);
+    assertThat(actual.getAsLong()).as(what + " within 10 s").isEqualTo(expected);
+  }
+
+  private void awaitModelTokensUsed(String apiKey, long expected) throws InterruptedException {
+    await("the model tokens used", () -> modelTokensUsed(apiKey), expected);
   }
 
   private Settled nextSettlement() throws InterruptedException {
@@ -201,6 +208,18 @@ public abstract class WebStackScenarios {
   private static String body(WebTestClient.ResponseSpec response) {
     byte[] bytes = response.expectBody().returnResult().getResponseBodyContent();
     return bytes == null ? "" : new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Opens a flooding stream (the handler writes until a write fails) of one key, reads its first
+   * event, runs {@code whileOpen}, and resets the connection, as a client that goes away.
+   */
+  private StreamStart floodThenReset(String pathAndQuery, String apiKey, RawHttp.WhileOpen whileOpen)
+      throws Exception {
+    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
+    return RawHttp.firstEventThenReset(port, "POST " + pathAndQuery + "&flood=true HTTP/1.1",
+        List.of(header("Authorization", "Bearer " + apiKey), header("Content-Type", JSON),
+            header("Content-Length", Integer.toString(body.length))), body, whileOpen);
   }
 
   private Response raw(String requestLine, byte[] body, Header... headers) throws Exception {
@@ -588,11 +607,7 @@ public abstract class WebStackScenarios {
   void aClientCancellingMidStreamIsChargedTheEstimate() throws Exception {
     String key = newKey();
     String gate = "cancel-" + key;
-    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
-    StreamStart start = RawHttp.firstEventThenReset(port,
-        "POST /llm/stream?usage=9&flood=true&gate=" + gate + " HTTP/1.1",
-        List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),
-            header("Content-Length", Integer.toString(body.length))), body, () -> { });
+    StreamStart start = floodThenReset("/llm/stream?usage=9&gate=" + gate, key, () -> { });
     assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
     assertThat(start.firstEvent()).startsWith("data:{\"choices\"");
     // the stream goes on once the client is gone: its usage chunk never goes out
@@ -633,16 +648,8 @@ public abstract class WebStackScenarios {
         .map(KeySnapshot::inFlight).orElse(0L);
   }
 
-  /**
-   * Waits until the key holds no slot: the front door releases it once the response is over, which
-   * a client may see a moment before the server does. A bounded wait on a condition; no time moves.
-   */
   private void awaitReleased(String apiKey) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (inFlight(apiKey) != 0) {
-      assertThat(System.nanoTime()).as("the slot is released within 10 s").isLessThan(deadline);
-      Thread.sleep(5);
-    }
+    await("the slot released", () -> inFlight(apiKey), 0);
   }
 
   private HttpResponse<Stream<String>> openStream(String path, String apiKey) throws Exception {
@@ -702,11 +709,7 @@ public abstract class WebStackScenarios {
   void aClientDisconnectingMidStreamReleasesTheSlot() throws Exception {
     String key = newKey();
     String gate = "slots-reset-" + key;
-    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
-    StreamStart start = RawHttp.firstEventThenReset(port,
-        "POST /slots/stream?flood=true&gate=" + gate + " HTTP/1.1",
-        List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),
-            header("Content-Length", Integer.toString(body.length))), body,
+    StreamStart start = floodThenReset("/slots/stream?gate=" + gate, key,
         () -> assertThat(inFlight(key)).isEqualTo(1));
     assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
     // the stream goes on once the client is gone: its next writes fail, and the call ends
