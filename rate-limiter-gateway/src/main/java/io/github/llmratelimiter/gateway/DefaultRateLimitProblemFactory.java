@@ -49,7 +49,8 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     if (d.retryable()) {
       problem = problem.with("retryAfterMs", d.retryAfterMs());
     }
-    if (outcome.reservation() != null) {
+    if (outcome.reservation() != null
+        && outcome.levels().stream().anyMatch(b -> b.modelTokens() != null)) {
       problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
     }
     return problem;

@@ -17,6 +17,10 @@ import org.jspecify.annotations.Nullable;
  * @param tpmLimit model tokens admitted per window and key ({@code tpm.limit}); unset at every level
  *     means no model-token budget
  * @param tpmWindow the model-token window's length ({@code tpm.window})
+ * @param concurrencyLimit calls of a key in flight at once ({@code concurrency.limit}); unset at
+ *     every level means no limit on calls in flight
+ * @param concurrencyLeaseTimeout the longest a call holds its slot ({@code
+ *     concurrency.lease-timeout}), after which the slot is free even if the call never ended
  */
 public record LimitSettings(
     @Nullable Long rpmLimit,
@@ -24,10 +28,28 @@ public record LimitSettings(
     @Nullable Double burstCapacity,
     @Nullable Double burstRefillPerSecond,
     @Nullable Long tpmLimit,
-    @Nullable Duration tpmWindow) {
+    @Nullable Duration tpmWindow,
+    @Nullable Long concurrencyLimit,
+    @Nullable Duration concurrencyLeaseTimeout) {
 
   /** No value set: everything is inherited. */
   public static final LimitSettings NONE = new LimitSettings(null, null, null, null, null, null);
+
+  /**
+   * Returns limits without a setting on calls in flight.
+   *
+   * @param rpmLimit requests admitted per window and key
+   * @param rpmWindow the request window's length
+   * @param burstCapacity tokens the bucket holds when full
+   * @param burstRefillPerSecond tokens regained per second
+   * @param tpmLimit model tokens admitted per window and key
+   * @param tpmWindow the model-token window's length
+   */
+  public LimitSettings(@Nullable Long rpmLimit, @Nullable Duration rpmWindow,
+      @Nullable Double burstCapacity, @Nullable Double burstRefillPerSecond,
+      @Nullable Long tpmLimit, @Nullable Duration tpmWindow) {
+    this(rpmLimit, rpmWindow, burstCapacity, burstRefillPerSecond, tpmLimit, tpmWindow, null, null);
+  }
 
   /**
    * Returns these settings with the request window's values replaced.
@@ -37,7 +59,8 @@ public record LimitSettings(
    * @return the new settings
    */
   public LimitSettings withRpm(@Nullable Long limit, @Nullable Duration window) {
-    return new LimitSettings(limit, window, burstCapacity, burstRefillPerSecond, tpmLimit, tpmWindow);
+    return new LimitSettings(limit, window, burstCapacity, burstRefillPerSecond, tpmLimit, tpmWindow,
+        concurrencyLimit, concurrencyLeaseTimeout);
   }
 
   /**
@@ -48,7 +71,8 @@ public record LimitSettings(
    * @return the new settings
    */
   public LimitSettings withBurst(@Nullable Double capacity, @Nullable Double refillPerSecond) {
-    return new LimitSettings(rpmLimit, rpmWindow, capacity, refillPerSecond, tpmLimit, tpmWindow);
+    return new LimitSettings(rpmLimit, rpmWindow, capacity, refillPerSecond, tpmLimit, tpmWindow,
+        concurrencyLimit, concurrencyLeaseTimeout);
   }
 
   /**
@@ -59,6 +83,19 @@ public record LimitSettings(
    * @return the new settings
    */
   public LimitSettings withTpm(@Nullable Long limit, @Nullable Duration window) {
-    return new LimitSettings(rpmLimit, rpmWindow, burstCapacity, burstRefillPerSecond, limit, window);
+    return new LimitSettings(rpmLimit, rpmWindow, burstCapacity, burstRefillPerSecond, limit, window,
+        concurrencyLimit, concurrencyLeaseTimeout);
+  }
+
+  /**
+   * Returns these settings with the limit on calls in flight replaced.
+   *
+   * @param limit calls of a key in flight at once, or {@code null} to inherit
+   * @param leaseTimeout the longest a call holds its slot, or {@code null} to inherit
+   * @return the new settings
+   */
+  public LimitSettings withConcurrency(@Nullable Long limit, @Nullable Duration leaseTimeout) {
+    return new LimitSettings(rpmLimit, rpmWindow, burstCapacity, burstRefillPerSecond, tpmLimit,
+        tpmWindow, limit, leaseTimeout);
   }
 }

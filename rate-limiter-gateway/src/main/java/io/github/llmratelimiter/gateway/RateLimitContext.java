@@ -151,6 +151,33 @@ public final class RateLimitContext {
     return o == null ? null : o.modelTokens();
   }
 
+  /**
+   * Returns the slots the request holds on limits on calls in flight, to be released when its
+   * response is over.
+   *
+   * @return the slots, or {@code null} when it was not charged or took none
+   */
+  public @Nullable CallSlots slots() {
+    RateLimitOutcome o = outcome;
+    return o == null ? null : o.slots();
+  }
+
+  /**
+   * Returns whether the request's call is still open: it reserved model tokens not yet settled or
+   * holds slots not yet released ({@link RateLimitGateway#finish} closes it).
+   *
+   * @return whether something remains to settle or release
+   */
+  public boolean open() {
+    RateLimitOutcome o = outcome;
+    if (o == null) {
+      return false;
+    }
+    ModelTokenReservation tokens = o.modelTokens();
+    CallSlots slots = o.slots();
+    return (tokens != null && !tokens.settled()) || (slots != null && !slots.released());
+  }
+
   /** Records the outcome the request was charged with. */
   void charged(RateLimitOutcome charged) {
     this.outcome = charged;

@@ -5,6 +5,8 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -23,6 +25,11 @@ import org.jspecify.annotations.Nullable;
  * same store call ({@link RateLimitStore#reserve}) and the outcome carries a {@link
  * ModelTokenReservation} that settles them with the call's usage.
  *
+ * <p>A call is decided under its API key's plan, which a {@link RateLimitPlanResolver} names: the
+ * plan's variants of the policy's budgets carry its limits. When a level limits calls in flight,
+ * the store takes a slot in the same call ({@link RateLimitStore#reserve}) and the outcome carries
+ * the {@link CallSlots} that give it back when the call ends.
+ *
  * <p>Every decision is offered twice: {@link #acquire(String, RateLimitKey, double, LongSupplier)}
  * answers on the calling thread, {@link #acquireAsync} through the store's asynchronous API without
  * blocking the caller (for an event loop). Both give the same outcomes and failures.
@@ -38,7 +45,11 @@ public final class RateLimitEnforcer {
   private final RateLimitPolicies policies;
   private final StoreFailure storeFailure;
   private final Supplier<? extends List<RateLimitObserver>> observerSupplier;
+  private final RateLimitPlanResolver plans;
   private volatile @Nullable List<RateLimitObserver> observers;
+  /** The unknown plan names a resolver gave, each logged once (at most {@value #MAX_WARNED}). */
+  private final Set<String> warned = ConcurrentHashMap.newKeySet();
+  private static final int MAX_WARNED = 100;
 
   /**
    * Creates the enforcer.
@@ -52,13 +63,33 @@ public final class RateLimitEnforcer {
    */
   public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
       Supplier<? extends List<RateLimitObserver>> observers) {
-    if (store == null || policies == null || storeFailure == null || observers == null) {
-      throw new IllegalArgumentException("store, policies, storeFailure and observers must not be null");
+    this(store, policies, storeFailure, observers,
+        RateLimitPlanResolver.fixed(policies == null ? "-" : policies.defaultPlan()));
+  }
+
+  /**
+   * Creates the enforcer with the resolver of each key's plan.
+   *
+   * @param store the store that decides
+   * @param policies the policies
+   * @param storeFailure what to do when the store fails
+   * @param observers the observers, in the order they are told; asked once, on the first decision
+   * @param plans names each API key's plan; a name that is not a configured plan, or a resolver
+   *     that fails, gives the default plan (logged once per name)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
+      Supplier<? extends List<RateLimitObserver>> observers, RateLimitPlanResolver plans) {
+    if (store == null || policies == null || storeFailure == null || observers == null
+        || plans == null) {
+      throw new IllegalArgumentException(
+          "store, policies, storeFailure, observers and plans must not be null");
     }
     this.store = store;
     this.policies = policies;
     this.storeFailure = storeFailure;
     this.observerSupplier = observers;
+    this.plans = plans;
   }
 
   /**
@@ -92,17 +123,53 @@ public final class RateLimitEnforcer {
    */
   public RateLimitOutcome acquire(
       @Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
-    Call call = call(policyName, key, cost, estimate);
+    Call shape = call(policyName, key, cost, estimate);
     long start = System.nanoTime();
+    Call call = shape.under(plan(key.apiKey()));
     RateLimitOutcome outcome;
     try {
-      outcome = call.limitsModelTokens
+      outcome = call.reserves
           ? call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate, policies.composition()))
           : call.outcome(store.acquire(call.levels, call.keys, cost, policies.composition()));
     } catch (RuntimeException e) {
       outcome = failed(call, e);
     }
     return observed(outcome, start);
+  }
+
+  /** The key's plan from the resolver; the default plan for an unknown name or a failure. */
+  private String plan(String apiKey) {
+    String plan;
+    try {
+      plan = plans.plan(apiKey);
+    } catch (RuntimeException e) {
+      return unknownPlan(null, e);
+    }
+    return policies.containsPlan(plan) ? plan : unknownPlan(plan, null);
+  }
+
+  private CompletionStage<String> planAsync(String apiKey) {
+    CompletionStage<String> stage;
+    try {
+      stage = plans.planAsync(apiKey);
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(unknownPlan(null, e));
+    }
+    return stage.handle((plan, failure) -> failure != null ? unknownPlan(null, unwrap(failure))
+        : policies.containsPlan(plan) ? plan : unknownPlan(plan, null));
+  }
+
+  private String unknownPlan(@Nullable String plan, @Nullable Throwable failure) {
+    String name = failure != null ? failure.getClass().getName() : String.valueOf(plan);
+    if (warned.size() < MAX_WARNED && warned.add(name)) {
+      LOG.log(System.Logger.Level.WARNING, failure != null
+          ? "The plan resolver failed (" + failure + "): calls are decided under the default plan '"
+              + policies.defaultPlan() + "' meanwhile"
+          : "The plan resolver named the plan '" + plan + "', which is not one of "
+              + policies.plans() + ": such calls are decided under the default plan '"
+              + policies.defaultPlan() + "'");
+    }
+    return policies.defaultPlan();
   }
 
   /**
@@ -131,9 +198,16 @@ public final class RateLimitEnforcer {
       return result;
     }
     long start = System.nanoTime();
+    Call shape = call;
+    planAsync(key.apiKey()).thenAccept(plan -> decideAsync(shape.under(plan), cost, start, result));
+    return result;
+  }
+
+  private void decideAsync(
+      Call call, double cost, long start, CompletableFuture<RateLimitOutcome> result) {
     CompletionStage<RateLimitOutcome> decided;
     try {
-      decided = call.limitsModelTokens
+      decided = call.reserves
           ? store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
               .thenApply(call::outcome)
           : store.acquireAsync(call.levels, call.keys, cost, policies.composition())
@@ -148,7 +222,6 @@ public final class RateLimitEnforcer {
         result.completeExceptionally(e);
       }
     });
-    return result;
   }
 
   /** The failure a stage's {@link CompletionException} or a future's {@code ExecutionException} wraps. */
@@ -173,17 +246,21 @@ public final class RateLimitEnforcer {
       throw new InvalidRateLimitRequestException(
           "cost must be a finite number > 0, but was " + cost, null);
     }
+    // a plan's variants limit the same components as the defaults: the shape is every plan's
     List<Budget> levels = policy.budgets(key);
     boolean limitsModelTokens = false;
-    for (int i = 0; i < levels.size() && !limitsModelTokens; i++) {
-      limitsModelTokens = levels.get(i).modelTokens() != null;
+    boolean limitsConcurrency = false;
+    for (Budget level : levels) {
+      limitsModelTokens |= level.modelTokens() != null;
+      limitsConcurrency |= level.concurrency() != null;
     }
     long estimated = limitsModelTokens ? estimate.getAsLong() : 0;
     if (estimated < 0) {
       throw new InvalidRateLimitRequestException(
           "the model-token estimate must be >= 0, but was " + estimated, null);
     }
-    return new Call(policy, key, levels, policy.keys(key), estimated, limitsModelTokens);
+    return new Call(policy, key, levels, policy.keys(key), estimated,
+        limitsModelTokens || limitsConcurrency, policy.defaultPlan());
   }
 
   /** The outcome of a store that failed: a failure to decide, or input it rejected. */
@@ -198,8 +275,8 @@ public final class RateLimitEnforcer {
       throw new RateLimitStoreUnavailableException(call.policy.name(), failure);
     }
     Budget last = call.levels.get(call.levels.size() - 1);
-    return new RateLimitOutcome(
-        call.policy, call.key, Decision.allow(0, 0, last.name()), call.levels, true);
+    return new RateLimitOutcome(call.policy, call.key, Decision.allow(0, 0, last.name()),
+        call.levels, true, null, null, call.plan, null);
   }
 
   private RateLimitOutcome observed(RateLimitOutcome outcome, long start) {
@@ -243,6 +320,49 @@ public final class RateLimitEnforcer {
     });
   }
 
+  /** Gives back the slots of a call in the store; a store failure is logged (the leases expire). */
+  void release(CallSlots slots) {
+    try {
+      store.release(slots.reservation());
+    } catch (RuntimeException e) {
+      releaseFailed(slots, e);
+    }
+  }
+
+  /**
+   * Gives back the slots of a call through the store's asynchronous API; the stage completes once
+   * they are given back or the release was lost to a store failure (logged), never exceptionally.
+   */
+  CompletionStage<Void> releaseAsync(CallSlots slots) {
+    CompletionStage<Void> released;
+    try {
+      released = store.releaseAsync(slots.reservation());
+    } catch (RuntimeException e) {
+      releaseFailed(slots, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    return released.handle((ignored, failure) -> {
+      if (failure != null) {
+        releaseFailed(slots, unwrap(failure));
+      }
+      return null;
+    });
+  }
+
+  private static void releaseFailed(CallSlots slots, Throwable e) {
+    LOG.log(System.Logger.Level.WARNING, "Could not release the slots of a call on policy '"
+        + slots.policy() + "' (they free themselves when their leases expire): " + e);
+  }
+
+  /**
+   * Returns the resolver of each key's plan.
+   *
+   * @return the resolver
+   */
+  public RateLimitPlanResolver planResolver() {
+    return plans;
+  }
+
   private void reconciled(ModelTokenReservation handle, long actual) {
     for (RateLimitObserver o : observers()) {
       o.onReconcile(handle.policy(), handle.estimate(), actual);
@@ -282,7 +402,10 @@ public final class RateLimitEnforcer {
     return list;
   }
 
-  /** One call: its policy, caller, levels and keys, and its estimate when a level limits tokens. */
+  /**
+   * One call: its policy, caller, plan, levels and keys, its estimate when a level limits model
+   * tokens, and whether the store reserves (model tokens or slots).
+   */
   private final class Call {
 
     final RateLimitPolicy policy;
@@ -290,26 +413,35 @@ public final class RateLimitEnforcer {
     final List<Budget> levels;
     final List<String> keys;
     final long estimate;
-    final boolean limitsModelTokens;
+    final boolean reserves;
+    final String plan;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
-        long estimate, boolean limitsModelTokens) {
+        long estimate, boolean reserves, String plan) {
       this.policy = policy;
       this.key = key;
       this.levels = levels;
       this.keys = keys;
       this.estimate = estimate;
-      this.limitsModelTokens = limitsModelTokens;
+      this.reserves = reserves;
+      this.plan = plan;
+    }
+
+    /** This call under a plan: the plan's variants of its levels. */
+    Call under(String name) {
+      return name.equals(plan) ? this
+          : new Call(policy, key, policy.budgets(key, name), keys, estimate, reserves, name);
     }
 
     RateLimitOutcome outcome(Decision decision) {
-      return new RateLimitOutcome(policy, key, decision, levels, false);
+      return new RateLimitOutcome(policy, key, decision, levels, false, null, null, plan, null);
     }
 
     RateLimitOutcome outcome(Reservation r) {
       ModelTokenReservation handle =
           r.reserved() ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r) : null;
-      return new RateLimitOutcome(policy, key, r.decision(), levels, false, r, handle);
+      CallSlots slots = r.holdsSlots() ? new CallSlots(RateLimitEnforcer.this, policy.name(), r) : null;
+      return new RateLimitOutcome(policy, key, r.decision(), levels, false, r, handle, plan, slots);
     }
   }
 }

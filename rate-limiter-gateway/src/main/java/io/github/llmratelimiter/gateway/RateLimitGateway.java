@@ -351,6 +351,45 @@ public final class RateLimitGateway {
   }
 
   /**
+   * Ends a request's call once its response is over, however it ended (completed, its stream
+   * ended, its client disconnected, its handler failed): settles its model tokens like {@link
+   * #settle} and releases the slots it holds on limits on calls in flight ({@link CallSlots}),
+   * each exactly once however many times this is called.
+   *
+   * @param context the request's context
+   * @param usage the model tokens the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed (an error before the response, or an error status)
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  public void finish(RateLimitContext context, @Nullable Long usage, boolean failed) {
+    CallSlots slots = context.slots();
+    try {
+      settle(context, usage, failed);
+    } finally {
+      if (slots != null) {
+        slots.release();
+      }
+    }
+  }
+
+  /**
+   * Ends a request's call like {@link #finish} without blocking the caller.
+   *
+   * @param context the request's context
+   * @param usage the model tokens the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed
+   * @return a stage that completes once both are done; it never fails
+   * @throws IllegalArgumentException if the usage is negative
+   */
+  public CompletionStage<Void> finishAsync(
+      RateLimitContext context, @Nullable Long usage, boolean failed) {
+    CallSlots slots = context.slots();
+    CompletionStage<Boolean> released =
+        slots == null ? CompletableFuture.completedFuture(false) : slots.releaseAsync();
+    return settleAsync(context, usage, failed).thenCombine(released, (a, b) -> null);
+  }
+
+  /**
    * Returns a scanner that finds the usage in a response's body as it is written.
    *
    * @return a new scanner, for one response

@@ -19,6 +19,10 @@ import org.jspecify.annotations.Nullable;
  *     level limits model tokens (or the outcome is degraded)
  * @param modelTokens the handle that settles the model tokens an allowed call reserved, or {@code
  *     null} when it reserved none
+ * @param plan the plan the call was decided under: its levels are the plan's variants of the
+ *     policy's budgets
+ * @param slots the handle that gives back the slots an allowed call took on limits on calls in
+ *     flight, or {@code null} when it took none
  */
 public record RateLimitOutcome(
     RateLimitPolicy policy,
@@ -27,7 +31,9 @@ public record RateLimitOutcome(
     List<Budget> levels,
     boolean degraded,
     @Nullable Reservation reservation,
-    @Nullable ModelTokenReservation modelTokens) {
+    @Nullable ModelTokenReservation modelTokens,
+    String plan,
+    @Nullable CallSlots slots) {
 
   /**
    * Validates the outcome.
@@ -35,10 +41,30 @@ public record RateLimitOutcome(
    * @throws IllegalArgumentException if an argument is null or the levels are empty
    */
   public RateLimitOutcome {
-    if (policy == null || key == null || decision == null || levels == null || levels.isEmpty()) {
-      throw new IllegalArgumentException("policy, key, decision and levels must be set, levels not empty");
+    if (policy == null || key == null || decision == null || levels == null || levels.isEmpty()
+        || plan == null) {
+      throw new IllegalArgumentException(
+          "policy, key, decision, levels and plan must be set, levels not empty");
     }
     levels = List.copyOf(levels);
+  }
+
+  /**
+   * Returns an outcome under the policy's default plan that holds no slots.
+   *
+   * @param policy the policy applied
+   * @param key the caller
+   * @param decision the store's decision
+   * @param levels the budgets decided on, root first
+   * @param degraded whether the store failed and the call was let through
+   * @param reservation the store's answer on the model-token budgets, or {@code null}
+   * @param modelTokens the handle that settles reserved model tokens, or {@code null}
+   */
+  public RateLimitOutcome(RateLimitPolicy policy, RateLimitKey key, Decision decision,
+      List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
+      @Nullable ModelTokenReservation modelTokens) {
+    this(policy, key, decision, levels, degraded, reservation, modelTokens,
+        policy == null ? "" : policy.defaultPlan(), null);
   }
 
   /**

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.gateway;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
@@ -32,16 +33,22 @@ public final class RateLimitPolicies {
   static final String CAPACITY_RANGE = "a finite number > 0";
   static final String REFILL_RANGE = "a finite number >= 0 (0: the bucket never refills)";
   static final String TPM_RANGE = "an integer >= 1 (model tokens per window)";
+  static final String LEASE_RANGE = "a positive duration of at most " + ConcurrencyLimit.MAX_LEASE
+      + ", for example 10m";
 
   private final Map<String, RateLimitPolicy> policies;
   private final String defaultPolicy;
   private final Composition composition;
+  private final Set<String> plans;
+  private final String defaultPlan;
 
-  private RateLimitPolicies(
-      Map<String, RateLimitPolicy> policies, String defaultPolicy, Composition composition) {
+  private RateLimitPolicies(Map<String, RateLimitPolicy> policies, String defaultPolicy,
+      Composition composition, Set<String> plans, String defaultPlan) {
     this.policies = Collections.unmodifiableMap(policies);
     this.defaultPolicy = defaultPolicy;
     this.composition = composition;
+    this.plans = Collections.unmodifiableSet(plans);
+    this.defaultPlan = defaultPlan;
   }
 
   /**
@@ -110,6 +117,35 @@ public final class RateLimitPolicies {
   }
 
   /**
+   * Returns the names of the plans, in configuration order: the declared ones, and the default plan
+   * when it is not declared (the policies as configured).
+   *
+   * @return the plans' names
+   */
+  public Set<String> plans() {
+    return plans;
+  }
+
+  /**
+   * Returns whether a plan of that name exists.
+   *
+   * @param plan the name
+   * @return whether it exists
+   */
+  public boolean containsPlan(@Nullable String plan) {
+    return plan != null && plans.contains(plan);
+  }
+
+  /**
+   * Returns the plan of a key that has none assigned ({@code ratelimiter.default-plan}).
+   *
+   * @return the default plan's name
+   */
+  public String defaultPlan() {
+    return defaultPlan;
+  }
+
+  /**
    * Returns every budget of every policy, each once.
    *
    * @return the budgets
@@ -122,6 +158,25 @@ public final class RateLimitPolicies {
     return all;
   }
 
+  /**
+   * Returns the budgets of every policy under a plan, each once: the plan's variants of {@link
+   * #allBudgets()}.
+   *
+   * @param plan the plan's name
+   * @return the budgets
+   * @throws IllegalArgumentException if no plan has that name
+   */
+  public Set<Budget> allBudgets(String plan) {
+    Set<Budget> all = new LinkedHashSet<>();
+    for (RateLimitPolicy p : policies.values()) {
+      for (RateLimitPolicy.Level level : p.levels(plan)) {
+        all.add(level.budget());
+        all.addAll(level.models().values());
+      }
+    }
+    return all;
+  }
+
   /** Resolves the policies, naming the first invalid property it meets. */
   private static final class Resolver {
 
@@ -129,6 +184,8 @@ public final class RateLimitPolicies {
     private final LimitSettings top;
     private final Map<String, @Nullable PolicySettings> declared = new LinkedHashMap<>();
     private final Map<String, RateLimitPolicy.Level> ownLevels = new LinkedHashMap<>();
+    /** Per plan, every policy's own level under the plan. */
+    private final Map<String, Map<String, RateLimitPolicy.Level>> planLevels = new LinkedHashMap<>();
 
     Resolver(RateLimitSettings settings) {
       this.settings = settings;
@@ -144,17 +201,153 @@ public final class RateLimitPolicies {
       for (Map.Entry<String, @Nullable PolicySettings> e : declared.entrySet()) {
         ownLevels.put(e.getKey(), ownLevel(e.getKey(), e.getValue()));
       }
+      String defaultPolicy = settings.defaultPolicy();
+      if (defaultPolicy == null || !declared.containsKey(defaultPolicy)) {
+        throw new InvalidRateLimitPropertyException(
+            PREFIX + "default-policy", defaultPolicy, "one of the policies " + declared.keySet());
+      }
+      Map<String, PlanSettings> plans = new LinkedHashMap<>(settings.plans());
+      String defaultPlan = settings.defaultPlan();
+      if (defaultPlan == null || defaultPlan.isBlank()) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "default-plan", defaultPlan,
+            "one of the plans " + plans.keySet() + ", or " + RateLimitSettings.DEFAULT_PLAN);
+      }
+      if (!plans.containsKey(defaultPlan)) {
+        if (!RateLimitSettings.DEFAULT_PLAN.equals(defaultPlan)) {
+          throw new InvalidRateLimitPropertyException(PREFIX + "default-plan", defaultPlan,
+              "one of the plans " + plans.keySet() + ", or " + RateLimitSettings.DEFAULT_PLAN
+                  + " (the policies as configured)");
+        }
+        plans.put(defaultPlan, PlanSettings.NONE);
+      }
+      for (Map.Entry<String, PlanSettings> plan : plans.entrySet()) {
+        planLevels.put(plan.getKey(), planLevels(plan.getKey(), plan.getValue()));
+      }
       Map<String, RateLimitPolicy> policies = new LinkedHashMap<>();
       for (String name : declared.keySet()) {
-        policies.put(name, new RateLimitPolicy(name, chain(name)));
-      }
-      String defaultPolicy = settings.defaultPolicy();
-      if (defaultPolicy == null || !policies.containsKey(defaultPolicy)) {
-        throw new InvalidRateLimitPropertyException(
-            PREFIX + "default-policy", defaultPolicy, "one of the policies " + policies.keySet());
+        Map<String, List<RateLimitPolicy.Level>> chains = new LinkedHashMap<>();
+        for (String plan : plans.keySet()) {
+          chains.put(plan, chain(name, planLevels.get(plan)));
+        }
+        policies.put(name, new RateLimitPolicy(name, chain(name, ownLevels), chains, defaultPlan));
       }
       Composition composition = settings.composition();
-      return new RateLimitPolicies(policies, defaultPolicy, composition);
+      return new RateLimitPolicies(
+          policies, defaultPolicy, composition, new LinkedHashSet<>(plans.keySet()), defaultPlan);
+    }
+
+    /**
+     * Every policy's own level under a plan: the plan's overrides on top of the policy as
+     * configured, as variants of its budgets.
+     */
+    private Map<String, RateLimitPolicy.Level> planLevels(String plan, PlanSettings settings) {
+      checkName(PREFIX + "plans", plan, "plan name");
+      String planPath = PREFIX + "plans." + plan + ".policies";
+      for (Map.Entry<String, PolicySettings> o : settings.policies().entrySet()) {
+        if (!declared.containsKey(o.getKey())) {
+          throw new InvalidRateLimitPropertyException(planPath + "." + o.getKey(), o.getKey(),
+              "one of the policies " + declared.keySet());
+        }
+        PolicySettings override = o.getValue();
+        if (override.scope() != null || override.parent() != null) {
+          throw new InvalidRateLimitPropertyException(planPath + "." + o.getKey()
+              + (override.scope() != null ? ".scope" : ".parent"), override.scope() != null
+              ? override.scope() : override.parent(), "unset: a plan changes limits, not a policy's"
+              + " scope or parent");
+        }
+        Map<String, Budget> configured = ownLevels.get(o.getKey()).models();
+        for (String model : override.models().keySet()) {
+          if (!configured.containsKey(model)) {
+            throw new InvalidRateLimitPropertyException(planPath + "." + o.getKey() + ".models."
+                + model, model, "one of the models policy '" + o.getKey() + "' configures "
+                + configured.keySet() + " (a plan overrides limits the policy has)");
+          }
+        }
+      }
+      Map<String, RateLimitPolicy.Level> levels = new LinkedHashMap<>();
+      for (Map.Entry<String, @Nullable PolicySettings> e : declared.entrySet()) {
+        String name = e.getKey();
+        PolicySettings override = settings.policies().get(name);
+        RateLimitPolicy.Level own = ownLevels.get(name);
+        if (override == null) {
+          levels.put(name, own);
+          continue;
+        }
+        String path = planPath + "." + name + ".";
+        Source policySource = policySource(name, e.getValue());
+        Source planSource = new Source(override.limits(), path, policySource);
+        Budget budget = variant(own.budget(), budget(name, planSource), planSource);
+        Map<String, LimitSettings> configuredModels =
+            e.getValue() == null ? settings().topLevel().models() : e.getValue().models();
+        String modelsPath = e.getValue() == null ? PREFIX + "models." : policySource.prefix + "models.";
+        Map<String, Budget> models = new LinkedHashMap<>();
+        for (Map.Entry<String, Budget> m : own.models().entrySet()) {
+          Source configuredModel = new Source(
+              configuredModels.get(m.getKey()), modelsPath + m.getKey() + ".", planSource);
+          LimitSettings planModel = override.models().get(m.getKey());
+          Source modelSource = planModel == null ? configuredModel
+              : new Source(planModel, path + "models." + m.getKey() + ".", configuredModel);
+          models.put(m.getKey(),
+              variant(m.getValue(), budget(m.getValue().name(), modelSource), modelSource));
+        }
+        levels.put(name, new RateLimitPolicy.Level(name, own.scope(), budget, models));
+      }
+      return levels;
+    }
+
+    private RateLimitSettings settings() {
+      return settings;
+    }
+
+    /**
+     * The variant of {@code base} with the limits of {@code planned}, resolved from {@code source};
+     * a component or window the plan's values would change names the property that sets it.
+     */
+    private static Budget variant(Budget base, Budget planned, Source source) {
+      String difference = null;
+      if ((base.bucket() == null) != (planned.bucket() == null)) {
+        difference = source.path(LimitSettings::burstCapacity, "burst.capacity");
+      } else if ((base.modelTokens() == null) != (planned.modelTokens() == null)) {
+        difference = source.path(LimitSettings::tpmLimit, "tpm.limit");
+      } else if ((base.concurrency() == null) != (planned.concurrency() == null)) {
+        difference = source.path(LimitSettings::concurrencyLimit, "concurrency.limit");
+      } else if (!base.window().window().equals(planned.window().window())) {
+        difference = source.path(LimitSettings::rpmWindow, "rpm.window");
+      } else if (base.modelTokens() != null
+          && !base.modelTokens().window().equals(planned.modelTokens().window())) {
+        difference = source.path(LimitSettings::tpmWindow, "tpm.window");
+      }
+      if (difference != null) {
+        throw new InvalidRateLimitPropertyException(difference, valueOf(difference, source),
+            "unset, or a value that changes only a limit of budget '" + base.name() + "' ("
+                + base + "): a plan adds no bucket, model-token or concurrency limit a policy"
+                + " lacks and keeps its windows");
+      }
+      return base.variant(planned.window(), planned.bucket(), planned.modelTokens(),
+          planned.concurrency());
+    }
+
+    /** The value a source sets at a property it names. */
+    private static @Nullable Object valueOf(String property, Source source) {
+      for (Source s = source; s != null; s = s.parent) {
+        if (property.startsWith(s.prefix)) {
+          String suffix = property.substring(s.prefix.length());
+          return switch (suffix) {
+            case "burst.capacity" -> s.limits.burstCapacity();
+            case "tpm.limit" -> s.limits.tpmLimit();
+            case "concurrency.limit" -> s.limits.concurrencyLimit();
+            case "rpm.window" -> s.limits.rpmWindow();
+            case "tpm.window" -> s.limits.tpmWindow();
+            default -> null;
+          };
+        }
+      }
+      return null;
+    }
+
+    private Source policySource(String name, @Nullable PolicySettings policy) {
+      return policy == null ? topSource()
+          : new Source(policy.limits(), PREFIX + "policies." + name + ".", topSource());
     }
 
     private void validateTopLevel() {
@@ -172,7 +365,7 @@ public final class RateLimitPolicies {
       checkName(PREFIX + "policies", name, "policy name");
       boolean implicit = policy == null;
       String path = implicit ? PREFIX : PREFIX + "policies." + name + ".";
-      Source source = implicit ? topSource() : new Source(policy.limits(), path, topSource());
+      Source source = policySource(name, policy);
       KeyScope scope = implicit || policy.scope() == null ? settings.topLevel().scope() : policy.scope();
       if (scope == null) {
         throw new InvalidRateLimitPropertyException(
@@ -203,8 +396,8 @@ public final class RateLimitPolicies {
       }
     }
 
-    /** Levels root first: the parent's chain, then the policy's own level. */
-    private List<RateLimitPolicy.Level> chain(String name) {
+    /** Levels root first: the parent's chain, then the policy's own level, from {@code own}. */
+    private List<RateLimitPolicy.Level> chain(String name, Map<String, RateLimitPolicy.Level> own) {
       List<RateLimitPolicy.Level> chain = new ArrayList<>();
       Set<String> seen = new LinkedHashSet<>();
       String current = name;
@@ -214,7 +407,7 @@ public final class RateLimitPolicies {
               parentOf(name), "a policy whose parents do not lead back to '" + name
                   + "' (the chain " + seen + " is a cycle)");
         }
-        chain.add(0, ownLevels.get(current));
+        chain.add(0, own.get(current));
         String parent = parentOf(current);
         if (parent != null && !declared.containsKey(parent)) {
           throw new InvalidRateLimitPropertyException(PREFIX + "policies." + current + ".parent",
@@ -251,7 +444,24 @@ public final class RateLimitPolicies {
         }
         bucket = new BucketLimit(capacity, refill);
       }
-      return new Budget(name, new WindowLimit(limit, window), bucket, modelTokens(source));
+      return new Budget(
+          name, new WindowLimit(limit, window), bucket, modelTokens(source), concurrency(source));
+    }
+
+    /** The limit on calls in flight, or null when none is set at any level of the source. */
+    private static @Nullable ConcurrencyLimit concurrency(Source source) {
+      Long limit = source.find(LimitSettings::concurrencyLimit);
+      Duration lease = source.find(LimitSettings::concurrencyLeaseTimeout);
+      String leasePath = source.path(LimitSettings::concurrencyLeaseTimeout, "concurrency.lease-timeout");
+      if (lease != null && (lease.isZero() || lease.isNegative()
+          || lease.compareTo(ConcurrencyLimit.MAX_LEASE) > 0)) {
+        throw new InvalidRateLimitPropertyException(leasePath, lease, LEASE_RANGE);
+      }
+      if (limit == null) {
+        return null;
+      }
+      checkLimit(source.path(LimitSettings::concurrencyLimit, "concurrency.limit"), limit);
+      return new ConcurrencyLimit(limit, lease == null ? ConcurrencyLimit.DEFAULT_LEASE_TIMEOUT : lease);
     }
 
     /** The model-token (TPM) limit, or null when none is set at any level of the source. */

@@ -25,30 +25,69 @@ public final class RateLimitPolicy {
 
   private final String name;
   private final List<Level> levels;
-  /** The budgets of a call whose model no level overrides. */
-  private final List<Budget> defaultBudgets;
-  /** The budgets of a call on each model that some level overrides. */
-  private final Map<String, List<Budget>> modelBudgets;
+  private final String defaultPlan;
+  /** Per plan: its levels and the budget lists of its calls. */
+  private final Map<String, Resolved> plans;
+  /** The default plan's. */
+  private final Resolved defaults;
 
   RateLimitPolicy(String name, List<Level> levels) {
-    this.name = name;
-    this.levels = List.copyOf(levels);
-    this.defaultBudgets = resolve(null);
-    Map<String, List<Budget>> byModel = new HashMap<>();
-    for (Level level : this.levels) {
-      for (String model : level.models().keySet()) {
-        byModel.computeIfAbsent(model, this::resolve);
-      }
-    }
-    this.modelBudgets = Map.copyOf(byModel);
+    this(name, levels, Map.of(RateLimitSettings.DEFAULT_PLAN, levels), RateLimitSettings.DEFAULT_PLAN);
   }
 
-  private List<Budget> resolve(@Nullable String model) {
-    List<Budget> budgets = new ArrayList<>(levels.size());
-    for (Level level : levels) {
-      budgets.add(level.budgetFor(model));
+  RateLimitPolicy(String name, List<Level> levels, Map<String, List<Level>> planLevels,
+      String defaultPlan) {
+    this.name = name;
+    this.levels = List.copyOf(levels);
+    this.defaultPlan = defaultPlan;
+    Map<String, Resolved> resolved = new HashMap<>();
+    planLevels.forEach((plan, l) -> resolved.put(plan, new Resolved(List.copyOf(l))));
+    this.plans = Map.copyOf(resolved);
+    this.defaults = plans.get(defaultPlan);
+    if (defaults == null) {
+      throw new IllegalArgumentException(
+          "the default plan '" + defaultPlan + "' must be one of " + plans.keySet());
     }
-    return List.copyOf(budgets);
+  }
+
+  /** A plan's levels, with the budget list of a call on each model resolved once. */
+  private static final class Resolved {
+
+    final List<Level> levels;
+    /** The budgets of a call whose model no level overrides. */
+    final List<Budget> defaultBudgets;
+    /** The budgets of a call on each model that some level overrides. */
+    final Map<String, List<Budget>> modelBudgets;
+
+    Resolved(List<Level> levels) {
+      this.levels = levels;
+      this.defaultBudgets = resolve(null);
+      Map<String, List<Budget>> byModel = new HashMap<>();
+      for (Level level : levels) {
+        for (String model : level.models().keySet()) {
+          byModel.computeIfAbsent(model, this::resolve);
+        }
+      }
+      this.modelBudgets = Map.copyOf(byModel);
+    }
+
+    private List<Budget> resolve(@Nullable String model) {
+      List<Budget> budgets = new ArrayList<>(levels.size());
+      for (Level level : levels) {
+        budgets.add(level.budgetFor(model));
+      }
+      return List.copyOf(budgets);
+    }
+
+    List<Budget> budgets(@Nullable String model) {
+      if (model != null) {
+        List<Budget> budgets = modelBudgets.get(model);
+        if (budgets != null) {
+          return budgets;
+        }
+      }
+      return defaultBudgets;
+    }
   }
 
   /**
@@ -61,7 +100,8 @@ public final class RateLimitPolicy {
   }
 
   /**
-   * Returns the levels, root first; the last is the policy's own.
+   * Returns the levels as configured, root first; the last is the policy's own. Their budgets are
+   * the defaults of every plan's variants.
    *
    * @return the levels
    */
@@ -70,21 +110,56 @@ public final class RateLimitPolicy {
   }
 
   /**
-   * Returns the budget of each level for a call, root first. The lists are resolved once, when the
-   * policy is built: a call gets the same unmodifiable list as every other call on its model.
+   * Returns the levels under a plan, root first: the plan's variants of the configured budgets.
+   *
+   * @param plan the plan's name
+   * @return the levels
+   * @throws IllegalArgumentException if no plan has that name
+   */
+  public List<Level> levels(String plan) {
+    return resolved(plan).levels;
+  }
+
+  /**
+   * Returns the name of the plan of a key that has none assigned.
+   *
+   * @return the default plan's name
+   */
+  public String defaultPlan() {
+    return defaultPlan;
+  }
+
+  /**
+   * Returns the budget of each level for a call under the default plan, root first.
    *
    * @param key the call's key
    * @return one budget per level, unmodifiable
    */
   public List<Budget> budgets(RateLimitKey key) {
-    String model = key.model();
-    if (model != null) {
-      List<Budget> budgets = modelBudgets.get(model);
-      if (budgets != null) {
-        return budgets;
-      }
+    return defaults.budgets(key.model());
+  }
+
+  /**
+   * Returns the budget of each level for a call under a plan, root first. The lists are resolved
+   * once, when the policy is built: a call gets the same unmodifiable list as every other call on
+   * its model and plan.
+   *
+   * @param key the call's key
+   * @param plan the plan's name
+   * @return one budget per level, unmodifiable
+   * @throws IllegalArgumentException if no plan has that name
+   */
+  public List<Budget> budgets(RateLimitKey key, String plan) {
+    return resolved(plan).budgets(key.model());
+  }
+
+  private Resolved resolved(String plan) {
+    Resolved r = plan.equals(defaultPlan) ? defaults : plans.get(plan);
+    if (r == null) {
+      throw new IllegalArgumentException(
+          "plan must be one of " + plans.keySet() + ", but was '" + plan + "'");
     }
-    return defaultBudgets;
+    return r;
   }
 
   /**

@@ -21,25 +21,33 @@ import org.jspecify.annotations.Nullable;
  * @param defaultPolicy the policy applied where none is named
  * @param topLevel the top level: limits, scope and models; its {@code parent} must be null
  * @param policies the named policies by name, in configuration order
+ * @param defaultPlan the plan of a key that has none assigned; a plan of this name that is not
+ *     declared is the policies as configured
+ * @param plans the plans by name, in configuration order ({@code ratelimiter.plans})
  */
 public record RateLimitSettings(
     @Nullable Composition composition,
     @Nullable String defaultPolicy,
     PolicySettings topLevel,
-    Map<String, PolicySettings> policies) {
+    Map<String, PolicySettings> policies,
+    @Nullable String defaultPlan,
+    Map<String, PlanSettings> plans) {
 
   /** The name of the policy built from the top level. */
   public static final String DEFAULT_POLICY = "default";
 
+  /** The name of the default plan unless configured: the policies as configured. */
+  public static final String DEFAULT_PLAN = "default";
+
   /**
    * Validates the settings and copies the policies, keeping their order.
    *
-   * @throws IllegalArgumentException if {@code topLevel} or {@code policies} is null, a policy's
-   *     settings are null, or the top level names a parent
+   * @throws IllegalArgumentException if {@code topLevel}, {@code policies} or {@code plans} is
+   *     null, a policy's or a plan's settings are null, or the top level names a parent
    */
   public RateLimitSettings {
-    if (topLevel == null || policies == null) {
-      throw new IllegalArgumentException("topLevel and policies must not be null");
+    if (topLevel == null || policies == null || plans == null) {
+      throw new IllegalArgumentException("topLevel, policies and plans must not be null");
     }
     if (topLevel.parent() != null) {
       throw new IllegalArgumentException(
@@ -53,6 +61,28 @@ public record RateLimitSettings(
       copy.put(name, policy);
     });
     policies = Collections.unmodifiableMap(copy);
+    Map<String, PlanSettings> planCopy = new LinkedHashMap<>();
+    plans.forEach((name, plan) -> {
+      if (plan == null) {
+        throw new IllegalArgumentException("the settings of plan '" + name + "' must not be null");
+      }
+      planCopy.put(name, plan);
+    });
+    plans = Collections.unmodifiableMap(planCopy);
+  }
+
+  /**
+   * Returns settings without plans: every key has the policies as configured.
+   *
+   * @param composition how the window and the bucket (and the levels of a hierarchy) compose
+   * @param defaultPolicy the policy applied where none is named
+   * @param topLevel the top level: limits, scope and models; its {@code parent} must be null
+   * @param policies the named policies by name, in configuration order
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public RateLimitSettings(@Nullable Composition composition, @Nullable String defaultPolicy,
+      PolicySettings topLevel, Map<String, PolicySettings> policies) {
+    this(composition, defaultPolicy, topLevel, policies, DEFAULT_PLAN, Map.of());
   }
 
   /**
@@ -79,7 +109,7 @@ public record RateLimitSettings(
   public RateLimitSettings withPolicy(String name, PolicySettings policy) {
     Map<String, PolicySettings> all = new LinkedHashMap<>(policies);
     all.put(name, policy);
-    return new RateLimitSettings(composition, defaultPolicy, topLevel, all);
+    return new RateLimitSettings(composition, defaultPolicy, topLevel, all, defaultPlan, plans);
   }
 
   /**
@@ -89,7 +119,7 @@ public record RateLimitSettings(
    * @return the new settings
    */
   public RateLimitSettings withTopLevel(PolicySettings top) {
-    return new RateLimitSettings(composition, defaultPolicy, top, policies);
+    return new RateLimitSettings(composition, defaultPolicy, top, policies, defaultPlan, plans);
   }
 
   /**
@@ -99,6 +129,17 @@ public record RateLimitSettings(
    * @return the new settings
    */
   public RateLimitSettings withComposition(Composition mode) {
-    return new RateLimitSettings(mode, defaultPolicy, topLevel, policies);
+    return new RateLimitSettings(mode, defaultPolicy, topLevel, policies, defaultPlan, plans);
+  }
+
+  /**
+   * Returns these settings with other plans.
+   *
+   * @param plan the default plan's name
+   * @param allPlans the plans by name
+   * @return the new settings
+   */
+  public RateLimitSettings withPlans(@Nullable String plan, Map<String, PlanSettings> allPlans) {
+    return new RateLimitSettings(composition, defaultPolicy, topLevel, policies, plan, allPlans);
   }
 }

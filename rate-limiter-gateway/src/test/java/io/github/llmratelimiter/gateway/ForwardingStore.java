@@ -36,6 +36,21 @@ public abstract class ForwardingStore implements RateLimitStore {
   }
 
   @Override
+  public void release(Reservation reservation) {
+    delegate.release(reservation);
+  }
+
+  @Override
+  public Optional<String> assignedPlan(String key) {
+    return delegate.assignedPlan(key);
+  }
+
+  @Override
+  public void assignPlan(String key, String plan) {
+    delegate.assignPlan(key, plan);
+  }
+
+  @Override
   public void reconcile(Reservation reservation, long actual) {
     delegate.reconcile(reservation, actual);
   }

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimited;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -55,4 +56,15 @@ public interface RateLimitRequestSupport {
    * @param outcome the outcome
    */
   void writeHeaders(RateLimitOutcome outcome);
+
+  /**
+   * Returns what writes an outcome's headers on the response of the request current now, from any
+   * thread: for a charge whose outcome may arrive on another thread (a plan or a decision read
+   * from a remote store). The default writes on the response current when it runs.
+   *
+   * @return the writer
+   */
+  default Consumer<RateLimitOutcome> headerWriter() {
+    return this::writeHeaders;
+  }
 }

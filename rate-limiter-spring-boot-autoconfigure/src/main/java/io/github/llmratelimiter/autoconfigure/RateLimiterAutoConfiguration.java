@@ -9,6 +9,7 @@ import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import java.net.URI;
@@ -25,9 +26,11 @@ import org.springframework.context.annotation.Bean;
  * Core auto-configuration, for every application whatever its web stack (or none): binds {@code
  * ratelimiter.*}, resolves the policies, and provides the {@link RateLimitStore} (in-memory unless
  * another auto-configuration or the application defines one), the {@link ModelTokenEstimator} of the
- * tokens-per-window budgets, the {@link RateLimitEnforcer}, the {@link RateLimitProblemFactory} and
- * the {@link RateLimitGateway}: the one charge step every front door (servlet, reactive, aspect)
- * calls.
+ * tokens-per-window budgets, the {@link RateLimitPlanResolver} of each API key's plan (the
+ * store's assignment, else {@code ratelimiter.default-plan}, cached for {@code
+ * ratelimiter.plan-refresh}), the {@link RateLimitEnforcer}, the {@link RateLimitProblemFactory}
+ * and the {@link RateLimitGateway}: the one charge step every front door (servlet, reactive,
+ * aspect) calls.
  *
  * <p>The in-memory store reads time from the application's {@link Ticker} bean when there is one
  * (tests drive time with it), else from the system ticker. Its maintenance (idle keys dropped, the
@@ -79,10 +82,19 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  RateLimitPlanResolver rateLimitPlanResolver(RateLimitStore store, RateLimitPolicies policies,
+      ObjectProvider<Ticker> ticker, RateLimiterProperties properties) {
+    return RateLimitPlanResolver.caching(store, policies, ticker.getIfAvailable(Ticker::system),
+        properties.getPlanRefresh(), properties.getPlanCacheMaxKeys());
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
-      RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers) {
+      RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers,
+      RateLimitPlanResolver plans) {
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
-        () -> observers.orderedStream().toList());
+        () -> observers.orderedStream().toList(), plans);
   }
 
   @Bean

@@ -64,6 +64,30 @@ public class RateLimiterProperties {
   private Map<String, Policy> policies = new LinkedHashMap<>();
 
   /**
+   * The plan of an API key that has none assigned: one of "plans", or "default" (the policies as
+   * configured) when no plan of that name is declared.
+   */
+  private String defaultPlan = RateLimitSettings.DEFAULT_PLAN;
+
+  /**
+   * Plans, by name: limit overrides applied on top of the policies for the API keys that have the
+   * plan (assigned at runtime, or the default plan). A plan changes only limits; it keeps every
+   * window length and adds no bucket, model-token or concurrency limit a policy lacks.
+   */
+  private Map<String, Plan> plans = new LinkedHashMap<>();
+
+  /**
+   * The longest an instance decides under a plan it read from the store before reading it again:
+   * an assignment made on any instance applies on every instance within this time. Plans are
+   * cached per key and read again in the background after half of it, so a decision in steady
+   * state reads no plan from the store.
+   */
+  private Duration planRefresh = Duration.ofSeconds(5);
+
+  /** The most API keys whose plans an instance caches; past it an arbitrary one is dropped. */
+  private int planCacheMaxKeys = 100_000;
+
+  /**
    * What happens to a request without an API key: "reject" (a 401 problem response) or
    * "anonymous" (all such requests share the budget of "anonymous-key").
    */
@@ -245,6 +269,78 @@ public class RateLimiterProperties {
    */
   public void setPolicies(Map<String, Policy> policies) {
     this.policies = policies;
+  }
+
+  /**
+   * Returns the setting: the plan of an API key that has none assigned.
+   *
+   * @return the default plan's name
+   */
+  public String getDefaultPlan() {
+    return defaultPlan;
+  }
+
+  /**
+   * Sets the setting: the plan of an API key that has none assigned.
+   *
+   * @param defaultPlan the new value
+   */
+  public void setDefaultPlan(String defaultPlan) {
+    this.defaultPlan = defaultPlan;
+  }
+
+  /**
+   * Returns the setting: plans, by name.
+   *
+   * @return the plans
+   */
+  public Map<String, Plan> getPlans() {
+    return plans;
+  }
+
+  /**
+   * Sets the setting: plans, by name.
+   *
+   * @param plans the new value
+   */
+  public void setPlans(Map<String, Plan> plans) {
+    this.plans = plans;
+  }
+
+  /**
+   * Returns the setting: the longest an instance uses a plan it read before reading it again.
+   *
+   * @return the refresh interval
+   */
+  public Duration getPlanRefresh() {
+    return planRefresh;
+  }
+
+  /**
+   * Sets the setting: the longest an instance uses a plan it read before reading it again.
+   *
+   * @param planRefresh the new value
+   */
+  public void setPlanRefresh(Duration planRefresh) {
+    this.planRefresh = planRefresh;
+  }
+
+  /**
+   * Returns the setting: the most API keys whose plans an instance caches.
+   *
+   * @return the most keys
+   */
+  public int getPlanCacheMaxKeys() {
+    return planCacheMaxKeys;
+  }
+
+  /**
+   * Sets the setting: the most API keys whose plans an instance caches.
+   *
+   * @param planCacheMaxKeys the new value
+   */
+  public void setPlanCacheMaxKeys(int planCacheMaxKeys) {
+    this.planCacheMaxKeys = planCacheMaxKeys;
   }
 
   /**
@@ -542,6 +638,13 @@ public class RateLimiterProperties {
     private final TpmOverride tpm = new TpmOverride();
 
     /**
+     * The most calls of an API key in flight at once (LiteLLM's max_parallel_requests): a call
+     * holds a slot from its admission until its response completes, its stream ends, its client
+     * disconnects or its handler fails; unset means no limit (or the one inherited).
+     */
+    private final Concurrency concurrency = new Concurrency();
+
+    /**
      * Returns the setting: requests-per-window override.
      *
      * @return the rpm setting
@@ -566,6 +669,117 @@ public class RateLimiterProperties {
      */
     public TpmOverride getTpm() {
       return tpm;
+    }
+
+    /**
+     * Returns the setting: the most calls of an API key in flight at once.
+     *
+     * @return the concurrency setting
+     */
+    public Concurrency getConcurrency() {
+      return concurrency;
+    }
+  }
+
+  /** A limit on the calls of an API key in flight at once. */
+  public static class Concurrency {
+
+    /** The most calls of an API key in flight at once; inherited when unset (no limit by default). */
+    private @Nullable Long limit;
+
+    /**
+     * The longest a call holds its slot: past it the slot is free even if the call never ended (an
+     * instance that crashed never holds a tenant's slots for longer); inherited when unset, else 10m.
+     */
+    private @Nullable Duration leaseTimeout;
+
+    /**
+     * Returns the setting: the most calls of an API key in flight at once.
+     *
+     * @return the limit setting
+     */
+    public @Nullable Long getLimit() {
+      return limit;
+    }
+
+    /**
+     * Sets the setting: the most calls of an API key in flight at once.
+     *
+     * @param limit the new value
+     */
+    public void setLimit(@Nullable Long limit) {
+      this.limit = limit;
+    }
+
+    /**
+     * Returns the setting: the longest a call holds its slot.
+     *
+     * @return the lease-timeout setting
+     */
+    public @Nullable Duration getLeaseTimeout() {
+      return leaseTimeout;
+    }
+
+    /**
+     * Sets the setting: the longest a call holds its slot.
+     *
+     * @param leaseTimeout the new value
+     */
+    public void setLeaseTimeout(@Nullable Duration leaseTimeout) {
+      this.leaseTimeout = leaseTimeout;
+    }
+  }
+
+  /** A plan: limit overrides of the policies, by policy name. */
+  public static class Plan {
+
+    /**
+     * Overrides by policy name (one of "policies", or "default"): the limits of the policy's own
+     * level and, under "models", of the models it configures.
+     */
+    private Map<String, PlanPolicy> policies = new LinkedHashMap<>();
+
+    /**
+     * Returns the setting: overrides by policy name.
+     *
+     * @return the overrides
+     */
+    public Map<String, PlanPolicy> getPolicies() {
+      return policies;
+    }
+
+    /**
+     * Sets the setting: overrides by policy name.
+     *
+     * @param policies the new value
+     */
+    public void setPolicies(Map<String, PlanPolicy> policies) {
+      this.policies = policies;
+    }
+  }
+
+  /** A plan's overrides of one policy: its own limits and its models'. */
+  public static class PlanPolicy extends Limits {
+
+    /** Overrides of the models the policy configures, by model name. */
+    private Map<String, Limits> models = new LinkedHashMap<>();
+
+    /**
+     * Returns the setting: overrides of the models the policy configures.
+     *
+     * @return the overrides
+     */
+    public Map<String, Limits> getModels() {
+      return models;
+    }
+
+    /**
+     * Sets the setting: overrides of the models the policy configures.
+     *
+     * @param models the new value
+     */
+    public void setModels(Map<String, Limits> models) {
+      this.models = models;
     }
   }
 

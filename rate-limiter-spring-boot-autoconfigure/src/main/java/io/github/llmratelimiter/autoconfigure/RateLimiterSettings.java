@@ -5,9 +5,11 @@ import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.LimitSettings;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.PlanSettings;
 import io.github.llmratelimiter.gateway.PolicySettings;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitSettings;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,8 +52,18 @@ final class RateLimiterSettings {
     Map<String, PolicySettings> policies = new LinkedHashMap<>();
     p.getPolicies().forEach((name, policy) -> policies.put(name, new PolicySettings(
         limits(policy), policy.getScope(), models(policy.getModels()), policy.getParent())));
+    Map<String, PlanSettings> plans = new LinkedHashMap<>();
+    p.getPlans().forEach((name, plan) -> {
+      Map<String, PolicySettings> overrides = new LinkedHashMap<>();
+      if (plan != null) {
+        plan.getPolicies().forEach((policy, o) -> overrides.put(policy,
+            new PolicySettings(limits(o), null, models(o.getModels()), null)));
+      }
+      plans.put(name, new PlanSettings(overrides));
+    });
     return new RateLimitSettings(p.getComposition(), p.getDefaultPolicy(),
-        new PolicySettings(top, p.getScope(), models(p.getModels()), null), policies);
+        new PolicySettings(top, p.getScope(), models(p.getModels()), null), policies,
+        p.getDefaultPlan(), plans);
   }
 
   private static Map<String, LimitSettings> models(Map<String, RateLimiterProperties.Limits> models) {
@@ -62,7 +74,8 @@ final class RateLimiterSettings {
 
   private static LimitSettings limits(RateLimiterProperties.Limits l) {
     return new LimitSettings(l.getRpm().getLimit(), l.getRpm().getWindow(), l.getBurst().getCapacity(),
-        l.getBurst().getRefillPerSecond(), l.getTpm().getLimit(), l.getTpm().getWindow());
+        l.getBurst().getRefillPerSecond(), l.getTpm().getLimit(), l.getTpm().getWindow(),
+        l.getConcurrency().getLimit(), l.getConcurrency().getLeaseTimeout());
   }
 
   /** Checks the top-level properties that shape no budget. */
@@ -82,6 +95,16 @@ final class RateLimiterSettings {
           "an integer from 1 to endpoint.max-top (" + endpoint.getMaxTop() + ")");
     }
     estimator(props.getTpm());
+    Duration refresh = props.getPlanRefresh();
+    if (refresh == null || refresh.isZero() || refresh.isNegative()
+        || refresh.compareTo(Duration.ofDays(1)) > 0) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "plan-refresh", refresh,
+          "a positive duration of at most 1d, for example 5s");
+    }
+    if (props.getPlanCacheMaxKeys() < 1) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "plan-cache-max-keys",
+          props.getPlanCacheMaxKeys(), "an integer >= 1");
+    }
   }
 
   /**

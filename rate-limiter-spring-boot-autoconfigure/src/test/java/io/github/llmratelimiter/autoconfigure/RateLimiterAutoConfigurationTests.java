@@ -13,6 +13,7 @@ import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.time.Duration;
@@ -188,6 +189,15 @@ class RateLimiterAutoConfigurationTests {
       "ratelimiter.policies.chat.tpm.limit=-3 | ratelimiter.policies.chat.tpm.limit | an integer >= 1",
       "ratelimiter.tpm.bytes-per-token=0 | ratelimiter.tpm.bytes-per-token | an integer >= 1",
       "ratelimiter.tpm.default-completion-tokens=-1 | ratelimiter.tpm.default-completion-tokens | an integer >= 0",
+      "ratelimiter.default-plan=gold | ratelimiter.default-plan | one of the plans []",
+      "ratelimiter.plans.pro.policies.chat.rpm.limit=60 | ratelimiter.plans.pro.policies.chat | one of the policies [default]",
+      "ratelimiter.policies.chat.rpm.limit=5,ratelimiter.plans.pro.policies.chat.models.gpt-4o.rpm.limit=60 | ratelimiter.plans.pro.policies.chat.models.gpt-4o | one of the models policy 'chat' configures []",
+      "ratelimiter.plans.pro.policies.default.rpm.limit=0 | ratelimiter.plans.pro.policies.default.rpm.limit | an integer from 1",
+      "ratelimiter.plans.pro.policies.default.burst.capacity=5,ratelimiter.plans.pro.policies.default.burst.refill-per-second=1 | ratelimiter.plans.pro.policies.default.burst.capacity | adds no bucket",
+      "ratelimiter.plans.pro.policies.default.rpm.window=30s | ratelimiter.plans.pro.policies.default.rpm.window | keeps its windows",
+      "ratelimiter.policies.chat.concurrency.limit=0 | ratelimiter.policies.chat.concurrency.limit | an integer from 1",
+      "ratelimiter.policies.chat.concurrency.limit=2,ratelimiter.policies.chat.concurrency.lease-timeout=2d | ratelimiter.policies.chat.concurrency.lease-timeout | at most PT24H",
+      "ratelimiter.plan-refresh=0s | ratelimiter.plan-refresh | a positive duration",
   })
   void runWhenPropertyInvalidShouldFailWithAnalysisNamingPropertyAndRange(
       String properties, String property, String range) {
@@ -198,6 +208,41 @@ class RateLimiterAutoConfigurationTests {
       assertThat(analysis.getDescription()).contains("'" + property + "'").contains(range);
       assertThat(analysis.getAction()).contains(property);
     });
+  }
+
+  @Test
+  void runWhenPlansConfiguredShouldDecideEachKeyUnderItsAssignedPlan() {
+    runner.withPropertyValues("ratelimiter.policies.chat.rpm.limit=1",
+        "ratelimiter.policies.chat.concurrency.limit=3", "ratelimiter.default-plan=free",
+        "ratelimiter.plans.free.policies.chat.rpm.limit=1",
+        "ratelimiter.plans.pro.policies.chat.rpm.limit=5",
+        "ratelimiter.plans.pro.policies.chat.concurrency.limit=9").run(context -> {
+          RateLimitPlanResolver plans = context.getBean(RateLimitPlanResolver.class);
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          RateLimitKey key = RateLimitKey.of("sk-plan-ctx-0123456789", null);
+          assertThat(enforcer.policies().plans()).containsExactly("free", "pro");
+          assertThat(enforcer.acquire("chat", key, 1).plan()).isEqualTo("free");
+          assertThat(enforcer.acquire("chat", key, 1).decision().denied()).isTrue();
+          plans.assign(key.apiKey(), "pro");
+          RateLimitOutcome pro = enforcer.acquire("chat", key, 1);
+          assertThat(pro.plan()).isEqualTo("pro");
+          assertThat(pro.decision().allowed()).isTrue();
+          assertThat(pro.levels().get(0).concurrency().limit()).isEqualTo(9);
+          pro.slots().release();
+        });
+  }
+
+  @Test
+  void runWhenUserDefinesPlanResolverShouldUseIt() {
+    runner.withPropertyValues("ratelimiter.plans.pro.policies.default.rpm.limit=100")
+        .withBean(RateLimitPlanResolver.class, () -> apiKey -> apiKey.startsWith("sk-pro") ? "pro" : "default")
+        .run(context -> {
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          assertThat(enforcer.acquire(null, RateLimitKey.of("sk-pro-0123456789", null), 1).plan())
+              .isEqualTo("pro");
+          assertThat(enforcer.acquire(null, RateLimitKey.of("sk-free-0123456789", null), 1).plan())
+              .isEqualTo("default");
+        });
   }
 
   @Configuration(proxyBeanMethods = false)

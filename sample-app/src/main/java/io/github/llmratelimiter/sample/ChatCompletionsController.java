@@ -24,7 +24,9 @@ import tools.jackson.databind.json.JsonMapper;
  * annotation: the route {@code /v1/chat/**} in {@code application.yml} limits it, with the model
  * read from the request body. The limiter reserves the request's estimated model tokens (TPM)
  * before this runs and settles them from the {@code usage} this writes (the JSON body's, or the
- * stream's usage chunk when {@code stream_options.include_usage} is set, else the estimate).
+ * stream's usage chunk when {@code stream_options.include_usage} is set, else the estimate). A
+ * streamed reply comes one chunk per {@code gateway.stand-in.chunk-delay}, and the call holds its
+ * slot of the chat policy's {@code concurrency.limit} until the stream ends.
  */
 @RestController
 class ChatCompletionsController {
@@ -121,11 +123,28 @@ class ChatCompletionsController {
       chunks.add(last);
     }
     for (Map<String, Object> c : chunks) {
+      pace();
       out.write(("data: " + json.writeValueAsString(c) + "\n\n").getBytes(StandardCharsets.UTF_8));
       out.flush();
     }
     out.write("data: [DONE]\n\n".getBytes(StandardCharsets.UTF_8));
     out.flush();
+  }
+
+  /**
+   * Waits {@code gateway.stand-in.chunk-delay} before a chunk, as a model that writes its reply
+   * over time (this runs on the request's streaming thread, not on a server's I/O thread).
+   */
+  private void pace() throws IOException {
+    long nanos = gateway.standIn().chunkDelay().toNanos();
+    if (nanos > 0) {
+      try {
+        Thread.sleep(nanos / 1_000_000, (int) (nanos % 1_000_000));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("the stream was interrupted", e);
+      }
+    }
   }
 
   private static Map<String, Object> chunk(

@@ -19,8 +19,14 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
-/** Plain HTTP against the gateway on a random port, with the sample's own application.yml. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+/**
+ * Plain HTTP against the gateway on a random port, with the sample's own application.yml but its
+ * limit on calls in flight lifted: these tests are about the request windows (concurrent callers
+ * included), which 2 calls in flight would bind first ({@link TryItPlansAndStreamsTests} runs the
+ * sample's limit on calls in flight as it ships).
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "ratelimiter.policies.chat.concurrency.limit=1000")
 class GatewayHttpTests {
 
   @LocalServerPort

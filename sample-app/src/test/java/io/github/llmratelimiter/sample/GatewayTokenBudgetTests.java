@@ -85,7 +85,8 @@ class GatewayTokenBudgetTests {
     assertThat(first.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("500");
     assertThat(first.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue(Long.toString(500 - estimate));
     assertThat(first.headers().firstValue("RateLimit").orElseThrow())
-        .startsWith("\"chat\";r=4;t=").contains(", \"chat-tokens\";r=" + (500 - estimate) + ";t=");
+        // r=1: the smallest over the level's limits, this call holding one of its key's 2 slots
+        .startsWith("\"chat\";r=1;t=").contains(", \"chat-tokens\";r=" + (500 - estimate) + ";t=");
     await().atMost(Duration.ofSeconds(10)).until(() -> chatBudget(key, "modelTokensUsed") == usage);
 
     HttpResponse<String> second = chat(key, body);

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.gateway.CallSlots;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -14,6 +15,7 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
@@ -41,6 +43,10 @@ import org.springframework.util.ClassUtils;
  * RateLimitGateway#chargeAsync}); its HTTP request is the one in the subscriber's context (a WebFlux
  * request), else the one the calling thread serves. A deny is the publisher's error signal. Any
  * other method is charged before it runs.
+ *
+ * <p>A call that takes a slot on a limit on calls in flight holds it until its HTTP response is
+ * over (the front door releases it); outside a request, until the method returns or throws, or
+ * until what it returned terminates or is cancelled.
  *
  * <p>A plain Spring AOP interceptor, applied by the {@link RateLimitedPointcut} advisor that the
  * auto-configuration registers: it needs no AspectJ.
@@ -83,13 +89,22 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
     }
     RateLimitRequestSupport support = requests.getIfAvailable();
     Charge charge = plan(limited, support);
+    CallSlots slots = null;
     if (charge != null) {
       RateLimitOutcome outcome = gateway.charge(charge.context(), charge.policy(), charge.key(), charge.cost());
       if (charge.context() != null) {
         support.writeHeaders(outcome);
+      } else {
+        slots = outcome.slots(); // outside a request the call ends when the method returns
       }
     }
-    return call.proceed();
+    try {
+      return call.proceed();
+    } finally {
+      if (slots != null) {
+        slots.release();
+      }
+    }
   }
 
   /**
@@ -102,10 +117,11 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
     if (charge == null) {
       return null;
     }
+    Consumer<RateLimitOutcome> headers = charge.context() != null ? support.headerWriter() : null;
     return gateway.chargeAsync(charge.context(), charge.policy(), charge.key(), charge.cost())
         .thenApply(outcome -> {
-          if (charge.context() != null) {
-            support.writeHeaders(outcome);
+          if (headers != null) {
+            headers.accept(outcome); // on the request's response, whichever thread decided
           }
           return outcome;
         });

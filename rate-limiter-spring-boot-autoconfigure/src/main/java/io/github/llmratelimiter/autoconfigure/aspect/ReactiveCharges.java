@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.ReactiveStages;
+import io.github.llmratelimiter.gateway.CallSlots;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
@@ -48,16 +49,25 @@ final class ReactiveCharges {
     if (!(returned instanceof Publisher<?> publisher)) {
       return returned;
     }
-    Mono<RateLimitOutcome> charged = Mono.deferContextual(subscriber -> {
+    Mono<Charged> charged = Mono.deferContextual(subscriber -> {
       RateLimitRequestSupport inContext = reactive == null ? null : reactive.of(subscriber);
       RateLimitRequestSupport support = inContext != null ? inContext : threadBound;
+      boolean inRequest = support != null && support.currentContext() != null;
       CompletionStage<RateLimitOutcome> stage = charge.apply(support);
-      return stage == null ? Mono.empty()
-          : ReactiveStages.resume(stage, support == null ? null : support.currentRequest());
+      return stage == null ? Mono.just(new Charged(null))
+          : ReactiveStages.resume(stage, support == null ? null : support.currentRequest())
+              .map(outcome -> new Charged(inRequest ? null : outcome.slots()));
     });
     if (publisher instanceof Mono<?> mono) {
-      return charged.then(mono);
+      return charged.flatMap(c -> c.slots == null ? mono : mono.doFinally(end -> c.slots.releaseAsync()));
     }
-    return charged.thenMany(publisher);
+    return charged.flatMapMany(c -> c.slots == null ? Flux.from(publisher)
+        : Flux.from(publisher).doFinally(end -> c.slots.releaseAsync()));
   }
+
+  /**
+   * What a charge leaves to release when the publisher terminates: the slots of a call outside a
+   * request (a request's front door releases its own when the response is over), or none.
+   */
+  private record Charged(@Nullable CallSlots slots) {}
 }

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -10,6 +11,7 @@ import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.KeyMasking;
 import io.github.llmratelimiter.gateway.KeyScope;
 import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.util.ArrayList;
@@ -27,6 +29,8 @@ import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 
 /**
  * The Actuator endpoint {@code ratelimiter}.
@@ -40,8 +44,14 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
  *       max-top} most used of their budget; {@code model} names one to look up directly);
  *   <li>{@code DELETE /actuator/ratelimiter/{key}?model=M}: resets that key's budgets; available
  *       only when the application grants {@code management.endpoint.ratelimiter.access=unrestricted}
- *       (the default access is read-only).
+ *       (the default access is read-only);
+ *   <li>{@code POST /actuator/ratelimiter/{key}} with {@code {"plan":"pro"}} assigns a plan, and
+ *       {@code {"plan":null}} clears the assignment; a write operation under the same access rule
+ *       as the reset.
  * </ul>
+ *
+ * <p>One key's report shows its {@code plan} (assigned, or the default plan) and the effective
+ * limits of every budget under it.
  *
  * <p>The {@code {key}} is the API key in clear or its {@code id} as this endpoint shows it; keys are
  * only ever shown masked ({@code ****} and the last 4 characters) with that id, a keyed hash ({@link
@@ -58,6 +68,7 @@ public final class RateLimiterEndpoint {
 
   private final RateLimitStore store;
   private final RateLimitPolicies policies;
+  private final RateLimitPlanResolver plans;
   private final KeyIds ids;
   private final int defaultTop;
   private final int maxTop;
@@ -74,8 +85,24 @@ public final class RateLimiterEndpoint {
    */
   public RateLimiterEndpoint(
       RateLimitStore store, RateLimitPolicies policies, KeyIds ids, int defaultTop, int maxTop) {
+    this(store, policies, RateLimitPlanResolver.fixed(policies.defaultPlan()), ids, defaultTop, maxTop);
+  }
+
+  /**
+   * Creates the endpoint with the resolver of each key's plan, which it shows and assigns.
+   *
+   * @param store the store to inspect
+   * @param policies the policies
+   * @param plans the resolver of each key's plan
+   * @param ids the ids the endpoint shows for API keys and accepts in their place
+   * @param defaultTop keys listed per budget when the request names no {@code top}
+   * @param maxTop the most keys per budget a request may ask for
+   */
+  public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
+      RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop) {
     this.store = store;
     this.policies = policies;
+    this.plans = plans;
     this.ids = ids;
     this.defaultTop = defaultTop;
     this.maxTop = maxTop;
@@ -120,13 +147,83 @@ public final class RateLimiterEndpoint {
   @ReadOperation
   public @Nullable KeyReport key(@Selector String key, @Nullable String model) {
     String apiKey = resolve(key);
+    String plan = plan(apiKey);
+    Map<String, Budget> underPlan = new LinkedHashMap<>();
+    for (Budget b : policies.allBudgets(plan)) {
+      underPlan.put(b.name(), b);
+    }
     List<KeyState> states = new ArrayList<>();
     for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
-      Optional<KeySnapshot> s = store.inspect(e.getKey(), e.getValue());
+      // read under the key's plan: the state shows the limits its calls carry
+      Budget budget = underPlan.getOrDefault(e.getKey().name(), e.getKey());
+      Optional<KeySnapshot> s = store.inspect(budget, e.getValue());
       s.ifPresent(snapshot -> states.add(state(snapshot)));
     }
-    return states.isEmpty() ? null
-        : new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), states);
+    boolean assigned = plans.assigned(apiKey);
+    if (states.isEmpty() && !assigned) {
+      return null;
+    }
+    List<BudgetView> limits = new ArrayList<>();
+    for (Budget b : underPlan.values()) {
+      limits.add(BudgetView.of(b));
+    }
+    return new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), plan, assigned, limits, states);
+  }
+
+  /**
+   * Assigns a plan to one API key, or clears its assignment, from the JSON body {@code
+   * {"plan":"pro"}} or {@code {"plan":null}}: the key's later calls carry the plan's limits, on
+   * every instance within {@code ratelimiter.plan-refresh}; nothing it spent is reset. Available
+   * only when the application grants {@code management.endpoint.ratelimiter.access=unrestricted},
+   * like a reset.
+   *
+   * @param key the API key in clear, or its id
+   * @param plan one of the configured plans, or {@code null} to clear the assignment
+   * @return the key's plan now (200); 400 naming an unknown plan; 409 when the plan resolver takes
+   *     no assignments (plans kept elsewhere); 503 when the store cannot write it now
+   */
+  @WriteOperation
+  public WebEndpointResponse<Map<String, Object>> assign(@Selector String key, @Nullable String plan) {
+    String apiKey = resolve(key);
+    if (plan != null && !policies.containsPlan(plan)) {
+      return problem(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", "Unknown plan '" + plan
+          + "': a plan must be one of " + policies.plans() + ", or null to clear the assignment");
+    }
+    try {
+      plans.assign(apiKey, plan);
+    } catch (UnsupportedOperationException e) {
+      return problem(409, "Conflict", "Plans are not assigned here: " + e.getMessage());
+    } catch (IllegalArgumentException e) {
+      return problem(WebEndpointResponse.STATUS_BAD_REQUEST, "Bad Request", e.getMessage());
+    } catch (IllegalStateException e) {
+      return problem(WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE, "Service Unavailable",
+          "The store cannot keep the assignment now; nothing was assigned: " + e.getMessage());
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("key", KeyMasking.mask(apiKey));
+    body.put("id", ids.id(apiKey));
+    body.put("plan", plan == null ? policies.defaultPlan() : plan);
+    body.put("assigned", plan != null);
+    return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK);
+  }
+
+  private static WebEndpointResponse<Map<String, Object>> problem(
+      int status, String title, @Nullable String detail) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("title", title);
+    body.put("status", status);
+    body.put("detail", detail);
+    return new WebEndpointResponse<>(body, status);
+  }
+
+  /** The plan a key's calls are decided under now. */
+  private String plan(String apiKey) {
+    try {
+      String plan = plans.plan(apiKey);
+      return policies.containsPlan(plan) ? plan : policies.defaultPlan();
+    } catch (RuntimeException e) {
+      return policies.defaultPlan();
+    }
   }
 
   /**
@@ -210,7 +307,8 @@ public final class RateLimiterEndpoint {
     String model = modelOf(s);
     return new KeyState(s.budget(), apiKey == null ? s.key() : KeyMasking.mask(apiKey),
         apiKey == null ? null : ids.id(apiKey), model, s.windowUsed(), s.windowLimit(),
-        s.tokens(), s.capacity(), s.nextFreeMs(), s.modelTokensUsed(), s.modelTokenLimit());
+        s.tokens(), s.capacity(), s.nextFreeMs(), s.modelTokensUsed(), s.modelTokenLimit(),
+        s.inFlight(), s.concurrencyLimit());
   }
 
   /** The API key of a snapshot, or null for the global key. */
@@ -311,18 +409,22 @@ public final class RateLimiterEndpoint {
    * @param refillPerSecond the bucket's refill rate, or null
    * @param tpmLimit model tokens per model-token window, or null
    * @param tpmWindow the model-token window, ISO-8601, or null
+   * @param concurrencyLimit the most calls in flight at once, or null
+   * @param leaseTimeout the longest a call holds its slot, ISO-8601, or null
    */
   public record BudgetView(String name, @Nullable Long rpmLimit, @Nullable String window,
       @Nullable Double burstCapacity, @Nullable Double refillPerSecond, @Nullable Long tpmLimit,
-      @Nullable String tpmWindow) {
+      @Nullable String tpmWindow, @Nullable Long concurrencyLimit, @Nullable String leaseTimeout) {
 
     static BudgetView of(Budget b) {
       WindowLimit w = b.window();
       BucketLimit k = b.bucket();
       ModelTokenLimit m = b.modelTokens();
+      ConcurrencyLimit c = b.concurrency();
       return new BudgetView(b.name(), w == null ? null : w.limit(), w == null ? null : w.window().toString(),
           k == null ? null : k.capacity(), k == null ? null : k.refillPerSecond(),
-          m == null ? null : m.limit(), m == null ? null : m.window().toString());
+          m == null ? null : m.limit(), m == null ? null : m.window().toString(),
+          c == null ? null : c.limit(), c == null ? null : c.leaseTimeout().toString());
     }
   }
 
@@ -350,19 +452,25 @@ public final class RateLimiterEndpoint {
    * @param modelTokensUsed model tokens counted in the current model-token window (reserved
    *     estimates of calls in flight, usage of settled ones)
    * @param modelTokenLimit the model-token limit (0 without one)
+   * @param inFlight the calls holding a slot now
+   * @param concurrencyLimit the limit on calls in flight (0 without one)
    */
   public record KeyState(String budget, String key, @Nullable String id, @Nullable String model,
       long windowUsed, long windowLimit, double tokens, double capacity, long nextFreeMs,
-      long modelTokensUsed, long modelTokenLimit) {}
+      long modelTokensUsed, long modelTokenLimit, long inFlight, long concurrencyLimit) {}
 
   /**
    * One API key's state.
    *
    * @param key the API key, masked
    * @param id the key's id (a keyed hash)
+   * @param plan the plan its calls are decided under
+   * @param assigned whether the plan is assigned to it (else it is the default plan)
+   * @param limits the effective limits of every budget under its plan
    * @param budgets its state in each budget that tracks it
    */
-  public record KeyReport(String key, String id, List<KeyState> budgets) {}
+  public record KeyReport(String key, String id, String plan, boolean assigned,
+      List<BudgetView> limits, List<KeyState> budgets) {}
 
   /**
    * The result of a reset.

@@ -64,7 +64,7 @@ public final class RateLimiterEndpointAutoConfiguration {
   @ConditionalOnMissingBean
   RateLimiterEndpoint rateLimiterEndpoint(
       RateLimitEnforcer enforcer, KeyIds keyIds, RateLimiterProperties properties) {
-    return new RateLimiterEndpoint(enforcer.store(), enforcer.policies(), keyIds,
+    return new RateLimiterEndpoint(enforcer.store(), enforcer.policies(), enforcer.planResolver(), keyIds,
         properties.getEndpoint().getTop(), properties.getEndpoint().getMaxTop());
   }
 }

@@ -39,6 +39,9 @@ import reactor.core.publisher.Mono;
  *
  * <p>The filter shows this limiter no request body, so a call reserves no model tokens: a policy's
  * model-token (TPM) budgets are read, not charged. {@code ratelimiter.web.routes} charges them.
+ * Nor does the filter show it the end of a call: a route whose policy limits calls in flight
+ * ({@code concurrency.limit}) fails start-up, since its slot could never be given back ({@code
+ * ratelimiter.web.routes} holds and releases slots). A call is decided under its API key's plan.
  *
  * <p>Unlike the gateway's {@code RedisRateLimiter} (one token bucket per route and id, its own
  * {@code X-RateLimit-*} headers, no {@code Retry-After}, and every call allowed while Redis fails),
@@ -96,7 +99,12 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
     Config config = config(routeId);
     return Mono.defer(() -> Mono.fromCompletionStage(gateway.chargeAsync(
             null, config.getPolicy(), gateway.resolveKey(id, config.getModel()), config.getCost())))
-        .map(outcome -> new Response(true, headers(outcome)))
+        .map(outcome -> {
+          if (outcome.slots() != null) {
+            outcome.slots().releaseAsync(); // a route not checked at start-up: never hold a slot
+          }
+          return new Response(true, headers(outcome));
+        })
         .onErrorResume(RateLimitExceededException.class, e ->
             e.decision().reason() == Reason.STORE_UNAVAILABLE
                 ? Mono.error(e) // not a rate limit: the store is down and failing closed (503)
@@ -176,6 +184,12 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
     if (policy != null && !policies.contains(policy)) {
       throw new InvalidRateLimitPropertyException(argument(routeId, CONFIGURATION_PROPERTY_NAME
           + ".policy"), policy, "one of the policies " + policies.all().keySet());
+    }
+    if (policies.policy(policy).allBudgets().stream().anyMatch(b -> b.concurrency() != null)) {
+      throw new InvalidRateLimitPropertyException(argument(routeId, CONFIGURATION_PROPERTY_NAME
+          + ".policy"), policies.policy(policy).name(), "a policy without concurrency.limit: the"
+          + " RequestRateLimiter filter never sees a call end, so it could not give its slot back"
+          + " (limit calls in flight with ratelimiter.web.routes)");
     }
     double cost = config.getCost();
     if (!(cost > 0) || Double.isInfinite(cost)) {

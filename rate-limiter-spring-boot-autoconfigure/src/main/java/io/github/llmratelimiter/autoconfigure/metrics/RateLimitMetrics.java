@@ -19,7 +19,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Records decisions: the counter {@value #DECISIONS} tagged {@code policy}, {@code result} ({@code
+ * Records decisions: the counter {@value #DECISIONS} tagged {@code policy}, {@code plan} (the plan
+ * the call was decided under, one of the configured plans: a bounded set), {@code result} ({@code
  * allowed} / {@code denied}) and {@code reason}; the timer {@value #LATENCY} tagged {@code policy};
  * and the gauge {@value #TRACKED_KEYS} tagged {@code budget}. For tokens-per-window budgets: the
  * counter {@value #MODEL_TOKENS} (model tokens the settled calls used) tagged {@code policy}, and
@@ -63,16 +64,22 @@ final class RateLimitMetrics implements RateLimitObserver {
     Decision d = outcome.decision();
     PolicyMeters m = meters(outcome.policy().name());
     int slot = (outcome.degraded() ? REASONS.length : d.reason().ordinal()) * 2 + (d.allowed() ? 0 : 1);
-    Counter counter = m.decisions.get(slot);
+    String plan = outcome.plan();
+    AtomicReferenceArray<Counter> decisions = m.decisions.get(plan);
+    if (decisions == null) {
+      decisions = m.decisions.computeIfAbsent(plan, p -> new AtomicReferenceArray<>(SLOTS));
+    }
+    Counter counter = decisions.get(slot);
     if (counter == null) {
       String reason = outcome.degraded() ? STORE_UNAVAILABLE : d.reason().name();
       counter = Counter.builder(DECISIONS)
           .description("Rate-limit decisions")
           .tag("policy", m.policy)
+          .tag("plan", plan)
           .tag("result", d.allowed() ? "allowed" : "denied")
           .tag("reason", reason)
           .register(registry);
-      m.decisions.set(slot, counter); // a race registers the same meter: the registry returns it
+      decisions.set(slot, counter); // a race registers the same meter: the registry returns it
     }
     counter.increment();
     m.latency.record(nanos, TimeUnit.NANOSECONDS);
@@ -108,7 +115,8 @@ final class RateLimitMetrics implements RateLimitObserver {
 
     final String policy;
     final Timer latency;
-    final AtomicReferenceArray<Counter> decisions = new AtomicReferenceArray<>(SLOTS);
+    /** Per plan (the configured plans only: the enforcer maps any other name to the default). */
+    final Map<String, AtomicReferenceArray<Counter>> decisions = new ConcurrentHashMap<>();
     final AtomicReferenceArray<DistributionSummary> deltas = new AtomicReferenceArray<>(3);
     private volatile @Nullable Counter modelTokens;
 

@@ -17,7 +17,8 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.SignalType;
 
 /**
- * A response that settles the model tokens its request reserved once it is over, the way the
+ * A response that releases the slots its request holds on limits on calls in flight, and settles
+ * the model tokens it reserved, once it is over, the way the
  * servlet adapter's usage filter does, without blocking ({@link RateLimitGateway#settleAsync}):
  *
  * <ul>
@@ -110,21 +111,21 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
   }
 
   /**
-   * Settles the request's model tokens, once its response is over however it ended; nothing when it
-   * reserved none or they were settled already.
+   * Ends the request's call once its response is over however it ended (completed, failed, or
+   * cancelled by a client that disconnected): settles its model tokens and releases its slots
+   * ({@link RateLimitGateway#finishAsync}); nothing when it holds neither or both are done.
    *
    * @param signal how the filter chain ended
    */
   void settle(SignalType signal) {
     RateLimitContext context = ReactiveContexts.find(exchange);
-    ModelTokenReservation reservation = context == null ? null : context.modelTokens();
-    if (reservation == null || reservation.settled()) {
+    if (context == null || !context.open()) {
       return;
     }
     UsageScanner s = scanner;
     Long usage = s == null ? null : s.usage();
     HttpStatusCode status = getStatusCode();
     boolean endedBeforeCommit = signal != SignalType.ON_COMPLETE && !isCommitted();
-    gateway.settleAsync(context, usage, endedBeforeCommit || (status != null && status.value() >= 400));
+    gateway.finishAsync(context, usage, endedBeforeCommit || (status != null && status.value() >= 400));
   }
 }

@@ -17,9 +17,11 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
 /**
- * Settles the model tokens a request reserved ({@link
- * io.github.llmratelimiter.gateway.ModelTokenReservation}) when its response ends, unless the gateway
- * code settled them itself, through {@link RateLimitGateway#settle}.
+ * Ends a request's call when its response ends ({@link RateLimitGateway#finish}): settles the model
+ * tokens it reserved ({@link io.github.llmratelimiter.gateway.ModelTokenReservation}), unless the
+ * gateway code settled them itself, and releases the slots it holds on a limit on calls in flight
+ * ({@link io.github.llmratelimiter.gateway.CallSlots}), exactly once, whether the response
+ * completed, its stream ended, the client disconnected or the handler failed.
  *
  * <ul>
  *   <li>The response's OpenAI {@code usage} (a JSON body, or the last {@code data:} event carrying
@@ -63,7 +65,7 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
       failed = false;
     } finally {
       RateLimitContext context = ServletContexts.find(request);
-      if (context != null && context.modelTokens() != null && !context.modelTokens().settled()) {
+      if (context != null && context.open()) {
         if (!failed && request.isAsyncStarted()) {
           request.getAsyncContext().addListener(new SettleOnCompletion(gateway, context, capturing));
         } else {
@@ -73,10 +75,13 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
     }
   }
 
-  /** Settles with the usage the body showed, else a refund for a failed call, else the estimate. */
+  /**
+   * Ends the call: settles with the usage the body showed, else a refund for a failed call, else
+   * the estimate, and releases its slots.
+   */
   static void settle(RateLimitGateway gateway, RateLimitContext context,
       UsageCapturingResponse response, boolean failedBeforeCommit) {
-    gateway.settle(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
+    gateway.finish(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
   }
 
   /** Settles an asynchronous response once it is over, however it ends. */

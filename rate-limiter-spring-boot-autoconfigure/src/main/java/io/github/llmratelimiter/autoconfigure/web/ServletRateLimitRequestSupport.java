@@ -8,6 +8,7 @@ import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
@@ -60,6 +61,14 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
     if (attributes != null) {
       writeHeaders(attributes.getResponse(), outcome);
     }
+  }
+
+  /** Writes on the response of the request this thread serves now, whichever thread runs it. */
+  @Override
+  public Consumer<RateLimitOutcome> headerWriter() {
+    ServletRequestAttributes attributes = attributes();
+    HttpServletResponse response = attributes == null ? null : attributes.getResponse();
+    return outcome -> writeHeaders(response, outcome);
   }
 
   /**

@@ -163,6 +163,50 @@ class RateLimitedAspectTests {
     }
   }
 
+  /** Calls that hold a slot of a limit on calls in flight while they run. */
+  @Service
+  static class InFlight {
+
+    @RateLimited(policy = "slots", key = "#tenant")
+    public String call(String tenant, Runnable whileRunning) {
+      whileRunning.run();
+      return "done";
+    }
+
+    @RateLimited(policy = "slots", key = "#tenant")
+    public String fail(String tenant) {
+      throw new IllegalStateException("upstream failed");
+    }
+
+    @RateLimited(policy = "slots", key = "#tenant")
+    public Mono<String> reactive(String tenant, Mono<String> body) {
+      return body;
+    }
+  }
+
+  @Test
+  void runWhenAPolicyLimitsCallsInFlightShouldHoldASlotUntilTheMethodEndsOutsideHttp() {
+    runner.withPropertyValues("ratelimiter.policies.slots.concurrency.limit=1")
+        .withBean(InFlight.class).run(context -> {
+          InFlight bean = context.getBean(InFlight.class);
+          // inside the call its slot is held: a nested call of the same key is refused
+          assertThat(bean.call("t", () -> assertThatThrownBy(() -> bean.call("t", () -> { }))
+              .isInstanceOfSatisfying(RateLimitExceededException.class, e ->
+                  assertThat(e.decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT))))
+              .isEqualTo("done");
+          // it was given back when the method returned, and when one threw
+          assertThat(bean.call("t", () -> { })).isEqualTo("done");
+          assertThatThrownBy(() -> bean.fail("t")).isInstanceOf(IllegalStateException.class);
+          assertThat(bean.call("t", () -> { })).isEqualTo("done");
+          // a Mono holds it until it terminates: an error, a cancel and a value each give it back
+          assertThatThrownBy(() -> bean.reactive("t", Mono.error(new IllegalStateException("x"))).block())
+              .hasMessageContaining("x");
+          assertThat(bean.reactive("t", Mono.just("v")).block()).isEqualTo("v");
+          bean.reactive("t", Mono.never()).subscribe().dispose();
+          assertThat(bean.call("t", () -> { })).isEqualTo("done");
+        });
+  }
+
   @Service
   static class NoKey {
     @RateLimited

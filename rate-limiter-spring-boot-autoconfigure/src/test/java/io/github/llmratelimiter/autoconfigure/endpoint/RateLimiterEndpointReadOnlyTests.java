@@ -11,7 +11,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.annotation.DirtiesContext;
 
-/** By default the endpoint is read-only: the reset is not available until the user grants it. */
+/**
+ * By default the endpoint is read-only: the reset and the plan assignment are not available until
+ * the user grants it.
+ */
 @SpringBootTest(classes = RateLimiterServerTests.App.class,
     webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = {"management.endpoints.web.exposure.include=ratelimiter",
@@ -34,5 +37,10 @@ class RateLimiterEndpointReadOnlyTests {
     int delete = http.send(HttpRequest.newBuilder(URI.create(base + "/sk-readonly-key-0000")).DELETE().build(),
         HttpResponse.BodyHandlers.ofString()).statusCode();
     assertThat(delete).isEqualTo(405);
+    int assign = http.send(HttpRequest.newBuilder(URI.create(base + "/sk-readonly-key-0000"))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"plan\":\"default\"}")).build(),
+        HttpResponse.BodyHandlers.ofString()).statusCode();
+    assertThat(assign).as("an assignment is a write, like a reset").isEqualTo(405);
   }
 }

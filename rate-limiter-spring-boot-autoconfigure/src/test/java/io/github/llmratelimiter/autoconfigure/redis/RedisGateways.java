@@ -47,6 +47,12 @@ final class RedisGateways {
 
   /** Starts a gateway on {@code server} under {@code prefix}, with extra {@code --name=value}s. */
   static ConfigurableApplicationContext start(RedisServer server, String prefix, String... extra) {
+    return start(new Class<?>[0], server, prefix, extra);
+  }
+
+  /** Starts a gateway with more configuration classes (beans of a test's own). */
+  static ConfigurableApplicationContext start(Class<?>[] sources, RedisServer server, String prefix,
+      String... extra) {
     List<String> args = new ArrayList<>(List.of(
         "--server.port=0",
         "--spring.data.redis.host=127.0.0.1",
@@ -59,7 +65,7 @@ final class RedisGateways {
         "--ratelimiter.web.routes[0].policy=chat",
         "--management.health.redis.enabled=false"));
     args.addAll(List.of(extra));
-    return new SpringApplicationBuilder(Gateway.class).run(args.toArray(String[]::new));
+    return new SpringApplicationBuilder(Gateway.class).sources(sources).run(args.toArray(String[]::new));
   }
 
   static int port(ConfigurableApplicationContext app) {

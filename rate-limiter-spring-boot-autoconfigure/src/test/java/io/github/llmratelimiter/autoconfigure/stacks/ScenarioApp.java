@@ -73,6 +73,11 @@ public class ScenarioApp {
       "ratelimiter.web.routes[7].include=/v1/**",
       "ratelimiter.web.routes[7].exclude=/v1/free",
       "ratelimiter.web.routes[7].policy=routed",
+      "ratelimiter.policies.slots.rpm.limit=100000",
+      "ratelimiter.policies.slots.concurrency.limit=1",
+      "ratelimiter.web.routes[8].include=/slots/**",
+      "ratelimiter.web.routes[8].policy=slots",
+      "ratelimiter.plans.pro.policies.routed.rpm.limit=10",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
   @Bean
@@ -182,7 +187,7 @@ public class ScenarioApp {
      * An OpenAI-shaped completion: with {@code usage} its usage; {@code fail=status} a 502 without
      * usage, {@code fail=throw} an error before the response.
      */
-    @PostMapping("/llm/chat")
+    @PostMapping({"/llm/chat", "/slots/chat"})
     public Mono<ResponseEntity<Map<String, Object>>> llmChat(@RequestBody Map<String, Object> body,
         @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String fail) {
       if ("throw".equals(fail)) {
@@ -206,7 +211,7 @@ public class ScenarioApp {
      * (with {@code flood}) chunks until the write fails, then two chunks, a usage chunk when {@code
      * usage >= 0}, and {@code [DONE]}; {@code fail=true} fails before the first event.
      */
-    @PostMapping(path = "/llm/stream", produces = MediaType.TEXT_EVENT_STREAM_VALUE)
+    @PostMapping(path = {"/llm/stream", "/slots/stream"}, produces = MediaType.TEXT_EVENT_STREAM_VALUE)
     public Flux<String> stream(@RequestBody Map<String, Object> body,
         @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String gate,
         @RequestParam(defaultValue = "false") boolean flood,

@@ -15,6 +15,7 @@ import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.net.URI;
@@ -28,8 +29,10 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,7 +51,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * that return {@code Mono} and {@code Flux} (charged on subscription, a deny rendered as the same
  * 429), the model read from the body, the query or a form, bodies the limiter rejects, and model
  * tokens reconciled from a JSON body or a stream, refunded on an upstream error, kept on a client's
- * cancel. Each scenario uses API keys of its own; time moves only when a scenario moves it.
+ * cancel; a key's plan in its limits and headers; a call's slot on a limit on calls in flight held
+ * until its response completes, its stream ends, its client disconnects or its handler fails. Each scenario uses API keys of its own; time moves only when a scenario moves it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class WebStackScenarios {
@@ -97,9 +101,29 @@ public abstract class WebStackScenarios {
     return Integer.parseInt(app.getEnvironment().getProperty("local.server.port"));
   }
 
+  /**
+   * Returns the properties that choose the store; none: the in-memory store, on the application's
+   * manual ticker.
+   *
+   * @return {@code name=value} properties
+   */
+  protected String[] storeProperties() {
+    return new String[0];
+  }
+
+  /**
+   * Returns whether the store reads time from the application's manual ticker (the Redis store
+   * reads the server's clock).
+   *
+   * @return whether a scenario may move the store's time
+   */
+  protected boolean storeTimeIsManual() {
+    return true;
+  }
+
   @BeforeAll
   void startApplication() {
-    app = start(stack());
+    app = start(stack(), storeProperties());
     port = port(app);
     client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
         .responseTimeout(Duration.ofSeconds(30)).build();
@@ -150,6 +174,24 @@ public abstract class WebStackScenarios {
         .map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
+  /**
+   * Waits until {@code actual} reads {@code expected}: a remote store applies a settlement a moment
+   * after the observers hear of it, and a front door releases a slot once the response is over,
+   * which a client may see a moment before the server does. A bounded wait on a condition; no time
+   * moves.
+   */
+  private static void await(String what, LongSupplier actual, long expected) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (actual.getAsLong() != expected && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    assertThat(actual.getAsLong()).as(what + " within 10 s").isEqualTo(expected);
+  }
+
+  private void awaitModelTokensUsed(String apiKey, long expected) throws InterruptedException {
+    await("the model tokens used", () -> modelTokensUsed(apiKey), expected);
+  }
+
   private Settled nextSettlement() throws InterruptedException {
     return app.getBean(Reconciliations.class).next();
   }
@@ -166,6 +208,18 @@ public abstract class WebStackScenarios {
   private static String body(WebTestClient.ResponseSpec response) {
     byte[] bytes = response.expectBody().returnResult().getResponseBodyContent();
     return bytes == null ? "" : new String(bytes, StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Opens a flooding stream (the handler writes until a write fails) of one key, reads its first
+   * event, runs {@code whileOpen}, and resets the connection, as a client that goes away.
+   */
+  private StreamStart floodThenReset(String pathAndQuery, String apiKey, RawHttp.WhileOpen whileOpen)
+      throws Exception {
+    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
+    return RawHttp.firstEventThenReset(port, "POST " + pathAndQuery + "&flood=true HTTP/1.1",
+        List.of(header("Authorization", "Bearer " + apiKey), header("Content-Type", JSON),
+            header("Content-Length", Integer.toString(body.length))), body, whileOpen);
   }
 
   private Response raw(String requestLine, byte[] body, Header... headers) throws Exception {
@@ -189,6 +243,7 @@ public abstract class WebStackScenarios {
 
   @Test
   void requestCrossingTheLimitGets429WithExactBytesAndHeaders() {
+    Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
     for (int i = 2; i >= 0; i--) {
       get("/v1/routed", key).expectStatus().isOk()
@@ -219,6 +274,7 @@ public abstract class WebStackScenarios {
 
   @Test
   void retryAfterIsRoundedUpAndWaitingTheAdvertisedTimeClearsTheDeny() {
+    Assumptions.assumeTrue(storeTimeIsManual(), "the store's time cannot be moved");
     String key = newKey();
     get("/v1/bursty", key).expectStatus().isOk();
     get("/v1/bursty", key).expectStatus().isEqualTo(429)
@@ -246,6 +302,7 @@ public abstract class WebStackScenarios {
 
   @Test
   void annotatedMonoHandlerIsChargedOnSubscriptionAndItsDenyIsThe429Problem() {
+    Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
     get("/annotated", key).expectStatus().isOk()
         .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60")
@@ -266,6 +323,7 @@ public abstract class WebStackScenarios {
 
   @Test
   void annotatedFluxHandlerStreamsWhenAdmittedAndAnswersTheDenyBeforeItsFirstEvent() {
+    Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
     for (int i = 1; i >= 0; i--) {
       WebTestClient.ResponseSpec ok = get("/annotated/flux", key).expectStatus().isOk()
@@ -485,7 +543,7 @@ public abstract class WebStackScenarios {
     postJson("/llm/chat?usage=9", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
         .expectHeader().valueEquals("x-ratelimit-remaining-tokens", "80");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 9));
-    assertThat(modelTokensUsed(key)).isEqualTo(9);
+    awaitModelTokensUsed(key, 9);
   }
 
   @Test
@@ -493,7 +551,7 @@ public abstract class WebStackScenarios {
     String key = newKey();
     postJson("/llm/chat?fail=status", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(502);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
-    assertThat(modelTokensUsed(key)).isZero();
+    awaitModelTokensUsed(key, 0);
     assertThat(windowUsed("llm", key, null)).isEqualTo(1); // the RPM slot stays charged
   }
 
@@ -502,7 +560,7 @@ public abstract class WebStackScenarios {
     String key = newKey();
     postJson("/llm/chat?fail=throw", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
-    assertThat(modelTokensUsed(key)).isZero();
+    awaitModelTokensUsed(key, 0);
   }
 
   @Test
@@ -525,7 +583,7 @@ public abstract class WebStackScenarios {
     lines.forEachRemaining(rest::add);
     assertThat(String.join("\n", rest)).contains("\"total_tokens\":9").endsWith("data:[DONE]\n");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 9));
-    assertThat(modelTokensUsed(key)).isEqualTo(9);
+    awaitModelTokensUsed(key, 9);
   }
 
   @Test
@@ -534,7 +592,7 @@ public abstract class WebStackScenarios {
     WebTestClient.ResponseSpec ok = postJson("/llm/stream", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
     assertThat(body(ok)).endsWith("data:[DONE]\n\n");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
-    assertThat(modelTokensUsed(key)).isEqualTo(20);
+    awaitModelTokensUsed(key, 20);
   }
 
   @Test
@@ -542,23 +600,133 @@ public abstract class WebStackScenarios {
     String key = newKey();
     postJson("/llm/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
-    assertThat(modelTokensUsed(key)).isZero();
+    awaitModelTokensUsed(key, 0);
   }
 
   @Test
   void aClientCancellingMidStreamIsChargedTheEstimate() throws Exception {
     String key = newKey();
     String gate = "cancel-" + key;
-    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
-    StreamStart start = RawHttp.firstEventThenReset(port,
-        "POST /llm/stream?usage=9&flood=true&gate=" + gate + " HTTP/1.1",
-        List.of(header("Authorization", "Bearer " + key), header("Content-Type", JSON),
-            header("Content-Length", Integer.toString(body.length))), body, () -> { });
+    StreamStart start = floodThenReset("/llm/stream?usage=9&gate=" + gate, key, () -> { });
     assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
     assertThat(start.firstEvent()).startsWith("data:{\"choices\"");
     // the stream goes on once the client is gone: its usage chunk never goes out
     app.getBean(StreamGates.class).open(gate);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
-    assertThat(modelTokensUsed(key)).isEqualTo(20);
+    awaitModelTokensUsed(key, 20);
+  }
+
+  // ---- plans
+
+  @Test
+  void aKeyMovedToABiggerPlanIsAdmittedWithThePlansLimitsInItsHeaders() {
+    String key = newKey();
+    for (int i = 0; i < 3; i++) {
+      get("/v1/routed", key).expectStatus().isOk();
+    }
+    get("/v1/routed", key).expectStatus().isEqualTo(429);
+    RateLimitPlanResolver plans = app.getBean(RateLimitPlanResolver.class);
+    plans.assign(key, "pro");
+    // the 3 calls in the window count against pro's 10: nothing spent was reset
+    get("/v1/routed", key).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"routed\";q=10;w=60")
+        .expectHeader().valueEquals("RateLimit", "\"routed\";r=6;t=60")
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "10")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "6");
+    plans.assign(key, null);
+    get("/v1/routed", key).expectStatus().isEqualTo(429)
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "3");
+    assertThat(windowUsed("routed", key, null)).isEqualTo(4);
+  }
+
+  // ---- calls in flight: a slot from admission until the response is over, released once
+
+  private long inFlight(String apiKey) {
+    RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("slots");
+    RateLimitKey key = RateLimitKey.of(apiKey, null);
+    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+        .map(KeySnapshot::inFlight).orElse(0L);
+  }
+
+  private void awaitReleased(String apiKey) throws InterruptedException {
+    await("the slot released", () -> inFlight(apiKey), 0);
+  }
+
+  private HttpResponse<Stream<String>> openStream(String path, String apiKey) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+        .header("Authorization", "Bearer " + apiKey).header("Content-Type", JSON)
+        .timeout(Duration.ofSeconds(30))
+        .POST(HttpRequest.BodyPublishers.ofString(TokenGateway.BODY_OF_20)).build(),
+        HttpResponse.BodyHandlers.ofLines());
+  }
+
+  @Test
+  void aCompletedCallReleasesItsSlot() throws Exception {
+    String key = newKey();
+    for (int i = 0; i < 3; i++) {
+      postJson("/slots/chat?usage=5", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+      awaitReleased(key);
+    }
+  }
+
+  @Test
+  void aStreamHoldsItsSlotUntilItEndsAndAConcurrentCallGetsAConcurrencyLimitProblem() throws Exception {
+    String key = newKey();
+    String gate = "slots-" + key;
+    HttpResponse<Stream<String>> stream = openStream("/slots/stream?gate=" + gate, key);
+    assertThat(stream.statusCode()).isEqualTo(200);
+    Iterator<String> lines = stream.body().iterator();
+    assertThat(lines.next()).startsWith("data:");
+    assertThat(inFlight(key)).isEqualTo(1);
+    WebTestClient.ResponseSpec denied = postJson("/slots/chat", key, TokenGateway.BODY_OF_20)
+        .expectStatus().isEqualTo(429)
+        .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        // never "retry now": the wait until the held lease expires, 10 minutes at most
+        .expectHeader().valueEquals("Retry-After", "600")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
+    String retryMs = denied.returnResult(Void.class).getResponseHeaders().getFirst("retry-after-ms");
+    assertThat(Long.parseLong(retryMs)).isBetween(590_000L, 600_000L);
+    String problem = body(denied);
+    assertThat(problem).contains("\"reason\":\"CONCURRENCY_LIMIT\"", "\"retryable\":true",
+        "\"retryAfterMs\":" + retryMs);
+    if (storeTimeIsManual()) { // exact bytes need the store's time to stand still
+      assertThat(retryMs).isEqualTo("600000");
+      assertThat(problem).isEqualTo("{\"detail\":\"Rate limit exceeded for policy 'slots' "
+          + "(CONCURRENCY_LIMIT on level 'slots'). Retry after 600000 ms.\",\"instance\":\"/slots/chat\","
+          + "\"status\":429,\"title\":\"Too Many Requests\","
+          + "\"type\":\"urn:llmratelimiter:problem:rate-limited\",\"reason\":\"CONCURRENCY_LIMIT\","
+          + "\"policy\":\"slots\",\"level\":\"slots\",\"retryable\":true,\"retryAfterMs\":600000}");
+    }
+    app.getBean(StreamGates.class).open(gate);
+    List<String> rest = new ArrayList<>();
+    lines.forEachRemaining(rest::add);
+    assertThat(String.join("\n", rest)).endsWith("data:[DONE]\n");
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
+  @Test
+  void aClientDisconnectingMidStreamReleasesTheSlot() throws Exception {
+    String key = newKey();
+    String gate = "slots-reset-" + key;
+    StreamStart start = floodThenReset("/slots/stream?gate=" + gate, key,
+        () -> assertThat(inFlight(key)).isEqualTo(1));
+    assertThat(start.statusLine()).startsWith("HTTP/1.1 200");
+    // the stream goes on once the client is gone: its next writes fail, and the call ends
+    app.getBean(StreamGates.class).open(gate);
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
+  @Test
+  void aFailingHandlerReleasesTheSlot() throws Exception {
+    String key = newKey();
+    postJson("/slots/chat?fail=throw", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
+    awaitReleased(key);
+    postJson("/slots/chat?fail=status", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(502);
+    awaitReleased(key);
+    postJson("/slots/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
+    awaitReleased(key);
+    postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
   }
 }

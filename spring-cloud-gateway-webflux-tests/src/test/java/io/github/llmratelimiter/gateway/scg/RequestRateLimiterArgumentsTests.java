@@ -13,7 +13,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 /**
  * A route whose {@code RequestRateLimiter} filter gives {@code llmRateLimiter} an invalid argument
- * fails the gateway's start-up, with a message that names the argument (rather than a route that
+ * (an unknown policy, or one that limits calls in flight, whose slots the filter could never give
+ * back) fails the gateway's start-up, with a message that names the argument (rather than a route that
  * fails every call).
  */
 class RequestRateLimiterArgumentsTests {
@@ -41,5 +42,26 @@ class RequestRateLimiterArgumentsTests {
     assertThat(output.getAll()).contains("Invalid rate-limiter configuration: property "
         + "'spring.cloud.gateway.server.webflux.routes[id=bad-policy].filters[RequestRateLimiter]"
         + ".args.llm-rate-limiter.policy'");
+  }
+
+  @Test
+  void aPolicyLimitingCallsInFlightFailsTheStartUpNamingTheArgument() {
+    // the filter never sees a call end: it could not give the call's slot back
+    assertThatThrownBy(() -> new SpringApplicationBuilder(ScgReactiveGatewayApplication.class,
+        OwnNettyResources.class).run(
+        "--server.port=0",
+        "--ratelimiter.policies.chat.concurrency.limit=2",
+        ROUTE + "id=slots",
+        ROUTE + "uri=http://127.0.0.1:9",
+        ROUTE + "predicates[0]=Path=/v1/**",
+        ROUTE + "filters[0].name=RequestRateLimiter",
+        ROUTE + "filters[0].args[rate-limiter]=#{@llmRateLimiter}",
+        ROUTE + "filters[0].args[key-resolver]=#{@llmApiKeyResolver}",
+        ROUTE + "filters[0].args[llm-rate-limiter.policy]=chat")
+        .close())
+        .isInstanceOfSatisfying(InvalidRateLimitPropertyException.class, e -> assertThat(e.property())
+            .isEqualTo("spring.cloud.gateway.server.webflux.routes[id=slots]"
+                + ".filters[RequestRateLimiter].args.llm-rate-limiter.policy"))
+        .hasMessageContaining("'chat'").hasMessageContaining("concurrency.limit");
   }
 }

@@ -1,0 +1,188 @@
+package io.github.llmratelimiter.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The default plan resolver on a store that counts its reads: a cached plan asks the store nothing
+ * until half the refresh interval, is read again in the background then, and is never used once
+ * the whole interval has passed; time moves only on the manual ticker.
+ */
+class CachingPlanResolverTests {
+
+  private static final Duration REFRESH = Duration.ofSeconds(5);
+  private static final String KEY = "sk-resolver-0123456789";
+
+  private final ManualTicker ticker = new ManualTicker();
+  private final RateLimitStore memory = RateLimitStore.inMemory(ticker);
+  private final CountingStore store = new CountingStore(memory);
+  private final RateLimitPolicies policies = RateLimitPolicies.from(RateLimitSettings.defaults()
+      .withPlans("free", Map.of("free", PlanSettings.NONE, "pro", PlanSettings.NONE)));
+  private final List<RateLimitPlanResolver> resolvers = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    resolvers.forEach(RateLimitPlanResolver::close);
+    memory.close();
+  }
+
+  private CachingPlanResolver resolver(RateLimitStore on, int maxKeys) {
+    CachingPlanResolver r = new CachingPlanResolver(on, policies, ticker, REFRESH, maxKeys);
+    resolvers.add(r);
+    return r;
+  }
+
+  /** Waits for a condition that a background read makes true, at most 10 s (no clock moves). */
+  private static void await(BooleanSupplier condition) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
+      Thread.sleep(5); // a bounded wait on a condition, not time passing for the code under test
+    }
+  }
+
+  @Test
+  void aCachedPlanAsksTheStoreNothingUntilHalfTheRefreshThenIsReadInTheBackground() throws Exception {
+    CachingPlanResolver resolver = resolver(store, 100);
+    assertThat(resolver.plan(KEY)).isEqualTo("free");
+    assertThat(store.reads.get()).isEqualTo(1);
+    memory.assignPlan(KEY, "pro"); // another instance assigns
+    for (int i = 0; i < 1000; i++) {
+      assertThat(resolver.plan(KEY)).isEqualTo("free");
+      assertThat(resolver.planAsync(KEY).toCompletableFuture().isDone()).isTrue();
+    }
+    ticker.advance(REFRESH.dividedBy(2).minusNanos(1));
+    assertThat(resolver.plan(KEY)).isEqualTo("free");
+    assertThat(store.reads.get()).as("no read before half the refresh").isEqualTo(1);
+    ticker.advanceNanos(1);
+    assertThat(resolver.plan(KEY)).as("the cached plan answers while it is read again").isEqualTo("free");
+    await(() -> store.reads.get() == 2 && resolver.plan(KEY).equals("pro"));
+    assertThat(store.reads.get()).isEqualTo(2);
+  }
+
+  @Test
+  void aPlanReadTheWholeRefreshAgoIsNeverUsed() {
+    CachingPlanResolver resolver = resolver(store, 100);
+    store.background.set(false); // background reads are lost: only the bound remains
+    assertThat(resolver.plan(KEY)).isEqualTo("free");
+    memory.assignPlan(KEY, "pro");
+    ticker.advance(REFRESH.minusNanos(1));
+    assertThat(resolver.plan(KEY)).isEqualTo("free");
+    ticker.advanceNanos(1);
+    assertThat(resolver.plan(KEY)).isEqualTo("pro");
+    assertThat(resolver.planAsync(KEY).toCompletableFuture().join()).isEqualTo("pro");
+  }
+
+  @Test
+  void anAssignmentOnOneInstanceIsSeenAtOnceThereAndWithinTheRefreshOnAnother() {
+    CachingPlanResolver here = resolver(store, 100);
+    CountingStore otherStore = new CountingStore(memory);
+    otherStore.background.set(false); // only the bound: no background read helps
+    CachingPlanResolver there = resolver(otherStore, 100);
+    assertThat(there.plan(KEY)).isEqualTo("free");
+    here.assign(KEY, "pro");
+    assertThat(here.plan(KEY)).isEqualTo("pro");
+    assertThat(here.assigned(KEY)).isTrue();
+    assertThat(memory.assignedPlan(KEY)).hasValue("pro");
+    assertThat(there.plan(KEY)).isEqualTo("free");
+    ticker.advance(REFRESH);
+    assertThat(there.plan(KEY)).isEqualTo("pro");
+    here.assign(KEY, null);
+    assertThat(here.plan(KEY)).isEqualTo("free");
+    assertThat(here.assigned(KEY)).isFalse();
+    assertThat(memory.assignedPlan(KEY)).isEmpty();
+    assertThatThrownBy(() -> here.assign(KEY, "gold"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'gold'");
+    assertThat(memory.assignedPlan(KEY)).isEmpty();
+  }
+
+  @Test
+  void anAssignmentToAPlanNoLongerConfiguredCountsAsTheDefault() {
+    memory.assignPlan(KEY, "gold");
+    CachingPlanResolver resolver = resolver(store, 100);
+    assertThat(resolver.plan(KEY)).isEqualTo("free");
+    assertThat(resolver.assigned(KEY)).isFalse();
+  }
+
+  @Test
+  void whileTheStoreFailsAKeyKeepsThePlanLastReadOrGetsTheDefault() {
+    CachingPlanResolver resolver = resolver(store, 100);
+    memory.assignPlan(KEY, "pro");
+    assertThat(resolver.plan(KEY)).isEqualTo("pro");
+    store.failing.set(true);
+    ticker.advance(REFRESH.multipliedBy(3));
+    assertThat(resolver.plan(KEY)).isEqualTo("pro");
+    assertThat(resolver.plan("sk-never-seen-0123456789")).isEqualTo("free");
+    store.failing.set(false);
+    assertThat(resolver.plan("sk-never-seen-0123456789")).isEqualTo("free");
+  }
+
+  @Test
+  void aMissReadAsynchronouslyCompletesOnTheLoaderThread() throws Exception {
+    CachingPlanResolver resolver = resolver(store, 100);
+    memory.assignPlan(KEY, "pro");
+    Thread caller = Thread.currentThread();
+    List<Thread> readers = new ArrayList<>();
+    store.onRead = () -> readers.add(Thread.currentThread());
+    assertThat(resolver.planAsync(KEY).toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("pro");
+    assertThat(readers).hasSize(1).doesNotContain(caller);
+    assertThat(readers.get(0).getName()).isEqualTo("ratelimiter-plan-loader");
+  }
+
+  @Test
+  void theCacheHoldsAtMostMaxKeys() {
+    CachingPlanResolver resolver = resolver(store, 3);
+    for (int i = 0; i < 50; i++) {
+      resolver.plan("sk-many-" + i + "-0123456789");
+      assertThat(resolver.cachedKeys()).isLessThanOrEqualTo(3);
+    }
+  }
+
+  @Test
+  void invalidArgumentsAreNamed() {
+    assertThatThrownBy(() -> new CachingPlanResolver(store, policies, ticker, Duration.ZERO, 10))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("refresh");
+    assertThatThrownBy(() -> new CachingPlanResolver(store, policies, ticker, REFRESH, 0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys");
+  }
+
+  /** A store that counts plan reads, can fail them, and can refuse reads off the test's thread. */
+  private static final class CountingStore extends ForwardingStore {
+
+    final AtomicInteger reads = new AtomicInteger();
+    final AtomicBoolean failing = new AtomicBoolean();
+    final AtomicBoolean background = new AtomicBoolean(true);
+    volatile Runnable onRead = () -> { };
+
+    CountingStore(RateLimitStore delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public Optional<String> assignedPlan(String key) {
+      if (!background.get() && Thread.currentThread().getName().equals("ratelimiter-plan-loader")) {
+        throw new IllegalStateException("background reads are off in this test");
+      }
+      onRead.run();
+      reads.incrementAndGet();
+      if (failing.get()) {
+        throw new IllegalStateException("the store does not answer");
+      }
+      return delegate.assignedPlan(key);
+    }
+  }
+}

@@ -1,0 +1,201 @@
+package io.github.llmratelimiter.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The charge step under plans and limits on calls in flight, on the in-memory store with a manual
+ * ticker: a key's plan picks the limits its calls carry (headers and outcome included) without
+ * resetting anything it spent, and a call's slot is held until its front door finishes it, once.
+ */
+class PlansAndSlotsGatewayTests {
+
+  private static final String KEY = "sk-plans-gateway-0123456789";
+  private static final JsonReader JSON = (bytes, off, len) -> null;
+
+  private final ManualTicker ticker = new ManualTicker();
+  private final RateLimitStore store = RateLimitStore.inMemory(ticker);
+  private final List<RateLimitOutcome> observed = new ArrayList<>();
+  private final RateLimitPlanResolver resolver;
+  private final RateLimitGateway gateway;
+
+  PlansAndSlotsGatewayTests() {
+    PolicySettings chat = PolicySettings.of(LimitSettings.NONE.withRpm(3L, null)
+        .withConcurrency(2L, null));
+    RateLimitSettings settings = RateLimitSettings.defaults().withPolicy("chat", chat).withPlans("free",
+        Map.of("free", PlanSettings.NONE, "pro", new PlanSettings(Map.of("chat", PolicySettings.of(
+            LimitSettings.NONE.withRpm(60L, null).withConcurrency(5L, null))))));
+    RateLimitPolicies policies = RateLimitPolicies.from(settings);
+    resolver = RateLimitPlanResolver.caching(store, policies, ticker, Duration.ofSeconds(5), 1000);
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
+        () -> List.of((outcome, nanos) -> observed.add(outcome)), resolver);
+    gateway = RateLimitGateway.builder(enforcer, JSON).build();
+  }
+
+  @AfterEach
+  void close() {
+    resolver.close();
+    store.close();
+  }
+
+  private RateLimitContext context() {
+    return gateway.context(-1, null);
+  }
+
+  private RateLimitOutcome charge(RateLimitContext context) {
+    return gateway.charge(context, "chat", RateLimitKey.of(KEY, null), 1);
+  }
+
+  private RateLimitOutcome chargeAsync(RateLimitContext context) throws Exception {
+    return gateway.chargeAsync(context, "chat", RateLimitKey.of(KEY, null), 1)
+        .toCompletableFuture().get(10, TimeUnit.SECONDS);
+  }
+
+  private RateLimitOutcome denied(RateLimitContext context) {
+    try {
+      charge(context);
+    } catch (RateLimitExceededException e) {
+      return e.outcome();
+    }
+    throw new AssertionError("the call was admitted");
+  }
+
+  private Map<String, String> headers(RateLimitOutcome outcome) {
+    return gateway.headers(outcome).stream()
+        .collect(Collectors.toMap(ResponseHeader::name, ResponseHeader::value));
+  }
+
+  private long windowUsed() {
+    Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
+    return store.inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+  }
+
+  @Test
+  void aPlanChangeChangesTheLimitsAndResetsNothingSpent() throws Exception {
+    for (int i = 0; i < 3; i++) {
+      RateLimitContext c = context();
+      assertThat(charge(c).plan()).isEqualTo("free");
+      gateway.finish(c, null, false);
+    }
+    RateLimitOutcome free = denied(context());
+    assertThat(free.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
+    assertThat(free.plan()).isEqualTo("free");
+    assertThat(headers(free)).containsEntry("x-ratelimit-limit-requests", "3")
+        .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60");
+
+    resolver.assign(KEY, "pro");
+    RateLimitContext c = context();
+    RateLimitOutcome pro = chargeAsync(c);
+    assertThat(pro.plan()).isEqualTo("pro");
+    assertThat(pro.decision().allowed()).isTrue();
+    // the window kept its 3 calls (4 of 60 now); remaining is the smallest component: 4 of 5 slots
+    assertThat(windowUsed()).isEqualTo(4);
+    assertThat(pro.decision().remaining()).isEqualTo(4);
+    assertThat(headers(pro)).containsEntry("x-ratelimit-limit-requests", "60")
+        .containsEntry("x-ratelimit-remaining-requests", "4")
+        .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60");
+    gateway.finish(c, null, false);
+
+    // back to free: the 4 calls in the window count against 3, so the key is denied
+    resolver.assign(KEY, null);
+    RateLimitOutcome back = denied(context());
+    assertThat(back.plan()).isEqualTo("free");
+    assertThat(back.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
+    assertThat(windowUsed()).isEqualTo(4);
+    assertThat(observed).extracting(RateLimitOutcome::plan)
+        .containsExactly("free", "free", "free", "free", "pro", "free");
+  }
+
+  @Test
+  void aCallHoldsItsSlotUntilFinishedAndReleasesItOnce() throws Exception {
+    resolver.assign(KEY, "pro"); // 60 a minute: only the slots bind
+    resolver.assign(KEY, null);  // free: 2 slots, 3 a minute
+    RateLimitContext first = context();
+    RateLimitContext second = context();
+    assertThat(charge(first).slots()).isNotNull();
+    assertThat(chargeAsync(second).slots()).isNotNull();
+    assertThat(first.open()).isTrue();
+
+    RateLimitOutcome full = denied(context());
+    assertThat(full.decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    assertThat(full.decision().retryable()).isTrue();
+    // never "retry now": the wait until the earliest lease expires, 10 minutes
+    assertThat(full.decision().retryAfterMs()).isEqualTo(600_000);
+    RateLimitRejection rejection = gateway.reject(new RateLimitExceededException(full), "/v1/chat");
+    assertThat(rejection.problem().status()).isEqualTo(429);
+    assertThat(rejection.headers()).contains(new ResponseHeader("Retry-After", "600"));
+    assertThat(rejection.problem().toString()).doesNotContain("estimatedModelTokens");
+    assertThat(windowUsed()).as("a CONCURRENCY_LIMIT deny charges nothing").isEqualTo(2);
+
+    gateway.finish(first, null, false);
+    assertThat(first.open()).isFalse();
+    assertThat(first.slots().released()).isTrue();
+    assertThat(first.slots().release()).as("a second release does nothing").isFalse();
+    gateway.finishAsync(first, null, true).toCompletableFuture().get(10, TimeUnit.SECONDS);
+
+    RateLimitContext third = context();
+    assertThat(charge(third).decision().allowed()).isTrue();
+    // still one slot held by the second call, one by the third: the fourth is denied
+    assertThat(denied(context()).decision().reason()).isIn(Reason.CONCURRENCY_LIMIT, Reason.RPM_LIMIT);
+    gateway.finishAsync(second, null, false).toCompletableFuture().get(10, TimeUnit.SECONDS);
+    gateway.finish(third, null, false);
+    ticker.advance(Duration.ofMinutes(1));
+    assertThat(charge(context()).decision().allowed()).isTrue();
+  }
+
+  @Test
+  void aLeaseNeverReleasedExpiresOnTheStoresClock() {
+    RateLimitContext a = context();
+    RateLimitContext b = context();
+    charge(a);
+    charge(b);
+    // the instance that held them died: nobody finishes a or b
+    ticker.advance(Duration.ofMinutes(10).minusMillis(1));
+    assertThat(denied(context()).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    ticker.advance(Duration.ofMillis(1));
+    assertThat(charge(context()).decision().allowed()).isTrue();
+  }
+
+  @Test
+  void aResolverNamingAnUnknownPlanOrFailingGivesTheDefaultPlan() {
+    RateLimitPolicies policies = gateway.enforcer().policies();
+    int n = 0;
+    for (RateLimitPlanResolver bad : List.<RateLimitPlanResolver>of(apiKey -> "gold", apiKey -> {
+      throw new IllegalStateException("database down");
+    })) {
+      RateLimitKey other = RateLimitKey.of("sk-other-" + n++ + "-0123456789", null);
+      RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY, List::of, bad);
+      RateLimitOutcome o = enforcer.acquire("chat", other, 1, () -> 0);
+      assertThat(o.plan()).isEqualTo("free");
+      o.slots().release();
+      RateLimitOutcome async = enforcer.acquireAsync("chat", other,
+          1, () -> 0).toCompletableFuture().join();
+      assertThat(async.plan()).isEqualTo("free");
+      async.slots().release();
+    }
+  }
+
+  @Test
+  void aProblemBodyNeverNamesTheKey() {
+    charge(context());
+    charge(context());
+    RateLimitRejection r = gateway.reject(new RateLimitExceededException(denied(context())), "/v1/chat");
+    assertThat(r.problem().toString()).doesNotContain(KEY);
+    assertThat(new String(r.problem().toString().getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8))
+        .contains("CONCURRENCY_LIMIT");
+  }
+}

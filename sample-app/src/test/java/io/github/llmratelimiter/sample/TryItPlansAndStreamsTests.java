@@ -1,0 +1,143 @@
+package io.github.llmratelimiter.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.jayway.jsonpath.JsonPath;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * The README's "Try it" steps for plans and calls in flight, against the sample as it ships (its
+ * application.yml), on random ports: a denied key moved to pro with one call on the management port
+ * is admitted under pro's limits and nothing it spent is reset; of three parallel streams of one key
+ * the third gets {@code CONCURRENCY_LIMIT}, and a fourth sent after one ended passes. The stand-in
+ * streams slowly here (300ms a chunk) so that two streams are surely still running when the third
+ * and fourth are sent.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "gateway.stand-in.chunk-delay=300ms")
+class TryItPlansAndStreamsTests {
+
+  private static final String HELLO = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"Hello!\"}]}";
+  private static final String STREAM = "{\"model\":\"gpt-4o-mini\",\"stream\":true,\"messages\":[{\"role\":"
+      + "\"user\",\"content\":\"one two three four five six seven eight nine ten eleven twelve thirteen"
+      + " fourteen fifteen\"}]}";
+
+  @LocalServerPort
+  int port;
+
+  @LocalManagementPort
+  int managementPort;
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+  private HttpRequest chat(String key, String body) {
+    return HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/chat/completions"))
+        .header("Authorization", "Bearer " + key).header("Content-Type", "application/json")
+        .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.ofString(body)).build();
+  }
+
+  private HttpResponse<String> send(HttpRequest request) throws Exception {
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> assign(String key, String body) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create("http://localhost:" + managementPort
+            + "/actuator/ratelimiter/" + key))
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+  }
+
+  private String keyReport(String key) throws Exception {
+    return send(HttpRequest.newBuilder(URI.create("http://localhost:" + managementPort
+        + "/actuator/ratelimiter/" + key)).build()).body();
+  }
+
+  @Test
+  void aDeniedKeyMovedToProIsAdmittedUnderProsLimitsAndKeepsWhatItSpent() throws Exception {
+    String key = "sk-demo-0000-0004";
+    int[] statuses = new int[4];
+    for (int i = 0; i < 4; i++) {
+      statuses[i] = send(chat(key, HELLO)).statusCode();
+    }
+    assertThat(statuses).containsExactly(200, 200, 200, 429);
+    HttpResponse<String> assigned = assign(key, "{\"plan\":\"pro\"}");
+    assertThat(assigned.statusCode()).isEqualTo(200);
+    assertThat(assigned.body()).startsWith("{\"key\":\"****0004\",\"id\":\"")
+        .endsWith("\"plan\":\"pro\",\"assigned\":true}").doesNotContain(key);
+    HttpResponse<String> admitted = send(chat(key, HELLO));
+    assertThat(admitted.statusCode()).isEqualTo(200);
+    assertThat(admitted.headers().firstValue("RateLimit-Policy")).hasValue(
+        "\"per-key\";q=100;w=60, \"chat/gpt-4o\";q=30;w=60, \"chat/gpt-4o-tokens\";q=500;w=60");
+    assertThat(admitted.headers().firstValue("x-ratelimit-limit-requests")).hasValue("30");
+    String report = keyReport(key);
+    assertThat(JsonPath.<String>read(report, "$.plan")).isEqualTo("pro");
+    assertThat(JsonPath.<List<Integer>>read(report, "$.budgets[?(@.budget=='chat/gpt-4o')].windowUsed"))
+        .containsExactly(4);
+    // back to free: its 4 calls exceed gpt-4o's 3 again
+    assertThat(assign(key, "{\"plan\":null}").statusCode()).isEqualTo(200);
+    assertThat(send(chat(key, HELLO)).statusCode()).isEqualTo(429);
+    HttpResponse<String> unknown = assign(key, "{\"plan\":\"gold\"}");
+    assertThat(unknown.statusCode()).isEqualTo(400);
+    assertThat(unknown.body()).contains("'gold'");
+  }
+
+  @Test
+  void ofThreeParallelStreamsTheThirdGetsConcurrencyLimitAndAFourthAfterOneEndedPasses() throws Exception {
+    String key = "sk-demo-0000-0003";
+    HttpResponse<Stream<String>> one = http.send(chat(key, STREAM), HttpResponse.BodyHandlers.ofLines());
+    HttpResponse<Stream<String>> two = http.send(chat(key, STREAM), HttpResponse.BodyHandlers.ofLines());
+    assertThat(one.statusCode()).isEqualTo(200);
+    assertThat(two.statusCode()).isEqualTo(200);
+    Iterator<String> first = one.body().iterator();
+    Iterator<String> second = two.body().iterator();
+    assertThat(first.next()).startsWith("data: ");
+    assertThat(second.next()).startsWith("data: ");
+
+    HttpResponse<String> third = send(chat(key, STREAM));
+    assertThat(third.statusCode()).isEqualTo(429);
+    assertThat(third.headers().firstValue("Retry-After")).hasValue("600");
+    assertThat(JsonPath.<String>read(third.body(), "$.reason")).isEqualTo("CONCURRENCY_LIMIT");
+    assertThat(JsonPath.<String>read(third.body(), "$.error.code")).isEqualTo("rate_limit_exceeded");
+
+    String last = "";
+    while (first.hasNext()) {
+      last = first.next();
+      if (!last.isEmpty()) {
+        assertThat(second.hasNext()).isTrue(); // the second stream is still running meanwhile
+      }
+    }
+    assertThat(last).isIn("data: [DONE]", "");
+    awaitInFlight(key, 1);
+    HttpResponse<String> fourth = send(chat(key, STREAM));
+    assertThat(fourth.statusCode()).isEqualTo(200);
+    assertThat(fourth.body()).endsWith("data: [DONE]\n\n");
+    second.forEachRemaining(line -> { });
+  }
+
+  /**
+   * Waits until the key holds {@code slots} slots: the gateway releases a stream's slot once its
+   * response is over, a moment after the client read its last bytes. A bounded wait on a condition.
+   */
+  private void awaitInFlight(String key, int slots) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (true) {
+      List<Integer> held = JsonPath.read(keyReport(key),
+          "$.budgets[?(@.budget=='chat' && @.model=='gpt-4o-mini')].inFlight");
+      if (held.equals(List.of(slots)) || System.nanoTime() > deadline) {
+        assertThat(held).containsExactly(slots);
+        return;
+      }
+      Thread.sleep(10);
+    }
+  }
+}
