@@ -1,10 +1,13 @@
 package io.github.llmratelimiter.autoconfigure.slices;
 
+import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.webflux.test.autoconfigure.WebFluxTest;
+import org.springframework.context.annotation.Bean;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
@@ -18,6 +21,14 @@ import org.springframework.test.web.reactive.server.WebTestClient;
     "ratelimiter.web.routes[0].policy=chat",
     "ratelimiter.web.routes[0].key-expression=header('X-Tenant')"})
 class WebFluxSliceTests {
+
+  @TestConfiguration
+  static class Time {
+    @Bean
+    ManualTicker ticker() {
+      return new ManualTicker();
+    }
+  }
 
   @Autowired WebTestClient client;
   @Autowired RateLimitStore store;
