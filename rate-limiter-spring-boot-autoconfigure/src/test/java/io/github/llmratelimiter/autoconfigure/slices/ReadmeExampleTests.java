@@ -9,24 +9,33 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the README's "Testing your limits" example true: it must be {@link ChatLimitsTest} as
- * compiled and run here, less its package line.
+ * Keeps the README's "Testing your limits" examples true: they must be {@link ChatController} and
+ * {@link ChatLimitsTest} as compiled and run here, less their package lines and Javadoc comments.
  */
 class ReadmeExampleTests {
 
   private static final Path README = Path.of("..", "README.md");
-  private static final Path EXAMPLE =
-      Path.of("src/test/java/io/github/llmratelimiter/autoconfigure/slices/ChatLimitsTest.java");
+  private static final Path SOURCES = Path.of("src/test/java/io/github/llmratelimiter/autoconfigure/slices");
 
   @Test
-  void theTestingSectionsExampleIsTheTestThatRuns() throws IOException {
+  void theTestingSectionsExamplesAreTheClassesThatRun() throws IOException {
     String readme = Files.readString(README, StandardCharsets.UTF_8);
     int section = readme.indexOf("\n### Testing your limits\n");
     assertThat(section).as("the README's section").isPositive();
-    int start = readme.indexOf("```java\n", section) + "```java\n".length();
-    String shown = readme.substring(start, readme.indexOf("```\n", start));
-    String source = Files.readString(EXAMPLE, StandardCharsets.UTF_8);
-    String compiled = source.substring(source.indexOf('\n', source.indexOf("package ")) + 1).strip() + "\n";
-    assertThat(shown).isEqualTo(compiled);
+    int controller = readme.indexOf("```java\n", section) + "```java\n".length();
+    int test = readme.indexOf("```java\n", controller) + "```java\n".length();
+    assertThat(block(readme, controller)).isEqualTo(compiled("ChatController.java"));
+    assertThat(block(readme, test)).isEqualTo(compiled("ChatLimitsTest.java"));
+  }
+
+  private static String block(String readme, int start) {
+    return readme.substring(start, readme.indexOf("```\n", start));
+  }
+
+  /** A source as the README shows it: without its package line and Javadoc comments. */
+  private static String compiled(String file) throws IOException {
+    String source = Files.readString(SOURCES.resolve(file), StandardCharsets.UTF_8);
+    String body = source.substring(source.indexOf('\n', source.indexOf("package ")) + 1);
+    return body.replaceAll("(?s)\n[ \t]*/\\*\\*.*?\\*/", "").strip() + "\n";
   }
 }

@@ -418,10 +418,14 @@ public abstract class WebStackScenarios {
 
   // ---- key sources: client address, principal, expressions; routes by method
 
-  /** The problem of a request that lacks what its route or annotation is keyed by. */
-  private static String notKeyedBody(String path) {
-    return "{\"detail\":\"The request does not carry what this endpoint's rate limit is counted "
-        + "by.\",\"instance\":\"" + path + "\",\"status\":400,\"title\":\"Bad Request\"}";
+  /** Asserts the 400 problem of a request that lacks what its route or annotation is keyed by. */
+  private static void assertNotKeyed(Response response, String path) {
+    assertThat(response.status()).isEqualTo(400);
+    assertThat(response.headers().get("content-type")).isEqualTo("application/problem+json");
+    assertThat(response.body()).isEqualTo("{\"detail\":\"The request does not carry what this "
+        + "endpoint's rate limit is counted by.\",\"instance\":\"" + path + "\",\"status\":400,"
+        + "\"title\":\"Bad Request\"}");
+    namesNothingInternal(response.body());
   }
 
   /** Asserts that a problem names no expression, header, method or class of the application. */
@@ -501,11 +505,8 @@ public abstract class WebStackScenarios {
     for (List<Header> tenant : requests) {
       List<Header> headers = new ArrayList<>(tenant);
       headers.add(header("Authorization", "Bearer " + newKey())); // an API key does not stand in
-      Response missing = RawHttp.send(port, "POST /keyed/tenant HTTP/1.1", headers, new byte[0]);
-      assertThat(missing.status()).isEqualTo(400);
-      assertThat(missing.headers().get("content-type")).isEqualTo("application/problem+json");
-      assertThat(missing.body()).isEqualTo(notKeyedBody("/keyed/tenant"));
-      namesNothingInternal(missing.body());
+      assertNotKeyed(RawHttp.send(port, "POST /keyed/tenant HTTP/1.1", headers, new byte[0]),
+          "/keyed/tenant");
     }
     assertThat(windowUsed("keyed", "anonymous", null)).isZero();
   }
@@ -538,12 +539,8 @@ public abstract class WebStackScenarios {
         .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60");
     assertThat(windowUsed("annotated", tenant, null)).isEqualTo(1);
     for (String query : new String[] {"", "?tenant=", "?tenant=%20%20"}) {
-      Response missing = raw("GET /annotated/tenant" + query + " HTTP/1.1", new byte[0],
-          header("Authorization", "Bearer " + newKey()));
-      assertThat(missing.status()).isEqualTo(400);
-      assertThat(missing.headers().get("content-type")).isEqualTo("application/problem+json");
-      assertThat(missing.body()).isEqualTo(notKeyedBody("/annotated/tenant"));
-      namesNothingInternal(missing.body());
+      assertNotKeyed(raw("GET /annotated/tenant" + query + " HTTP/1.1", new byte[0],
+          header("Authorization", "Bearer " + newKey())), "/annotated/tenant");
     }
     assertThat(windowUsed("annotated", "anonymous", null)).isZero();
   }
