@@ -23,7 +23,7 @@ import org.springframework.test.web.servlet.MockMvc;
     "ratelimiter.web.routes[0].key-expression=header('X-Tenant')"})
 class ChatLimitsTest {
 
-  /** Time moves only when a test moves it. */
+  // time moves only when a test moves it
   static final class TestTicker implements Ticker {
     private final AtomicLong nanos = new AtomicLong();
 
