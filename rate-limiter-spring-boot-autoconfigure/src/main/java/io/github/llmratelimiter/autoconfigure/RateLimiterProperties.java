@@ -65,8 +65,10 @@ public class RateLimiterProperties {
   private Map<String, Policy> policies = new LinkedHashMap<>();
 
   /**
-   * What happens to a request without an API key: "reject" (a 401 problem response) or
-   * "anonymous" (all such requests share the budget of "anonymous-key").
+   * What happens to a request without an API key (or without what its route's key or key
+   * expression, or its @RateLimited key, is counted by): "reject" (a 401 problem response, or a
+   * 400 for a client address or an expression that gives nothing) or "anonymous" (all such
+   * requests share the budget of "anonymous-key").
    */
   private MissingKey missingKey = MissingKey.REJECT;
 
