@@ -17,6 +17,8 @@ import org.springframework.expression.BeanResolver;
 import org.springframework.expression.EvaluationException;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ParseException;
+import org.springframework.expression.spel.SpelCompilerMode;
+import org.springframework.expression.spel.SpelParserConfiguration;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 import org.springframework.expression.spel.support.StandardEvaluationContext;
 import org.springframework.http.server.PathContainer;
@@ -35,7 +37,12 @@ import org.springframework.web.util.pattern.PatternParseException;
 public final class RateLimitRoutes {
 
   private static final Log LOG = LogFactory.getLog(RateLimitRoutes.class);
-  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  /**
+   * Key expressions run on every request: compiled to bytecode once they have run (those SpEL can
+   * compile), interpreted otherwise.
+   */
+  private static final SpelExpressionParser PARSER = new SpelExpressionParser(
+      new SpelParserConfiguration(SpelCompilerMode.MIXED, RateLimitRoutes.class.getClassLoader()));
   private static final Set<String> METHODS =
       Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE");
 
