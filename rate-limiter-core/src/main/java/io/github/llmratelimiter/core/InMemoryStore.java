@@ -716,6 +716,14 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   @Override
+  public void resetAll() {
+    for (BudgetTable t : tables.values()) {
+      t.keys.resetAll();
+    }
+    plans.clear();
+  }
+
+  @Override
   public long trackedKeys(Budget budget) {
     return table(budget).keys.size();
   }

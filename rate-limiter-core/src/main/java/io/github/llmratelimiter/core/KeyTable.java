@@ -100,6 +100,13 @@ final class KeyTable {
     }
   }
 
+  /** Removes every key's entry, as {@link #reset} does for one. */
+  void resetAll() {
+    for (String key : entries.keySet()) {
+      reset(key);
+    }
+  }
+
   private void retire(KeyEntry e) {
     e.retired = true;
     entries.remove(e.key, e);

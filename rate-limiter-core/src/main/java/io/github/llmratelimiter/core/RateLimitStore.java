@@ -268,6 +268,18 @@ public interface RateLimitStore extends AutoCloseable {
   boolean reset(Budget budget, String key);
 
   /**
+   * Forgets the state of every key in every budget, as {@link #reset} does for one, and every plan
+   * assignment: afterwards the store answers as a new one would. Meant for tests, to start each
+   * case from full budgets; a distributed store forgets what every instance that shares it counted.
+   * A call in flight meanwhile may leave its own charge behind.
+   *
+   * @throws UnsupportedOperationException if the store cannot forget its state
+   */
+  default void resetAll() {
+    throw new UnsupportedOperationException(getClass().getName() + " cannot forget all its state");
+  }
+
+  /**
    * Returns how many keys the store tracks for a budget.
    *
    * @param budget the budget

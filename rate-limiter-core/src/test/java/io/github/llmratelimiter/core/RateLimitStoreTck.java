@@ -683,6 +683,30 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     assertThat(limiter.allow("t").allowed()).isTrue();
   }
 
+  @Test
+  void resetAllRestoresEveryKeyOfEveryBudgetAndForgetsPlans() {
+    GatewayLimiter one = gateway(1, 1, 0, Composition.SEQUENTIAL);
+    Budget other = windowOnly("other", 1, Duration.ofMinutes(1));
+    one.allow("t");
+    one.allow("u:with{odd}chars");
+    store.acquire(other, "t", 1, Composition.SEQUENTIAL);
+    store.assignPlan("t", "pro");
+    assertThat(one.allow("t").allowed()).isFalse();
+    assertThat(store.acquire(other, "t", 1, Composition.SEQUENTIAL).allowed()).isFalse();
+
+    store.resetAll();
+
+    assertThat(store.trackedKeys(one.budget())).isZero();
+    assertThat(store.trackedKeys(other)).isZero();
+    assertThat(store.inspect(other, "t")).isEmpty();
+    assertThat(store.assignedPlan("t")).isEmpty();
+    assertThat(one.allow("t").allowed()).isTrue();
+    assertThat(one.allow("u:with{odd}chars").allowed()).isTrue();
+    assertThat(store.acquire(other, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+    store.resetAll(); // twice, and on what it just counted again
+    assertThat(one.allow("t").allowed()).isTrue();
+  }
+
   // ---- concurrency ----
 
   @ParameterizedTest

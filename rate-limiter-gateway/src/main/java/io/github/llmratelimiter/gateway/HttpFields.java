@@ -48,6 +48,23 @@ public final class HttpFields {
     return key;
   }
 
+  /**
+   * Returns a client's address as the key of {@link KeySource#CLIENT_IP}: the connection's remote
+   * address as the server reports it (after its own forwarded-header support, if enabled), trimmed
+   * and without the brackets of an IPv6 literal, so that every stack names one client alike.
+   *
+   * @param remoteAddress the address, or {@code null} when the server knows none
+   * @return the address, or {@code null} when it is null or blank
+   */
+  public static @Nullable String clientAddress(@Nullable String remoteAddress) {
+    if (remoteAddress == null || remoteAddress.isBlank()) {
+      return null;
+    }
+    String a = remoteAddress.trim();
+    return a.length() > 2 && a.charAt(0) == '[' && a.charAt(a.length() - 1) == ']'
+        ? a.substring(1, a.length() - 1) : a;
+  }
+
   /** The token of a {@code Bearer} authorization, or {@code null} for another scheme or none. */
   private static @Nullable String bearerToken(@Nullable String authorization) {
     if (authorization == null) {

@@ -147,13 +147,39 @@ public final class RateLimitGateway {
    * @throws MissingApiKeyException if the request carries none and missing keys are rejected
    */
   public String apiKey(@Nullable String credential) {
-    if (credential == null || credential.isBlank()) {
-      if (missingKey == MissingKey.REJECT) {
-        throw new MissingApiKeyException();
-      }
+    return callerKey(KeySource.API_KEY, credential);
+  }
+
+  /**
+   * Returns the key a request is charged to when its caller is found by a source: the value found,
+   * with the source's prefix ({@link KeySource#prefix()}); when the source finds nothing (null or
+   * blank), the anonymous key if missing keys are anonymous, else a rejection. A rejection never
+   * names the source's expression or any internal name.
+   *
+   * @param source where the value was found
+   * @param value the value the source found, or {@code null} (or blank) when it found none
+   * @return the key
+   * @throws IllegalArgumentException if {@code source} is null
+   * @throws MissingApiKeyException if it found none and missing keys are rejected, for a source
+   *     that authenticates (the API key, the principal): a 401
+   * @throws InvalidRateLimitRequestException if it found none and missing keys are rejected, for
+   *     another source (the client address, an expression): a 400
+   */
+  public String callerKey(KeySource source, @Nullable String value) {
+    if (source == null) {
+      throw new IllegalArgumentException("source must not be null");
+    }
+    if (value != null && !value.isBlank()) {
+      return source.prefix().isEmpty() ? value : source.prefix() + value;
+    }
+    if (missingKey == MissingKey.ANONYMOUS) {
       return anonymousKey;
     }
-    return credential;
+    if (source == KeySource.API_KEY || source == KeySource.PRINCIPAL) {
+      throw new MissingApiKeyException(source);
+    }
+    throw new InvalidRateLimitRequestException(
+        "The request does not carry what this endpoint's rate limit is counted by.", null);
   }
 
   /**
@@ -274,7 +300,9 @@ public final class RateLimitGateway {
    *       Retry-After} and {@code retry-after-ms} when retryable); a deny whose reason is {@link
    *       Reason#STORE_UNAVAILABLE} (a store whose backend is down, failing closed) is not a rate
    *       limit and becomes the 503 below, with the store's retry time;
-   *   <li>{@link MissingApiKeyException}: 401 with {@code WWW-Authenticate: Bearer};
+   *   <li>{@link MissingApiKeyException}: 401, with {@code WWW-Authenticate: Bearer} when the
+   *       request lacks an API key (a route keyed on the principal answers without a challenge:
+   *       the application's authentication owns its scheme);
    *   <li>{@link InvalidRateLimitRequestException}: 400;
    *   <li>{@link RequestBodyTooLargeException}: 413;
    *   <li>{@link RateLimitStoreUnavailableException}: 503, with {@code Retry-After} and {@code
@@ -295,9 +323,11 @@ public final class RateLimitGateway {
       }
       return new RateLimitRejection(problems.rateLimited(e.outcome(), path), headers(e.outcome()));
     }
-    if (t instanceof MissingApiKeyException) {
-      return new RateLimitRejection(problems.missingApiKey(path),
-          List.of(new ResponseHeader("WWW-Authenticate", "Bearer")));
+    if (t instanceof MissingApiKeyException e) {
+      return e.source() == KeySource.PRINCIPAL
+          ? new RateLimitRejection(problems.missingPrincipal(path), List.of())
+          : new RateLimitRejection(problems.missingApiKey(path),
+              List.of(new ResponseHeader("WWW-Authenticate", "Bearer")));
     }
     if (t instanceof InvalidRateLimitRequestException e) {
       return new RateLimitRejection(problems.invalidRequest(e, path), List.of());

@@ -27,6 +27,18 @@ public interface RateLimitProblemFactory {
   RateLimitProblem missingApiKey(@Nullable String path);
 
   /**
+   * Returns the body of a 401 response to a request that is not authenticated, on a route whose
+   * budget is counted per principal; the default says so, with the request path as instance.
+   *
+   * @param path the request's path, or {@code null}
+   * @return the problem, with status 401
+   */
+  default RateLimitProblem missingPrincipal(@Nullable String path) {
+    return RateLimitProblem.of(401,
+        "The request is not authenticated: this endpoint's rate limit is counted per user.", path);
+  }
+
+  /**
    * Returns the body of a 400 response to a request the limiter cannot limit.
    *
    * @param exception what was malformed

@@ -26,7 +26,10 @@ import java.lang.annotation.Target;
  * <p>The expressions are SpEL, evaluated against the call: method parameters by name (compile with
  * {@code -parameters}) or as {@code #p0}, {@code #a0}; {@code #args}; {@code #request} (the current
  * {@code HttpServletRequest} in Spring MVC, the {@code ServerHttpRequest} in WebFlux, or null outside
- * HTTP); and {@code @beanName} references.
+ * HTTP); and {@code @beanName} references. An adapter parses them when the application starts (a
+ * syntax error stops it, naming the method). A key expression that gives nothing (null or blank)
+ * follows {@code ratelimiter.missing-key}: the anonymous key, or a rejection (a 400 in HTTP). A
+ * problem response never shows an expression or the method.
  *
  * <pre>{@code
  * @RateLimited(policy = "chat", model = "#body.model", cost = "#body.n ?: 1")
@@ -48,7 +51,8 @@ public @interface RateLimited {
 
   /**
    * Returns a SpEL expression for the caller's key; empty means the API key of the current HTTP
-   * request (required outside HTTP).
+   * request (required outside HTTP). What it gives is the key as is; nothing (null or blank)
+   * follows {@code ratelimiter.missing-key}.
    *
    * @return the key expression
    */

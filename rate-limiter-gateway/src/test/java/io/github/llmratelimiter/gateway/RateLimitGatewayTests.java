@@ -343,6 +343,48 @@ class RateLimitGatewayTests {
   }
 
   @Test
+  void eachKeySourceNamesItsKeysApartAndAMissingOneFollowsMissingKeyWithoutNamingItself() {
+    RateLimitGateway rejecting = gateway(null);
+    assertThat(rejecting.callerKey(KeySource.API_KEY, KEY)).isEqualTo(KEY);
+    assertThat(rejecting.callerKey(KeySource.EXPRESSION, "tenant-7")).isEqualTo("tenant-7");
+    // a caller cannot pick an API key that shares a principal's or an address's budget
+    assertThat(rejecting.callerKey(KeySource.PRINCIPAL, "alice")).isEqualTo("principal:alice");
+    assertThat(rejecting.callerKey(KeySource.CLIENT_IP, "203.0.113.7")).isEqualTo("ip:203.0.113.7");
+    for (String none : new String[] {null, "", " \t"}) {
+      RateLimitRejection principal = rejecting.reject(
+          catchThrowable(() -> rejecting.callerKey(KeySource.PRINCIPAL, none)), "/v1/chat");
+      assertThat(principal.status()).isEqualTo(401);
+      assertThat(principal.headers()).isEmpty(); // the application's authentication owns the scheme
+      assertThat(principal.problem().detail()).contains("not authenticated");
+      for (KeySource other : new KeySource[] {KeySource.CLIENT_IP, KeySource.EXPRESSION}) {
+        RateLimitRejection rejection = rejecting.reject(
+            catchThrowable(() -> rejecting.callerKey(other, none)), "/v1/chat");
+        assertThat(rejection.status()).isEqualTo(400);
+        assertThat(rejection.problem().detail())
+            .isEqualTo("The request does not carry what this endpoint's rate limit is counted by.");
+      }
+    }
+    RateLimitGateway anonymous = gateway(null, memory(), StoreFailure.DENY,
+        b -> b.missingKey(MissingKey.ANONYMOUS, "shared"));
+    for (KeySource source : KeySource.values()) {
+      assertThat(anonymous.callerKey(source, " ")).isEqualTo("shared");
+    }
+    assertThatThrownBy(() -> rejecting.callerKey(null, KEY))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("source must not be null");
+    assertThatThrownBy(() -> new MissingApiKeyException(KeySource.EXPRESSION))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("EXPRESSION");
+  }
+
+  @Test
+  void aClientAddressIsNamedAlikeOnEveryStack() {
+    assertThat(HttpFields.clientAddress(" 203.0.113.7 ")).isEqualTo("203.0.113.7");
+    assertThat(HttpFields.clientAddress("[2001:db8::1]")).isEqualTo("2001:db8::1");
+    assertThat(HttpFields.clientAddress("2001:db8::1")).isEqualTo("2001:db8::1");
+    assertThat(HttpFields.clientAddress(null)).isNull();
+    assertThat(HttpFields.clientAddress(" ")).isNull();
+  }
+
+  @Test
   void aStoreThatFailsIsA503WhenFailuresDenyAndADegradedPassWhenTheyAllow() {
     RateLimitGateway deny = gateway(null, new FailingStore(), StoreFailure.DENY, b -> b);
     Throwable sync = catchThrowable(() -> request(deny, chat(deny, CHAT)));

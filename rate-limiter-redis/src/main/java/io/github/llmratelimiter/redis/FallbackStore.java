@@ -252,6 +252,14 @@ final class FallbackStore implements AutoCloseable {
     return current().store;
   }
 
+  /** Forgets the state of every share and every mirrored call. */
+  void resetAll() {
+    for (Share s : shares) {
+      s.store.resetAll();
+    }
+    mirrored.clear();
+  }
+
   /** The budget as this instance's share scales it. */
   Budget scaled(Budget budget) {
     return current().scale(List.of(budget)).get(0);

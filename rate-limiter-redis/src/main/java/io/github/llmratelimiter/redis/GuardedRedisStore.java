@@ -538,6 +538,26 @@ final class GuardedRedisStore implements RedisRateLimitStore {
         () -> fallback().store().reset(fallback().scaled(budget), key));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>It forgets the state in Redis (every key under the store's prefix but the live-instance
+   * set), and the fallback's local state; while Redis does not answer, it throws whatever the
+   * policy: a reset that left Redis's counts in place would not be one.
+   */
+  @Override
+  public void resetAll() {
+    admin(() -> {
+      redis.resetAll();
+      return null;
+    }, () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
+    if (fallback != null) {
+      fallback.resetAll();
+    }
+  }
+
   @Override
   public long trackedKeys(Budget budget) {
     redis.budget(budget);

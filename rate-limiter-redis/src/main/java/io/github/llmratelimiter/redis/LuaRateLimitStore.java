@@ -604,6 +604,22 @@ final class LuaRateLimitStore implements RateLimitStore {
     return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>It deletes every key under the store's prefix that holds a key's state, a reservation
+   * sequence or a plan (<code>&lt;prefix&gt;:{*</code>), on every master of a Cluster; the set of live
+   * instances stays.
+   */
+  @Override
+  public void resetAll() {
+    List<String> found = scan(layout.everyKeyPattern());
+    RedisClusterCommands<String, String> redis = link.commands();
+    for (int from = 0; from < found.size(); from += SCAN_COUNT) {
+      redis.del(found.subList(from, Math.min(found.size(), from + SCAN_COUNT)).toArray(String[]::new));
+    }
+  }
+
   @Override
   public long trackedKeys(Budget budget) {
     budget(budget);

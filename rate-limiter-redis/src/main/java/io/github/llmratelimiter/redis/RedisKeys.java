@@ -146,6 +146,11 @@ final class RedisKeys {
     return prefix + ":{*}:" + encode(budget) + ":" + part(key) + SUFFIX_PATTERN;
   }
 
+  /** A {@code SCAN MATCH} pattern for every key of the layout but the live-instance set. */
+  String everyKeyPattern() {
+    return prefix + ":{*";
+  }
+
   /** A {@code SCAN MATCH} pattern for every key of {@code budget}. */
   String pattern(String budget) {
     return prefix + ":{*}:" + encode(budget) + ":*" + SUFFIX_PATTERN;

@@ -57,6 +57,27 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
+  void resetAllDeletesOnlyItsOwnPrefixsStateAndKeepsTheLiveInstances() {
+    String prefix = TestRedis.freshPrefix();
+    String neighbour = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = serverTimeStore(prefix);
+        RedisRateLimitStore other = serverTimeStore(neighbour)) {
+      store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "k1/gpt"), 1,
+          Composition.SEQUENTIAL);
+      store.assignPlan("k1", "pro");
+      other.acquire(KEY, "k1", 1, Composition.SEQUENTIAL);
+      redis.zadd(prefix + ":instances", 1, "instance-a");
+      assertThat(redis.keys(prefix + ":{*")).hasSize(4);
+
+      store.resetAll();
+
+      assertThat(redis.keys(prefix + ":*")).containsExactly(prefix + ":instances");
+      assertThat(redis.keys(neighbour + ":{*")).containsExactly(neighbour + ":{k1}:key:k1:s");
+      assertThat(store.assignedPlan("k1")).isEmpty();
+    }
+  }
+
+  @Test
   void everyKeyExpiresOnceItsStateWouldBeFreshAgain() {
     String prefix = TestRedis.freshPrefix();
     try (RedisRateLimitStore store = serverTimeStore(prefix)) {

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.gateway.KeyScope;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.MissingKey;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitSettings;
@@ -88,8 +89,10 @@ public class RateLimiterProperties {
   private int planCacheMaxKeys = 100_000;
 
   /**
-   * What happens to a request without an API key: "reject" (a 401 problem response) or
-   * "anonymous" (all such requests share the budget of "anonymous-key").
+   * What happens to a request without an API key (or without what its route's key or key
+   * expression, or its @RateLimited key, is counted by): "reject" (a 401 problem response, or a
+   * 400 for a client address or an expression that gives nothing) or "anonymous" (all such
+   * requests share the budget of "anonymous-key").
    */
   private MissingKey missingKey = MissingKey.REJECT;
 
@@ -1193,11 +1196,37 @@ public class RateLimiterProperties {
     }
   }
 
-  /** One route of the web front door: path patterns and the policy that limits them. */
+  /**
+   * One route of the web front door: path patterns (and HTTP methods), the policy that limits
+   * them, and who a request is charged to.
+   */
   public static class Route {
 
     /** Path patterns the route covers (Spring PathPattern syntax, for example "/v1/**"). */
     private List<String> include = new ArrayList<>();
+
+    /**
+     * HTTP methods the route covers, for example POST; empty covers every method. A request of
+     * another method is matched against the next routes.
+     */
+    private List<String> methods = new ArrayList<>();
+
+    /**
+     * Who a request is charged to: "api-key" (the API key it carries; the default), "principal"
+     * (the authenticated user's name, as "principal:<name>") or "client-ip" (the connection's
+     * remote address, as "ip:<address>", rewritten from X-Forwarded-For or Forwarded only when
+     * server.forward-headers-strategy is native or framework). A request without one follows
+     * missing-key.
+     */
+    private @Nullable KeySource key;
+
+    /**
+     * A SpEL expression for who a request is charged to, instead of "key": evaluated on the
+     * request (header('X-Tenant'), method, path, clientIp, principal), with #request the native
+     * request (HttpServletRequest, or ServerHttpRequest in WebFlux) and @bean references. Parsed at
+     * start-up; a request for which it gives null or blank follows missing-key.
+     */
+    private @Nullable String keyExpression;
 
     /** Path patterns excluded from the route even when an include pattern matches. */
     private List<String> exclude = new ArrayList<>();
@@ -1286,6 +1315,60 @@ public class RateLimiterProperties {
      */
     public void setModelSource(@Nullable ModelSource modelSource) {
       this.modelSource = modelSource;
+    }
+
+    /**
+     * Returns the setting: HTTP methods the route covers; empty covers every method.
+     *
+     * @return the methods setting
+     */
+    public List<String> getMethods() {
+      return methods;
+    }
+
+    /**
+     * Sets the setting: HTTP methods the route covers; empty covers every method.
+     *
+     * @param methods the new value
+     */
+    public void setMethods(List<String> methods) {
+      this.methods = methods;
+    }
+
+    /**
+     * Returns the setting: who a request is charged to; unset means api-key.
+     *
+     * @return the key setting, or null when unset
+     */
+    public @Nullable KeySource getKey() {
+      return key;
+    }
+
+    /**
+     * Sets the setting: who a request is charged to; unset means api-key.
+     *
+     * @param key the new value, or null for the default
+     */
+    public void setKey(@Nullable KeySource key) {
+      this.key = key;
+    }
+
+    /**
+     * Returns the setting: a SpEL expression for who a request is charged to, instead of "key".
+     *
+     * @return the keyExpression setting, or null when unset
+     */
+    public @Nullable String getKeyExpression() {
+      return keyExpression;
+    }
+
+    /**
+     * Sets the setting: a SpEL expression for who a request is charged to, instead of "key".
+     *
+     * @param keyExpression the new value, or null for none
+     */
+    public void setKeyExpression(@Nullable String keyExpression) {
+      this.keyExpression = keyExpression;
     }
   }
 

@@ -5,6 +5,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.CallSlots;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
@@ -17,6 +18,8 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
@@ -48,12 +51,19 @@ import org.springframework.util.ClassUtils;
  * over (the front door releases it); outside a request, until the method returns or throws, or
  * until what it returned terminates or is cancelled.
  *
+ * <p>A key expression that gives nothing (null or blank) follows {@code ratelimiter.missing-key}:
+ * the anonymous key, or a 400. A failure to evaluate an expression, or a cost that is not a
+ * positive number, is a 400 whose problem names neither the expression nor the method (both are
+ * logged at debug level).
+ *
  * <p>A plain Spring AOP interceptor, applied by the {@link RateLimitedPointcut} advisor that the
  * auto-configuration registers: it needs no AspectJ.
  */
 final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcement {
 
-  private static final SpelExpressionParser PARSER = new SpelExpressionParser();
+  private static final Log LOG = LogFactory.getLog(RateLimitedAspect.class);
+  /** The parser of the annotation's expressions, here and in the start-up check. */
+  static final SpelExpressionParser PARSER = new SpelExpressionParser();
   private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
   private final RateLimitGateway gateway;
@@ -168,12 +178,8 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       String apiKey = gateway.apiKey(support.currentCredential());
       key = RateLimitKey.of(apiKey, model != null ? model : support.currentModel());
     } else {
-      String apiKey = string(annotation.key(), context, where, "key");
-      if (apiKey == null || apiKey.isBlank()) {
-        throw new InvalidRateLimitRequestException("the key expression '" + annotation.key()
-            + "' of @RateLimited on " + where + " gave no key", null);
-      }
-      key = RateLimitKey.of(apiKey, model != null ? model : inRequest ? support.currentModel() : null);
+      String caller = gateway.callerKey(KeySource.EXPRESSION, string(annotation.key(), context, where, "key"));
+      key = RateLimitKey.of(caller, model != null ? model : inRequest ? support.currentModel() : null);
     }
     double cost = annotation.cost().isEmpty() ? 1.0 : cost(annotation.cost(), context, where);
     return new Charge(charging, annotation.policy(), key, cost);
@@ -189,8 +195,12 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
     try {
       return expressions.computeIfAbsent(expression, PARSER::parseExpression).getValue(context);
     } catch (EvaluationException e) {
-      throw new InvalidRateLimitRequestException("the " + attribute + " expression '" + expression
-          + "' of @RateLimited on " + where + " failed: " + e.getMessage(), e);
+      if (LOG.isDebugEnabled()) {
+        LOG.debug("The " + attribute + " expression of @RateLimited on " + where
+            + " cannot be evaluated: " + e.getMessage());
+      }
+      throw new InvalidRateLimitRequestException(
+          "The request's rate-limit " + attribute + " cannot be read from it.", e);
     }
   }
 
@@ -213,8 +223,11 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       }
     }
     if (!(cost > 0) || Double.isInfinite(cost)) {
-      throw new InvalidRateLimitRequestException("the cost expression '" + expression
-          + "' of @RateLimited on " + where + " must give a finite number > 0, but gave " + value, null);
+      if (LOG.isDebugEnabled()) {
+        LOG.debug("The cost expression of @RateLimited on " + where + " gave " + value);
+      }
+      throw new InvalidRateLimitRequestException(
+          "The request's rate-limit cost must be a finite number > 0.", null);
     }
     return cost;
   }

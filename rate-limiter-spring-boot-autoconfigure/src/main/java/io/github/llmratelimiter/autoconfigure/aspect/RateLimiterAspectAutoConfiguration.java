@@ -10,6 +10,7 @@ import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.beans.factory.BeanFactory;
@@ -23,6 +24,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.expression.ParseException;
 import org.springframework.util.ClassUtils;
 import org.springframework.util.function.SingletonSupplier;
 import org.springframework.util.ReflectionUtils;
@@ -31,7 +34,7 @@ import org.springframework.util.ReflectionUtils;
  * Auto-configuration of {@link RateLimited}: the interceptor that enforces it (in Spring MVC, in
  * WebFlux on methods that return {@code Mono} or {@code Flux}, and outside HTTP), the advisor that
  * applies it to the annotated methods of Spring beans, and a start-up check that every policy an
- * annotation names exists. It needs no AspectJ: Spring Boot's AOP auto-configuration proxies the
+ * annotation names exists and every expression it holds parses (an error names the method). It needs no AspectJ: Spring Boot's AOP auto-configuration proxies the
  * beans (with AspectJ's auto-proxying when {@code spring-boot-starter-aspectj} is present, else
  * with Spring's infrastructure auto-proxying, which applies this infrastructure advisor). Active
  * unless {@code ratelimiter.aspect.enabled=false} (or {@code spring.aop.auto=false}, which proxies
@@ -76,7 +79,10 @@ public final class RateLimiterAspectAutoConfiguration {
     return () -> check(beanFactory, policies.getObject());
   }
 
-  /** Fails start-up when a {@code @RateLimited} on a bean names a policy that does not exist. */
+  /**
+   * Fails start-up when a {@code @RateLimited} on a bean names a policy that does not exist, or has
+   * an expression that is not valid SpEL (naming the method).
+   */
   static void check(ConfigurableListableBeanFactory beanFactory, RateLimitPolicies policies) {
     for (String name : beanFactory.getBeanDefinitionNames()) {
       Class<?> type = beanFactory.getType(name, false);
@@ -84,17 +90,36 @@ public final class RateLimiterAspectAutoConfiguration {
         continue;
       }
       Class<?> user = ClassUtils.getUserClass(type);
-      checkPolicy(policies, user.getAnnotation(RateLimited.class), user.getName());
-      ReflectionUtils.doWithMethods(user, (Method m) -> checkPolicy(
-          policies, m.getAnnotation(RateLimited.class), user.getName() + "." + m.getName() + "()"));
+      check(policies, AnnotatedElementUtils.findMergedAnnotation(user, RateLimited.class), user.getName());
+      ReflectionUtils.doWithMethods(user, (Method m) -> check(policies,
+          AnnotatedElementUtils.findMergedAnnotation(m, RateLimited.class),
+          user.getName() + "." + m.getName() + "()"));
     }
   }
 
-  private static void checkPolicy(RateLimitPolicies policies, RateLimited annotation, String where) {
-    if (annotation != null && !annotation.policy().isEmpty() && !policies.contains(annotation.policy())) {
+  private static void check(RateLimitPolicies policies, @Nullable RateLimited annotation, String where) {
+    if (annotation == null) {
+      return;
+    }
+    if (!annotation.policy().isEmpty() && !policies.contains(annotation.policy())) {
       throw new InvalidRateLimitPropertyException("ratelimiter.policies", annotation.policy(),
           "a policy defined under ratelimiter.policies, one of " + policies.all().keySet()
               + ", as @RateLimited on " + where + " names it");
+    }
+    parse(annotation.key(), "key", where);
+    parse(annotation.model(), "model", where);
+    parse(annotation.cost(), "cost", where);
+  }
+
+  private static void parse(String expression, String attribute, String where) {
+    if (expression.isEmpty()) {
+      return;
+    }
+    try {
+      RateLimitedAspect.PARSER.parseExpression(expression);
+    } catch (ParseException e) {
+      throw new IllegalStateException("@RateLimited on " + where + " has a " + attribute
+          + " expression that is not valid SpEL: '" + expression + "' (" + e.getMessage() + ")", e);
     }
   }
 }

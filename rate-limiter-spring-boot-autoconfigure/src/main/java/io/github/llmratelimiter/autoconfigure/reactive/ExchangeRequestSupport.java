@@ -1,15 +1,24 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitHeaders;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
+import java.net.InetSocketAddress;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.web.server.ServerWebExchange;
+import reactor.core.publisher.Mono;
 import reactor.util.context.ContextView;
 
 /**
@@ -35,10 +44,38 @@ final class ExchangeRequestSupport implements ReactiveRateLimitRequestSupport {
     return exchange == null ? null : new Bound(exchange);
   }
 
-  /** The key a request is charged to: its API key (or the anonymous key, or a 401), and its model. */
-  RateLimitKey resolveKey(ServerWebExchange exchange) {
-    String apiKey = gateway.apiKey(resolver.resolveApiKey(exchange));
-    return RateLimitKey.of(apiKey, model(exchange));
+  /**
+   * The key a route charges a request to: the caller its key source finds (its API key by default;
+   * else the anonymous key, or a 401 or 400), with its model. The principal, which the exchange
+   * resolves asynchronously, is resolved first when the route needs it.
+   */
+  Mono<RateLimitKey> resolveKey(ServerWebExchange exchange, Route route) {
+    if (!route.needsPrincipal()) {
+      return Mono.fromCallable(() -> resolveKey(exchange, route, null));
+    }
+    return exchange.getPrincipal()
+        .map(principal -> Optional.ofNullable(principal.getName()))
+        .defaultIfEmpty(Optional.empty())
+        .map(name -> resolveKey(exchange, route, name.orElse(null)));
+  }
+
+  private RateLimitKey resolveKey(ServerWebExchange exchange, Route route, @Nullable String principal) {
+    String caller = route.keySource() == KeySource.API_KEY
+        ? gateway.apiKey(resolver.resolveApiKey(exchange))
+        : gateway.callerKey(route.keySource(), route.keyValue(exchange.getRequest(),
+            view(exchange.getRequest(), principal)));
+    return RateLimitKey.of(caller, model(exchange));
+  }
+
+  /** The request as a route's key expression sees it. */
+  private static RouteKeyRequest view(ServerHttpRequest request, @Nullable String principal) {
+    InetSocketAddress remote = request.getRemoteAddress();
+    String address = remote == null ? null
+        : remote.getAddress() != null ? remote.getAddress().getHostAddress() : remote.getHostString();
+    HttpHeaders headers = request.getHeaders();
+    return new RouteKeyRequest(request.getMethod().name(),
+        request.getPath().pathWithinApplication().value(), HttpFields.clientAddress(address),
+        principal, headers::getFirst);
   }
 
   private @Nullable String model(ServerWebExchange exchange) {

@@ -7,7 +7,6 @@ import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.HttpFields;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
-import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.gateway.RequestBody;
 import java.util.List;
@@ -31,7 +30,7 @@ import reactor.core.publisher.Mono;
  * headers and problems. For each request it
  *
  * <ol>
- *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path, and whether its
+ *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path and method, and whether its
  *       controller method carries {@link RateLimited} (which then charges it instead, while the
  *       aspect is active: the more specific declaration wins);
  *   <li>for a request so limited, reads its body before the handler and re-exposes the same bytes
@@ -41,7 +40,8 @@ import reactor.core.publisher.Mono;
  *       data, which the handler then reads as parsed;
  *   <li>checks it ({@link RateLimitGateway#check}: 413 above {@code max-body}, declared or streamed,
  *       or a JSON body above {@code max-body-peek} on a route that reads the model from it; 400 for
- *       invalid completion caps), resolves its key (401, or 400 for two different credentials) and
+ *       invalid completion caps), resolves its key as the route says (its principal, when the route
+ *       needs it, resolved without blocking; 401, or 400 for two different credentials) and
  *       charges the route without blocking ({@link RateLimitGateway#chargeAsync}), writing the
  *       rate-limit headers on the response or the gateway's problem instead of calling the handler;
  *   <li>puts the exchange in the Reactor context of the rest of the chain, where the aspect finds
@@ -86,8 +86,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+    ServerHttpRequest request = exchange.getRequest();
     Route route = routes.isEmpty() ? null
-        : routes.match(exchange.getRequest().getPath().pathWithinApplication());
+        : routes.match(request.getPath().pathWithinApplication(), request.getMethod().name());
     if (annotated == null) {
       return route == null ? proceed(exchange, chain) : limited(exchange, chain, route, false);
     }
@@ -188,9 +189,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (route == null || context.charged()) {
       return Mono.just(exchange);
     }
-    RateLimitKey key = support.resolveKey(exchange);
-    return ReactiveStages.resume(gateway.chargeAsync(context, route.policy(), key, 1.0),
-            exchange.getRequest())
+    return support.resolveKey(exchange, route)
+        .flatMap(key -> ReactiveStages.resume(gateway.chargeAsync(context, route.policy(), key, 1.0),
+            exchange.getRequest()))
         .map(outcome -> {
           ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
           return exchange;

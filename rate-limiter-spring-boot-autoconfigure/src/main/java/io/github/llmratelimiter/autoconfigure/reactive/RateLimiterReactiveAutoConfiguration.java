@@ -6,6 +6,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -14,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.http.codec.ServerCodecConfigurer;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
@@ -57,9 +59,9 @@ public final class RateLimiterReactiveAutoConfiguration {
   RateLimitWebFilter rateLimitWebFilter(RateLimitGateway gateway, ReactiveRateLimitKeyResolver resolver,
       RateLimiterProperties properties, ObjectProvider<ServerCodecConfigurer> codecs,
       ObjectProvider<AnnotationEnforcement> annotations,
-      ObjectProvider<RequestMappingHandlerMapping> mappings) {
-    return new RateLimitWebFilter(
-        RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits()), gateway,
+      ObjectProvider<RequestMappingHandlerMapping> mappings, BeanFactory beanFactory) {
+    return new RateLimitWebFilter(RateLimitRoutes.of(properties.getWeb().getRoutes(),
+            gateway.bodyLimits(), new BeanFactoryResolver(beanFactory)), gateway,
         new ExchangeRequestSupport(resolver, gateway), problems(gateway, codecs),
         annotations.getIfAvailable() == null ? null : new AnnotatedHandlerLookup(mappings));
   }

@@ -17,8 +17,9 @@ import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UrlPathHelper;
 
 /**
- * Limits the requests whose path matches a configured route, with the route's policy, at cost 1,
- * and the model read from the route's {@link ModelSource}. A handler method that carries {@link
+ * Limits the requests whose path and method match a configured route, with the route's policy, at
+ * cost 1, charged to the caller the route's key source finds, with the model read from the route's
+ * {@link ModelSource}. A handler method that carries {@link
  * RateLimited} (or whose class does) is left to the aspect while one is active (its default model
  * still comes from the route's source), and a request already charged is not charged again. It
  * charges through the {@link RateLimitGateway}: a deny throws {@link RateLimitExceededException},
@@ -48,7 +49,8 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     if (found != null && found.charged()) {
       return true;
     }
-    Route route = routes.isEmpty() ? null : routes.match(path(request));
+    PathContainer path = path(request);
+    Route route = routes.isEmpty() ? null : routes.match(path, request.getMethod());
     boolean annotated = annotationsEnforced && handlers.annotated(handler);
     if (route == null && !annotated) {
       return true;
@@ -64,7 +66,7 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     }
     gateway.check(context);
     RateLimitOutcome outcome =
-        gateway.charge(context, route.policy(), support.resolveKey(request, null), 1.0);
+        gateway.charge(context, route.policy(), support.resolveKey(request, route, path), 1.0);
     ServletRateLimitRequestSupport.writeHeaders(response, outcome);
     return true;
   }

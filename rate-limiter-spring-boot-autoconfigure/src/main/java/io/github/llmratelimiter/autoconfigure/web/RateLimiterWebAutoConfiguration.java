@@ -7,6 +7,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.http.HttpServletRequest;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -15,6 +16,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.web.servlet.DispatcherServlet;
 import org.springframework.web.servlet.config.annotation.InterceptorRegistry;
 import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
@@ -61,8 +63,10 @@ public final class RateLimiterWebAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "rateLimitWebMvcConfigurer")
   WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitGateway gateway, RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations) {
-    RateLimitRoutes routes = RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits());
+      RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations,
+      BeanFactory beanFactory) {
+    RateLimitRoutes routes = RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits(),
+        new BeanFactoryResolver(beanFactory));
     return new WebMvcConfigurer() {
       @Override
       public void addInterceptors(InterceptorRegistry registry) {

@@ -1,6 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
+import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitHeaders;
@@ -8,8 +12,10 @@ import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.security.Principal;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.server.PathContainer;
 import org.springframework.web.context.request.RequestAttributes;
 import org.springframework.web.context.request.RequestContextHolder;
 import org.springframework.web.context.request.ServletRequestAttributes;
@@ -72,12 +78,22 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
   }
 
   /**
-   * The key the request is charged to: its API key (or the anonymous key, or a 401), then the given
-   * model, else the request's.
+   * The key a route charges the request to: the caller its key source finds (its API key by
+   * default; else the anonymous key, or a 401 or 400), with the request's model.
    */
-  RateLimitKey resolveKey(HttpServletRequest request, @Nullable String model) {
-    String apiKey = gateway.apiKey(resolver.resolveApiKey(request));
-    return RateLimitKey.of(apiKey, model != null ? model : model(request));
+  RateLimitKey resolveKey(HttpServletRequest request, Route route, PathContainer path) {
+    String caller = route.keySource() == KeySource.API_KEY
+        ? gateway.apiKey(resolver.resolveApiKey(request))
+        : gateway.callerKey(route.keySource(), route.keyValue(request, view(request, path)));
+    return RateLimitKey.of(caller, model(request));
+  }
+
+  /** The request as a route's key expression sees it. */
+  private static RouteKeyRequest view(HttpServletRequest request, PathContainer path) {
+    Principal principal = request.getUserPrincipal();
+    return new RouteKeyRequest(request.getMethod(), path.value(),
+        HttpFields.clientAddress(request.getRemoteAddr()),
+        principal == null ? null : principal.getName(), request::getHeader);
   }
 
   private @Nullable String model(HttpServletRequest request) {

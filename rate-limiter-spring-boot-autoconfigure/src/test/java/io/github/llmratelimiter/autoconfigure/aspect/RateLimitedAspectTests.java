@@ -8,18 +8,22 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.aspectj.weaver.Advice;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.aop.config.AopConfigUtils;
 import org.springframework.aop.framework.autoproxy.InfrastructureAdvisorAutoProxyCreator;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.aop.AopAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.expression.ParseException;
 import org.springframework.stereotype.Service;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -110,6 +114,42 @@ class RateLimitedAspectTests {
       assertThat(RateLimiterFailureAnalyzerAccess.describe(context.getStartupFailure()))
           .contains("'ratelimiter.policies'").contains("'gold'").contains("UnknownPolicy.call()");
     });
+  }
+
+  @ParameterizedTest
+  @ValueSource(classes = {BadKey.class, BadModel.class, BadCost.class, BadClassLevel.class})
+  void runWhenAnAnnotationsExpressionIsNotSpelShouldFailStartUpNamingTheMethod(Class<?> bean) {
+    runner.withBean(bean).run(context -> {
+      assertThat(context).hasFailed();
+      assertThat(context.getStartupFailure()).rootCause().isInstanceOf(ParseException.class);
+      Throwable named = context.getStartupFailure();
+      while (!(named instanceof IllegalStateException) || !named.getMessage().startsWith("@RateLimited")) {
+        named = named.getCause();
+      }
+      assertThat(named.getMessage()).startsWith("@RateLimited on " + bean.getName() + ".call()")
+          .contains("is not valid SpEL");
+    });
+  }
+
+  @Test
+  void runWhenAKeyExpressionGivesNothingOutsideHttpShouldFollowMissingKey() {
+    runner.withBean(Tenanted.class).run(context -> {
+      Tenanted bean = context.getBean(Tenanted.class);
+      assertThat(bean.call("acme")).isEqualTo("acme");
+      for (String none : new String[] {null, "", "  "}) {
+        assertThatThrownBy(() -> bean.call(none)).isInstanceOf(InvalidRateLimitRequestException.class)
+            .hasMessage("The request does not carry what this endpoint's rate limit is counted by.");
+      }
+    });
+    runner.withBean(Tenanted.class).withPropertyValues("ratelimiter.missing-key=anonymous",
+        "ratelimiter.policies.annotated.rpm.limit=2").run(context -> {
+          Tenanted bean = context.getBean(Tenanted.class);
+          assertThat(bean.call(null)).isNull();
+          assertThat(bean.call(" ")).isEqualTo(" ");
+          // both shared the anonymous key's budget of 2
+          assertThatThrownBy(() -> bean.call("")).isInstanceOf(RateLimitExceededException.class);
+          assertThat(bean.call("acme")).isEqualTo("acme");
+        });
   }
 
   @Test
@@ -221,6 +261,47 @@ class RateLimitedAspectTests {
     public void a() {}
 
     public void b() {}
+  }
+
+  @Service
+  static class Tenanted {
+    @RateLimited(policy = "annotated", key = "#tenant")
+    public String call(String tenant) {
+      return tenant;
+    }
+  }
+
+  @Service
+  static class BadKey {
+    @RateLimited(key = "#tenant +")
+    public String call() {
+      return "ok";
+    }
+  }
+
+  @Service
+  static class BadModel {
+    @RateLimited(key = "'k'", model = "#body.model)")
+    public String call() {
+      return "ok";
+    }
+  }
+
+  @Service
+  static class BadCost {
+    @RateLimited(key = "'k'", cost = "#{1}}")
+    public String call() {
+      return "ok";
+    }
+  }
+
+  @Service
+  @RateLimited(key = "'k'")
+  static class BadClassLevel {
+    @RateLimited(key = "'k'", cost = "(1")
+    public String call() {
+      return "ok";
+    }
   }
 
   @Service

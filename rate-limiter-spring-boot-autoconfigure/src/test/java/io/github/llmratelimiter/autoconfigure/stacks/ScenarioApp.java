@@ -10,6 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
@@ -17,6 +18,8 @@ import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestMapping;
+import org.springframework.web.bind.annotation.RequestMethod;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import reactor.core.publisher.Flux;
@@ -27,11 +30,14 @@ import reactor.core.publisher.Sinks;
  * A small LLM gateway that runs unchanged on either web stack (Spring MVC on Tomcat, WebFlux on
  * Netty): routed handlers, handlers annotated with {@code @RateLimited} that return {@code Mono} and
  * {@code Flux}, an OpenAI-shaped completion and stream whose usage and failures the test picks in
- * query parameters. Time stands still (a manual ticker); every reconciliation is queued for the tests
- * to await. Nothing in it names a servlet or a reactive server type.
+ * query parameters; routes keyed on the client address, the principal and expressions ({@link
+ * KeyFixtures} stands in for authentication on each stack). Time stands still (a manual ticker);
+ * every reconciliation is queued for the tests to await. Nothing in its handlers names a servlet or
+ * a reactive server type.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
+@Import(KeyFixtures.class)
 public class ScenarioApp {
 
   /** The properties of the scenarios: the policies, body limits and routes. */
@@ -73,10 +79,30 @@ public class ScenarioApp {
       "ratelimiter.web.routes[7].include=/v1/**",
       "ratelimiter.web.routes[7].exclude=/v1/free",
       "ratelimiter.web.routes[7].policy=routed",
+      "ratelimiter.policies.keyed.rpm.limit=2",
+      "ratelimiter.web.routes[8].include=/keyed/ip",
+      "ratelimiter.web.routes[8].policy=keyed",
+      "ratelimiter.web.routes[8].key=client-ip",
+      "ratelimiter.web.routes[9].include=/keyed/principal",
+      "ratelimiter.web.routes[9].policy=keyed",
+      "ratelimiter.web.routes[9].key=principal",
+      "ratelimiter.web.routes[10].include=/keyed/tenant",
+      "ratelimiter.web.routes[10].methods=post",
+      "ratelimiter.web.routes[10].policy=keyed",
+      "ratelimiter.web.routes[10].key-expression=header('X-Tenant')",
+      "ratelimiter.web.routes[11].include=/keyed/tenant",
+      "ratelimiter.web.routes[11].methods=GET",
+      "ratelimiter.web.routes[11].policy=routed",
+      "ratelimiter.web.routes[12].include=/keyed/bean",
+      "ratelimiter.web.routes[12].policy=keyed",
+      "ratelimiter.web.routes[12].key-expression=@tenantKeys.of(#request, header('x-tenant'))",
+      "ratelimiter.web.routes[13].include=/keyed/broken",
+      "ratelimiter.web.routes[13].policy=keyed",
+      "ratelimiter.web.routes[13].key-expression=header('X-Tenant').toUpperCase()",
       "ratelimiter.policies.slots.rpm.limit=100000",
       "ratelimiter.policies.slots.concurrency.limit=1",
-      "ratelimiter.web.routes[8].include=/slots/**",
-      "ratelimiter.web.routes[8].policy=slots",
+      "ratelimiter.web.routes[14].include=/slots/**",
+      "ratelimiter.web.routes[14].policy=slots",
       "ratelimiter.plans.pro.policies.routed.rpm.limit=10",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
@@ -175,6 +201,18 @@ public class ScenarioApp {
     @GetMapping("/deferred/annotated")
     public Mono<String> deferred() {
       return Mono.just("deferred");
+    }
+
+    @RequestMapping(path = {"/keyed/ip", "/keyed/principal", "/keyed/tenant", "/keyed/bean",
+        "/keyed/broken"}, method = {RequestMethod.GET, RequestMethod.POST, RequestMethod.DELETE})
+    public String keyed() {
+      return "keyed";
+    }
+
+    @RateLimited(policy = "annotated", key = "#tenant")
+    @GetMapping("/annotated/tenant")
+    public Mono<String> annotatedTenant(@RequestParam(required = false) String tenant) {
+      return Mono.just("tenant " + tenant);
     }
 
     @RateLimited(policy = "annotated", cost = "#tokens")

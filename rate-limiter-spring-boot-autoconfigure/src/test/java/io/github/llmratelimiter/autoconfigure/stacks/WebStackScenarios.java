@@ -361,9 +361,9 @@ public abstract class WebStackScenarios {
     String key = newKey();
     WebTestClient.ResponseSpec negative = get("/cost?tokens=-1", key).expectStatus().isBadRequest()
         .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
-    assertThat(body(negative)).isEqualTo("{\"detail\":\"the cost expression '#tokens' of "
-        + "@RateLimited on Handlers.cost() must give a finite number > 0, but gave -1.0\","
-        + "\"instance\":\"/cost\",\"status\":400,\"title\":\"Bad Request\"}");
+    // the problem names neither the expression nor the method
+    assertThat(body(negative)).isEqualTo("{\"detail\":\"The request's rate-limit cost must be a "
+        + "finite number > 0.\",\"instance\":\"/cost\",\"status\":400,\"title\":\"Bad Request\"}");
     get("/cost?tokens=NaN", key).expectStatus().isBadRequest();
     WebTestClient.ResponseSpec tooBig = get("/cost?tokens=11", key).expectStatus().isEqualTo(429)
         .expectHeader().doesNotExist("Retry-After");
@@ -472,6 +472,135 @@ public abstract class WebStackScenarios {
       response.getResponseHeaders().forEach((name, values) ->
           assertThat(values).as(name).noneMatch(v -> v.contains(key)));
     }
+  }
+
+  // ---- key sources: client address, principal, expressions; routes by method
+
+  /** Asserts the 400 problem of a request that lacks what its route or annotation is keyed by. */
+  private static void assertNotKeyed(Response response, String path) {
+    assertThat(response.status()).isEqualTo(400);
+    assertThat(response.headers().get("content-type")).isEqualTo("application/problem+json");
+    assertThat(response.body()).isEqualTo("{\"detail\":\"The request does not carry what this "
+        + "endpoint's rate limit is counted by.\",\"instance\":\"" + path + "\",\"status\":400,"
+        + "\"title\":\"Bad Request\"}");
+    namesNothingInternal(response.body());
+  }
+
+  /** Asserts that a problem names no expression, header, method or class of the application. */
+  private static void namesNothingInternal(String problem) {
+    assertThat(problem).doesNotContain("X-Tenant", "x-tenant", "header(", "#", "@", "toUpperCase",
+        "tenantKeys", "Handlers", "RouteKeyRequest", "Spel", "Exception", "ratelimiter.");
+  }
+
+  private long loopbackWindowUsed() {
+    return windowUsed("keyed", "ip:127.0.0.1", null) + windowUsed("keyed", "ip:0:0:0:0:0:0:0:1", null);
+  }
+
+  @Test
+  void aRouteKeyedOnTheClientAddressNeedsNoApiKeyAndIgnoresForgedForwardedHeaders() {
+    client.get().uri("/keyed/ip").exchange().expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit", "\"keyed\";r=1;t=60");
+    // an attacker rotates forged addresses: with forwarded headers off they change nothing
+    client.get().uri("/keyed/ip").header("X-Forwarded-For", "203.0.113.9").exchange()
+        .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=0;t=60");
+    client.get().uri("/keyed/ip").header("X-Forwarded-For", "203.0.113.10")
+        .header("Forwarded", "for=198.51.100.1").header("X-Real-IP", "198.51.100.2")
+        .exchange().expectStatus().isEqualTo(429);
+    assertThat(loopbackWindowUsed()).isEqualTo(2);
+    assertThat(windowUsed("keyed", "ip:203.0.113.9", null) + windowUsed("keyed", "203.0.113.9", null)
+        + windowUsed("keyed", "ip:203.0.113.10", null) + windowUsed("keyed", "ip:198.51.100.1", null))
+        .isZero();
+  }
+
+  @Test
+  void aRouteKeyedOnThePrincipalCountsPerUserAndAnUnauthenticatedRequestGets401() {
+    String alice = newKey();
+    for (int r = 1; r >= 0; r--) {
+      client.get().uri("/keyed/principal").header(KeyFixtures.USER_HEADER, alice).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.get().uri("/keyed/principal").header(KeyFixtures.USER_HEADER, alice).exchange()
+        .expectStatus().isEqualTo(429);
+    client.get().uri("/keyed/principal").header(KeyFixtures.USER_HEADER, newKey()).exchange()
+        .expectStatus().isOk();
+    assertThat(windowUsed("keyed", "principal:" + alice, null)).isEqualTo(2);
+    // an API key does not stand in for the principal; no challenge of a scheme the limiter does not own
+    WebTestClient.ResponseSpec anonymous = get("/keyed/principal", newKey())
+        .expectStatus().isUnauthorized()
+        .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
+        .expectHeader().doesNotExist("WWW-Authenticate");
+    assertThat(body(anonymous)).isEqualTo("{\"detail\":\"The request is not authenticated: this "
+        + "endpoint's rate limit is counted per user.\",\"instance\":\"/keyed/principal\","
+        + "\"status\":401,\"title\":\"Unauthorized\"}");
+  }
+
+  @Test
+  void aKeyExpressionChargesWhatItGivesAndRoutesMatchByMethod() {
+    String tenant = newKey();
+    for (int r = 1; r >= 0; r--) {
+      client.post().uri("/keyed/tenant").header("X-Tenant", tenant).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.post().uri("/keyed/tenant").header("x-tenant", tenant).exchange().expectStatus().isEqualTo(429);
+    assertThat(windowUsed("keyed", tenant, null)).isEqualTo(2);
+    // GET is another route (the API key, routed); DELETE is no route at all
+    String key = newKey();
+    get("/keyed/tenant", key).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"routed\";q=3;w=60");
+    client.get().uri("/keyed/tenant").header("X-Tenant", tenant).exchange().expectStatus().isUnauthorized();
+    for (int i = 0; i < 4; i++) {
+      client.delete().uri("/keyed/tenant").header("X-Tenant", tenant).exchange()
+          .expectStatus().isOk().expectHeader().doesNotExist("RateLimit");
+    }
+    assertThat(windowUsed("routed", key, null)).isEqualTo(1);
+  }
+
+  @Test
+  void aKeyExpressionThatGivesNothingGets400NamingNothingInternal() throws Exception {
+    // no X-Tenant, an empty one, a blank one (sent raw: HTTP clients refuse to send it)
+    List<List<Header>> requests = List.of(List.of(), List.of(header("X-Tenant", "")),
+        List.of(header("X-Tenant", "   ")));
+    for (List<Header> tenant : requests) {
+      List<Header> headers = new ArrayList<>(tenant);
+      headers.add(header("Authorization", "Bearer " + newKey())); // an API key does not stand in
+      assertNotKeyed(RawHttp.send(port, "POST /keyed/tenant HTTP/1.1", headers, new byte[0]),
+          "/keyed/tenant");
+    }
+    assertThat(windowUsed("keyed", "anonymous", null)).isZero();
+  }
+
+  @Test
+  void aKeyExpressionThatFailsOnARequestGets400NamingNothingInternal() {
+    WebTestClient.ResponseSpec failed = client.get().uri("/keyed/broken").exchange()
+        .expectStatus().isBadRequest().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    String problem = body(failed);
+    assertThat(problem).isEqualTo("{\"detail\":\"The request's rate-limit key cannot be read from "
+        + "it.\",\"instance\":\"/keyed/broken\",\"status\":400,\"title\":\"Bad Request\"}");
+    namesNothingInternal(problem);
+    // with the header it evaluates
+    client.get().uri("/keyed/broken").header("X-Tenant", "acme-" + KEYS.incrementAndGet()).exchange()
+        .expectStatus().isOk();
+  }
+
+  @Test
+  void aKeyExpressionSeesTheNativeRequestAndCallsBeans() {
+    String tenant = newKey();
+    client.post().uri("/keyed/bean").header("X-Tenant", tenant).exchange().expectStatus().isOk();
+    String stack = stack() == WebApplicationType.SERVLET ? "servlet" : "reactive";
+    assertThat(windowUsed("keyed", "tenant:" + tenant + "@" + stack, null)).isEqualTo(1);
+  }
+
+  @Test
+  void anAnnotationsKeyExpressionThatGivesNothingGets400NamingNothingInternal() throws Exception {
+    String tenant = newKey();
+    get("/annotated/tenant?tenant=" + tenant, newKey()).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60");
+    assertThat(windowUsed("annotated", tenant, null)).isEqualTo(1);
+    for (String query : new String[] {"", "?tenant=", "?tenant=%20%20"}) {
+      assertNotKeyed(raw("GET /annotated/tenant" + query + " HTTP/1.1", new byte[0],
+          header("Authorization", "Bearer " + newKey())), "/annotated/tenant");
+    }
+    assertThat(windowUsed("annotated", "anonymous", null)).isZero();
   }
 
   // ---- bodies the limiter rejects

@@ -1,0 +1,41 @@
+package io.github.llmratelimiter.autoconfigure.slices;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Keeps the README's "Testing your limits" examples true: they must be {@link ChatController} and
+ * {@link ChatLimitsTest} as compiled and run here, less their package lines and Javadoc comments.
+ */
+class ReadmeExampleTests {
+
+  private static final Path README = Path.of("..", "README.md");
+  private static final Path SOURCES = Path.of("src/test/java/io/github/llmratelimiter/autoconfigure/slices");
+
+  @Test
+  void theTestingSectionsExamplesAreTheClassesThatRun() throws IOException {
+    String readme = Files.readString(README, StandardCharsets.UTF_8);
+    int section = readme.indexOf("\n### Testing your limits\n");
+    assertThat(section).as("the README's section").isPositive();
+    int controller = readme.indexOf("```java\n", section) + "```java\n".length();
+    int test = readme.indexOf("```java\n", controller) + "```java\n".length();
+    assertThat(block(readme, controller)).isEqualTo(compiled("ChatController.java"));
+    assertThat(block(readme, test)).isEqualTo(compiled("ChatLimitsTest.java"));
+  }
+
+  private static String block(String readme, int start) {
+    return readme.substring(start, readme.indexOf("```\n", start));
+  }
+
+  /** A source as the README shows it: without its package line and Javadoc comments. */
+  private static String compiled(String file) throws IOException {
+    String source = Files.readString(SOURCES.resolve(file), StandardCharsets.UTF_8);
+    String body = source.substring(source.indexOf('\n', source.indexOf("package ")) + 1);
+    return body.replaceAll("(?s)\n[ \t]*/\\*\\*.*?\\*/", "").strip() + "\n";
+  }
+}
