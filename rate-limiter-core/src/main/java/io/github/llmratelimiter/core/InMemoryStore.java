@@ -613,6 +613,50 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   @Override
+  public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    checkLists(levels, keys);
+    checkKeys(keys);
+    Args.notNegative("modelTokens", modelTokens);
+    BudgetTable[] tables = tables(levels);
+    if (modelTokens == 0 || !limitsModelTokens(tables)) {
+      return;
+    }
+    int[] lockOrder = lockOrder(tables);
+    KeyEntry[] entries = new KeyEntry[tables.length];
+    long id = reservationIds.incrementAndGet();
+    while (true) {
+      for (int i = 0; i < tables.length; i++) {
+        // only the levels charged track the key; a full table cannot take the charge (null)
+        entries[i] = tables[i].hasModelTokens ? lookUp(tables[i], keys.get(i)) : null;
+      }
+      if (!lockAll(entries, lockOrder)) {
+        continue;
+      }
+      try {
+        long now = ticker.read();
+        for (int i = 0; i < tables.length; i++) {
+          if (entries[i] != null) {
+            tables[i].expireModelTokens(entries[i], now);
+            tables[i].chargeModelTokens(entries[i], now, modelTokens, id);
+          }
+        }
+        return;
+      } finally {
+        unlockAll(entries, lockOrder);
+      }
+    }
+  }
+
+  private static boolean limitsModelTokens(BudgetTable[] tables) {
+    for (BudgetTable t : tables) {
+      if (t.hasModelTokens) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
   public void release(Reservation reservation) {
     Args.notNull("reservation", reservation);
     if (!reservation.holdsSlots()) {

@@ -33,11 +33,12 @@ public class RateLimiterProperties {
   private boolean enabled = true;
 
   /**
-   * How the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the
-   * window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged
-   * or none).
+   * How the window, the bucket and the model tokens (and the levels of a hierarchy) compose:
+   * "reserve-commit" (the default: every budget of every level is charged or none, so a client
+   * that waits the advised Retry-After is admitted) or "sequential" (the core's in-process order:
+   * the window first, and a burst or model-token deny keeps its window slot).
    */
-  private Composition composition = Composition.SEQUENTIAL;
+  private Composition composition = Composition.RESERVE_COMMIT;
 
   /** The policy applied where none is named (a route or an annotation without a policy). */
   private String defaultPolicy = DEFAULT_POLICY;
@@ -131,7 +132,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   * Returns the setting: how the budgets (and the levels of a hierarchy) compose: "reserve-commit" (the default: all charged or none) or "sequential" (the window first, a burst or model-token deny keeps its window slot).
    *
    * @return the composition setting
    */
@@ -140,7 +141,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Sets the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   * Sets the setting: how the budgets (and the levels of a hierarchy) compose: "reserve-commit" (the default: all charged or none) or "sequential" (the window first, a burst or model-token deny keeps its window slot).
    *
    * @param composition the new value
    */
