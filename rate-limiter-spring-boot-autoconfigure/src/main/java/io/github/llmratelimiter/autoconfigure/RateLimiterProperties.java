@@ -66,7 +66,8 @@ public class RateLimiterProperties {
 
   /**
    * What happens to a request without an API key: "reject" (a 401 problem response) or
-   * "anonymous" (all such requests share the budget of "anonymous-key").
+   * "anonymous" (all such requests share the budget of the key "anonymous-key" names,
+   * "anonymous" by default).
    */
   private MissingKey missingKey = MissingKey.REJECT;
 
@@ -249,7 +250,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of the key "anonymous-key" names, "anonymous" by default).
    *
    * @return the missingKey setting
    */
@@ -258,7 +259,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of the key "anonymous-key" names, "anonymous" by default).
    *
    * @param missingKey the new value
    */
