@@ -14,20 +14,7 @@ local n, idBase, amount = struct.unpack('<ddd', ARGV[1], 25)
 
 local id = idBase + redis.call('INCR', KEYS[#KEYS])
 redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
-local k = 1
-for i = 1, n do
-  local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
-  if tpmLimit > 0 then
-    local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-    k = k + 3
-    modelTokens().load(L)
-    T.append(L, id, amount)
-    T.save(L)
-  else
-    k = k + 1
-  end
-  if slotLimit > 0 then
-    k = k + 1
-  end
-end
+modelTokens().eachLevel(n, function(L)
+  T.append(L, id, amount)
+end)
 return {id}

@@ -43,6 +43,9 @@ public class ScenarioApp {
       "ratelimiter.policies.bursty.rpm.limit=100",
       "ratelimiter.policies.bursty.burst.capacity=1",
       "ratelimiter.policies.bursty.burst.refill-per-second=4",
+      "ratelimiter.policies.retry.rpm.limit=5",
+      "ratelimiter.policies.retry.burst.capacity=4",
+      "ratelimiter.policies.retry.burst.refill-per-second=0.1",
       "ratelimiter.policies.final.burst.capacity=1",
       "ratelimiter.policies.final.burst.refill-per-second=0",
       "ratelimiter.policies.per-key.rpm.limit=3",
@@ -70,9 +73,11 @@ public class ScenarioApp {
       "ratelimiter.web.routes[5].policy=llm",
       "ratelimiter.web.routes[6].include=/deferred/**",
       "ratelimiter.web.routes[6].policy=routed",
-      "ratelimiter.web.routes[7].include=/v1/**",
-      "ratelimiter.web.routes[7].exclude=/v1/free",
-      "ratelimiter.web.routes[7].policy=routed",
+      "ratelimiter.web.routes[7].include=/v1/retry",
+      "ratelimiter.web.routes[7].policy=retry",
+      "ratelimiter.web.routes[8].include=/v1/**",
+      "ratelimiter.web.routes[8].exclude=/v1/free",
+      "ratelimiter.web.routes[8].policy=routed",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
   @Bean
@@ -122,7 +127,7 @@ public class ScenarioApp {
       this.gates = gates;
     }
 
-    @GetMapping({"/v1/routed", "/v1/bursty", "/v1/final", "/v1/free"})
+    @GetMapping({"/v1/routed", "/v1/bursty", "/v1/final", "/v1/free", "/v1/retry"})
     public String routed() {
       return "routed";
     }
