@@ -73,6 +73,10 @@ class ManagementPortTests {
     // the same paths are served on the management port
     assertThat(send("GET", managementPort, "/actuator/health").statusCode()).isEqualTo(200);
     assertThat(send("GET", managementPort, "/actuator/ratelimiter").statusCode()).isEqualTo(200);
+    // the in-memory store's health component, as the Redis store's, under the same name
+    HttpResponse<String> health = send("GET", managementPort, "/actuator/health/rateLimiter");
+    assertThat(health.statusCode()).isEqualTo(200);
+    assertThat(health.body()).contains("\"status\":\"UP\"");
   }
 
   @Test
