@@ -31,9 +31,10 @@ import org.jspecify.annotations.Nullable;
  *       where {@code r} is the fewest unit-cost calls every budget still admits, so it is never
  *       above the {@code q} of any item. The item named is the deciding level's component that
  *       limits it: after a deny, the component that denied ({@code RPM_LIMIT}: the window, {@code
- *       BURST_LIMIT}: the burst item, {@code CONCURRENCY_LIMIT}: the concurrency item); otherwise the burst item when the level has no window, or
- *       when its bucket holds fewer calls than its window admits (a burst empties the bucket
- *       first), else the window item;
+ *       BURST_LIMIT}: the burst item, {@code CONCURRENCY_LIMIT}: the concurrency item); otherwise
+ *       the burst item when the level has no window, or when its bucket holds fewer calls than its
+ *       window admits (a burst empties the bucket first), else the window item, else the
+ *       concurrency item;
  *   <li>OpenAI's {@code x-ratelimit-limit-requests}, {@code x-ratelimit-remaining-requests} and
  *       {@code x-ratelimit-reset-requests} (a duration such as {@code 20ms}, {@code 7s} or {@code
  *       1m30s});
@@ -259,14 +260,25 @@ public final class RateLimitHeaders {
 
     /** The item {@code RateLimit} names for the deciding level (see the class comment). */
     String rateLimitItem(int deciding, Reason reason) {
-      if (reason == Reason.CONCURRENCY_LIMIT && concurrencyItems[deciding] != null) {
-        return concurrencyItems[deciding];
-      }
+      String window = requestLimits[deciding] != null ? items[deciding] : null;
       String burst = burstItems[deciding];
-      if (burst == null || reason == Reason.RPM_LIMIT && requestLimits[deciding] != null) {
-        return items[deciding];
+      String slots = concurrencyItems[deciding];
+      String denying = switch (reason) {
+        case RPM_LIMIT -> window;
+        case BURST_LIMIT -> burst;
+        case CONCURRENCY_LIMIT -> slots;
+        default -> null;
+      };
+      if (denying != null) {
+        return denying;
       }
-      return reason == Reason.BURST_LIMIT || burstBinds[deciding] ? burst : items[deciding];
+      if (burst != null && burstBinds[deciding]) {
+        return burst;
+      }
+      if (window != null) {
+        return window;
+      }
+      return slots != null ? slots : items[deciding];
     }
 
     /**

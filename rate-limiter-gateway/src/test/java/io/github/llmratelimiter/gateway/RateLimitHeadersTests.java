@@ -166,5 +166,10 @@ class RateLimitHeadersTests {
     assertThat(t.rateLimitItem(0, Reason.OK)).isEqualTo("\"one-shot-burst\"");
     assertThat(t.rateLimitItem(1, Reason.OK)).isEqualTo("\"slots\"");
     assertThat(t.rateLimitItem(1, Reason.CONCURRENCY_LIMIT)).isEqualTo("\"slots-concurrency\"");
+    Budget onlySlots = new Budget("only-slots", null, null, null, ConcurrencyLimit.of(2));
+    RateLimitHeaders.Template slotsOnly = RateLimitHeaders.template(List.of(onlySlots));
+    assertThat(slotsOnly.policy).isEqualTo("\"only-slots-concurrency\";q=2");
+    assertThat(slotsOnly.rateLimitItem(0, Reason.OK)).as("an advertised item")
+        .isEqualTo("\"only-slots-concurrency\"");
   }
 }
