@@ -13,10 +13,12 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
- * Health of the in-memory rate-limit store ({@code ratelimiter.store=memory}, the default): the
- * health indicator {@code rateLimiter} ({@code /actuator/health/rateLimiter}), the same component
+ * Health of the in-memory rate-limit store that {@link RateLimiterAutoConfiguration} defines
+ * ({@code ratelimiter.store=memory}, the default; not an application's own store): the health
+ * indicator {@code rateLimiter} ({@code /actuator/health/rateLimiter}), the same component
  * the Redis store reports, when Boot's health classes are present (off with {@code
  * management.health.ratelimiter.enabled=false}).
  */
@@ -25,6 +27,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(HealthIndicator.class)
 @ConditionalOnBean({RateLimitStore.class, RateLimitPolicies.class})
 @ConditionalOnProperty(name = "ratelimiter.store", havingValue = "memory", matchIfMissing = true)
+@Conditional(OnAutoConfiguredInMemoryStore.class)
 @ConditionalOnEnabledHealthIndicator("ratelimiter")
 public final class RateLimiterInMemoryMonitoringAutoConfiguration {
 

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.memory;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import java.util.Map;
@@ -53,6 +54,13 @@ class RateLimiterInMemoryMonitoringAutoConfigurationTests {
         .run(context -> assertThat(context).doesNotHaveBean("rateLimiterHealthIndicator"));
     runner.withClassLoader(new FilteredClassLoader(HealthIndicator.class))
         .run(context -> assertThat(context).doesNotHaveBean("rateLimiterHealthIndicator"));
+  }
+
+  @Test
+  void runWhenTheApplicationDefinesItsOwnStoreShouldNotReportItAsTheInMemoryStore() {
+    runner.withBean("myStore", RateLimitStore.class, () -> RateLimitStore.inMemory())
+        .run(context -> assertThat(context).hasSingleBean(RateLimitStore.class)
+            .hasBean("myStore").doesNotHaveBean("rateLimiterHealthIndicator"));
   }
 
   @Test
