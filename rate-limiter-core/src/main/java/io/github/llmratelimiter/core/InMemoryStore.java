@@ -592,8 +592,26 @@ final class InMemoryStore implements RateLimitStore {
     // Only an under-estimate may need an entry the store no longer tracks.
     boolean create = actualModelTokens > reservation.estimate();
     KeyEntry[] entries = new KeyEntry[tables.length];
+    eachLocked(tables, entries, lockOrder,
+        () -> lookUpAll(tables, keys, entries, create), // a full table cannot take the extra charge
+        (t, e, now) -> t.reconcileModelTokens(e, now, reservation.id(), reservation.estimate(),
+            actualModelTokens));
+  }
+
+  /** One step on one locked entry at the instant {@code now}. */
+  @FunctionalInterface
+  private interface LockedStep {
+    void apply(BudgetTable table, KeyEntry entry, long now);
+  }
+
+  /**
+   * Looks the entries up, locks them in the global order (again from the look-up when one was
+   * retired meanwhile) and applies {@code step} to each one present, at one instant.
+   */
+  private void eachLocked(BudgetTable[] tables, KeyEntry[] entries, int[] lockOrder,
+      Runnable lookUp, LockedStep step) {
     while (true) {
-      lookUpAll(tables, keys, entries, create); // a full table cannot take the extra charge
+      lookUp.run();
       if (!lockAll(entries, lockOrder)) {
         continue;
       }
@@ -601,8 +619,7 @@ final class InMemoryStore implements RateLimitStore {
         long now = ticker.read();
         for (int i = 0; i < tables.length; i++) {
           if (entries[i] != null) {
-            tables[i].reconcileModelTokens(entries[i], now, reservation.id(),
-                reservation.estimate(), actualModelTokens);
+            step.apply(tables[i], entries[i], now);
           }
         }
         return;
@@ -610,6 +627,38 @@ final class InMemoryStore implements RateLimitStore {
         unlockAll(entries, lockOrder);
       }
     }
+  }
+
+  @Override
+  public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    checkLists(levels, keys);
+    checkKeys(keys);
+    Args.notNegative("modelTokens", modelTokens);
+    BudgetTable[] tables = tables(levels);
+    if (modelTokens == 0 || !limitsModelTokens(tables)) {
+      return;
+    }
+    int[] lockOrder = lockOrder(tables);
+    KeyEntry[] entries = new KeyEntry[tables.length];
+    long id = reservationIds.incrementAndGet();
+    eachLocked(tables, entries, lockOrder, () -> {
+      for (int i = 0; i < tables.length; i++) {
+        // only the levels charged track the key; a full table cannot take the charge (null)
+        entries[i] = tables[i].hasModelTokens ? lookUp(tables[i], keys.get(i)) : null;
+      }
+    }, (t, e, now) -> {
+      t.expireModelTokens(e, now);
+      t.chargeModelTokens(e, now, modelTokens, id);
+    });
+  }
+
+  private static boolean limitsModelTokens(BudgetTable[] tables) {
+    for (BudgetTable t : tables) {
+      if (t.hasModelTokens) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

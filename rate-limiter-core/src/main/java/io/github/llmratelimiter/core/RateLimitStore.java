@@ -112,6 +112,45 @@ public interface RateLimitStore extends AutoCloseable {
   }
 
   /**
+   * Charges model tokens used outside a decided call, after the fact: usage learned later, such as
+   * a batch job's or a tool call's. At every level that limits model tokens, {@code modelTokens}
+   * are added to the key's model-token window as one entry at the current time, in one atomic step
+   * (one script call in a distributed store); nothing else is charged: no request-window slot, no
+   * bucket permit, no slot for a call in flight. It never denies (the tokens are already spent): a
+   * window it takes past its limit denies the key's next calls with {@link Reason#TPM_LIMIT} until
+   * enough of it has left. Levels without a model-token limit are left alone, and a charge of 0
+   * does nothing. A level that cannot track one more key ({@link Reason#TRACKED_KEYS_LIMIT}) is
+   * not charged.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param modelTokens the model tokens used, at least 0
+   * @throws IllegalArgumentException on a blank key, negative tokens, mismatched lists or duplicate
+   *     names
+   */
+  default void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " does not support model-token budgets yet");
+  }
+
+  /**
+   * Charges model tokens used outside a decided call like {@link #chargeModelTokens} without
+   * blocking the caller on I/O.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param modelTokens the model tokens used, at least 0
+   * @return a stage that completes once the tokens are charged (or the charge is lost to a store
+   *     failure, as with {@link #reconcile})
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Void> chargeModelTokensAsync(
+      List<Budget> levels, List<String> keys, long modelTokens) {
+    chargeModelTokens(levels, keys, modelTokens);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
    * Gives back the slots a reservation holds for a call in flight, at every level that limits
    * concurrency: the call has ended. Idempotent: a second release of the same reservation, a
    * release of a lease that has expired already, and of a reservation that holds no slot, do

@@ -323,4 +323,79 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     store.reconcile(denied, 0);
     assertThat(used(b, "t")).isEqualTo(100);
   }
+
+  // ---- model tokens charged after the fact, outside a decided call
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void tokensChargedAfterTheFactFillTheWindowWithoutARequestSlotOrPermit(Composition mode) {
+    Budget b = new Budget("batch", new WindowLimit(2, Duration.ofMinutes(1)), new BucketLimit(3, 0),
+        ModelTokenLimit.perMinute(1000));
+    store.chargeModelTokens(List.of(b), List.of("t"), 300);
+    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    assertThat(s.modelTokensUsed()).isEqualTo(300);
+    assertThat(s.windowUsed()).as("no request slot").isZero();
+    assertThat(s.tokens()).as("no bucket permit").isEqualTo(3.0);
+    ticker.advanceMillis(10_000);
+    Reservation denied = reserve(b, "t", 800, mode);
+    assertThat(denied.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(denied.decision().retryAfterMs()).isEqualTo(50_000); // the 300 leave at t0 + 60 s
+    assertThat(reserve(b, "t", 700, mode).decision().allowed()).as("700 still fit").isTrue();
+    ticker.advanceMillis(50_000);
+    assertThat(used(b, "t")).isEqualTo(700);
+  }
+
+  @Test
+  void aChargeAboveTheLimitIsNeverDeniedAndDeniesLaterCallsUntilItLeaves() {
+    Budget b = tpm("tpm", 1000);
+    store.chargeModelTokens(List.of(b), List.of("t"), 1500);
+    assertThat(used(b, "t")).isEqualTo(1500);
+    Decision d = reserve(b, "t", 1, Composition.RESERVE_COMMIT).decision();
+    assertThat(d.reason()).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(d.retryAfterMs()).isEqualTo(60_000);
+    ticker.advanceMillis(60_000);
+    assertThat(reserve(b, "t", 1, Composition.RESERVE_COMMIT).decision().allowed()).isTrue();
+  }
+
+  @Test
+  void aChargeAddsToEveryLevelThatLimitsModelTokensAndLeavesTheOthersUntracked() {
+    Budget perKey = new Budget("per-key", WindowLimit.perMinute(10), null, ModelTokenLimit.perMinute(5000));
+    Budget slots = new Budget("slots", null, null, null, ConcurrencyLimit.of(1));
+    Budget model = new Budget("per-model", WindowLimit.perMinute(5), null, ModelTokenLimit.perMinute(500));
+    List<Budget> levels = List.of(perKey, slots, model);
+    List<String> keys = List.of("tenant", "tenant", "tenant|gpt-4o");
+    store.chargeModelTokens(levels, keys, 200);
+    store.chargeModelTokensAsync(levels, keys, 100).toCompletableFuture().join();
+    assertThat(used(perKey, "tenant")).isEqualTo(300);
+    assertThat(used(model, "tenant|gpt-4o")).isEqualTo(300);
+    assertThat(store.inspect(slots, "tenant")).as("a level without model tokens is left alone").isEmpty();
+    assertThat(store.inspect(perKey, "tenant").orElseThrow().windowUsed()).isZero();
+    Reservation r = store.reserve(levels, keys, 1, 201, Composition.RESERVE_COMMIT);
+    assertThat(r.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(r.decision().level()).isEqualTo("per-model");
+    Reservation admitted = store.reserve(levels, keys, 1, 200, Composition.RESERVE_COMMIT);
+    assertThat(admitted.decision().allowed()).isTrue();
+    assertThat(admitted.remainingModelTokens()).isZero();
+    store.release(admitted);
+  }
+
+  @Test
+  void aChargeOfNothingDoesNothingAndBadInputIsRejectedNamingIt() {
+    Budget b = tpm("tpm", 1000);
+    store.chargeModelTokens(List.of(b), List.of("t"), 0);
+    assertThat(store.inspect(b, "t")).isEmpty();
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> store.chargeModelTokens(List.of(b), List.of("t"), -1))
+        .withMessageContaining("modelTokens").withMessageContaining("-1");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> store.chargeModelTokens(List.of(b), List.of("t", "u"), 5))
+        .withMessageContaining("keys");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> store.chargeModelTokens(List.of(b), List.of(" "), 5))
+        .withMessageContaining("keys[0]");
+    assertThatIllegalArgumentException()
+        .isThrownBy(() -> store.chargeModelTokensAsync(List.of(b), List.of("t"), -2))
+        .withMessageContaining("modelTokens");
+    assertThat(store.inspect(b, "t")).isEmpty();
+  }
 }

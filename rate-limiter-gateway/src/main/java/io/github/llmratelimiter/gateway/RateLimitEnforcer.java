@@ -224,6 +224,81 @@ public final class RateLimitEnforcer {
     });
   }
 
+  /**
+   * Charges model tokens used outside a decided call, after the fact (a batch job's, a tool
+   * call's): they are added to the model-token window of every level of the policy that limits
+   * model tokens, for this caller, without a request slot or a bucket permit ({@link
+   * RateLimitStore#chargeModelTokens}). It never denies; the caller's next calls see the tokens.
+   * A charge the store cannot take (it is down) is lost and logged, as a reconciliation is.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller (its model picks the per-model budgets, as for a call)
+   * @param modelTokens the model tokens used, at least 0
+   * @throws InvalidRateLimitRequestException if the policy is unknown or the tokens are negative
+   */
+  public void chargeModelTokens(@Nullable String policyName, RateLimitKey key, long modelTokens) {
+    Charge charge = charge(policyName, key, modelTokens);
+    try {
+      store.chargeModelTokens(charge.levels, charge.keys, modelTokens);
+    } catch (RuntimeException e) {
+      chargeFailed(charge.policy, e);
+    }
+  }
+
+  /**
+   * Charges model tokens used outside a decided call like {@link #chargeModelTokens} without
+   * blocking the caller, through {@link RateLimitStore#chargeModelTokensAsync}.
+   *
+   * @param policyName the policy, or null or blank for the default policy
+   * @param key the caller
+   * @param modelTokens the model tokens used, at least 0
+   * @return a stage that completes once the tokens are charged, or the charge was lost to a store
+   *     failure (logged); it never fails
+   * @throws InvalidRateLimitRequestException if the policy is unknown or the tokens are negative
+   */
+  public CompletionStage<Void> chargeModelTokensAsync(
+      @Nullable String policyName, RateLimitKey key, long modelTokens) {
+    Charge charge = charge(policyName, key, modelTokens);
+    CompletionStage<Void> charged;
+    try {
+      charged = store.chargeModelTokensAsync(charge.levels, charge.keys, modelTokens);
+    } catch (RuntimeException e) {
+      chargeFailed(charge.policy, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    return charged.handle((ignored, failure) -> {
+      if (failure != null) {
+        chargeFailed(charge.policy, unwrap(failure));
+      }
+      return null;
+    });
+  }
+
+  /** What a charge of model tokens outside a call applies to, validated. */
+  private record Charge(String policy, List<Budget> levels, List<String> keys) {}
+
+  private Charge charge(@Nullable String policyName, RateLimitKey key, long modelTokens) {
+    if (key == null) {
+      throw new InvalidRateLimitRequestException("key must not be null", null);
+    }
+    RateLimitPolicy policy;
+    try {
+      policy = policies.policy(policyName);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidRateLimitRequestException(e.getMessage(), e);
+    }
+    if (modelTokens < 0) {
+      throw new InvalidRateLimitRequestException(
+          "modelTokens must be >= 0, but was " + modelTokens, null);
+    }
+    return new Charge(policy.name(), policy.budgets(key), policy.keys(key));
+  }
+
+  private static void chargeFailed(String policy, Throwable e) {
+    LOG.log(System.Logger.Level.WARNING, "Could not charge model tokens used outside a call on"
+        + " policy '" + policy + "': " + e);
+  }
+
   /** The failure a stage's {@link CompletionException} or a future's {@code ExecutionException} wraps. */
   static Throwable unwrap(Throwable failure) {
     Throwable t = failure;

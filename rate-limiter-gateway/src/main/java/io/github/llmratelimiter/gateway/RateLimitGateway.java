@@ -282,6 +282,35 @@ public final class RateLimitGateway {
   }
 
   /**
+   * Charges model tokens used outside a request, after the fact (a batch job's, a tool call's):
+   * they fill the caller's model-token windows on the policy without a request slot ({@link
+   * RateLimitEnforcer#chargeModelTokens}).
+   *
+   * @param policy the policy, or {@code null} or blank for the default policy
+   * @param key the caller
+   * @param modelTokens the model tokens used, at least 0
+   * @throws InvalidRateLimitRequestException if the policy is unknown or the tokens are negative
+   */
+  public void chargeModelTokens(@Nullable String policy, RateLimitKey key, long modelTokens) {
+    enforcer.chargeModelTokens(policy, key, modelTokens);
+  }
+
+  /**
+   * Charges model tokens used outside a request like {@link #chargeModelTokens} without blocking
+   * the caller on the store.
+   *
+   * @param policy the policy, or {@code null} or blank for the default policy
+   * @param key the caller
+   * @param modelTokens the model tokens used, at least 0
+   * @return a stage that completes once charged (or the charge was lost, and logged); never fails
+   * @throws InvalidRateLimitRequestException if the policy is unknown or the tokens are negative
+   */
+  public CompletionStage<Void> chargeModelTokensAsync(
+      @Nullable String policy, RateLimitKey key, long modelTokens) {
+    return enforcer.chargeModelTokensAsync(policy, key, modelTokens);
+  }
+
+  /**
    * Returns the rate-limit headers of an outcome ({@link RateLimitHeaders}): an admitted call's go
    * on its response.
    *

@@ -1,8 +1,11 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.util.ArrayList;
@@ -18,9 +21,20 @@ import org.jspecify.annotations.Nullable;
  * door adds to its response unchanged).
  *
  * <ul>
- *   <li>{@code RateLimit-Policy}: one item per level, {@code "name";q=<limit>;w=<window seconds>}
- *       (IETF httpapi ratelimit-headers draft, structured-field list);
- *   <li>{@code RateLimit}: the deciding level, {@code "name";r=<remaining>;t=<seconds to full>};
+ *   <li>{@code RateLimit-Policy}: every budget that can deny a call (IETF httpapi
+ *       ratelimit-headers draft, structured-field list): per level, its window {@code
+ *       "name";q=<limit>;w=<window seconds>}, and its burst bucket as an item of its own, {@code
+ *       "name-burst";q=<capacity, rounded down>;w=<seconds to refill it from empty, rounded up>}
+ *       ({@code w} left out for a bucket that never refills), and its limit on calls in flight,
+ *       {@code "name-concurrency";q=<slots>} (no window: a slot frees when its call ends);
+ *   <li>{@code RateLimit}: the deciding level, {@code "item";r=<remaining>;t=<seconds to full>},
+ *       where {@code r} is the fewest unit-cost calls every budget still admits, so it is never
+ *       above the {@code q} of any item. The item named is the deciding level's component that
+ *       limits it: after a deny, the component that denied ({@code RPM_LIMIT}: the window, {@code
+ *       BURST_LIMIT}: the burst item, {@code CONCURRENCY_LIMIT}: the concurrency item); otherwise
+ *       the burst item when the level has no window, or when its bucket holds fewer calls than its
+ *       window admits (a burst empties the bucket first), else the window item, else the
+ *       concurrency item;
  *   <li>OpenAI's {@code x-ratelimit-limit-requests}, {@code x-ratelimit-remaining-requests} and
  *       {@code x-ratelimit-reset-requests} (a duration such as {@code 20ms}, {@code 7s} or {@code
  *       1m30s});
@@ -57,6 +71,10 @@ public final class RateLimitHeaders {
   public static final String RESET_TOKENS = "x-ratelimit-reset-tokens";
   /** Appended to a level's name for its model-token item in the structured headers. */
   static final String TOKENS_SUFFIX = "-tokens";
+  /** Appended to a level's name for its burst bucket's item in the structured headers. */
+  static final String BURST_SUFFIX = "-burst";
+  /** Appended to a level's name for its limit on calls in flight in {@code RateLimit-Policy}. */
+  static final String CONCURRENCY_SUFFIX = "-concurrency";
   /** {@code Retry-After}, in whole seconds. */
   public static final String RETRY_AFTER = "Retry-After";
   /** {@code retry-after-ms}, OpenAI's retry time in milliseconds. */
@@ -113,7 +131,8 @@ public final class RateLimitHeaders {
     int deciding = t.indexOf(d.level());
     int tokens = t.tokensLevel(d.level());
     Reservation reservation = outcome.reservation();
-    StringBuilder rateLimit = new StringBuilder(64).append(t.items[deciding]).append(";r=")
+    StringBuilder rateLimit = new StringBuilder(64).append(t.rateLimitItem(deciding, d.reason()))
+        .append(";r=")
         .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
     boolean tokenHeaders = reservation != null && tokens >= 0;
     if (tokenHeaders) {
@@ -179,6 +198,15 @@ public final class RateLimitHeaders {
     final @Nullable String policy;
     /** Each level's name as a structured-field string. */
     final String[] items;
+    /** Each level's name with {@link #BURST_SUFFIX}, or null when it has no bucket. */
+    final @Nullable String[] burstItems;
+    /**
+     * Whether the deciding level's {@code RateLimit} item is its burst item when no deny names the
+     * component: it has a bucket, and no window or a bucket that holds fewer calls than the window.
+     */
+    final boolean[] burstBinds;
+    /** Each level's name with {@link #CONCURRENCY_SUFFIX}, or null when it limits no calls in flight. */
+    final @Nullable String[] concurrencyItems;
     /** Each level's name with {@link #TOKENS_SUFFIX}, or null when it limits no model tokens. */
     final @Nullable String[] tokenItems;
     /** Each level's window limit, or null when it has no window. */
@@ -190,6 +218,9 @@ public final class RateLimitHeaders {
       this.levels = List.copyOf(levels);
       int n = this.levels.size();
       items = new String[n];
+      burstItems = new String[n];
+      burstBinds = new boolean[n];
+      concurrencyItems = new String[n];
       tokenItems = new String[n];
       requestLimits = new String[n];
       tokenLimits = new String[n];
@@ -202,6 +233,19 @@ public final class RateLimitHeaders {
           policy.add(items[i] + ";q=" + w.limit() + ";w=" + ceilSeconds(w.window().toMillis()));
           requestLimits[i] = Long.toString(w.limit());
         }
+        BucketLimit b = level.bucket();
+        if (b != null) {
+          burstItems[i] = item(level.name() + BURST_SUFFIX);
+          long capacity = (long) Math.floor(b.capacity());
+          burstBinds[i] = w == null || capacity < w.limit();
+          policy.add(burstItems[i] + ";q=" + capacity + (b.refillPerSecond() > 0
+              ? ";w=" + (long) Math.ceil(b.capacity() / b.refillPerSecond()) : ""));
+        }
+        ConcurrencyLimit c = level.concurrency();
+        if (c != null) {
+          concurrencyItems[i] = item(level.name() + CONCURRENCY_SUFFIX);
+          policy.add(concurrencyItems[i] + ";q=" + c.limit());
+        }
       }
       for (int i = 0; i < n; i++) {
         ModelTokenLimit m = this.levels.get(i).modelTokens();
@@ -212,6 +256,29 @@ public final class RateLimitHeaders {
         }
       }
       this.policy = policy.length() > 0 ? policy.toString() : null;
+    }
+
+    /** The item {@code RateLimit} names for the deciding level (see the class comment). */
+    String rateLimitItem(int deciding, Reason reason) {
+      String window = requestLimits[deciding] != null ? items[deciding] : null;
+      String burst = burstItems[deciding];
+      String slots = concurrencyItems[deciding];
+      String denying = switch (reason) {
+        case RPM_LIMIT -> window;
+        case BURST_LIMIT -> burst;
+        case CONCURRENCY_LIMIT -> slots;
+        default -> null;
+      };
+      if (denying != null) {
+        return denying;
+      }
+      if (burst != null && burstBinds[deciding]) {
+        return burst;
+      }
+      if (window != null) {
+        return window;
+      }
+      return slots != null ? slots : items[deciding];
     }
 
     /**

@@ -56,6 +56,11 @@ public abstract class ForwardingStore implements RateLimitStore {
   }
 
   @Override
+  public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    delegate.chargeModelTokens(levels, keys, modelTokens);
+  }
+
+  @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
     return delegate.inspect(budget, key);
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
@@ -483,6 +484,39 @@ class RateLimitGatewayTests {
       pending.forEach(Runnable::run);
       pending.clear();
     }
+  }
+
+  @Test
+  void modelTokensChargedAfterTheFactFillTheWindowWithoutARequestSlot() {
+    RateLimitGateway gateway = gateway(1000L);
+    RateLimitKey key = gateway.resolveKey(KEY, "gpt-4o");
+    RateLimitPolicy policy = gateway.enforcer().policies().policy(null);
+    Budget budget = policy.budgets(key).get(0);
+    String stored = policy.keys(key).get(0);
+    gateway.chargeModelTokens(null, key, 900);
+    gateway.chargeModelTokensAsync(null, key, 50).toCompletableFuture().join();
+    KeySnapshot s = gateway.enforcer().store().inspect(budget, stored).orElseThrow();
+    assertThat(s.modelTokensUsed()).isEqualTo(950);
+    assertThat(s.windowUsed()).as("no request slot").isZero();
+    assertThat(gateway.resolveKey(KEY, "gpt-4o-mini")).isNotEqualTo(key);
+    assertThatThrownBy(() -> request(gateway, chat(gateway, CHAT)))
+        .isInstanceOfSatisfying(RateLimitExceededException.class,
+            e -> assertThat(e.decision().reason()).isEqualTo(Reason.TPM_LIMIT));
+    assertThat(observed).as("a charge after the fact decides nothing").hasSize(1);
+  }
+
+  @Test
+  void aChargeAfterTheFactRejectsBadInputAndLosesAFailedChargeQuietly() {
+    RateLimitGateway gateway = gateway(1000L);
+    RateLimitKey key = gateway.resolveKey(KEY, "gpt-4o");
+    assertThatThrownBy(() -> gateway.chargeModelTokens(null, key, -5))
+        .isInstanceOf(InvalidRateLimitRequestException.class).hasMessageContaining("modelTokens")
+        .hasMessageContaining("-5");
+    assertThatThrownBy(() -> gateway.chargeModelTokensAsync("nope", key, 5))
+        .isInstanceOf(InvalidRateLimitRequestException.class).hasMessageContaining("nope");
+    RateLimitGateway failing = gateway(1000L, new FailingStore(), StoreFailure.DENY, b -> b);
+    failing.chargeModelTokens(null, key, 5); // logged, not thrown: the usage happened already
+    assertThat(failing.chargeModelTokensAsync(null, key, 5).toCompletableFuture().join()).isNull();
   }
 
   /** A store whose every decision fails, synchronously or asynchronously, as an unreachable one. */

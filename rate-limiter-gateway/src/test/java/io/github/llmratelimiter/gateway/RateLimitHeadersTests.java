@@ -3,10 +3,18 @@ package io.github.llmratelimiter.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -75,5 +83,93 @@ class RateLimitHeadersTests {
       "a\"b|\"a\\\"b\"", "a\\b|\"a\\\\b\"", "modèle|\"mod?le\""})
   void policyNamesAreStructuredFieldStrings(String name, String expected) {
     assertThat(RateLimitHeaders.item(name)).isEqualTo(expected);
+  }
+
+  /** The issue's set-up: 5 a minute and a bucket of 4 refilled at 0.1 a second, in {@code mode}. */
+  private static RateLimitEnforcer fiveAMinuteBurstFour(ManualTicker ticker, Composition mode) {
+    RateLimitSettings defaults = RateLimitSettings.defaults().withComposition(mode);
+    RateLimitSettings settings = defaults.withTopLevel(new PolicySettings(
+        defaults.topLevel().limits().withRpm(5L, Duration.ofMinutes(1)).withBurst(4.0, 0.1),
+        KeyScope.API_KEY, Map.of(), null));
+    return new RateLimitEnforcer(RateLimitStore.inMemory(ticker), RateLimitPolicies.from(settings),
+        StoreFailure.DENY, List::of);
+  }
+
+  private static Map<String, String> asMap(RateLimitOutcome outcome) {
+    Map<String, String> map = new java.util.LinkedHashMap<>();
+    RateLimitHeaders.write(outcome, map::put);
+    return map;
+  }
+
+  private static final Pattern ITEM = Pattern.compile("(\"[^\"]+\");q=(\\d+)");
+
+  /** Checks that {@code RateLimit}'s item is advertised, with r at most its q. */
+  private static void assertRNeverExceedsItsQ(Map<String, String> headers) {
+    Map<String, Long> quotas = new java.util.HashMap<>();
+    Matcher m = ITEM.matcher(headers.get(RateLimitHeaders.POLICY));
+    while (m.find()) {
+      quotas.put(m.group(1), Long.parseLong(m.group(2)));
+    }
+    String rateLimit = headers.get(RateLimitHeaders.RATE_LIMIT);
+    String item = rateLimit.substring(0, rateLimit.indexOf(';'));
+    long r = Long.parseLong(rateLimit.replaceAll(".*;r=(\\d+);.*", "$1"));
+    assertThat(quotas).as(headers.toString()).containsKey(item);
+    assertThat(r).as(headers.toString()).isLessThanOrEqualTo(quotas.get(item));
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(Composition.class)
+  void theBurstIsAdvertisedAsItsOwnItemAndRNamesTheComponentThatLimits(Composition mode) {
+    ManualTicker ticker = new ManualTicker();
+    RateLimitEnforcer enforcer = fiveAMinuteBurstFour(ticker, mode);
+    RateLimitKey key = RateLimitKey.of("sk-burst-0123456789", null);
+    Map<String, String> first = asMap(enforcer.acquire(null, key, 1));
+    assertThat(first).containsEntry(RateLimitHeaders.POLICY,
+            "\"default\";q=5;w=60, \"default-burst\";q=4;w=40")
+        // 4 in the bucket, 5 in the window: the bucket limits first; 3 left of its 4
+        .containsEntry(RateLimitHeaders.RATE_LIMIT, "\"default-burst\";r=3;t=60");
+    for (int i = 0; i < 3; i++) {
+      assertRNeverExceedsItsQ(asMap(enforcer.acquire(null, key, 1)));
+    }
+    RateLimitOutcome burst = enforcer.acquire(null, key, 1);
+    assertThat(burst.decision().reason()).isEqualTo(Reason.BURST_LIMIT);
+    Map<String, String> denied = asMap(burst);
+    assertThat(denied.get(RateLimitHeaders.RATE_LIMIT)).startsWith("\"default-burst\";r=0;");
+    assertThat(denied).containsEntry(RateLimitHeaders.RETRY_AFTER_MS, "10000")
+        .containsEntry(RateLimitHeaders.RETRY_AFTER, "10");
+    ticker.advanceMillis(10_000);
+    RateLimitOutcome retry = enforcer.acquire(null, key, 1);
+    assertRNeverExceedsItsQ(asMap(retry));
+    if (mode == Composition.RESERVE_COMMIT) {
+      assertThat(retry.decision().allowed()).isTrue();
+      RateLimitOutcome rpm = enforcer.acquire(null, key, 1);
+      assertThat(rpm.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
+      assertThat(asMap(rpm).get(RateLimitHeaders.RATE_LIMIT)).startsWith("\"default\";r=0;");
+      assertRNeverExceedsItsQ(asMap(rpm));
+    } else {
+      // sequential: the burst deny kept its window slot, so the window denies the retry
+      assertThat(retry.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
+      assertThat(asMap(retry).get(RateLimitHeaders.RATE_LIMIT)).startsWith("\"default\";r=0;");
+    }
+  }
+
+  @Test
+  void aBucketThatNeverRefillsHasNoWindowAndSlotsAreAdvertisedToo() {
+    Budget oneShot = new Budget("one-shot", null, new io.github.llmratelimiter.core.BucketLimit(2.5, 0));
+    Budget slots = new Budget("slots", io.github.llmratelimiter.core.WindowLimit.perMinute(10), null,
+        null, ConcurrencyLimit.of(3));
+    assertThat(RateLimitHeaders.template(List.of(oneShot)).policy)
+        .isEqualTo("\"one-shot-burst\";q=2");
+    assertThat(RateLimitHeaders.template(List.of(slots)).policy)
+        .isEqualTo("\"slots\";q=10;w=60, \"slots-concurrency\";q=3");
+    RateLimitHeaders.Template t = RateLimitHeaders.template(List.of(oneShot, slots));
+    assertThat(t.rateLimitItem(0, Reason.OK)).isEqualTo("\"one-shot-burst\"");
+    assertThat(t.rateLimitItem(1, Reason.OK)).isEqualTo("\"slots\"");
+    assertThat(t.rateLimitItem(1, Reason.CONCURRENCY_LIMIT)).isEqualTo("\"slots-concurrency\"");
+    Budget onlySlots = new Budget("only-slots", null, null, null, ConcurrencyLimit.of(2));
+    RateLimitHeaders.Template slotsOnly = RateLimitHeaders.template(List.of(onlySlots));
+    assertThat(slotsOnly.policy).isEqualTo("\"only-slots-concurrency\";q=2");
+    assertThat(slotsOnly.rateLimitItem(0, Reason.OK)).as("an advertised item")
+        .isEqualTo("\"only-slots-concurrency\"");
   }
 }

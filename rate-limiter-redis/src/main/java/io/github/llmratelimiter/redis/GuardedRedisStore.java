@@ -333,6 +333,26 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     settle(() -> redis.submitReconcile(reservation, actualModelTokens));
   }
 
+  /**
+   * Charges on Redis model tokens used outside a call. A charge that cannot reach Redis is lost
+   * (and counted as an error), as a reconciliation is.
+   */
+  @Override
+  public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    if (redis.planChargeModelTokens(levels, keys, modelTokens)) {
+      settle(() -> redis.submitChargeModelTokens(levels, keys, modelTokens));
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> chargeModelTokensAsync(
+      List<Budget> levels, List<String> keys, long modelTokens) {
+    if (!redis.planChargeModelTokens(levels, keys, modelTokens)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return settleAsync(() -> redis.submitChargeModelTokens(levels, keys, modelTokens));
+  }
+
   private Reservation decide(LuaRateLimitStore.Call call) {
     if (call.decided() != null) {
       return call.decidedReservation();

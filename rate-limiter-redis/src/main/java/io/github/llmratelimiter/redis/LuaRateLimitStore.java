@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
@@ -49,6 +50,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript REFUND = LuaScript.load("refund.lua");
   private static final LuaScript RELEASE = LuaScript.load("release.lua");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat.lua");
+  private static final LuaScript CHARGE_MODEL_TOKENS = LuaScript.load("charge-model-tokens.lua");
 
   /**
    * Reservation ids numbered by Redis are above this (2^52), so they never meet the small ids of
@@ -438,6 +440,65 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /**
+   * Validates a charge of model tokens used outside a call; returns whether Redis has anything to
+   * do (some tokens, and a level that limits them).
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  boolean planChargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    checkLists(levels, keys);
+    checkLevels(levels, keys);
+    if (modelTokens < 0) {
+      throw new IllegalArgumentException("modelTokens must be >= 0, but was " + modelTokens);
+    }
+    if (modelTokens == 0) {
+      return false;
+    }
+    for (Budget b : levels) {
+      if (b.modelTokens() != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+    if (planChargeModelTokens(levels, keys, modelTokens)) {
+      long sent = System.nanoTime();
+      replies.await(submitChargeModelTokens(levels, keys, modelTokens), sent);
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> chargeModelTokensAsync(
+      List<Budget> levels, List<String> keys, long modelTokens) {
+    if (!planChargeModelTokens(levels, keys, modelTokens)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return submitChargeModelTokens(levels, keys, modelTokens).thenApply(ignored -> null);
+  }
+
+  /**
+   * Sends a validated charge of model tokens to Redis: one script call that adds an entry to the
+   * model-token window of every level that limits them.
+   */
+  CompletableFuture<List<Object>> submitChargeModelTokens(
+      List<Budget> levels, List<String> keys, long modelTokens) {
+    ScriptBudget[] scripted = scripted(levels);
+    double[] numbers = timeNumbers(6); // ARGV[1] (see charge-model-tokens.lua)
+    numbers[3] = levels.size();
+    numbers[4] = RESERVATION_ID_BASE;
+    numbers[5] = modelTokens;
+    int keyCount = keyCount(scripted);
+    String[] all = new String[keyCount + 1];
+    byte[][] levelArgs = new byte[scripted.length][];
+    all[keyCount] = levelKeys(keys, scripted, all, levelArgs);
+    return watched(link.async().thenCompose(redis -> CHARGE_MODEL_TOKENS.submit(
+        redis, LuaScript.list(), all, numbers, levelArgs, levelArgs.length)));
+  }
+
+  /**
    * Validates a release; returns whether Redis has anything to do (the reservation holds slots).
    *
    * @throws IllegalArgumentException on bad input
@@ -660,6 +721,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(REFUND.source);
     redis.scriptLoad(RELEASE.source);
     redis.scriptLoad(HEARTBEAT.source);
+    redis.scriptLoad(CHARGE_MODEL_TOKENS.source);
     if (serverClock != null) {
       List<String> time = redis.time();
       serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),

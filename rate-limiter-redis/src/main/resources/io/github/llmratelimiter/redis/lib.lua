@@ -324,6 +324,27 @@ local function modelTokens()
     end
   end
 
+  -- For each level that limits model tokens (KEYS per level as for acquire.lua, from KEYS[1];
+  -- ARGV[1 + i] the level's numbers), loads its window, calls visit(L) and writes what changed.
+  function T.eachLevel(n, visit)
+    local k = 1
+    for i = 1, n do
+      local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
+      if tpmLimit > 0 then
+        local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+        k = k + 3
+        T.load(L)
+        visit(L)
+        T.save(L)
+      else
+        k = k + 1
+      end
+      if slotLimit > 0 then
+        k = k + 1
+      end
+    end
+  end
+
   -- Milliseconds until L's model-token window is empty (BudgetTable.modelTokensResetMs).
   function T.resetMs(L)
     if L.tpmSize == 0 then

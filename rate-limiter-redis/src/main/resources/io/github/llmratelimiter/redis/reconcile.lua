@@ -10,20 +10,7 @@
 
 local n, id, estimate, actual = struct.unpack('<dddd', ARGV[1], 25)
 
-local k = 1
-for i = 1, n do
-  local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
-  if tpmLimit > 0 then
-    local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-    k = k + 3
-    modelTokens().load(L)
-    T.settle(L, id, estimate, actual)
-    T.save(L)
-  else
-    k = k + 1
-  end
-  if slotLimit > 0 then
-    k = k + 1
-  end
-end
+modelTokens().eachLevel(n, function(L)
+  T.settle(L, id, estimate, actual)
+end)
 return {}

@@ -10,6 +10,7 @@ import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -192,6 +193,34 @@ class RedisStoreBehaviourTest {
       assertThat(calls).containsEntry("evalsha", 2L).containsEntry("zrem", 2L);
       assertThat(calls.keySet()).isSubsetOf("evalsha", "zrem", "info", "config");
       assertThat(redis.exists(leases)).as("an empty set of leases is no key").isZero();
+    }
+  }
+
+  @Test
+  void modelTokensChargedAfterTheFactAreOneScriptCallInTheKeysHashTagAndNoRequestSlot() {
+    String prefix = TestRedis.freshPrefix();
+    Budget perKey = new Budget("tok", WindowLimit.perMinute(10), null, ModelTokenLimit.perMinute(1000));
+    Budget perModel = new Budget("tok-model", WindowLimit.perMinute(5), null,
+        ModelTokenLimit.perMinute(500));
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      List<Budget> levels = List.of(ORG, perKey, perModel);
+      List<String> keys = List.of("acme", "k1", "k1|gpt");
+      store.chargeModelTokens(levels, keys, 1); // loads the script once
+      redis.configResetstat();
+      for (int i = 0; i < 5; i++) {
+        store.chargeModelTokens(levels, keys, 100);
+      }
+      Map<String, Long> calls = commandCalls();
+      assertThat(calls).containsEntry("evalsha", 5L);
+      assertThat(calls).doesNotContainKeys("get", "set"); // no window or bucket state read or written
+      List<String> written = redis.keys(prefix + ":{*");
+      assertThat(written.stream().map(SlotHash::getSlot).distinct()).as("one hash slot").hasSize(1);
+      assertThat(written).noneMatch(k -> k.endsWith(":s")).anyMatch(k -> k.endsWith(":seq"));
+      assertThat(written).filteredOn(k -> !k.endsWith(":seq"))
+          .allSatisfy(k -> assertThat(redis.pttl(k)).as(k + " expires").isBetween(1L, 61_000L));
+      assertThat(store.inspect(perKey, "k1").orElseThrow().modelTokensUsed()).isEqualTo(501);
+      assertThat(store.inspect(perModel, "k1|gpt").orElseThrow().modelTokensUsed()).isEqualTo(501);
+      assertThat(store.inspect(ORG, "acme")).as("a level without model tokens").isEmpty();
     }
   }
 

@@ -34,11 +34,12 @@ public class RateLimiterProperties {
   private boolean enabled = true;
 
   /**
-   * How the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the
-   * window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged
-   * or none).
+   * How the window, the bucket and the model tokens (and the levels of a hierarchy) compose:
+   * "reserve-commit" (the default: every budget of every level is charged or none, so a client
+   * that waits the advised Retry-After is admitted) or "sequential" (the core's in-process order:
+   * the window first, and a burst or model-token deny keeps its window slot).
    */
-  private Composition composition = Composition.SEQUENTIAL;
+  private Composition composition = Composition.RESERVE_COMMIT;
 
   /** The policy applied where none is named (a route or an annotation without a policy). */
   private String defaultPolicy = DEFAULT_POLICY;
@@ -92,7 +93,8 @@ public class RateLimiterProperties {
    * What happens to a request without an API key (or without what its route's key or key
    * expression, or its @RateLimited key, is counted by): "reject" (a 401 problem response, or a
    * 400 for a client address or an expression that gives nothing) or "anonymous" (all such
-   * requests share the budget of "anonymous-key").
+   * requests share the budget of the key "anonymous-key" names, "anonymous" by
+   * default).
    */
   private MissingKey missingKey = MissingKey.REJECT;
 
@@ -158,7 +160,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   * Returns the setting: how the budgets (and the levels of a hierarchy) compose: "reserve-commit" (the default: all charged or none) or "sequential" (the window first, a burst or model-token deny keeps its window slot).
    *
    * @return the composition setting
    */
@@ -167,7 +169,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Sets the setting: how the window and the bucket (and the levels of a hierarchy) compose: "sequential" (the window first, a burst deny keeps its window slot) or "reserve-commit" (all levels charged or none).
+   * Sets the setting: how the budgets (and the levels of a hierarchy) compose: "reserve-commit" (the default: all charged or none) or "sequential" (the window first, a burst or model-token deny keeps its window slot).
    *
    * @param composition the new value
    */
@@ -347,7 +349,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   * Returns the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of the key "anonymous-key" names, "anonymous" by default).
    *
    * @return the missingKey setting
    */
@@ -356,7 +358,7 @@ public class RateLimiterProperties {
   }
 
   /**
-   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of "anonymous-key").
+   * Sets the setting: what happens to a request without an API key: "reject" (a 401 problem response) or "anonymous" (all such requests share the budget of the key "anonymous-key" names, "anonymous" by default).
    *
    * @param missingKey the new value
    */

@@ -43,7 +43,7 @@ class RateLimiterAutoConfigurationTests {
       assertThat(budget.window().limit()).isEqualTo(60);
       assertThat(budget.window().window()).isEqualTo(Duration.ofMinutes(1));
       assertThat(budget.bucket()).isNull();
-      assertThat(policies.composition()).isEqualTo(Composition.SEQUENTIAL);
+      assertThat(policies.composition()).isEqualTo(Composition.RESERVE_COMMIT);
     });
   }
 

@@ -20,10 +20,15 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.ApplicationContext;
 
 /**
  * The sample's safe set-up, with its own application.yml: Actuator only on the management port,
@@ -73,6 +78,19 @@ class ManagementPortTests {
     // the same paths are served on the management port
     assertThat(send("GET", managementPort, "/actuator/health").statusCode()).isEqualTo(200);
     assertThat(send("GET", managementPort, "/actuator/ratelimiter").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void theInMemoryStoreReportsTheRateLimiterHealthComponent(
+      @Autowired ApplicationContext context) throws Exception {
+    assertThat(chat("sk-health-check-0001").statusCode()).isEqualTo(200);
+    Health health = context.getBean("rateLimiterHealthIndicator", HealthIndicator.class).health();
+    assertThat(health.getStatus()).isEqualTo(Status.UP);
+    assertThat(health.getDetails()).containsEntry("store", "memory");
+    assertThat((Long) health.getDetails().get("trackedKeys")).isPositive();
+    assertThat(health.getDetails().toString()).doesNotContain("sk-health-check");
+    // the overall health, on the management port, includes it
+    assertThat(send("GET", managementPort, "/actuator/health").body()).contains("\"status\":\"UP\"");
   }
 
   @Test

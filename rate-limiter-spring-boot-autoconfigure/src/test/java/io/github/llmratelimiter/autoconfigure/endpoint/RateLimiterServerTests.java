@@ -71,7 +71,7 @@ class RateLimiterServerTests {
     assertThat(report.statusCode()).isEqualTo(200);
     String json = report.body();
     assertThat(json).doesNotContain(KEY).doesNotContain(OTHER);
-    assertThat(JsonPath.<String>read(json, "$.composition")).isEqualTo("sequential");
+    assertThat(JsonPath.<String>read(json, "$.composition")).isEqualTo("reserve-commit");
     assertThat(JsonPath.<String>read(json, "$.store")).isEqualTo("InMemoryStore");
     assertThat(JsonPath.<Integer>read(json, "$.policies.routed.levels[0].budget.rpmLimit")).isEqualTo(3);
     List<Integer> tracked = JsonPath.read(json, "$.budgets[?(@.budget=='routed')].trackedKeys");

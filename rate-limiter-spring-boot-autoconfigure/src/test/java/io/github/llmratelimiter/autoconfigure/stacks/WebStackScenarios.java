@@ -287,6 +287,49 @@ public abstract class WebStackScenarios {
     get("/v1/bursty", key).expectStatus().isOk();
   }
 
+  /** Waits the {@code retry-after-ms} a 429 advises, on the application's clock; returns it. */
+  private long waitAdvised(WebTestClient.ResponseSpec denied) {
+    String advised = denied.expectStatus().isEqualTo(429).returnResult(String.class)
+        .getResponseHeaders().getFirst("retry-after-ms");
+    assertThat(advised).as("retry-after-ms").isNotNull();
+    long ms = Long.parseLong(advised);
+    app.getBean(ManualTicker.class).advance(Duration.ofMillis(ms));
+    return ms;
+  }
+
+  @Test
+  void aClientThatWaitsTheAdvisedRetryIsAdmittedForEveryReason() {
+    // the starter's default composition, reserve-commit; 5 a minute, a bucket of 4 at 0.1 a second
+    String key = newKey();
+    get("/v1/retry", key).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"retry\";q=5;w=60, \"retry-burst\";q=4;w=40")
+        .expectHeader().valueEquals("RateLimit", "\"retry-burst\";r=3;t=60");
+    for (int i = 0; i < 3; i++) {
+      get("/v1/retry", key).expectStatus().isOk();
+    }
+    WebTestClient.ResponseSpec burst = get("/v1/retry", key).expectStatus().isEqualTo(429)
+        .expectHeader().valueEquals("Retry-After", "10")
+        .expectHeader().valueEquals("RateLimit", "\"retry-burst\";r=0;t=60");
+    assertThat(waitAdvised(burst)).isEqualTo(10_000);
+    get("/v1/retry", key).expectStatus().isOk(); // the burst deny kept no window slot
+    WebTestClient.ResponseSpec rpm = get("/v1/retry", key).expectStatus().isEqualTo(429)
+        .expectHeader().valueEquals("RateLimit", "\"retry\";r=0;t=60");
+    assertThat(body(rpm)).contains("\"reason\":\"RPM_LIMIT\"");
+    assertThat(waitAdvised(get("/v1/retry", key))).isEqualTo(50_000);
+    get("/v1/retry", key).expectStatus().isOk();
+
+    // model tokens: 100 a minute on /llm/**, each call estimated at 20 and using 20
+    String tenant = newKey();
+    for (int i = 0; i < 5; i++) {
+      postJson("/llm/chat?usage=20", tenant, TokenGateway.BODY_OF_20).expectStatus().isOk();
+    }
+    WebTestClient.ResponseSpec tpm = postJson("/llm/chat?usage=20", tenant, TokenGateway.BODY_OF_20);
+    assertThat(body(tpm)).contains("\"reason\":\"TPM_LIMIT\"");
+    assertThat(waitAdvised(postJson("/llm/chat?usage=20", tenant, TokenGateway.BODY_OF_20)))
+        .isEqualTo(60_000);
+    postJson("/llm/chat?usage=20", tenant, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
   @Test
   void denyThatWaitingCannotClearHasNoRetryAfterAndSaysSo() {
     String key = newKey();
@@ -311,7 +354,8 @@ public abstract class WebStackScenarios {
     WebTestClient.ResponseSpec denied = get("/annotated", key).expectStatus().isEqualTo(429)
         .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .expectHeader().valueEquals("Retry-After", "60")
-        .expectHeader().valueEquals("RateLimit-Policy", "\"annotated\";q=2;w=60")
+        .expectHeader().valueEquals("RateLimit-Policy",
+            "\"annotated\";q=2;w=60, \"annotated-burst\";q=10;w=1")
         .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
     assertThat(body(denied)).isEqualTo("{\"detail\":\"Rate limit exceeded for policy 'annotated' "
         + "(RPM_LIMIT on level 'annotated'). Retry after 60000 ms.\",\"instance\":\"/annotated\","
@@ -351,7 +395,8 @@ public abstract class WebStackScenarios {
     String key = newKey();
     // /deferred/** is routed (3 a minute), but its handler is annotated (2 a minute): that wins
     get("/deferred/annotated", key).expectStatus().isOk()
-        .expectHeader().valueEquals("RateLimit-Policy", "\"annotated\";q=2;w=60");
+        .expectHeader().valueEquals("RateLimit-Policy",
+            "\"annotated\";q=2;w=60, \"annotated-burst\";q=10;w=1");
     get("/deferred/annotated", key).expectStatus().isOk();
     get("/deferred/annotated", key).expectStatus().isEqualTo(429);
   }
@@ -382,9 +427,10 @@ public abstract class WebStackScenarios {
         .expectStatus().isEqualTo(429);
     assertThat(body(denied)).contains("\"policy\":\"chat\",\"level\":\"chat/gpt-4o\"");
     // another model has its own budget; the per-key level (3 a minute) is shared, and the gpt-4o
-    // deny above kept its per-key charge (sequential composition)
+    // deny above charged it nothing (reserve-commit, the starter's default): two more pass
     postJson("/v1/chat", key, "{\"model\":\"gpt-4o-mini\"}").expectStatus().isOk()
         .expectBody(String.class).isEqualTo("{\"echo\":\"gpt-4o-mini\"}");
+    postJson("/v1/chat", key, "{\"model\":\"gpt-4o-mini\"}").expectStatus().isOk();
     WebTestClient.ResponseSpec perKey = postJson("/v1/chat", key, "{\"model\":\"gpt-4o-mini\"}")
         .expectStatus().isEqualTo(429);
     assertThat(body(perKey)).contains("\"reason\":\"RPM_LIMIT\",\"policy\":\"chat\",\"level\":\"per-key\"");

@@ -204,7 +204,8 @@ class RateLimitWebTests {
       try {
         // /annotated is also under the catch-all route "routed" (3/min); its annotation (2/min) wins
         mvc.perform(get("/annotated").header("X-API-Key", KEY))
-            .andExpect(header().string("RateLimit-Policy", "\"annotated\";q=2;w=60"));
+            .andExpect(header().string("RateLimit-Policy",
+                "\"annotated\";q=2;w=60, \"annotated-burst\";q=10;w=1"));
         mvc.perform(get("/annotated").header("X-API-Key", KEY)).andExpect(status().isOk());
         mvc.perform(get("/annotated").header("X-API-Key", KEY)).andExpect(status().isTooManyRequests());
       } catch (Exception e) {
