@@ -16,6 +16,7 @@
     refreshMs: Math.max(500, Number(body.dataset.refresh) || 2000),
   };
   const HISTORY_MS = 5 * 60 * 1000;
+  const MIN_SPAN_MS = 60 * 1000;
   const DECISIONS = '/ratelimiter.decisions';
   const COLORS = ['#d6453d', '#e2a400', '#8e44ad', '#3866d6', '#16a3a3', '#b5651d', '#7f8c8d'];
   const SVG = 'http://www.w3.org/2000/svg';
@@ -27,6 +28,7 @@
     colors: new Map(),
     lastCounts: null,
     lastAt: 0,
+    firstAt: 0,
     selected: null, // the selected tenant's id
     detail: null,
     timer: 0,
@@ -138,10 +140,11 @@
 
   function renderBudgets(report) {
     const container = $('budgets');
-    const budgets = (report.budgets || []).slice()
-      .sort((a, b) => (b.top.length > 0) - (a.top.length > 0));
+    const budgets = report.budgets || [];
     const showPlan = hasPlan(budgets.flatMap((b) => b.top));
-    const sections = budgets.map((b) => renderBudget(b, showPlan));
+    const sections = budgets.filter((b) => b.top.length > 0).map((b) => renderBudget(b, showPlan));
+    const idle = budgets.filter((b) => b.top.length === 0).map((b) => b.budget);
+    if (idle.length) sections.push(el('p', { class: 'note idle' }, 'No tracked keys: ' + idle.join(', ') + '.'));
     container.replaceChildren(...sections);
     updatePlanOptions(report, budgets);
   }
@@ -153,10 +156,6 @@
       el('span', { class: 'count', 'data-tracked': b.trackedKeys },
         num(b.trackedKeys) + ' tracked' + (b.trackedKeys > entries.length ? ' · top ' + entries.length + ' shown' : '')));
     const section = el('section', { class: 'budget', 'data-budget': b.budget }, head);
-    if (entries.length === 0) {
-      section.append(el('p', { class: 'note' }, 'No tracked keys.'));
-      return section;
-    }
     const showModel = entries.some((k) => k.model);
     const header = el('tr', null, el('th', null, 'Tenant'), showPlan ? el('th', null, 'Plan') : null,
       showModel ? el('th', null, 'Model') : null, el('th', null, 'Window'), el('th', null, 'Bucket'),
@@ -345,6 +344,7 @@
     }
     state.lastCounts = counts;
     state.lastAt = now;
+    if (!state.firstAt) state.firstAt = now;
     note('chart-note', state.series.size === 0 ? (counts.size === 0 ? 'No decision yet.' : 'Measuring…') : null);
     renderChart(now);
   }
@@ -366,6 +366,9 @@
       for (const p of points) max = Math.max(max, p.v);
     }
     const top = niceMax(max);
+    // the last 5 minutes, or less while the page has seen less (at least one minute)
+    const span = Math.min(HISTORY_MS, Math.max(MIN_SPAN_MS, now - state.firstAt));
+    $('chart-span').textContent = '(last ' + (span < HISTORY_MS ? Math.round(span / 1000) + ' s' : '5 minutes') + ')';
     const svg = document.createElementNS(SVG, 'svg');
     svg.setAttribute('viewBox', '0 0 ' + w + ' ' + h);
     svg.setAttribute('preserveAspectRatio', 'none');
@@ -388,8 +391,8 @@
       line.setAttribute('stroke-width', '2');
       line.setAttribute('vector-effect', 'non-scaling-stroke');
       line.setAttribute('data-series', label);
-      line.setAttribute('points', points.map((p) =>
-        ((p.t - (now - HISTORY_MS)) / HISTORY_MS * w).toFixed(1) + ',' + (h - (p.v / top) * h).toFixed(1)).join(' '));
+      line.setAttribute('points', points.filter((p) => p.t >= now - span).map((p) =>
+        ((p.t - (now - span)) / span * w).toFixed(1) + ',' + (h - (p.v / top) * h).toFixed(1)).join(' '));
       svg.append(line);
       const latest = points.length ? points[points.length - 1].v : 0;
       const swatch = el('span', { class: 'swatch' });
@@ -399,7 +402,7 @@
     }
     chart.dataset.samples = String(samples);
     chart.replaceChildren(svg, el('span', { class: 'axis ymax' }, rate(top)),
-      el('span', { class: 'axis xmin' }, '5 min ago'), el('span', { class: 'axis xmax' }, 'now'));
+      el('span', { class: 'axis xmin' }, span >= HISTORY_MS ? '5 min ago' : Math.round(span / 1000) + ' s ago'), el('span', { class: 'axis xmax' }, 'now'));
     $('legend').replaceChildren(...legend);
   }
 
@@ -473,6 +476,7 @@
 
   async function poll() {
     clearTimeout(state.timer);
+    const started = performance.now();
     try {
       await Promise.all([loadReport(), loadDecisions()]);
       await Promise.all([loadStore(), loadDetail()]);
@@ -482,6 +486,7 @@
     }
     state.polls++;
     body.dataset.polls = String(state.polls);
+    body.dataset.pollMs = String(Math.round(performance.now() - started));
     state.timer = setTimeout(refresh, cfg.refreshMs);
   }
 
