@@ -92,7 +92,7 @@ class ConsoleBrowserTests extends ConsoleBrowserScenarios {
     Assumptions.assumeTrue(file != null && !file.isBlank(),
         "no screenshot asked for (-D" + SCREENSHOT + "=docs/console.png writes one)");
     Duration load = Duration.ofSeconds(Long.getLong(SCREENSHOT + ".seconds", 60));
-    browser().driver().manage().window().setSize(new Dimension(1400, 1150));
+    browser().driver().manage().window().setSize(new Dimension(1400, 1300));
     browser().open(consoleUrl());
     ScheduledExecutorService tenants = Executors.newScheduledThreadPool(4);
     String[] models = {"gpt-4o", "gpt-4o-mini"};

@@ -105,6 +105,9 @@ public abstract class ConsoleBrowserScenarios {
     browser.click(By.cssSelector("section.budget[data-budget='" + budget + "'] tr.tenant[data-id='" + id + "']"));
     browser.await("the tenant's detail", d -> masked.equals(browser.text(By.id("detail-key"))));
     assertThat(browser.driver().findElements(By.cssSelector("#detail-budgets .budget"))).isNotEmpty();
+    assertThat(browser.driver().findElement(By.id("reset")).isDisplayed()).as("the reset, granted").isTrue();
+    assertThat(browser.driver().findElement(By.id("plan-form")).isDisplayed())
+        .as("a plan's change, while the endpoint shows no plan").isFalse();
 
     // a cancelled reset changes nothing
     browser.click(By.id("reset"));

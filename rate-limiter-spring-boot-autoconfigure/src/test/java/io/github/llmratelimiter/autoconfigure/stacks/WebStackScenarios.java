@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
@@ -55,6 +56,9 @@ public abstract class WebStackScenarios {
 
   private static final AtomicLong KEYS = new AtomicLong();
   private static final String JSON = "application/json";
+  private static final String CONSOLE = "ratelimiter.console.enabled=true";
+  private static final String CONSOLE_404 = "{\"detail\":\"The console has no resource at this path.\","
+      + "\"status\":404,\"title\":\"Not Found\"}";
 
   /** The 401 body, byte for byte, on every stack. */
   static final String MISSING_KEY_BODY = "{\"detail\":\"The request carries no API key: send "
@@ -99,7 +103,7 @@ public abstract class WebStackScenarios {
 
   @BeforeAll
   void startApplication() {
-    app = start(stack());
+    app = start(stack(), CONSOLE);
     port = port(app);
     client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
         .responseTimeout(Duration.ofSeconds(30)).build();
@@ -560,5 +564,98 @@ public abstract class WebStackScenarios {
     app.getBean(StreamGates.class).open(gate);
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
     assertThat(modelTokensUsed(key)).isEqualTo(20);
+  }
+
+  // ---- the operator's console
+
+  @Test
+  void consoleServesItsPageScriptAndStyleSheetAndNothingElse() throws Exception {
+    Response page = raw("GET /ratelimiter/console HTTP/1.1", new byte[0]);
+    assertThat(page.status()).isEqualTo(200);
+    assertThat(page.headers()).containsEntry("content-type", "text/html;charset=UTF-8")
+        .containsEntry("cache-control", "no-store").containsEntry("x-frame-options", "DENY")
+        .containsEntry("x-content-type-options", "nosniff").containsEntry("referrer-policy", "no-referrer");
+    assertThat(page.headers().get("content-security-policy")).startsWith("default-src 'none'; script-src 'self';")
+        .contains("connect-src 'self'", "frame-ancestors 'none'");
+    // the endpoint's path; no metrics or health endpoint exposed; read-only access, no plans
+    assertThat(page.body()).contains("src=\"/ratelimiter/console/console.js\"",
+        "href=\"/ratelimiter/console/console.css\"", "data-endpoint=\"/actuator/ratelimiter\"",
+        "data-metrics=\"\"", "data-health=\"\"", "data-reset=\"false\"", "data-assign=\"false\"",
+        "data-refresh=\"2000\"");
+    assertThat(raw("GET /ratelimiter/console/ HTTP/1.1", new byte[0]).body()).isEqualTo(page.body());
+    Response script = raw("GET /ratelimiter/console/console.js HTTP/1.1", new byte[0]);
+    assertThat(script.status()).isEqualTo(200);
+    assertThat(script.headers()).containsEntry("content-type", "text/javascript;charset=UTF-8");
+    assertThat(script.body()).contains("'use strict'");
+    assertThat(raw("GET /ratelimiter/console/console.css HTTP/1.1", new byte[0]).headers())
+        .containsEntry("content-type", "text/css;charset=UTF-8");
+    Response head = raw("HEAD /ratelimiter/console HTTP/1.1", new byte[0]);
+    assertThat(head.status()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    // nothing else: no other file of the jar, no way out of the console's paths
+    for (String path : List.of("/ratelimiter/console/index.html", "/ratelimiter/console/console.js/x",
+        "/ratelimiter/console/console",
+        "/ratelimiter/console/RateLimiterConsoleManagementContextConfiguration.class",
+        "/ratelimiter/console/%2e%2e/%2e%2e/actuator/ratelimiter")) {
+      Response missing = raw("GET " + path + " HTTP/1.1", new byte[0]);
+      assertThat(missing.status()).as(path).isIn(400, 404);
+      assertThat(missing.body()).as(path).doesNotContain("budgets", "use strict");
+    }
+    Response missing = raw("GET /ratelimiter/console/index.html HTTP/1.1", new byte[0]);
+    assertThat(missing.headers()).containsEntry("content-type", "application/problem+json");
+    assertThat(missing.body()).isEqualTo(CONSOLE_404);
+    for (String method : List.of("POST", "PUT", "DELETE", "PATCH")) {
+      Response refused = raw(method + " /ratelimiter/console HTTP/1.1", new byte[0],
+          header("Content-Length", "0"));
+      assertThat(refused.status()).as(method).isEqualTo(405);
+      assertThat(refused.headers()).containsEntry("allow", "GET, HEAD");
+      assertThat(refused.body()).isEqualTo("{\"detail\":\"The console answers GET and HEAD only.\","
+          + "\"status\":405,\"title\":\"Method Not Allowed\"}");
+    }
+  }
+
+  @Test
+  void consoleIsOffByDefaultAndWhereverTheEndpointIsNotExposed() throws Exception {
+    for (String[] properties : List.of(new String[0],
+        new String[] {CONSOLE, "management.endpoints.web.exposure.exclude=ratelimiter"},
+        new String[] {CONSOLE, "management.endpoint.ratelimiter.access=none"})) {
+      try (ConfigurableApplicationContext other = start(stack(), properties)) {
+        for (String path : List.of("/ratelimiter/console", "/ratelimiter/console/console.js")) {
+          Response response = RawHttp.send(port(other), "GET " + path + " HTTP/1.1", List.of(), new byte[0]);
+          assertThat(response.status()).as("%s with %s", path, Arrays.toString(properties)).isEqualTo(404);
+          assertThat(response.body()).doesNotContain("use strict", "data-endpoint");
+        }
+      }
+    }
+  }
+
+  @Test
+  void consoleLivesOnTheManagementServerAndKnowsTheEndpointsThereAndItsWriteAccess() throws Exception {
+    // (overriding: where Tomcat and Netty are both on the class path, both define the reactive
+    // management server's factory)
+    try (ConfigurableApplicationContext other = start(stack(), CONSOLE, "management.server.port=0",
+        "spring.main.allow-bean-definition-overriding=true", "management.server.base-path=/manage", "management.endpoints.web.exposure.include=metrics,health",
+        "management.endpoint.ratelimiter.access=unrestricted", "ratelimiter.console.refresh=1500ms")) {
+      int management = Integer.parseInt(other.getEnvironment().getProperty("local.management.port"));
+      assertThat(management).isNotEqualTo(port(other));
+      assertThat(RawHttp.send(port(other), "GET /ratelimiter/console HTTP/1.1", List.of(), new byte[0]).status())
+          .as("the application's port").isEqualTo(404);
+      Response page = RawHttp.send(management, "GET /manage/ratelimiter/console HTTP/1.1", List.of(), new byte[0]);
+      assertThat(page.status()).isEqualTo(200);
+      assertThat(page.body()).contains("src=\"/manage/ratelimiter/console/console.js\"",
+          "data-endpoint=\"/manage/actuator/ratelimiter\"", "data-metrics=\"/manage/actuator/metrics\"",
+          "data-health=\"/manage/actuator/health\"", "data-reset=\"true\"", "data-refresh=\"1500\"");
+      assertThat(RawHttp.send(management, "GET /manage/ratelimiter/console/console.js HTTP/1.1", List.of(),
+          new byte[0]).status()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void consoleRefreshOutOfRangeFailsStartupNamingTheProperty() {
+    for (String refresh : List.of("100ms", "2m", "-1s")) {
+      assertThatThrownBy(() -> start(stack(), CONSOLE, "ratelimiter.console.refresh=" + refresh).close())
+          .as(refresh)
+          .hasStackTraceContaining("ratelimiter.console.refresh");
+    }
   }
 }
