@@ -4,9 +4,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -31,16 +31,16 @@ final class ConsolePage {
 
   private final String template;
   private final Map<String, Answer> assets = new LinkedHashMap<>();
-  private final Supplier<ConsoleLinks> links;
+  private final ConsoleLinks links;
   private final long refreshMillis;
 
   /**
    * Reads the page's resources.
    *
-   * @param links the endpoint's paths and write operations, resolved on the first request
+   * @param links the endpoint's paths and write operations
    * @param refreshMillis how often the page refreshes, in milliseconds
    */
-  ConsolePage(Supplier<ConsoleLinks> links, long refreshMillis) {
+  ConsolePage(ConsoleLinks links, long refreshMillis) {
     this.links = links;
     this.refreshMillis = refreshMillis;
     this.template = new String(read("index.html"), StandardCharsets.UTF_8);
@@ -69,16 +69,13 @@ final class ConsolePage {
   Answer answer(String method, String path, String contextPath) {
     boolean page = path.equals(PATH) || path.equals(PATH + "/");
     Answer asset = assets.get(path);
-    ConsoleLinks l = links.get();
-    if (l.endpoint() == null || (!page && asset == null)) {
+    if (links.endpoint() == null || (!page && asset == null)) {
       return problem(404, "Not Found", "The console has no resource at this path.");
     }
     if (!method.equals("GET") && !method.equals("HEAD")) {
-      Answer a = problem(405, "Method Not Allowed", "The console answers GET and HEAD only.");
-      a.headers().put("Allow", "GET, HEAD");
-      return a;
+      return problem(405, "Method Not Allowed", "The console answers GET and HEAD only.", "Allow", "GET, HEAD");
     }
-    return page ? page(l, contextPath) : asset;
+    return page ? page(links, contextPath) : asset;
   }
 
   private Answer page(ConsoleLinks l, String contextPath) {
@@ -90,28 +87,29 @@ final class ConsolePage {
         .replace("{{reset}}", Boolean.toString(l.reset()))
         .replace("{{assign}}", Boolean.toString(l.assign()))
         .replace("{{refresh}}", Long.toString(refreshMillis));
-    Answer a = new Answer(200, HTML, html.getBytes(StandardCharsets.UTF_8), headers());
-    a.headers().put("Content-Security-Policy", POLICY);
-    a.headers().put("Cache-Control", "no-store");
-    return a;
+    return new Answer(200, HTML, html.getBytes(StandardCharsets.UTF_8),
+        headers("Content-Security-Policy", POLICY, "Cache-Control", "no-store"));
   }
 
   private static Answer asset(byte[] body, String contentType) {
-    Answer a = new Answer(200, contentType, body, headers());
-    a.headers().put("Cache-Control", "no-cache");
-    return a;
+    return new Answer(200, contentType, body, headers("Cache-Control", "no-cache"));
   }
 
-  private static Answer problem(int status, String title, String detail) {
+  /** A problem answer; its detail and title are constants of this class, not request input. */
+  private static Answer problem(int status, String title, String detail, String... moreHeaders) {
     String json = "{\"detail\":\"" + detail + "\",\"status\":" + status + ",\"title\":\"" + title + "\"}";
-    return new Answer(status, PROBLEM, json.getBytes(StandardCharsets.UTF_8), headers());
+    return new Answer(status, PROBLEM, json.getBytes(StandardCharsets.UTF_8), headers(moreHeaders));
   }
 
-  private static Map<String, String> headers() {
+  /** The headers of every answer, then more, as name and value pairs. */
+  private static Map<String, String> headers(String... more) {
     Map<String, String> h = new LinkedHashMap<>();
     h.put("X-Content-Type-Options", "nosniff");
     h.put("X-Frame-Options", "DENY");
     h.put("Referrer-Policy", "no-referrer");
+    for (int i = 0; i + 1 < more.length; i += 2) {
+      h.put(more[i], more[i + 1]);
+    }
     return h;
   }
 
@@ -157,6 +155,7 @@ final class ConsolePage {
       if (status < 100 || status > 599) {
         throw new IllegalArgumentException("status must be an HTTP status, was " + status);
       }
+      headers = Collections.unmodifiableMap(new LinkedHashMap<>(headers));
     }
   }
 

@@ -4,6 +4,7 @@ import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import jakarta.servlet.http.HttpServlet;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
@@ -22,7 +23,6 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.util.function.SingletonSupplier;
 import org.springframework.web.server.WebFilter;
 
 /**
@@ -54,12 +54,11 @@ public final class RateLimiterConsoleManagementContextConfiguration {
       throw new InvalidRateLimitPropertyException("ratelimiter.console.refresh", refresh,
           "a duration from 500ms to 1m");
     }
-    return new ConsolePage(SingletonSupplier.of(() -> links(endpoints.getIfAvailable())),
-        refresh.toMillis());
+    return new ConsolePage(links(endpoints.getIfAvailable()), refresh.toMillis());
   }
 
   /** What the page needs to know of the exposed endpoints. */
-  static ConsolePage.ConsoleLinks links(PathMappedEndpoints endpoints) {
+  static ConsolePage.ConsoleLinks links(@Nullable PathMappedEndpoints endpoints) {
     if (endpoints == null) {
       return new ConsolePage.ConsoleLinks(null, null, null, false, false);
     }

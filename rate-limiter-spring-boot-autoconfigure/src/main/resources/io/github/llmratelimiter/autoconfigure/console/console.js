@@ -477,12 +477,14 @@
   async function poll() {
     clearTimeout(state.timer);
     const started = performance.now();
-    try {
-      await Promise.all([loadReport(), loadDecisions()]);
-      await Promise.all([loadStore(), loadDetail()]);
+    // each part on its own: a store that fails the endpoint still shows its health
+    const outcomes = await Promise.allSettled([loadReport(), loadDecisions()]);
+    outcomes.push(...await Promise.allSettled([loadStore(), loadDetail()]));
+    const failed = outcomes.find((o) => o.status === 'rejected');
+    if (failed) {
+      setStatus('error', (failed.reason && failed.reason.message) || String(failed.reason));
+    } else {
       setStatus('ok', 'Updated ' + new Date().toLocaleTimeString() + ' · every ' + (cfg.refreshMs / 1000) + ' s');
-    } catch (e) {
-      setStatus('error', e.message || String(e));
     }
     state.polls++;
     body.dataset.polls = String(state.polls);
