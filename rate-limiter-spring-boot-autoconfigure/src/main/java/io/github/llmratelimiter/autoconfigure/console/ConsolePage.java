@@ -62,12 +62,15 @@ final class ConsolePage {
    * Answers a request for one of the console's paths.
    *
    * @param method the request's method
-   * @param path the request's path without its context path (one {@link #owns} accepts)
+   * @param path the request's path without its context path
    * @param contextPath the request's context path, empty for none
    * @return the answer
    */
   Answer answer(String method, String path, String contextPath) {
     boolean page = path.equals(PATH) || path.equals(PATH + "/");
+    if (!owns(path)) {
+      return problem(404, "Not Found", "The console has no resource at this path.");
+    }
     Answer asset = assets.get(path);
     if (links.endpoint() == null || (!page && asset == null)) {
       return problem(404, "Not Found", "The console has no resource at this path.");

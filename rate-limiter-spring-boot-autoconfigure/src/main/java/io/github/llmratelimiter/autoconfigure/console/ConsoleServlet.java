@@ -5,7 +5,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 
-/** The console on the servlet stack: a servlet mapped to the console's paths. */
+/** The console on the servlet stack: a servlet mapped to {@code /ratelimiter/console/*}. */
 final class ConsoleServlet extends HttpServlet {
 
   private static final long serialVersionUID = 1L;
@@ -19,9 +19,8 @@ final class ConsoleServlet extends HttpServlet {
   @Override
   protected void service(HttpServletRequest request, HttpServletResponse response) throws IOException {
     String path = request.getServletPath() + (request.getPathInfo() == null ? "" : request.getPathInfo());
-    ConsolePage.Answer answer = ConsolePage.owns(path)
-        ? page.answer(request.getMethod(), path, request.getContextPath())
-        : page.answer(request.getMethod(), ConsolePage.PATH + "/-", request.getContextPath());
+    // mapped to the console's paths only: whatever else the path names is the page's 404
+    ConsolePage.Answer answer = page.answer(request.getMethod(), path, request.getContextPath());
     response.setStatus(answer.status());
     response.setContentType(answer.contentType());
     answer.headers().forEach(response::setHeader);
