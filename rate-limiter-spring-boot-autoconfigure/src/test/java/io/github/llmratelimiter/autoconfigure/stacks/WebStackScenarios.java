@@ -2,7 +2,6 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
@@ -611,51 +610,6 @@ public abstract class WebStackScenarios {
       assertThat(refused.headers()).containsEntry("allow", "GET, HEAD");
       assertThat(refused.body()).isEqualTo("{\"detail\":\"The console answers GET and HEAD only.\","
           + "\"status\":405,\"title\":\"Method Not Allowed\"}");
-    }
-  }
-
-  @Test
-  void consoleIsOffByDefaultAndWhereverTheEndpointIsNotExposed() throws Exception {
-    for (String[] properties : List.of(new String[0],
-        new String[] {CONSOLE, "management.endpoints.web.exposure.exclude=ratelimiter"},
-        new String[] {CONSOLE, "management.endpoint.ratelimiter.access=none"})) {
-      try (ConfigurableApplicationContext other = start(stack(), properties)) {
-        for (String path : List.of("/ratelimiter/console", "/ratelimiter/console/console.js")) {
-          Response response = RawHttp.send(port(other), "GET " + path + " HTTP/1.1", List.of(), new byte[0]);
-          assertThat(response.status()).as("%s with %s", path, Arrays.toString(properties)).isEqualTo(404);
-          assertThat(response.body()).doesNotContain("use strict", "data-endpoint");
-        }
-      }
-    }
-  }
-
-  @Test
-  void consoleLivesOnTheManagementServerAndKnowsTheEndpointsThereAndItsWriteAccess() throws Exception {
-    // (overriding: where Tomcat and Netty are both on the class path, both define the reactive
-    // management server's factory)
-    try (ConfigurableApplicationContext other = start(stack(), CONSOLE, "management.server.port=0",
-        "spring.main.allow-bean-definition-overriding=true", "management.server.base-path=/manage", "management.endpoints.web.exposure.include=metrics,health",
-        "management.endpoint.ratelimiter.access=unrestricted", "ratelimiter.console.refresh=1500ms")) {
-      int management = Integer.parseInt(other.getEnvironment().getProperty("local.management.port"));
-      assertThat(management).isNotEqualTo(port(other));
-      assertThat(RawHttp.send(port(other), "GET /ratelimiter/console HTTP/1.1", List.of(), new byte[0]).status())
-          .as("the application's port").isEqualTo(404);
-      Response page = RawHttp.send(management, "GET /manage/ratelimiter/console HTTP/1.1", List.of(), new byte[0]);
-      assertThat(page.status()).isEqualTo(200);
-      assertThat(page.body()).contains("src=\"/manage/ratelimiter/console/console.js\"",
-          "data-endpoint=\"/manage/actuator/ratelimiter\"", "data-metrics=\"/manage/actuator/metrics\"",
-          "data-health=\"/manage/actuator/health\"", "data-reset=\"true\"", "data-refresh=\"1500\"");
-      assertThat(RawHttp.send(management, "GET /manage/ratelimiter/console/console.js HTTP/1.1", List.of(),
-          new byte[0]).status()).isEqualTo(200);
-    }
-  }
-
-  @Test
-  void consoleRefreshOutOfRangeFailsStartupNamingTheProperty() {
-    for (String refresh : List.of("100ms", "2m", "-1s")) {
-      assertThatThrownBy(() -> start(stack(), CONSOLE, "ratelimiter.console.refresh=" + refresh).close())
-          .as(refresh)
-          .hasStackTraceContaining("ratelimiter.console.refresh");
     }
   }
 }
