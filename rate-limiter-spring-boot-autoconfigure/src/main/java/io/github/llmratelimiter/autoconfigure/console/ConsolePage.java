@@ -68,11 +68,8 @@ final class ConsolePage {
    */
   Answer answer(String method, String path, String contextPath) {
     boolean page = path.equals(PATH) || path.equals(PATH + "/");
-    if (!owns(path)) {
-      return problem(404, "Not Found", "The console has no resource at this path.");
-    }
     Answer asset = assets.get(path);
-    if (links.endpoint() == null || (!page && asset == null)) {
+    if (!owns(path) || links.endpoint() == null || (!page && asset == null)) {
       return problem(404, "Not Found", "The console has no resource at this path.");
     }
     if (!method.equals("GET") && !method.equals("HEAD")) {
