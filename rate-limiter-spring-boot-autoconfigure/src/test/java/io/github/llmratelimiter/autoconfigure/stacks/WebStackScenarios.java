@@ -59,6 +59,9 @@ public abstract class WebStackScenarios {
 
   private static final AtomicLong KEYS = new AtomicLong();
   private static final String JSON = "application/json";
+  private static final String CONSOLE = "ratelimiter.console.enabled=true";
+  private static final String CONSOLE_404 = "{\"detail\":\"The console has no resource at this path.\","
+      + "\"status\":404,\"title\":\"Not Found\"}";
 
   /** The 401 body, byte for byte, on every stack. */
   static final String MISSING_KEY_BODY = "{\"detail\":\"The request carries no API key: send "
@@ -123,7 +126,8 @@ public abstract class WebStackScenarios {
 
   @BeforeAll
   void startApplication() {
-    app = start(stack(), storeProperties());
+    app = start(stack(),
+        Stream.concat(Arrays.stream(storeProperties()), Stream.of(CONSOLE)).toArray(String[]::new));
     port = port(app);
     client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
         .responseTimeout(Duration.ofSeconds(30)).build();
@@ -903,5 +907,53 @@ public abstract class WebStackScenarios {
     postJson("/slots/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     awaitReleased(key);
     postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
+  }
+
+  // ---- the operator's console
+
+  @Test
+  void consoleServesItsPageScriptAndStyleSheetAndNothingElse() throws Exception {
+    Response page = raw("GET /ratelimiter/console HTTP/1.1", new byte[0]);
+    assertThat(page.status()).isEqualTo(200);
+    assertThat(page.headers()).containsEntry("content-type", "text/html;charset=UTF-8")
+        .containsEntry("cache-control", "no-store").containsEntry("x-frame-options", "DENY")
+        .containsEntry("x-content-type-options", "nosniff").containsEntry("referrer-policy", "no-referrer");
+    assertThat(page.headers().get("content-security-policy")).startsWith("default-src 'none'; script-src 'self';")
+        .contains("connect-src 'self'", "frame-ancestors 'none'");
+    // the endpoint's path; no metrics or health endpoint exposed; read-only access, no plans
+    assertThat(page.body()).contains("src=\"/ratelimiter/console/console.js\"",
+        "href=\"/ratelimiter/console/console.css\"", "data-endpoint=\"/actuator/ratelimiter\"",
+        "data-metrics=\"\"", "data-health=\"\"", "data-reset=\"false\"", "data-assign=\"false\"",
+        "data-refresh=\"2000\"");
+    assertThat(raw("GET /ratelimiter/console/ HTTP/1.1", new byte[0]).body()).isEqualTo(page.body());
+    Response script = raw("GET /ratelimiter/console/console.js HTTP/1.1", new byte[0]);
+    assertThat(script.status()).isEqualTo(200);
+    assertThat(script.headers()).containsEntry("content-type", "text/javascript;charset=UTF-8");
+    assertThat(script.body()).contains("'use strict'");
+    assertThat(raw("GET /ratelimiter/console/console.css HTTP/1.1", new byte[0]).headers())
+        .containsEntry("content-type", "text/css;charset=UTF-8");
+    Response head = raw("HEAD /ratelimiter/console HTTP/1.1", new byte[0]);
+    assertThat(head.status()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+    // nothing else: no other file of the jar, no way out of the console's paths
+    for (String path : List.of("/ratelimiter/console/index.html", "/ratelimiter/console/console.js/x",
+        "/ratelimiter/console/console",
+        "/ratelimiter/console/RateLimiterConsoleManagementContextConfiguration.class",
+        "/ratelimiter/console/%2e%2e/%2e%2e/actuator/ratelimiter")) {
+      Response missing = raw("GET " + path + " HTTP/1.1", new byte[0]);
+      assertThat(missing.status()).as(path).isIn(400, 404);
+      assertThat(missing.body()).as(path).doesNotContain("budgets", "use strict");
+    }
+    Response missing = raw("GET /ratelimiter/console/index.html HTTP/1.1", new byte[0]);
+    assertThat(missing.headers()).containsEntry("content-type", "application/problem+json");
+    assertThat(missing.body()).isEqualTo(CONSOLE_404);
+    for (String method : List.of("POST", "PUT", "DELETE", "PATCH")) {
+      Response refused = raw(method + " /ratelimiter/console HTTP/1.1", new byte[0],
+          header("Content-Length", "0"));
+      assertThat(refused.status()).as(method).isEqualTo(405);
+      assertThat(refused.headers()).containsEntry("allow", "GET, HEAD");
+      assertThat(refused.body()).isEqualTo("{\"detail\":\"The console answers GET and HEAD only.\","
+          + "\"status\":405,\"title\":\"Method Not Allowed\"}");
+    }
   }
 }

@@ -1,0 +1,12 @@
+package io.github.llmratelimiter.autoconfigure.stacks;
+
+import org.springframework.boot.WebApplicationType;
+
+/** The console's server scenarios on WebFlux. */
+class ReactiveConsoleServerTests extends ConsoleServerScenarios {
+
+  @Override
+  protected WebApplicationType stack() {
+    return WebApplicationType.REACTIVE;
+  }
+}

@@ -1,0 +1,12 @@
+package io.github.llmratelimiter.autoconfigure.stacks;
+
+import org.springframework.boot.WebApplicationType;
+
+/** The console's server scenarios on Spring MVC, on Tomcat. */
+class ServletConsoleServerTests extends ConsoleServerScenarios {
+
+  @Override
+  protected WebApplicationType stack() {
+    return WebApplicationType.SERVLET;
+  }
+}
