@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
@@ -279,6 +280,32 @@ public abstract class WebStackScenarios {
         .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .expectHeader().valueEquals("retry-after-ms", "60000");
     assertThat(body(denied)).contains("\"instance\":\"/annotated/flux\"", "\"reason\":\"RPM_LIMIT\"");
+  }
+
+  @Test
+  void anAnnotatedHandlerReturningAPlainValueIsChargedOnSpringMvcAndRefusedAtStartOnWebFlux() {
+    List<String> args = new ArrayList<>(List.of("--server.port=0"));
+    Arrays.stream(ScenarioApp.PROPERTIES).forEach(p -> args.add("--" + p));
+    SpringApplicationBuilder plain = new SpringApplicationBuilder(PlainValueApp.class).web(stack());
+    if (stack() == WebApplicationType.REACTIVE) {
+      assertThatThrownBy(() -> plain.run(args.toArray(String[]::new)).close())
+          .hasStackTraceContaining("@RateLimited on Models.models() returns Map: on WebFlux an "
+              + "annotated handler method must return a Mono or a Flux");
+      return;
+    }
+    try (ConfigurableApplicationContext running = plain.run(args.toArray(String[]::new))) {
+      WebTestClient models = WebTestClient.bindToServer().baseUrl("http://localhost:" + port(running)).build();
+      String key = newKey();
+      for (int i = 1; i >= 0; i--) {
+        models.get().uri("/models").header("Authorization", "Bearer " + key).exchange()
+            .expectStatus().isOk()
+            .expectHeader().valueEquals("x-ratelimit-remaining-requests", Integer.toString(i));
+      }
+      WebTestClient.ResponseSpec denied = models.get().uri("/models").header("Authorization", "Bearer " + key)
+          .exchange().expectStatus().isEqualTo(429)
+          .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(denied)).contains("\"instance\":\"/models\"", "\"policy\":\"annotated\"");
+    }
   }
 
   @Test
