@@ -12,6 +12,7 @@ import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.gateway.RequestBody;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -19,9 +20,12 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -70,6 +74,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   private final @Nullable AnnotatedHandlerLookup annotated;
   private final BodyLimits limits;
   private final BoundedFormExchange.Readers forms;
+  private volatile @Nullable List<HandlerMapping> handlerMappings;
 
   RateLimitWebFilter(RateLimitRoutes routes, RateLimitGateway gateway, ExchangeRequestSupport support,
       ReactiveProblems problems, @Nullable AnnotatedHandlerLookup annotated) {
@@ -92,10 +97,43 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     Route route = routes.isEmpty() ? null
         : routes.match(exchange.getRequest().getPath().pathWithinApplication());
     if (annotated == null) {
-      return route == null ? proceed(exchange, chain) : limited(exchange, chain, route, false);
+      return route == null ? proceed(exchange, chain) : routed(exchange, chain, route);
     }
-    return annotated.annotated(exchange).flatMap(byAnnotation -> route == null && !byAnnotation
-        ? proceed(exchange, chain) : limited(exchange, chain, route, byAnnotation));
+    return annotated.annotated(exchange).flatMap(byAnnotation -> byAnnotation
+        ? limited(exchange, chain, route, true)
+        : route == null ? proceed(exchange, chain) : routed(exchange, chain, route));
+  }
+
+  /**
+   * A request a route covers: limited when a handler will serve it; one the dispatcher rejects
+   * (405, 415, 406, no handler) is not charged, as the servlet interceptor, which runs after the
+   * handler is chosen, does not charge it.
+   */
+  private Mono<Void> routed(ServerWebExchange exchange, WebFilterChain chain, Route route) {
+    List<HandlerMapping> mappings = handlerMappings(exchange);
+    if (mappings.isEmpty()) {
+      return limited(exchange, chain, route, false); // no dispatcher to ask: charged
+    }
+    return Flux.fromIterable(mappings)
+        .concatMap(mapping -> mapping.getHandler(exchange))
+        .next()
+        .hasElement()
+        .onErrorReturn(false) // no handler of that method or media type: the dispatcher answers
+        .flatMap(served -> served ? limited(exchange, chain, route, false) : proceed(exchange, chain));
+  }
+
+  /** The dispatcher's handler mappings, in its order (looked up once), or none without one. */
+  private List<HandlerMapping> handlerMappings(ServerWebExchange exchange) {
+    List<HandlerMapping> found = handlerMappings;
+    if (found == null) {
+      ApplicationContext context = exchange.getApplicationContext();
+      DispatcherHandler dispatcher = context == null ? null
+          : context.getBeanProvider(DispatcherHandler.class).getIfUnique();
+      List<HandlerMapping> mappings = dispatcher == null ? null : dispatcher.getHandlerMappings();
+      found = mappings == null ? List.of() : List.copyOf(mappings);
+      handlerMappings = found;
+    }
+    return found;
   }
 
   /** A request a route or an annotation limits: read, checked, and charged unless annotated. */

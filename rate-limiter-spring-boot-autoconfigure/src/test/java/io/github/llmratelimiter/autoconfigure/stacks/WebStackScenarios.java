@@ -403,6 +403,20 @@ public abstract class WebStackScenarios {
     assertThat(windowUsed("chat", key, null)).isZero();
   }
 
+  @Test
+  void aRequestTheDispatcherRejectsAsUnsupportedIsNotCharged() {
+    String key = newKey();
+    // /v1/chat is routed, but takes only a POST, /v1/form only a form: 405 and 415 reach no handler
+    for (int i = 0; i < 4; i++) {
+      get("/v1/chat", key).expectStatus().isEqualTo(405);
+      client.delete().uri("/v1/chat").header("X-API-Key", key).exchange().expectStatus().isEqualTo(405);
+      postJson("/v1/form", key, "{\"model\":\"gpt-4o\"}").expectStatus().isEqualTo(415);
+    }
+    assertThat(windowUsed("chat", key, null) + windowUsed("chat", key, "gpt-4o")).isZero();
+    postJson("/v1/chat", key, "{\"model\":\"gpt-4o\"}").expectStatus().isOk()
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
+  }
+
   // ---- keys
 
   @Test
