@@ -567,25 +567,6 @@ public abstract class WebStackScenarios {
   }
 
   @Test
-  void aUrlEncodedFormAbove256KbWithinMaxBodyReachesTheHandlerAndIsCharged() throws Exception {
-    // 256 KB is WebFlux's default limit of a form it parses; max-body is the limiter's
-    String[] args = Stream.concat(Arrays.stream(ScenarioApp.PROPERTIES)
-            .filter(p -> !p.startsWith("ratelimiter.web.max-body=")), Stream.of("ratelimiter.web.max-body=1MB"))
-        .map(p -> "--" + p).toArray(String[]::new);
-    try (ConfigurableApplicationContext large = new SpringApplicationBuilder(ScenarioApp.class).web(stack())
-        .run(Stream.concat(Stream.of("--server.port=0"), Arrays.stream(args)).toArray(String[]::new))) {
-      String key = newKey();
-      byte[] form = ("model=gpt-4o&pad=" + "x".repeat(300_000)).getBytes(StandardCharsets.ISO_8859_1);
-      Response ok = RawHttp.send(port(large), "POST /v1/form HTTP/1.1", List.of(header("X-API-Key", key),
-          header("Content-Type", "application/x-www-form-urlencoded"),
-          header("Content-Length", Integer.toString(form.length))), form);
-      assertThat(ok.status()).isEqualTo(200);
-      assertThat(ok.body()).isEqualTo("{\"echo\":\"gpt-4o\"}");
-      assertThat(ok.headers().get("x-ratelimit-remaining-requests")).isEqualTo("0");
-    }
-  }
-
-  @Test
   void aJsonBodyTooLargeToReadTheModelFromGets413OnARouteThatReadsIt() throws Exception {
     String key = newKey();
     byte[] body = ("{\"model\":\"gpt-4o\",\"pad\":\"" + "x".repeat(20_000) + "\"}")
