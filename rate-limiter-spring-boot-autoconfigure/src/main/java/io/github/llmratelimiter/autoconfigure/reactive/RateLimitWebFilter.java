@@ -11,6 +11,7 @@ import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.gateway.RequestBody;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
+import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -18,10 +19,12 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
-import org.springframework.web.server.PayloadTooLargeException;
+import org.springframework.web.reactive.DispatcherHandler;
+import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -61,6 +64,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   static final int ORDER = 0;
 
   private static final byte[] EMPTY = new byte[0];
+  /** The exchange attribute that holds the form the limiter parsed. */
+  private static final String FORM = BoundedFormExchange.class.getName();
 
   private final RateLimitRoutes routes;
   private final RateLimitGateway gateway;
@@ -68,6 +73,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   private final ReactiveProblems problems;
   private final @Nullable AnnotatedHandlerLookup annotated;
   private final BodyLimits limits;
+  private final BoundedFormExchange.Readers forms;
+  private volatile @Nullable List<HandlerMapping> handlerMappings;
 
   RateLimitWebFilter(RateLimitRoutes routes, RateLimitGateway gateway, ExchangeRequestSupport support,
       ReactiveProblems problems, @Nullable AnnotatedHandlerLookup annotated) {
@@ -77,6 +84,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     this.problems = problems;
     this.annotated = annotated;
     this.limits = gateway.bodyLimits();
+    this.forms = BoundedFormExchange.Readers.of(limits.maxBody());
   }
 
   @Override
@@ -90,10 +98,43 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     Route route = routes.isEmpty() ? null
         : routes.match(request.getPath().pathWithinApplication(), request.getMethod().name());
     if (annotated == null) {
-      return route == null ? proceed(exchange, chain) : limited(exchange, chain, route, false);
+      return route == null ? proceed(exchange, chain) : routed(exchange, chain, route);
     }
-    return annotated.annotated(exchange).flatMap(byAnnotation -> route == null && !byAnnotation
-        ? proceed(exchange, chain) : limited(exchange, chain, route, byAnnotation));
+    return annotated.annotated(exchange).flatMap(byAnnotation -> byAnnotation
+        ? limited(exchange, chain, route, true)
+        : route == null ? proceed(exchange, chain) : routed(exchange, chain, route));
+  }
+
+  /**
+   * A request a route covers: limited when a handler will serve it; one the dispatcher rejects
+   * (405, 415, 406, no handler) is not charged, as the servlet interceptor, which runs after the
+   * handler is chosen, does not charge it.
+   */
+  private Mono<Void> routed(ServerWebExchange exchange, WebFilterChain chain, Route route) {
+    List<HandlerMapping> mappings = handlerMappings(exchange);
+    if (mappings.isEmpty()) {
+      return limited(exchange, chain, route, false); // no dispatcher to ask: charged
+    }
+    return Flux.fromIterable(mappings)
+        .concatMap(mapping -> mapping.getHandler(exchange))
+        .next()
+        .hasElement()
+        .onErrorReturn(false) // no handler of that method or media type: the dispatcher answers
+        .flatMap(served -> served ? limited(exchange, chain, route, false) : proceed(exchange, chain));
+  }
+
+  /** The dispatcher's handler mappings, in its order (looked up once), or none without one. */
+  private List<HandlerMapping> handlerMappings(ServerWebExchange exchange) {
+    List<HandlerMapping> found = handlerMappings;
+    if (found == null) {
+      ApplicationContext context = exchange.getApplicationContext();
+      DispatcherHandler dispatcher = context == null ? null
+          : context.getBeanProvider(DispatcherHandler.class).getIfUnique();
+      List<HandlerMapping> mappings = dispatcher == null ? null : dispatcher.getHandlerMappings();
+      found = mappings == null ? List.of() : List.copyOf(mappings);
+      handlerMappings = found;
+    }
+    return found;
   }
 
   /** A request a route or an annotation limits: read, checked, and charged unless annotated. */
@@ -104,14 +145,22 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (route != null) {
       context.modelSource(route.modelSource());
     }
-    return read(exchange, context)
+    return Mono.usingWhen(Mono.just(exchange), start -> read(start, context)
         .flatMap(read -> formModels(read, context))
         .flatMap(read -> charge(read, context, byAnnotation ? null : route))
         .onErrorResume(failure -> {
           Mono<Void> rejected = problems.write(exchange, failure);
           return rejected != null ? rejected.then(Mono.empty()) : Mono.error(failure);
         })
-        .flatMap(admitted -> proceed(admitted, chain));
+        .flatMap(admitted -> proceed(admitted, chain)),
+        RateLimitWebFilter::cleanupForm, (done, failure) -> cleanupForm(done),
+        RateLimitWebFilter::cleanupForm);
+  }
+
+  /** Deletes the parts of a form the limiter parsed, once the exchange is over. */
+  private static Mono<Void> cleanupForm(ServerWebExchange exchange) {
+    return exchange.getAttribute(FORM) instanceof BoundedFormExchange form
+        ? form.cleanupMultipart() : Mono.empty();
   }
 
   /**
@@ -159,24 +208,42 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
   /**
    * Reads the {@code model} fields of a form body, when the model is read from the body: the
-   * exchange parses a form once and keeps it, so the handler reads the same fields.
+   * form is parsed once, from at most {@code max-body} bytes ({@link BoundedFormExchange}), and the
+   * handler reads the same fields; a form past {@code max-body} is marked too long (the request is
+   * rejected) as soon as it passes it, and one whose declared length does is not read at all.
    */
-  private static Mono<ServerWebExchange> formModels(ServerWebExchange exchange, RateLimitContext context) {
+  private Mono<ServerWebExchange> formModels(ServerWebExchange exchange, RateLimitContext context) {
     String type = context.contentType();
-    if (!HttpFields.isForm(type) || !context.modelSource().readsBody()) {
+    if (!HttpFields.isForm(type) || !context.modelSource().readsBody()
+        || context.contentLength() > limits.maxBody()) {
       return Mono.just(exchange);
     }
+    BoundedFormExchange form = new BoundedFormExchange(exchange, forms);
+    exchange.getAttributes().put(FORM, form);
     Mono<List<String>> values = type.regionMatches(true, 0, "multipart/", 0, 10)
-        ? exchange.getMultipartData().map(parts -> parts.getOrDefault(HttpFields.MODEL, List.of())
+        ? form.getMultipartData().map(parts -> parts.getOrDefault(HttpFields.MODEL, List.of())
             .stream().filter(FormFieldPart.class::isInstance)
             .map(part -> ((FormFieldPart) part).value()).toList())
-        : exchange.getFormData().map(form -> form.getOrDefault(HttpFields.MODEL, List.of()));
+        : form.getFormData().map(fields -> fields.getOrDefault(HttpFields.MODEL, List.of()));
     return values
-        .onErrorMap(DataBufferLimitException.class, PayloadTooLargeException::new)
+        .onErrorResume(RateLimitWebFilter::tooLong, tooLong -> {
+          context.body(RequestBody.of(null, true));
+          return Mono.just(List.of());
+        })
         .map(models -> {
-          exchange.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
-          return exchange;
+          form.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
+          return form;
         });
+  }
+
+  /** Whether a failure is a body past a size limit, wrapped by a decoder or not. */
+  private static boolean tooLong(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof DataBufferLimitException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -68,6 +68,13 @@ public final class RateLimiterReactiveAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  RateLimitedReturnTypes rateLimitedReturnTypes(ObjectProvider<AnnotationEnforcement> annotations,
+      ObjectProvider<RequestMappingHandlerMapping> mappings) {
+    return new RateLimitedReturnTypes(annotations, mappings);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   ReactiveRateLimitExceptionHandler reactiveRateLimitExceptionHandler(RateLimitGateway gateway) {
     return new ReactiveRateLimitExceptionHandler(gateway);
   }

@@ -25,9 +25,10 @@ import reactor.core.publisher.SignalType;
  *   <li>the usage its body reports (a JSON body's {@code usage}, or the last {@code data:} event of
  *       a {@code text/event-stream} that carries one), read by a {@link UsageScanner} as the body
  *       is written, replaces the estimate;
- *   <li>without usage, a status of 400 or above, or an error or a cancel before the response was
- *       committed, is refunded (the upstream call failed; its RPM slot stays charged);
- *   <li>otherwise the estimate stays charged (a stream the client cancelled, or cut mid-way).
+ *   <li>without usage, a status of 400 or above, or an error before the response was committed, is
+ *       refunded (the upstream call failed; its RPM slot stays charged);
+ *   <li>otherwise the estimate stays charged: a client that goes away (a cancel), before the first
+ *       byte of the response or mid-stream, leaves a call the upstream bills all the same.
  * </ul>
  *
  * <p>The body passes through unchanged, chunk by chunk; it is read only when the request reserved
@@ -125,7 +126,7 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
     UsageScanner s = scanner;
     Long usage = s == null ? null : s.usage();
     HttpStatusCode status = getStatusCode();
-    boolean endedBeforeCommit = signal != SignalType.ON_COMPLETE && !isCommitted();
-    gateway.finishAsync(context, usage, endedBeforeCommit || (status != null && status.value() >= 400));
+    boolean failedBeforeCommit = signal == SignalType.ON_ERROR && !isCommitted();
+    gateway.finishAsync(context, usage, failedBeforeCommit || (status != null && status.value() >= 400));
   }
 }

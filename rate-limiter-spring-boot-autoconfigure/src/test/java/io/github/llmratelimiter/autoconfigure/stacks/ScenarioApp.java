@@ -228,11 +228,13 @@ public class ScenarioApp {
 
     /**
      * An OpenAI-shaped completion: with {@code usage} its usage; {@code fail=status} a 502 without
-     * usage, {@code fail=throw} an error before the response.
+     * usage, {@code fail=throw} an error before the response; with {@code gate}, the answer waits for the
+     * test to open the gate.
      */
     @PostMapping({"/llm/chat", "/slots/chat"})
     public Mono<ResponseEntity<Map<String, Object>>> llmChat(@RequestBody Map<String, Object> body,
-        @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String fail) {
+        @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String fail,
+        @RequestParam(defaultValue = "") String gate) {
       if ("throw".equals(fail)) {
         return Mono.error(new IllegalStateException("upstream timed out"));
       }
@@ -246,7 +248,8 @@ public class ScenarioApp {
         reply.put("usage", Map.of("prompt_tokens", usage / 2, "completion_tokens", usage - usage / 2,
             "total_tokens", usage));
       }
-      return Mono.just(ResponseEntity.ok(reply));
+      return gate.isEmpty() ? Mono.just(ResponseEntity.ok(reply))
+          : gates.gate(gate).timeout(Duration.ofSeconds(10)).then(Mono.just(ResponseEntity.ok(reply)));
     }
 
     /**

@@ -2,6 +2,8 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
@@ -18,6 +20,7 @@ import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,6 +32,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -385,6 +389,32 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void anAnnotatedHandlerReturningAPlainValueIsChargedOnSpringMvcAndRefusedAtStartOnWebFlux() {
+    List<String> args = new ArrayList<>(List.of("--server.port=0"));
+    Arrays.stream(ScenarioApp.PROPERTIES).forEach(p -> args.add("--" + p));
+    SpringApplicationBuilder plain = new SpringApplicationBuilder(PlainValueApp.class).web(stack());
+    if (stack() == WebApplicationType.REACTIVE) {
+      assertThatThrownBy(() -> plain.run(args.toArray(String[]::new)).close())
+          .hasStackTraceContaining("@RateLimited on Models.models() returns Map: on WebFlux an "
+              + "annotated handler method must return a Mono or a Flux");
+      return;
+    }
+    try (ConfigurableApplicationContext running = plain.run(args.toArray(String[]::new))) {
+      WebTestClient models = WebTestClient.bindToServer().baseUrl("http://localhost:" + port(running)).build();
+      String key = newKey();
+      for (int i = 1; i >= 0; i--) {
+        models.get().uri("/models").header("Authorization", "Bearer " + key).exchange()
+            .expectStatus().isOk()
+            .expectHeader().valueEquals("x-ratelimit-remaining-requests", Integer.toString(i));
+      }
+      WebTestClient.ResponseSpec denied = models.get().uri("/models").header("Authorization", "Bearer " + key)
+          .exchange().expectStatus().isEqualTo(429)
+          .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(denied)).contains("\"instance\":\"/models\"", "\"policy\":\"annotated\"");
+    }
+  }
+
+  @Test
   void handlerMatchedByRouteAndAnnotationIsChargedOnce() {
     String key = newKey();
     for (int i = 2; i >= 0; i--) {
@@ -479,6 +509,20 @@ public abstract class WebStackScenarios {
     assertThat(body(bad)).isEqualTo("{\"detail\":\"the body's \\\"model\\\" must be a string, but "
         + "was a JSON number\",\"instance\":\"/v1/chat\",\"status\":400,\"title\":\"Bad Request\"}");
     assertThat(windowUsed("chat", key, null)).isZero();
+  }
+
+  @Test
+  void aRequestTheDispatcherRejectsAsUnsupportedIsNotCharged() {
+    String key = newKey();
+    // /v1/chat is routed, but takes only a POST, /v1/form only a form: 405 and 415 reach no handler
+    for (int i = 0; i < 4; i++) {
+      get("/v1/chat", key).expectStatus().isEqualTo(405);
+      client.delete().uri("/v1/chat").header("X-API-Key", key).exchange().expectStatus().isEqualTo(405);
+      postJson("/v1/form", key, "{\"model\":\"gpt-4o\"}").expectStatus().isEqualTo(415);
+    }
+    assertThat(windowUsed("chat", key, null) + windowUsed("chat", key, "gpt-4o")).isZero();
+    postJson("/v1/chat", key, "{\"model\":\"gpt-4o\"}").expectStatus().isOk()
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
   }
 
   // ---- keys
@@ -688,6 +732,77 @@ public abstract class WebStackScenarios {
     assertThat(ok.body()).isEqualTo("{\"bytes\":30000}");
   }
 
+  /** The 413 body of a request to {@code /v1/chat}, byte for byte, on every stack. */
+  private static final String CHAT_TOO_LARGE_BODY = "{\"detail\":\"The request body is larger than "
+      + "the 65536 bytes the rate limiter accepts (ratelimiter.web.max-body)\",\"instance\":\"/v1/chat\","
+      + "\"status\":413,\"title\":\"Content Too Large\",\"maxBodyBytes\":65536}";
+
+  /** A chunked body of {@code size} bytes whose last chunk is never sent: the client holds the rest. */
+  private static byte[] unfinishedChunks(byte[] body) {
+    byte[] chunked = RawHttp.chunked(body, 4096);
+    return Arrays.copyOf(chunked, chunked.length - "0\r\n\r\n".length());
+  }
+
+  @Test
+  void aDeclaredBodyAboveMaxBodyGets413BeforeTheBodyIsSent() throws Exception {
+    String key = newKey();
+    // the client declares 100 KB and sends 1 KB: the answer comes from the declared length alone
+    // (Tomcat reads the rest of a body it did not read before it sends the response: all of it)
+    byte[] start = ("{\"model\":\"gpt-4o\",\"pad\":\"" + "x".repeat(stack() == WebApplicationType.SERVLET
+        ? 100_000 - 25 : 1000)).getBytes(StandardCharsets.UTF_8);
+    for (String type : List.of(JSON, "application/x-www-form-urlencoded", "multipart/form-data; boundary=b")) {
+      Response r = raw("POST /v1/chat HTTP/1.1", start, header("X-API-Key", key),
+          header("Content-Type", type), header("Content-Length", "100000"));
+      assertThat(r.status()).as(type).isEqualTo(413);
+      assertThat(r.body()).as(type).isEqualTo(CHAT_TOO_LARGE_BODY);
+    }
+    assertThat(windowUsed("chat", key, "gpt-4o")).isZero();
+  }
+
+  @Test
+  void aChunkedMultipartFormPastMaxBodyGets413BeforeTheRestIsSentAndChargesNothing() throws Exception {
+    assumeTrue(stack() == WebApplicationType.REACTIVE,
+        "Spring MVC leaves form bodies to the container (server.tomcat.*, spring.servlet.multipart.*)");
+    String key = newKey();
+    byte[] file = new byte[100_000];
+    Arrays.fill(file, (byte) 'x');
+    byte[] form = ("--b\r\nContent-Disposition: form-data; name=\"model\"\r\n\r\ngpt-4o\r\n"
+        + "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"big.bin\"\r\n"
+        + "Content-Type: application/octet-stream\r\n\r\n" + new String(file, StandardCharsets.ISO_8859_1))
+        .getBytes(StandardCharsets.ISO_8859_1);
+    for (boolean withKey : List.of(true, false)) {
+      List<Header> headers = new ArrayList<>(List.of(header("Content-Type", "multipart/form-data; boundary=b"),
+          header("Transfer-Encoding", "chunked")));
+      if (withKey) {
+        headers.add(header("X-API-Key", key));
+      }
+      Response r = RawHttp.send(port, "POST /v1/chat HTTP/1.1", headers, unfinishedChunks(form));
+      assertThat(r.status()).as("with a key: %s", withKey).isEqualTo(413);
+      assertThat(r.body()).isEqualTo(CHAT_TOO_LARGE_BODY);
+    }
+    assertThat(windowUsed("chat", key, "gpt-4o")).isZero();
+  }
+
+  @Test
+  void aChunkedUrlEncodedFormPastMaxBodyGets413BeforeTheRestIsSentAndChargesNothing() throws Exception {
+    assumeTrue(stack() == WebApplicationType.REACTIVE,
+        "Spring MVC leaves form bodies to the container (server.tomcat.*, spring.servlet.multipart.*)");
+    String key = newKey();
+    byte[] form = ("model=gpt-4o&pad=" + "x".repeat(100_000)).getBytes(StandardCharsets.ISO_8859_1);
+    Response r = raw("POST /v1/form HTTP/1.1", unfinishedChunks(form), header("X-API-Key", key),
+        header("Content-Type", "application/x-www-form-urlencoded"), header("Transfer-Encoding", "chunked"));
+    assertThat(r.status()).isEqualTo(413);
+    assertThat(r.body()).isEqualTo(CHAT_TOO_LARGE_BODY.replace("/v1/chat", "/v1/form"));
+    assertThat(windowUsed("chat", key, "gpt-4o")).isZero();
+    // a form within max-body still reaches the handler, whole, chunked or not
+    byte[] small = ("model=gpt-4o&pad=" + "x".repeat(50_000)).getBytes(StandardCharsets.ISO_8859_1);
+    Response ok = raw("POST /v1/form HTTP/1.1", RawHttp.chunked(small, 4096), header("X-API-Key", key),
+        header("Content-Type", "application/x-www-form-urlencoded"), header("Transfer-Encoding", "chunked"));
+    assertThat(ok.status()).isEqualTo(200);
+    assertThat(ok.body()).isEqualTo("{\"echo\":\"gpt-4o\"}");
+    assertThat(windowUsed("chat", key, "gpt-4o")).isEqualTo(2); // per-key and chat/gpt-4o
+  }
+
   @Test
   void aJsonBodyTooLargeToReadTheModelFromGets413OnARouteThatReadsIt() throws Exception {
     String key = newKey();
@@ -780,6 +895,32 @@ public abstract class WebStackScenarios {
     postJson("/llm/stream?fail=true", key, TokenGateway.BODY_OF_20).expectStatus().is5xxServerError();
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 0));
     awaitModelTokensUsed(key, 0);
+  }
+
+  @Test
+  void aClientLeavingBeforeTheFirstResponseByteIsChargedTheEstimate() throws Exception {
+    String key = newKey();
+    String gate = "leave-" + key;
+    byte[] body = TokenGateway.BODY_OF_20.getBytes(StandardCharsets.UTF_8);
+    try (Socket socket = new Socket("localhost", port)) {
+      socket.getOutputStream().write(("POST /llm/chat?gate=" + gate + " HTTP/1.1\r\nHost: localhost\r\n"
+          + "Authorization: Bearer " + key + "\r\nContent-Type: " + JSON + "\r\nContent-Length: "
+          + body.length + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().write(body);
+      socket.getOutputStream().flush();
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (modelTokensUsed(key) == 0 && System.nanoTime() < deadline) {
+        LockSupport.parkNanos(Duration.ofMillis(5).toNanos()); // until the handler holds the call
+      }
+      assertThat(modelTokensUsed(key)).isEqualTo(20);
+      socket.setSoLinger(true, 0); // the client goes away with a reset, before any response byte
+    }
+    if (stack() == WebApplicationType.SERVLET) {
+      app.getBean(StreamGates.class).open(gate); // a servlet sees the client gone only when it writes
+    }
+    assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 20));
+    assertThat(modelTokensUsed(key)).isEqualTo(20);
+    app.getBean(StreamGates.class).open(gate);
   }
 
   @Test
