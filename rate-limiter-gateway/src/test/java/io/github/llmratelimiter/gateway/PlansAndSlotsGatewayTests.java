@@ -95,7 +95,7 @@ class PlansAndSlotsGatewayTests {
     assertThat(free.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
     assertThat(free.plan()).isEqualTo("free");
     assertThat(headers(free)).containsEntry("x-ratelimit-limit-requests", "3")
-        .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60");
+        .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60, \"chat-concurrency\";q=2");
 
     resolver.assign(KEY, "pro");
     RateLimitContext c = context();
@@ -107,7 +107,7 @@ class PlansAndSlotsGatewayTests {
     assertThat(pro.decision().remaining()).isEqualTo(4);
     assertThat(headers(pro)).containsEntry("x-ratelimit-limit-requests", "60")
         .containsEntry("x-ratelimit-remaining-requests", "4")
-        .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60");
+        .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60, \"chat-concurrency\";q=5");
     gateway.finish(c, null, false);
 
     // back to free: the 4 calls in the window count against 3, so the key is denied
