@@ -65,8 +65,8 @@ public final class ReactiveStages {
       try {
         return ServerHttpRequestDecorator.getNativeRequest(http) instanceof Connection connection
             ? connection.channel().eventLoop() : null;
-      } catch (IllegalArgumentException e) {
-        return null; // a request of another kind, with no native request
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        return null; // a request of another kind, with no native request (a mock's, in a test)
       }
     }
   }
