@@ -106,8 +106,10 @@ public abstract class ConsoleBrowserScenarios {
     browser.await("the tenant's detail", d -> masked.equals(browser.text(By.id("detail-key"))));
     assertThat(browser.driver().findElements(By.cssSelector("#detail-budgets .budget"))).isNotEmpty();
     assertThat(browser.driver().findElement(By.id("reset")).isDisplayed()).as("the reset, granted").isTrue();
+    boolean plans = browser.driver().findElement(By.id("detail-plan")).isDisplayed();
+    assertThat(plans).as("the endpoint's detail shows the key's plan (the app declares plans)").isTrue();
     assertThat(browser.driver().findElement(By.id("plan-form")).isDisplayed())
-        .as("a plan's change, while the endpoint shows no plan").isFalse();
+        .as("a plan's change, offered where the endpoint shows the plan and grants writes").isTrue();
 
     // a cancelled reset changes nothing
     browser.click(By.id("reset"));
