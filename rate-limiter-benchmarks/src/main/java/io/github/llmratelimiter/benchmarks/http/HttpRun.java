@@ -72,7 +72,8 @@ public final class HttpRun {
    */
   public static List<LoadFigure> run(Path jar, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    return run(SampleApp.jar(jar), LoadFigure.HTTP_OFF, LoadFigure.HTTP_ON, "", warmup, measure);
+    return run("servlet", SampleApp.jar(jar), LoadFigure.HTTP_OFF, LoadFigure.HTTP_ON, "", warmup,
+        measure);
   }
 
   /**
@@ -87,14 +88,15 @@ public final class HttpRun {
    */
   public static List<LoadFigure> runReactive(Path module, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    return run(SampleApp.reactive(module), LoadFigure.HTTP_REACTIVE_OFF,
+    return run("reactive", SampleApp.reactive(module), LoadFigure.HTTP_REACTIVE_OFF,
         LoadFigure.HTTP_REACTIVE_ON, "WebFlux on Netty, ", warmup, measure);
   }
 
-  private static List<LoadFigure> run(List<String> launch, String offSubject, String onSubject,
-      String stack, Duration warmup, Duration measure) throws IOException, InterruptedException {
-    try (SampleApp offApp = SampleApp.start(launch, LIMITER_OFF);
-        SampleApp onApp = SampleApp.start(launch, LIMITER_ON)) {
+  private static List<LoadFigure> run(String name, List<String> launch, String offSubject,
+      String onSubject, String stack, Duration warmup, Duration measure)
+      throws IOException, InterruptedException {
+    try (SampleApp offApp = SampleApp.start(name + "-off", launch, LIMITER_OFF);
+        SampleApp onApp = SampleApp.start(name + "-on", launch, LIMITER_ON)) {
       Gateway off = new Gateway(offApp, false, offSubject, stack);
       Gateway on = new Gateway(onApp, true, onSubject, stack);
       if (!warmup.isZero()) {

@@ -80,13 +80,20 @@ final class SampleApp implements AutoCloseable {
   }
 
   /**
+   * The system property naming a directory: when set, each gateway records a JFR profile
+   * ({@code settings=profile}) into {@code <directory>/<name>.jfr}, written when it stops.
+   */
+  static final String JFR_DIRECTORY = "bench.jfr";
+
+  /**
    * Starts a gateway and waits until its health endpoint answers.
    *
+   * @param name the gateway's name in file names, such as {@code servlet-on}
    * @param launch the JVM arguments that launch it ({@link #jar} or {@link #reactive})
    * @param args application arguments, such as {@code --ratelimiter.enabled=false}
    * @return the running gateway
    */
-  static SampleApp start(List<String> launch, List<String> args)
+  static SampleApp start(String name, List<String> launch, List<String> args)
       throws IOException, InterruptedException {
     int port;
     int managementPort;
@@ -98,6 +105,11 @@ final class SampleApp implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_ARGS);
+    String jfr = System.getProperty(JFR_DIRECTORY);
+    if (jfr != null) {
+      cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+          + Path.of(jfr, name + ".jfr").toAbsolutePath());
+    }
     cmd.addAll(launch);
     cmd.addAll(List.of("--server.port=" + port,
         "--server.address=127.0.0.1", "--management.server.port=" + managementPort,

@@ -167,14 +167,15 @@ public final class Targets {
         + "with the limiter on ÷ off ≥ 0.95 (p50, p99 reported)", LoadFigure.HTTP_REACTIVE_ON,
         LoadFigure.HTTP_REACTIVE_OFF));
     Optional<Figure> bucket4j = find(figures, "Bucket4j", "", "allowedOneKey", 1);
-    outcomes.add(withOther(ratio("2. Two-level hierarchy (per key, then per key and model), "
-            + "allow ≥ 1.0 × Bucket4j two-bandwidth bucket, 1 thread, 1 key (sequential)",
+    outcomes.add(withFloor(withOther(ratio("2. Two-level hierarchy (per key, then per key and "
+            + "model), allow ≥ 1.0 × Bucket4j two-bandwidth bucket, 1 thread, 1 key (sequential)",
         find(figures, HIERARCHY, SEQUENTIAL, "allowedTwoLevelsOneKey", 1), bucket4j, 1.0),
-        figures, "allowedTwoLevelsOneKey", bucket4j));
-    outcomes.add(withOther(ratio("2. Three-level hierarchy, allow ≥ 0.8 × Bucket4j, 1 thread, "
-            + "1 key (sequential)",
+        figures, "allowedTwoLevelsOneKey", bucket4j), figures, "tryAcquireTwoLevelsOneKey",
+        "twoMapGetsTwoLocksNanoTime", bucket4j));
+    outcomes.add(withFloor(withOther(ratio("2. Three-level hierarchy, allow ≥ 0.8 × Bucket4j, "
+            + "1 thread, 1 key (sequential)",
         find(figures, HIERARCHY, SEQUENTIAL, "allowedOneKey", 1), bucket4j, 0.8),
-        figures, "allowedOneKey", bucket4j));
+        figures, "allowedOneKey", bucket4j), figures, "tryAcquireOneKey", "", bucket4j));
     outcomes.add(bytes(figures, HIERARCHY, List.of("allowedTwoLevelsOneKey", "allowedOneKey",
             "allowedTenThousandKeys", "deniedOneKey", "deniedTenThousandKeys"), 48,
         "2. Hierarchy allow ≤ 48 B/op (both modes, 2 and 3 levels, allowed and denied)"));
@@ -207,6 +208,25 @@ public final class Targets {
     return new Outcome(o.target(), o.measured() + String.format(Locale.ROOT,
         "; reserve-then-commit %.2f ×", other.get().opsPerSecond() / base.get().opsPerSecond()),
         o.verdict());
+  }
+
+  /**
+   * Adds the verdict-only path's ratio, and the floor's (a {@code Floor} method, if any) to a
+   * hierarchy's outcome.
+   */
+  private static Outcome withFloor(Outcome o, List<Figure> figures, String tryAcquire,
+      String floorMethod, Optional<Figure> base) {
+    if (base.isEmpty()) {
+      return o;
+    }
+    List<String> more = new ArrayList<>();
+    find(figures, HIERARCHY, SEQUENTIAL, tryAcquire, 1).ifPresent(t -> more.add(String.format(
+        Locale.ROOT, "tryAcquire %.2f ×", t.opsPerSecond() / base.get().opsPerSecond())));
+    find(figures, "Floor", "", floorMethod, 1).ifPresent(f -> more.add(String.format(Locale.ROOT,
+        "the floor of two locked levels on the system clock (2 map gets + 2 locks + 1 nanoTime, no "
+            + "limiter logic) %.2f ×", f.opsPerSecond() / base.get().opsPerSecond())));
+    return more.isEmpty() ? o
+        : new Outcome(o.target(), o.measured() + "; " + String.join("; ", more), o.verdict());
   }
 
   private static Outcome bytes(List<Figure> figures, String subject, List<String> methods,
