@@ -138,7 +138,8 @@ class MarkdownReportTest {
       new Figure("HierarchicalLimiter", "SEQUENTIAL", "allowedOneKey", 1, 15e6, 1e6, 56),
       new Figure("HierarchicalLimiter", "SEQUENTIAL", "tryAcquireTwoLevelsOneKey", 1, 25e6, 1e6,
           0.01),
-      new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0));
+      new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0),
+      new Figure("Floor", "", "twoMapGetsTwoLocksNanoTime", 1, 30e6, 1e6, 0));
 
   private static final List<LoadFigure> ISSUE_15_LOADS = List.of(
       new LoadFigure(LoadFigure.REDIS_PIPELINED, "window + bucket", 32, 10, 500_000, 50_000, 0.5,
@@ -172,7 +173,9 @@ class MarkdownReportTest {
     });
     assertThat(outcome(outcomes, "2. Two-level")).satisfies(o -> {
       assertThat(o.measured()).startsWith("1.05 × (21.00 M ÷ 20.00 M ops/s)")
-          .endsWith("reserve-then-commit 0.95 ×");
+          .endsWith("reserve-then-commit 0.95 ×; tryAcquire 1.25 ×; the floor of two locked "
+              + "levels on the system clock (2 map gets + 2 locks + 1 nanoTime, no limiter logic) "
+              + "1.50 ×");
       assertThat(o.verdict()).isEqualTo("met");
     });
     assertThat(outcome(outcomes, "2. Three-level").measured()).startsWith("0.75 ×");
