@@ -12,6 +12,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The sample gateway under load with the limiter off and on: each in a fresh gateway JVM on
@@ -154,7 +158,7 @@ public final class HttpRun {
           .build();
       try {
         return ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
-            http.send(requests[worker], HttpResponse.BodyHandlers.ofByteArray()), limiter),
+            send(http, requests[worker]), limiter),
             () -> {}, () -> {});
       } catch (IllegalStateException e) {
         throw new IllegalStateException(e.getMessage() + "; gateway log: " + app.tail(), e);
@@ -175,6 +179,28 @@ public final class HttpRun {
               + " API keys, off and on alternated in " + SLICES + " slices each",
           CONCURRENCY, seconds, calls, calls / seconds,
           all.percentile(50) / 1e6, all.percentile(99) / 1e6, Double.NaN, Double.NaN);
+    }
+  }
+
+  /** How long a request may take, beyond its own timeout, before the run fails. */
+  static final Duration GRACE = Duration.ofSeconds(5);
+
+  /**
+   * Sends a request and waits for its answer at most its timeout plus {@link #GRACE}, cancelling
+   * the exchange then: a hung exchange fails the run at once, with its cause, instead of pinning a
+   * worker that then never stops.
+   */
+  static HttpResponse<byte[]> send(HttpClient http, HttpRequest request) throws Exception {
+    CompletableFuture<HttpResponse<byte[]>> answer =
+        http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+    long wait = request.timeout().orElse(Duration.ZERO).plus(GRACE).toMillis();
+    try {
+      return answer.get(wait, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      answer.cancel(true);
+      throw new IllegalStateException("no answer to " + request.uri() + " within " + wait + " ms", e);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
     }
   }
 
