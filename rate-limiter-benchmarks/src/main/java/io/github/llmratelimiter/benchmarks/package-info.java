@@ -5,7 +5,8 @@
  * Guava and a naive baseline); {@code redis} the benchmarks on a {@code redis-server} of their own
  * (raw {@code EVALSHA}, the Redis store, Bucket4j-Lettuce, a pipelined run); {@code http} the
  * sample gateway with the limiter on and off; {@code load} the closed-loop load generator of the
- * runs outside JMH; {@code report} runs the suite and writes {@code docs/benchmarks.md}.
+ * runs outside JMH; {@code memory} the heap retained per tracked key; {@code report} runs the
+ * suite and writes {@code docs/benchmarks.md}.
  */
 @NullMarked
 package io.github.llmratelimiter.benchmarks;

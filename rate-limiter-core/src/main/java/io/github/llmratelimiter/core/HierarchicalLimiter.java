@@ -89,6 +89,36 @@ public final class HierarchicalLimiter {
   }
 
   /**
+   * Admits one call of cost 1 as {@link #allow(List)} does, telling only whether it was allowed.
+   *
+   * @param keys one key per level, root first
+   * @return whether the call was allowed
+   * @throws IllegalArgumentException if a key is blank or the count differs from the levels'
+   */
+  public boolean tryAcquire(List<String> keys) {
+    return tryAcquire(keys, 1.0);
+  }
+
+  /**
+   * Admits one call costing {@code tokens} bucket tokens at every level, with the same charges as
+   * {@link #allow(List, double)}, telling only whether it was allowed: on the in-memory store it
+   * allocates nothing.
+   *
+   * @param keys one key per level, root first
+   * @param tokens the cost, finite and positive
+   * @return whether the call was allowed
+   * @throws IllegalArgumentException if a key is blank, the count differs from the levels', or the
+   *     cost is not finite and positive
+   */
+  public boolean tryAcquire(List<String> keys, double tokens) {
+    InMemoryStore m = memory;
+    if (m != null && keys != null && keys.size() == levels.size()) {
+      return m.tryAcquire(tables, lockOrder, keys, tokens, composition);
+    }
+    return allow(keys, tokens).allowed();
+  }
+
+  /**
    * Admits one call and reserves its estimated model tokens at every level that limits them, and a
    * slot at every level that limits concurrency.
    *

@@ -215,6 +215,11 @@ final class InMemoryStore implements RateLimitStore {
   /** The key's entry, created if need be, locked; null when the key is new and the table full. */
   private @Nullable KeyEntry lockNew(BudgetTable t, String key) {
     Args.notBlank("key", key);
+    return lockLookedUp(t, key);
+  }
+
+  /** Like {@link #lockNew}, for a key already checked. */
+  private @Nullable KeyEntry lockLookedUp(BudgetTable t, String key) {
     while (true) {
       KeyEntry e = lookUp(t, key);
       if (e == null) {
@@ -271,16 +276,18 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   /** Takes a slot at every level that limits concurrency: the whole call was admitted. */
-  private static void takeSlots(BudgetTable[] tables, KeyEntry[] entries, long now, long id) {
-    for (int i = 0; i < tables.length; i++) {
-      tables[i].takeSlot(entries[i], now, id);
+  private static void takeSlots(BudgetTable[] tables, KeyEntry first, long now, long id) {
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
+      tables[i].takeSlot(e, now, id);
     }
   }
 
   /** Forgets the buckets the call left fresh at levels {@code 0..last}, after its decision. */
-  private static void forgetFresh(BudgetTable[] tables, KeyEntry[] entries, int last) {
-    for (int i = 0; i <= last; i++) {
-      tables[i].forgetIfFresh(entries[i]);
+  private static void forgetFresh(BudgetTable[] tables, KeyEntry first, int last) {
+    KeyEntry e = first;
+    for (int i = 0; i <= last; i++, e = e.held) {
+      tables[i].forgetIfFresh(e);
     }
   }
 
@@ -298,6 +305,21 @@ final class InMemoryStore implements RateLimitStore {
   /** Several levels on tables and a lock order resolved once by the caller. */
   Decision acquire(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
       Composition composition) {
+    return acquire(tables, lockOrder, keys, cost, composition, false);
+  }
+
+  /**
+   * Like {@link #acquire(BudgetTable[], int[], List, double, Composition)}, telling only whether
+   * allowed, so that nothing is allocated.
+   */
+  boolean tryAcquire(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
+      Composition composition) {
+    return acquire(tables, lockOrder, keys, cost, composition, true).allowed();
+  }
+
+  /** Several levels; with {@code verdict}, the decision is only {@link #VERDICT_ALLOWED} or not. */
+  private Decision acquire(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
+      Composition composition, boolean verdict) {
     checkKeys(keys);
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
@@ -308,10 +330,10 @@ final class InMemoryStore implements RateLimitStore {
     }
     for (BudgetTable t : tables) {
       if (!t.budget.fits(cost)) {
-        return t.neverFits();
+        return verdict ? VERDICT_DENIED : t.neverFits();
       }
     }
-    return (Decision) decideAll(tables, lockOrder, keys, cost, 0, composition, false);
+    return (Decision) decideAll(tables, lockOrder, keys, cost, 0, composition, false, verdict);
   }
 
   @Override
@@ -328,8 +350,8 @@ final class InMemoryStore implements RateLimitStore {
         return new Reservation(t.neverFits(), levels, keys, estimatedModelTokens, 0, 0, 0);
       }
     }
-    return (Reservation)
-        decideAll(tables, lockOrder(tables), keys, cost, estimatedModelTokens, composition, true);
+    return (Reservation) decideAll(
+        tables, lockOrder(tables), keys, cost, estimatedModelTokens, composition, true, false);
   }
 
   private static void checkLists(List<Budget> levels, List<String> keys) {
@@ -385,30 +407,89 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   /**
+   * A verdict-only caller's allowed decision ({@link #tryAcquire(BudgetTable[], int[], List,
+   * double, Composition)}), shared so that the verdict allocates nothing.
+   */
+  private static final Decision VERDICT_ALLOWED = Decision.allow(0, 0, "verdict");
+
+  /** A verdict-only caller's deny, shared as {@link #VERDICT_ALLOWED} is. */
+  private static final Decision VERDICT_DENIED =
+      Decision.finalDeny(Reason.COST_EXCEEDS_CAPACITY, 0, 0, "verdict");
+
+  /**
    * Locks every level's entry in the global order and decides; returns a {@link Decision}, or a
-   * {@link Reservation} when {@code reserve}.
+   * {@link Reservation} when {@code reserve}; with {@code verdict}, only {@link #VERDICT_ALLOWED}
+   * or {@link #VERDICT_DENIED}.
    */
   private Object decideAll(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
-      long estimate, Composition composition, boolean reserve) {
-    int n = tables.length;
-    KeyEntry[] entries = new KeyEntry[n];
+      long estimate, Composition composition, boolean reserve, boolean verdict) {
     while (true) {
-      int full = lookUpAll(tables, keys, entries, true);
-      if (full >= 0) {
-        Decision d = tables[full].tableFull(); // nothing is locked or charged yet
+      KeyEntry first = lockChain(tables, lockOrder, keys);
+      if (first == null) {
+        // a new key found its table full (nothing is locked or charged): report the first such
+        // level, as looking the keys up in level order finds it
+        int full = lookUpAll(tables, keys, new KeyEntry[tables.length], true);
+        if (full < 0) {
+          continue; // room was made meanwhile
+        }
+        Decision d = verdict ? VERDICT_DENIED : tables[full].tableFull();
         return reserve ? new Reservation(d, levels(tables), keys, estimate, 0, 0, 0) : d;
-      }
-      if (!lockAll(entries, lockOrder)) {
-        continue; // an entry was retired meanwhile: look up again
       }
       try {
         long now = ticker.read();
         long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
-        Decision d = decide(tables, entries, now, cost, estimate, id, composition);
-        return reserve ? reservation(tables, entries, now, keys, estimate, id, d) : d;
+        Decision d = decide(tables, first, now, cost, estimate, id, composition, verdict);
+        return reserve ? reservation(tables, first, now, keys, estimate, id, d) : d;
       } finally {
-        unlockAll(entries, lockOrder);
+        unlockChain(first);
       }
+    }
+  }
+
+  /**
+   * Looks up every level's entry (creating it if need be) and locks them in the global lock
+   * order, linking them by {@link KeyEntry#held} in level order, so that a call on several levels
+   * needs no array; returns the first level's entry, or null, with nothing locked, when a new key
+   * found its table full.
+   */
+  private @Nullable KeyEntry lockChain(BudgetTable[] tables, int[] lockOrder, List<String> keys) {
+    KeyEntry first = null;
+    for (int p = 0; p < lockOrder.length; p++) {
+      int level = lockOrder[p];
+      KeyEntry e = lockTracked(tables[level], keys.get(level));
+      if (e == null && (e = lockLookedUp(tables[level], keys.get(level))) == null) {
+        unlockChain(first);
+        return null;
+      }
+      int above = 0; // levels above this one that are already held: its place in the chain
+      for (int q = 0; q < p; q++) {
+        if (lockOrder[q] < level) {
+          above++;
+        }
+      }
+      if (above == 0) {
+        e.held = first;
+        first = e;
+      } else {
+        KeyEntry before = first;
+        for (int s = 1; s < above; s++) {
+          before = before.held;
+        }
+        e.held = before.held;
+        before.held = e;
+      }
+    }
+    return first;
+  }
+
+  /** Unlinks and unlocks the entries of a chain that {@link #lockChain} returned. */
+  private static void unlockChain(@Nullable KeyEntry first) {
+    KeyEntry e = first;
+    while (e != null) {
+      KeyEntry next = e.held;
+      e.held = null;
+      e.unlock();
+      e = next;
     }
   }
 
@@ -430,16 +511,17 @@ final class InMemoryStore implements RateLimitStore {
     return levels;
   }
 
-  private static Reservation reservation(BudgetTable[] tables, KeyEntry[] entries, long now,
+  private static Reservation reservation(BudgetTable[] tables, KeyEntry first, long now,
       List<String> keys, long estimate, long id, Decision d) {
     long remainingTokens = Long.MAX_VALUE;
     long tokensReset = 0;
-    for (int i = 0; i < tables.length; i++) {
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
       if (tables[i].hasModelTokens) {
         // a level a sequential deny never reached, too (its window and bucket stay as they were)
-        tables[i].expireModelTokens(entries[i], now);
-        remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(entries[i]));
-        tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(entries[i], now));
+        tables[i].expireModelTokens(e, now);
+        remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(e));
+        tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(e, now));
       }
     }
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
@@ -486,7 +568,7 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   /**
-   * Several levels, root first, with every entry locked.
+   * Several levels, root first, with every entry locked and chained from {@code first}.
    *
    * <p>Sequential: the levels run in order and the first deny decides, with the denying
    * component's retry. Reserve-then-commit: every level is checked, and a deny reports the
@@ -494,89 +576,120 @@ final class InMemoryStore implements RateLimitStore {
    * one with the longest wait, the first in order on a tie. Either way slots are taken only when
    * the call is admitted, {@code remaining} is the smallest over every component of every level
    * after the decision, and {@code resetAfterMs} is the deciding level's (allowed: the largest over
-   * the levels). The buckets the call left fresh are forgotten once it is decided.
+   * the levels). The buckets the call left fresh are forgotten once it is decided. With {@code
+   * verdict} the same charges are made, and only {@link #VERDICT_ALLOWED} or {@link
+   * #VERDICT_DENIED} is returned.
    */
-  private static Decision decide(BudgetTable[] tables, KeyEntry[] entries, long now, double cost,
-      long estimate, long id, Composition composition) {
+  private static Decision decide(BudgetTable[] tables, KeyEntry first, long now, double cost,
+      long estimate, long id, Composition composition, boolean verdict) {
     int n = tables.length;
     if (composition == Composition.SEQUENTIAL) {
-      for (int i = 0; i < n; i++) {
-        Reason r = apply(tables[i], entries[i], now, cost, estimate, id, composition);
+      KeyEntry e = first;
+      for (int i = 0; i < n; i++, e = e.held) {
+        Reason r = apply(tables[i], e, now, cost, estimate, id, composition);
         if (r != Reason.OK) {
           // levels before i stay charged, as the seed's order implies; those after it are untouched
-          long remaining = Long.MAX_VALUE;
-          for (int j = 0; j < n; j++) {
-            remaining = Math.min(remaining, j <= i
-                ? tables[j].remaining(entries[j]) : tables[j].remainingAt(entries[j], now));
-          }
-          BudgetTable t = tables[i];
-          Decision d = t.decision(entries[i], now, r,
-              t.retryMs(entries[i], now, cost, estimate, r), remaining);
-          forgetFresh(tables, entries, i);
+          Decision d = verdict ? VERDICT_DENIED : sequentialDeny(tables, first, i, e, now, cost,
+              estimate, r);
+          forgetFresh(tables, first, i);
           return d;
         }
       }
     } else {
-      for (int i = 0; i < n; i++) {
-        tables[i].normalize(entries[i], now);
+      KeyEntry e = first;
+      for (int i = 0; i < n; i++, e = e.held) {
+        tables[i].normalize(e, now);
       }
-      Decision deny = bindingDeny(tables, entries, now, cost, estimate);
-      if (deny != null) {
-        forgetFresh(tables, entries, n - 1);
-        return deny;
+      if (denies(tables, first, cost, estimate)) {
+        Decision d = verdict ? VERDICT_DENIED : bindingDeny(tables, first, now, cost, estimate);
+        forgetFresh(tables, first, n - 1);
+        return d;
       }
-      for (int i = 0; i < n; i++) {
-        tables[i].chargeWindow(entries[i], now);
-        tables[i].chargeBucket(entries[i], now, cost);
-        tables[i].chargeModelTokens(entries[i], now, estimate, id);
+      e = first;
+      for (int i = 0; i < n; i++, e = e.held) {
+        tables[i].chargeWindow(e, now);
+        tables[i].chargeBucket(e, now, cost);
+        tables[i].chargeModelTokens(e, now, estimate, id);
       }
     }
-    takeSlots(tables, entries, now, id);
+    takeSlots(tables, first, now, id);
+    Decision d = verdict ? VERDICT_ALLOWED : allowed(tables, first, now);
+    forgetFresh(tables, first, n - 1);
+    return d;
+  }
+
+  /** The sequential deny of level {@code level} (entry {@code denying}) for {@code reason}. */
+  private static Decision sequentialDeny(BudgetTable[] tables, KeyEntry first, int level,
+      KeyEntry denying, long now, double cost, long estimate, Reason reason) {
+    long remaining = Long.MAX_VALUE;
+    KeyEntry e = first;
+    for (int j = 0; j < tables.length; j++, e = e.held) {
+      remaining = Math.min(remaining,
+          j <= level ? tables[j].remaining(e) : tables[j].remainingAt(e, now));
+    }
+    BudgetTable t = tables[level];
+    return t.decision(denying, now, reason, t.retryMs(denying, now, cost, estimate, reason),
+        remaining);
+  }
+
+  /** The allowed decision of levels just charged: the fewest remaining, the latest reset. */
+  private static Decision allowed(BudgetTable[] tables, KeyEntry first, long now) {
     long remaining = Long.MAX_VALUE;
     long reset = 0;
     String binding = tables[0].name;
-    for (int i = 0; i < n; i++) {
-      long r = tables[i].remaining(entries[i]);
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
+      long r = tables[i].remaining(e);
       if (r < remaining) {
         remaining = r;
         binding = tables[i].name;
       }
-      reset = Math.max(reset, tables[i].resetMs(entries[i], now));
+      reset = Math.max(reset, tables[i].resetMs(e, now));
     }
-    forgetFresh(tables, entries, n - 1);
     return Decision.allow(remaining, reset, binding);
   }
 
-  /**
-   * The reserve-then-commit deny of normalized levels, charging nothing; {@code null} when every
-   * level admits the call.
-   */
-  private static @Nullable Decision bindingDeny(
-      BudgetTable[] tables, KeyEntry[] entries, long now, double cost, long estimate) {
-    int level = -1;
-    Reason reason = null;
-    long retry = 0;
-    for (int i = 0; i < tables.length; i++) {
+  /** Whether any component of any normalized level denies the call (reserve-then-commit). */
+  private static boolean denies(BudgetTable[] tables, KeyEntry first, double cost, long estimate) {
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
       BudgetTable t = tables[i];
-      Reason c = t.binding(entries[i], now, cost, estimate);
+      if (t.slotsFull(e) || t.windowFull(e) || t.bucketShort(e, cost)
+          || t.modelTokensShort(e, estimate)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The reserve-then-commit deny of normalized levels of which at least one denies, charging
+   * nothing.
+   */
+  private static Decision bindingDeny(
+      BudgetTable[] tables, KeyEntry first, long now, double cost, long estimate) {
+    int level = -1;
+    KeyEntry binding = first;
+    Reason reason = Reason.OK;
+    long retry = 0;
+    KeyEntry e = first;
+    long remaining = Long.MAX_VALUE;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
+      BudgetTable t = tables[i];
+      remaining = Math.min(remaining, t.remaining(e));
+      Reason c = t.binding(e, now, cost, estimate);
       if (c == null) {
         continue;
       }
-      long wait = t.retryMs(entries[i], now, cost, estimate, c); // 0: never clears
+      long wait = t.retryMs(e, now, cost, estimate, c); // 0: never clears
       if (level < 0 || wait == 0 && retry != 0 || retry != 0 && wait > retry) {
         level = i;
+        binding = e;
         reason = c;
         retry = wait;
       }
     }
-    if (level < 0) {
-      return null;
-    }
-    long remaining = Long.MAX_VALUE;
-    for (int i = 0; i < tables.length; i++) {
-      remaining = Math.min(remaining, tables[i].remaining(entries[i]));
-    }
-    return tables[level].decision(entries[level], now, reason, retry, remaining);
+    return tables[level].decision(binding, now, reason, retry, remaining);
   }
 
   @Override

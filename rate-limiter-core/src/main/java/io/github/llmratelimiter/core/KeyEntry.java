@@ -53,11 +53,17 @@ final class KeyEntry extends AbstractQueuedSynchronizer {
   /** Set under the lock when the entry leaves its table; a caller that sees it looks up again. */
   boolean retired;
 
+  /**
+   * The entry of the next level that the same multi-level call holds locked, in level order;
+   * written and read only by the holder of this entry's lock, and null once it is released.
+   */
+  @Nullable KeyEntry held;
+
   KeyEntry(String key, long now, BudgetTable limits) {
     this.key = key;
     this.modelTokens = limits.hasModelTokens ? new ModelTokenLog() : null;
     this.leases = limits.hasConcurrency ? new LeaseSet() : null;
-    this.ring = new long[limits.hasWindow ? Math.min(limits.limit, 4) : 0];
+    this.ring = new long[limits.hasWindow ? 1 : 0];
     this.refilledAt = now;
     this.limits = limits;
   }

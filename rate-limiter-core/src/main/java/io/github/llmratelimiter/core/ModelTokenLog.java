@@ -38,7 +38,7 @@ final class ModelTokenLog {
   /** Appends an entry; the arrays grow without bound (the window bounds them). */
   void append(long id, long now, long amount) {
     if (size == times.length) {
-      int capacity = Math.max(4, times.length * 2);
+      int capacity = times.length == 0 ? 1 : times.length * 2; // most keys hold one entry
       long[] grownIds = unroll(ids, capacity);
       long[] grownAmounts = unroll(amounts, capacity);
       times = unroll(times, capacity);

@@ -56,6 +56,11 @@ public class GatewayLimiterLincheckTest {
   }
 
   @Operation
+  public boolean tryHierarchy(@Param(name = "key") int key) {
+    return hierarchy.tryAcquire(List.of("acme", "k" + key));
+  }
+
+  @Operation
   public void advance() {
     ticker.advanceMillis(400);
   }

@@ -392,6 +392,66 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     }
   }
 
+  /** Three levels named {@code prefix-org}, {@code prefix-key}, {@code prefix-model}, root first. */
+  private static List<Budget> levels(String prefix) {
+    return List.of(
+        Budget.of(prefix + "-org", new WindowLimit(9, Duration.ofMinutes(1)), new BucketLimit(3, 1)),
+        Budget.of(prefix + "-key", new WindowLimit(100, Duration.ofMinutes(1)),
+            new BucketLimit(10, 1)),
+        windowOnly(prefix + "-model", 2, Duration.ofSeconds(3)));
+  }
+
+  private HierarchicalLimiter hierarchy(List<Budget> levels, Composition mode) {
+    HierarchicalLimiter.Builder b = HierarchicalLimiter.builder().composition(mode).store(store);
+    levels.forEach(b::level);
+    return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void hierarchyDecidesAlikeWhateverOrderItsLevelsWereFirstUsedInAndTryAcquireChargesLikeAllow(
+      Composition mode) {
+    List<Budget> first = levels("first");
+    List<Budget> reversed = levels("reversed");
+    List<Budget> bare = levels("bare");
+    for (int i = 2; i >= 0; i--) { // a store may order its locks by first use: leaf first here
+      assertThat(store.acquire(reversed.get(i), "warm-up", 1, Composition.SEQUENTIAL).allowed())
+          .isTrue();
+      assertThat(store.acquire(bare.get(i), "warm-up", 1, Composition.SEQUENTIAL).allowed())
+          .isTrue();
+    }
+    HierarchicalLimiter a = hierarchy(first, mode);
+    HierarchicalLimiter b = hierarchy(reversed, mode);
+    HierarchicalLimiter c = hierarchy(bare, mode);
+    String[][] calls = {{"acme", "k1", "k1/m1"}, {"acme", "k1", "k1/m2"}, {"acme", "k2", "k2/m1"}};
+    int denied = 0;
+    for (int i = 0; i < 40; i++) {
+      List<String> keys = List.of(calls[i % 3]);
+      double cost = i % 4 == 3 ? 0.5 : 1;
+      Decision da = a.allow(keys, cost);
+      Decision db = b.allow(keys, cost);
+      assertThat(db).as("call %d", i).usingRecursiveComparison().ignoringFields("level")
+          .isEqualTo(da);
+      assertThat(db.level().replace("reversed-", "")).isEqualTo(da.level().replace("first-", ""));
+      assertThat(c.tryAcquire(keys, cost)).as("call %d", i).isEqualTo(da.allowed());
+      denied += da.allowed() ? 0 : 1;
+      ticker.advanceMillis(i % 5 == 0 ? 900 : 150);
+    }
+    assertThat(denied).as("denies at some level").isBetween(5, 35);
+    for (String[] call : calls) {
+      for (int level = 0; level < 3; level++) {
+        assertThat(snapshot(bare.get(level), call[level]))
+            .isEqualTo(snapshot(first.get(level), call[level]))
+            .isEqualTo(snapshot(reversed.get(level), call[level]));
+      }
+    }
+  }
+
+  /** What a key holds under a budget, without its name: window used and tokens. */
+  private List<Object> snapshot(Budget budget, String key) {
+    return List.of(windowUsed(budget, key), budget.bucket() == null ? 0.0 : tokens(budget, key));
+  }
+
   @Test
   void reserveCommitChargesNoLevelWhenAnyDenies() {
     HierarchicalLimiter h = hierarchy(Composition.RESERVE_COMMIT);

@@ -12,6 +12,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The sample gateway under load with the limiter off and on: each in a fresh gateway JVM on
@@ -61,8 +65,8 @@ public final class HttpRun {
   static final int SLICES = 4;
 
   /**
-   * Runs the gateway with the limiter off and on, each in a JVM of its own: a warm-up of each, then
-   * their measured slices alternated.
+   * Runs the sample gateway with the limiter off and on, each in a JVM of its own: a warm-up of
+   * each, then their measured slices alternated.
    *
    * @param jar the sample app's executable jar
    * @param warmup each gateway's warm-up
@@ -72,10 +76,33 @@ public final class HttpRun {
    */
   public static List<LoadFigure> run(Path jar, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    try (SampleApp offApp = SampleApp.start(jar, LIMITER_OFF);
-        SampleApp onApp = SampleApp.start(jar, LIMITER_ON)) {
-      Gateway off = new Gateway(offApp, false);
-      Gateway on = new Gateway(onApp, true);
+    return run("servlet", SampleApp.jar(jar), LoadFigure.HTTP_OFF, LoadFigure.HTTP_ON, "", warmup,
+        measure);
+  }
+
+  /**
+   * Runs the reactive benchmark gateway of {@code webflux-tests} (WebFlux on Netty, the sample's
+   * policies) as {@link #run(Path, Duration, Duration)} runs the sample gateway.
+   *
+   * @param module the {@code webflux-tests} module's directory, built with {@code package}
+   * @param warmup each gateway's warm-up
+   * @param measure each gateway's measured period, in {@value #SLICES} slices
+   * @return the figures, off first
+   * @throws IllegalStateException if an answer is wrong
+   */
+  public static List<LoadFigure> runReactive(Path module, Duration warmup, Duration measure)
+      throws IOException, InterruptedException {
+    return run("reactive", SampleApp.reactive(module), LoadFigure.HTTP_REACTIVE_OFF,
+        LoadFigure.HTTP_REACTIVE_ON, "WebFlux on Netty, ", warmup, measure);
+  }
+
+  private static List<LoadFigure> run(String name, List<String> launch, String offSubject,
+      String onSubject, String stack, Duration warmup, Duration measure)
+      throws IOException, InterruptedException {
+    try (SampleApp offApp = SampleApp.start(name + "-off", launch, LIMITER_OFF);
+        SampleApp onApp = SampleApp.start(name + "-on", launch, LIMITER_ON)) {
+      Gateway off = new Gateway(offApp, false, offSubject, stack);
+      Gateway on = new Gateway(onApp, true, onSubject, stack);
       if (!warmup.isZero()) {
         off.load(Duration.ZERO, warmup);
         on.load(Duration.ZERO, warmup);
@@ -98,14 +125,18 @@ public final class HttpRun {
 
     private final SampleApp app;
     private final boolean limiter;
+    private final String subject;
+    private final String stack;
     private final HttpRequest[] requests = new HttpRequest[CONCURRENCY];
     private final List<Latencies> latencies = new ArrayList<>();
     private long calls;
     private double seconds;
 
-    Gateway(SampleApp app, boolean limiter) {
+    Gateway(SampleApp app, boolean limiter, String subject, String stack) {
       this.app = app;
       this.limiter = limiter;
+      this.subject = subject;
+      this.stack = stack;
       for (int w = 0; w < CONCURRENCY; w++) {
         requests[w] = HttpRequest.newBuilder(URI.create(app.base() + "/v1/chat/completions"))
             .timeout(Duration.ofSeconds(10))
@@ -127,7 +158,7 @@ public final class HttpRun {
           .build();
       try {
         return ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
-            http.send(requests[worker], HttpResponse.BodyHandlers.ofByteArray()), limiter),
+            send(http, requests[worker]), limiter),
             () -> {}, () -> {});
       } catch (IllegalStateException e) {
         throw new IllegalStateException(e.getMessage() + "; gateway log: " + app.tail(), e);
@@ -143,11 +174,33 @@ public final class HttpRun {
 
     LoadFigure figure() {
       Latencies all = Latencies.merge(latencies);
-      return new LoadFigure(limiter ? LoadFigure.HTTP_ON : LoadFigure.HTTP_OFF,
-          "POST /v1/chat/completions, " + CONCURRENCY + " clients, " + CONCURRENCY
+      return new LoadFigure(subject,
+          stack + "POST /v1/chat/completions, " + CONCURRENCY + " clients, " + CONCURRENCY
               + " API keys, off and on alternated in " + SLICES + " slices each",
           CONCURRENCY, seconds, calls, calls / seconds,
           all.percentile(50) / 1e6, all.percentile(99) / 1e6, Double.NaN, Double.NaN);
+    }
+  }
+
+  /** How long a request may take, beyond its own timeout, before the run fails. */
+  static final Duration GRACE = Duration.ofSeconds(5);
+
+  /**
+   * Sends a request and waits for its answer at most its timeout plus {@link #GRACE}, cancelling
+   * the exchange then: a hung exchange fails the run at once, with its cause, instead of pinning a
+   * worker that then never stops.
+   */
+  static HttpResponse<byte[]> send(HttpClient http, HttpRequest request) throws Exception {
+    CompletableFuture<HttpResponse<byte[]>> answer =
+        http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
+    long wait = request.timeout().orElse(Duration.ZERO).plus(GRACE).toMillis();
+    try {
+      return answer.get(wait, TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      answer.cancel(true);
+      throw new IllegalStateException("no answer to " + request.uri() + " within " + wait + " ms", e);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
     }
   }
 

@@ -18,9 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The sample gateway ({@code sample-app}'s executable jar) in a JVM of its own on a free loopback
- * port, its Actuator on another free loopback port, with extra application arguments; stopped by
- * {@link #close()}, and at the latest when this JVM exits.
+ * A gateway under test in a JVM of its own on a free loopback port, its Actuator on another free
+ * loopback port, with extra application arguments: the sample gateway ({@code sample-app}'s
+ * executable jar), or the reactive benchmark gateway of {@code webflux-tests} (a main class on that
+ * module's test class path); stopped by {@link #close()}, and at the latest when this JVM exits.
  */
 final class SampleApp implements AutoCloseable {
 
@@ -41,18 +42,59 @@ final class SampleApp implements AutoCloseable {
     Runtime.getRuntime().addShutdownHook(new Thread(this::close));
   }
 
+  /** The reactive benchmark gateway's main class, on the test class path of {@code webflux-tests}. */
+  static final String REACTIVE_MAIN = "io.github.llmratelimiter.webflux.bench.BenchGateway";
+
   /**
-   * Starts the gateway and waits until its health endpoint answers.
+   * The JVM arguments that launch the sample gateway's executable jar.
    *
    * @param jar the executable jar, {@code sample-app/target/sample-app.jar}
-   * @param args application arguments, such as {@code --ratelimiter.enabled=false}
-   * @return the running gateway
+   * @return {@code -jar} and the jar
+   * @throws IllegalArgumentException if there is no such jar
    */
-  static SampleApp start(Path jar, List<String> args) throws IOException, InterruptedException {
+  static List<String> jar(Path jar) {
     if (!Files.isRegularFile(jar)) {
       throw new IllegalArgumentException("no sample-app jar at " + jar.toAbsolutePath()
           + "; build it with ./mvnw -pl sample-app -am package -DskipTests");
     }
+    return List.of("-jar", jar.toAbsolutePath().toString());
+  }
+
+  /**
+   * The JVM arguments that launch the reactive benchmark gateway from {@code webflux-tests}.
+   *
+   * @param module the module's directory, {@code webflux-tests}
+   * @return {@code -cp}, its test classes and test class path, and the main class
+   * @throws IllegalArgumentException if the module was not built with {@code package}
+   */
+  static List<String> reactive(Path module) throws IOException {
+    Path classes = module.resolve("target/test-classes");
+    Path classpath = module.resolve("target/bench-classpath.txt");
+    if (!Files.isRegularFile(classpath) || !Files.isDirectory(classes)) {
+      throw new IllegalArgumentException("no test class path of the reactive gateway in "
+          + module.toAbsolutePath() + "; build it with ./mvnw -pl webflux-tests -am package "
+          + "-DskipTests");
+    }
+    return List.of("-cp", classes.toAbsolutePath() + java.io.File.pathSeparator
+        + Files.readString(classpath).strip(), REACTIVE_MAIN);
+  }
+
+  /**
+   * The system property naming a directory: when set, each gateway records a JFR profile
+   * ({@code settings=profile}) into {@code <directory>/<name>.jfr}, written when it stops.
+   */
+  static final String JFR_DIRECTORY = "bench.jfr";
+
+  /**
+   * Starts a gateway and waits until its health endpoint answers.
+   *
+   * @param name the gateway's name in file names, such as {@code servlet-on}
+   * @param launch the JVM arguments that launch it ({@link #jar} or {@link #reactive})
+   * @param args application arguments, such as {@code --ratelimiter.enabled=false}
+   * @return the running gateway
+   */
+  static SampleApp start(String name, List<String> launch, List<String> args)
+      throws IOException, InterruptedException {
     int port;
     int managementPort;
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
@@ -63,7 +105,13 @@ final class SampleApp implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     cmd.addAll(JVM_ARGS);
-    cmd.addAll(List.of("-jar", jar.toAbsolutePath().toString(), "--server.port=" + port,
+    String jfr = System.getProperty(JFR_DIRECTORY);
+    if (jfr != null) {
+      cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+          + Path.of(jfr, name + ".jfr").toAbsolutePath());
+    }
+    cmd.addAll(launch);
+    cmd.addAll(List.of("--server.port=" + port,
         "--server.address=127.0.0.1", "--management.server.port=" + managementPort,
         "--spring.main.banner-mode=off",
         "--logging.level.root=WARN"));
@@ -91,9 +139,10 @@ final class SampleApp implements AutoCloseable {
         // not listening yet
       }
       if (!process.isAlive() || System.nanoTime() - deadline > 0) {
+        ChildProcesses.stop(process, 20);
+        String tail = tail(); // before close() deletes the log
         close();
-        throw new IllegalStateException("the sample app did not start on port " + port + ": "
-            + tail());
+        throw new IllegalStateException("the gateway did not start on port " + port + ": " + tail);
       }
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // bounded wait for start-up
     }

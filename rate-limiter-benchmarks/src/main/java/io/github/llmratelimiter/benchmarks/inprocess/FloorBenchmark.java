@@ -58,6 +58,30 @@ public class FloorBenchmark {
     }
   }
 
+  /**
+   * The floor of a two-level hierarchy: two lookups and two locks (the levels' keys differ), one
+   * clock read, a store under both locks.
+   */
+  @Benchmark
+  public long twoMapGetsTwoLocksNanoTime() {
+    Slot a = slots.get(keys[0]);
+    Slot b = slots.get(keys[1]);
+    a.lock();
+    try {
+      b.lock();
+      try {
+        long now = System.nanoTime();
+        a.last = now;
+        b.last = now;
+        return now;
+      } finally {
+        b.unlock();
+      }
+    } finally {
+      a.unlock();
+    }
+  }
+
   /** A {@link ConcurrentHashMap} lookup, a lock, one clock read and a store under the lock. */
   @Benchmark
   public long mapGetLockNanoTime() {

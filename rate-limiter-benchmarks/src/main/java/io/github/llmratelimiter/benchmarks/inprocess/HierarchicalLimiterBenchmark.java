@@ -19,7 +19,8 @@ import org.openjdk.jmh.annotations.State;
 
 /**
  * {@link HierarchicalLimiter} of three levels (organisation, API key, API key and model), each
- * with a window and a bucket, in both composition modes.
+ * with a window and a bucket, in both composition modes; and of two levels (API key, then API key
+ * and model), the hierarchy of every per-key-and-model scope and {@code parent:} policy.
  *
  * <p>The many-keys cases use 10,000 leaves under 1,000 API keys under 10 organisations. The denied
  * cases are denied by the leaf's window, so the sequential mode charges the two levels above it on
@@ -35,7 +36,9 @@ public class HierarchicalLimiterBenchmark {
   public Composition composition;
 
   private HierarchicalLimiter allowing;
+  private HierarchicalLimiter twoLevels;
   private HierarchicalLimiter denying;
+  private List<String> twoLevelKeys;
   private List<String>[] keys;
 
   /** Builds the limiters and spends the denied cases' leaf budgets. */
@@ -51,6 +54,13 @@ public class HierarchicalLimiterBenchmark {
         .level(Budget.of("model", window, bucket))
         .composition(composition)
         .build();
+    twoLevels = HierarchicalLimiter.builder()
+        .level(Budget.of("api-key-2", window, bucket))
+        .level(Budget.of("model-2", window, bucket))
+        .composition(composition)
+        .build();
+    twoLevelKeys = List.of("sk-0", "sk-0:model-0");
+    Check.allowed(twoLevels.allow(twoLevelKeys));
     denying = HierarchicalLimiter.builder()
         .level(org)
         .level(apiKey)
@@ -94,6 +104,30 @@ public class HierarchicalLimiterBenchmark {
   @Benchmark
   public long allowedTenThousandKeys(ThreadKeys t) {
     return Check.allowed(allowing.allow(keys[t.next()])).remaining();
+  }
+
+  /** Every thread calls the two-level hierarchy with the same two keys. */
+  @Benchmark
+  public long allowedTwoLevelsOneKey() {
+    return Check.allowed(twoLevels.allow(twoLevelKeys)).remaining();
+  }
+
+  /** {@link #allowedTwoLevelsOneKey} telling only the verdict. */
+  @Benchmark
+  public boolean tryAcquireTwoLevelsOneKey() {
+    return Check.allowed(twoLevels.tryAcquire(twoLevelKeys));
+  }
+
+  /** {@link #allowedOneKey} telling only the verdict. */
+  @Benchmark
+  public boolean tryAcquireOneKey() {
+    return Check.allowed(allowing.tryAcquire(keys[0]));
+  }
+
+  /** {@link #deniedOneKey} telling only the verdict. */
+  @Benchmark
+  public boolean tryAcquireDeniedOneKey() {
+    return Check.denied(denying.tryAcquire(keys[0]));
   }
 
   /** The leaf's window is full: denied with RPM_LIMIT at the third level. */

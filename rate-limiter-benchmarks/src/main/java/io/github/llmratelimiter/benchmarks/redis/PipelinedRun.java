@@ -2,14 +2,22 @@ package io.github.llmratelimiter.benchmarks.redis;
 
 import io.github.llmratelimiter.benchmarks.load.ClosedLoopLoad;
 import io.github.llmratelimiter.benchmarks.report.LoadFigure;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Many decisions in flight on the store's one connection: {@value #CONCURRENCY} threads call the
- * limiter on Redis over 1,000 keys, so that Lettuce pipelines their {@code EVALSHA}s; reports
- * decisions per second, latency, and Redis's CPU ({@code INFO cpu}, system + user) over the
- * measured period, and checks exactly one round trip per decision over the whole run.
+ * Many decisions in flight on one connection: {@value #CONCURRENCY} threads call the limiter on
+ * Redis over 1,000 keys, so that Lettuce pipelines their {@code EVALSHA}s; reports decisions per
+ * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) over the measured period, and
+ * checks exactly one round trip per decision over the whole run. Three cases, each on a fresh
+ * {@code redis-server}: a window and a bucket ({@code allow}); the same with model tokens ({@code
+ * reserve} of an estimate, the decision of a call that reports usage; its reconciliation after the
+ * call is a second script, not counted here); and the floor, a raw {@code EVALSHA} of {@code
+ * return 1} from as many threads on one connection.
  */
 public final class PipelinedRun {
 
@@ -18,22 +26,43 @@ public final class PipelinedRun {
 
   private PipelinedRun() {}
 
+  /** One decision of a case on the limiter. */
+  @FunctionalInterface
+  private interface Decide {
+    void decide(RedisLimiter redis, String key);
+  }
+
   /**
-   * Starts Redis, runs the load and stops Redis.
+   * Runs the three cases, one after the other.
    *
-   * @param warmup the warm-up
-   * @param measure the measured period
-   * @return the figure
+   * @param warmup each case's warm-up
+   * @param measure each case's measured period
+   * @return the figures: window and bucket, model tokens, raw {@code EVALSHA}
    * @throws InterruptedException if interrupted
    * @throws IllegalStateException if a decision was a deny, Redis failed, or a decision took other
    *     than one round trip
    */
-  public static LoadFigure run(Duration warmup, Duration measure) throws InterruptedException {
+  public static List<LoadFigure> run(Duration warmup, Duration measure)
+      throws InterruptedException {
+    LoadFigure windowBucket = run(warmup, measure, LoadFigure.REDIS_PIPELINED, "window + bucket",
+        RedisLimiter::allowed);
+    LoadFigure modelTokens = run(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS,
+        "window + bucket + model tokens (reserve)", RedisLimiter::reserved);
+    return List.of(windowBucket, modelTokens, evalsha(warmup, measure));
+  }
+
+  private static String[] keys() {
+    String[] keys = new String[RedisStoreBenchmark.KEY_COUNT];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = "tenant-" + i;
+    }
+    return keys;
+  }
+
+  private static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
+      Decide decide) throws InterruptedException {
     try (RedisLimiter redis = new RedisLimiter()) {
-      String[] keys = new String[RedisStoreBenchmark.KEY_COUNT];
-      for (int i = 0; i < keys.length; i++) {
-        keys[i] = "tenant-" + i;
-      }
+      String[] keys = keys();
       int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
@@ -43,14 +72,44 @@ public final class PipelinedRun {
         int i = next[slot];
         next[slot] = i + 1 == keys.length ? 0 : i + 1;
         decisions.increment();
-        redis.allowed(keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
+        decide.decide(redis, keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
       }, () -> cpu[0] = redis.info.cpuSeconds(), () -> cpu[1] = redis.info.cpuSeconds());
       redis.checkNoErrors();
       double roundTrips = redis.roundTrips.verify(decisions.sum());
-      return new LoadFigure(LoadFigure.REDIS_PIPELINED,
-          "1,000 keys, " + CONCURRENCY + " threads on one connection", r.concurrency(), r.seconds(),
-          r.calls(), r.callsPerSecond(), r.latencies().percentile(50) / 1e6,
-          r.latencies().percentile(99) / 1e6, (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips);
+      return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips);
     }
+  }
+
+  private static LoadFigure evalsha(Duration warmup, Duration measure)
+      throws InterruptedException {
+    try (RedisClientOnServer redis = new RedisClientOnServer();
+        RedisInfo info = new RedisInfo(redis.server.uri());
+        StatefulRedisConnection<String, String> connection = redis.client.connect()) {
+      RedisCommands<String, String> commands = connection.sync();
+      String sha = commands.scriptLoad("return 1");
+      long before = info.calls("evalsha");
+      LongAdder calls = new LongAdder();
+      double[] cpu = new double[2];
+      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> {
+        calls.increment();
+        Long one = commands.evalsha(sha, ScriptOutputType.INTEGER);
+        if (one == null || one != 1L) {
+          throw new IllegalStateException("EVALSHA return 1 answered " + one);
+        }
+      }, () -> cpu[0] = info.cpuSeconds(), () -> cpu[1] = info.cpuSeconds());
+      long ran = info.calls("evalsha") - before;
+      if (ran != calls.sum()) {
+        throw new IllegalStateException(calls.sum() + " EVALSHA calls, but Redis ran " + ran);
+      }
+      return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0);
+    }
+  }
+
+  private static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
+      double[] cpu, double roundTrips) {
+    return new LoadFigure(subject, scenario + ", " + CONCURRENCY + " threads on one connection",
+        r.concurrency(), r.seconds(), r.calls(), r.callsPerSecond(),
+        r.latencies().percentile(50) / 1e6, r.latencies().percentile(99) / 1e6,
+        (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips);
   }
 }

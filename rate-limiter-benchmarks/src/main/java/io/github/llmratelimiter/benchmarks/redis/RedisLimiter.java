@@ -3,6 +3,7 @@ package io.github.llmratelimiter.benchmarks.redis;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.GatewayLimiter;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.resource.ClientResources;
@@ -25,6 +26,10 @@ final class RedisLimiter implements AutoCloseable {
   /** More tokens than a run can spend, refilled slowly. */
   static final double TOKENS = 10_000_000_000.0;
   static final double REFILL_PER_SECOND = 1;
+  /** Model tokens a window admits: more than a run can reserve. */
+  static final long MODEL_TOKEN_LIMIT = 1_000_000_000_000L;
+  /** The model tokens each reservation estimates. */
+  static final long ESTIMATE = 100;
   /**
    * The stores' heartbeat interval while measured: none within a run. A heartbeat is one script
    * call a second per gateway instance, not per decision; left on, it would break the check of
@@ -39,6 +44,8 @@ final class RedisLimiter implements AutoCloseable {
   private final ClientResources resources;
   private final RedisRateLimitStore store;
   final GatewayLimiter limiter;
+  /** The same limits and model tokens in the same short window, on the same store. */
+  final GatewayLimiter modelTokens;
 
   RedisLimiter() {
     server = RedisServer.start();
@@ -56,6 +63,14 @@ final class RedisLimiter implements AutoCloseable {
         .composition(Composition.SEQUENTIAL)
         .store(store)
         .build();
+    modelTokens = GatewayLimiter.builder()
+        .name("bench-model-tokens")
+        .requestsPerWindow(WINDOW_LIMIT, WINDOW)
+        .burst(TOKENS, REFILL_PER_SECOND)
+        .modelTokensPerWindow(MODEL_TOKEN_LIMIT, WINDOW)
+        .composition(Composition.SEQUENTIAL)
+        .store(store)
+        .build();
     roundTrips = new RoundTrips(commands, info);
   }
 
@@ -67,6 +82,19 @@ final class RedisLimiter implements AutoCloseable {
           + " (Redis errors so far: " + store.errorCount() + ")");
     }
     return d;
+  }
+
+  /**
+   * Reserves {@value #ESTIMATE} model tokens for a call of {@code key}, which must be admitted:
+   * the one round trip of a decision on a budget that limits model tokens.
+   */
+  Reservation reserved(String key) {
+    Reservation r = modelTokens.reserve(key, 1, ESTIMATE);
+    if (!r.decision().allowed()) {
+      throw new IllegalStateException("an allowed case was denied: " + r.decision()
+          + " (Redis errors so far: " + store.errorCount() + ")");
+    }
+    return r;
   }
 
   /** Throws if any Redis call failed. */

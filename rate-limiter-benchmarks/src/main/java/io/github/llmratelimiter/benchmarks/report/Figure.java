@@ -59,7 +59,8 @@ public record Figure(
    * @return the comparable case, for example {@code deniedOneKey} for {@code deniedRpmOneKey}
    */
   public String comparableCase() {
-    return limiterCase().replace("DecisionEscapes", "").replace("Rpm", "").replace("Burst", "");
+    return limiterCase().replace("DecisionEscapes", "").replace("Rpm", "").replace("Burst", "")
+        .replace("TwoLevels", "");
   }
 
   /** The method as an allowed/denied case: {@code tryAcquireDeniedRpmOneKey} is {@code deniedRpmOneKey}. */
@@ -103,6 +104,11 @@ public record Figure(
     }
     if (method.contains("DecisionEscapes")) {
       s.append(", decision escapes");
+    }
+    if (method.contains("TwoLevels")) {
+      s.append(", 2 levels");
+    } else if (subject.equals("HierarchicalLimiter")) {
+      s.append(", 3 levels");
     }
     return s.toString();
   }

@@ -22,8 +22,12 @@ public final class Suite {
     IN_PROCESS,
     /** The Redis JMH benchmarks and the pipelined Redis run. */
     REDIS,
-    /** The HTTP run of the sample gateway. */
-    HTTP
+    /** The HTTP runs of the sample gateway and of the reactive gateway. */
+    HTTP,
+    /** The heap retained per tracked key. */
+    MEMORY,
+    /** The rounds of 1 and 2 threads, each on its own key. */
+    SCALING
   }
 
   /** One JMH run: the benchmarks it includes and the threads it uses. */
@@ -35,10 +39,23 @@ public final class Suite {
   /** The HTTP run, by the name {@code --only} matches. */
   public static final String HTTP = "io.github.llmratelimiter.benchmarks.http.HttpRun";
 
+  /** The memory run, by the name {@code --only} matches. */
+  public static final String MEMORY = "io.github.llmratelimiter.benchmarks.memory.FootprintRun";
+
+  /** The scaling rounds, by the name {@code --only} matches. */
+  public static final String SCALING =
+      "io.github.llmratelimiter.benchmarks.inprocess.GatewayLimiterBenchmark.allowedOwnKey scaling";
+
+  /** The scaling rounds' benchmark: each thread on a key of its own, sequential composition. */
+  static final String SCALING_INCLUDE = "\\.inprocess\\.GatewayLimiterBenchmark\\.allowedOwnKey$";
+
+  /** The rounds of the scaling check, alternating which thread count runs first. */
+  public static final int SCALING_ROUNDS = 4;
+
   /** The runs of the suite, in order. */
   public static final List<Run> RUNS = List.of(
       new Run("in-process, 1 thread", 1,
-          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+)$",
+          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTwoLevelsOneKey|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+)$",
           Part.IN_PROCESS),
       new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\.", Part.IN_PROCESS),
       new Run("in-process, 2 threads", 2,

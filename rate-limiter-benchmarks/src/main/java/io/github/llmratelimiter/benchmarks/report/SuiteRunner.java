@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
+import io.github.llmratelimiter.benchmarks.memory.FootprintRun;
 import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
 import io.github.llmratelimiter.benchmarks.redis.RedisServer;
 import java.time.Duration;
@@ -39,15 +40,17 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <p>Arguments: {@code --out FILE} (default {@code docs/benchmarks.md}), {@code --json FILE} (raw
  * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
  * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
- * also matches; the load runs are named {@link Suite#PIPELINED} and {@link Suite#HTTP}), {@code
- * --skip-inprocess}, {@code --skip-redis}, {@code --skip-http} (leave out a part of the suite),
- * {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up and measured period of
- * each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value #LOAD_SECONDS}), {@code
- * --http-warmup SECONDS} (each gateway's warm-up before the HTTP run, default {@value
- * #HTTP_WARMUP_SECONDS}), {@code
- * --sample-app JAR} (default {@code sample-app/target/sample-app.jar}), and these JMH options, which override the suite's defaults: {@code -f}, {@code
- * -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code -jvmArgsAppend}. A benchmark that
- * gets a wrong answer throws, and the run fails.
+ * also matches; the runs outside the main JMH runs are named {@link Suite#PIPELINED}, {@link
+ * Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
+ * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling} (leave out a
+ * part of the suite), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
+ * and measured period of each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value
+ * #LOAD_SECONDS}), {@code --http-warmup SECONDS} (each gateway's warm-up before the HTTP runs,
+ * default {@value #HTTP_WARMUP_SECONDS}), {@code --sample-app JAR} (default {@code
+ * sample-app/target/sample-app.jar}), {@code --reactive-module DIR} (the module of the reactive
+ * gateway, default {@code webflux-tests}), and these JMH options, which override the suite's
+ * defaults: {@code -f}, {@code -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code
+ * -jvmArgsAppend}. A benchmark that gets a wrong answer throws, and the run fails.
  */
 public final class SuiteRunner {
 
@@ -58,6 +61,10 @@ public final class SuiteRunner {
   static final TimeValue MEASUREMENT_TIME = TimeValue.seconds(1);
   /** A fixed heap, so that GC sizing does not differ between benchmarks. */
   static final List<String> JVM_ARGS = List.of("-Xms2g", "-Xmx2g");
+  /** Warm-up iterations of each scaling run (one fork each, no allocation profiler). */
+  static final int SCALING_WARMUP_ITERATIONS = 2;
+  /** Measurement iterations of each scaling run. */
+  static final int SCALING_ITERATIONS = 3;
   static final int LOAD_WARMUP_SECONDS = 10;
   static final int LOAD_SECONDS = 20;
   /**
@@ -81,6 +88,7 @@ public final class SuiteRunner {
     Path notes = Path.of("bench/notes.md");
     String only = "";
     Path sampleApp = Path.of("sample-app/target/sample-app.jar");
+    Path reactiveModule = Path.of("webflux-tests");
     Duration loadWarmup = Duration.ofSeconds(LOAD_WARMUP_SECONDS);
     Duration loadMeasure = Duration.ofSeconds(LOAD_SECONDS);
     Duration httpWarmup = Duration.ofSeconds(HTTP_WARMUP_SECONDS);
@@ -95,6 +103,9 @@ public final class SuiteRunner {
         case "--skip-inprocess" -> parts.remove(Suite.Part.IN_PROCESS);
         case "--skip-redis" -> parts.remove(Suite.Part.REDIS);
         case "--skip-http" -> parts.remove(Suite.Part.HTTP);
+        case "--skip-memory" -> parts.remove(Suite.Part.MEMORY);
+        case "--skip-scaling" -> parts.remove(Suite.Part.SCALING);
+        case "--reactive-module" -> reactiveModule = Path.of(value(args, ++i));
         case "--sample-app" -> sampleApp = Path.of(value(args, ++i));
         case "--load-warmup" -> loadWarmup = seconds(args[i], value(args, ++i), true);
         case "--load-seconds" -> loadMeasure = seconds(args[i], value(args, ++i), false);
@@ -114,12 +125,22 @@ public final class SuiteRunner {
         results.addAll(run(options(cli, run, only)));
       }
     }
+    List<ScalingRound> scaling = new ArrayList<>();
+    if (parts.contains(Suite.Part.SCALING) && Suite.selected(Suite.SCALING, only)) {
+      scaling.addAll(scaling(cli));
+    }
+    List<MemoryFigure> memory = new ArrayList<>();
+    if (parts.contains(Suite.Part.MEMORY) && Suite.selected(Suite.MEMORY, only)) {
+      System.out.println("# Memory run: " + Suite.MEMORY);
+      memory.addAll(FootprintRun.run(FootprintRun.KEYS));
+    }
     List<LoadFigure> loads = new ArrayList<>();
     if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.PIPELINED, only)) {
       System.out.println("# Load run: " + Suite.PIPELINED);
-      LoadFigure f = PipelinedRun.run(loadWarmup, loadMeasure);
-      System.out.println(f);
-      loads.add(f);
+      for (LoadFigure f : PipelinedRun.run(loadWarmup, loadMeasure)) {
+        System.out.println(f);
+        loads.add(f);
+      }
     }
     if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
       System.out.println("# Load run: " + Suite.HTTP);
@@ -127,9 +148,13 @@ public final class SuiteRunner {
         System.out.println(f);
         loads.add(f);
       }
+      for (LoadFigure f : HttpRun.runReactive(reactiveModule, httpWarmup, loadMeasure)) {
+        System.out.println(f);
+        loads.add(f);
+      }
     }
     double minutes = (System.nanoTime() - start) / 60e9;
-    if (results.isEmpty() && loads.isEmpty()) {
+    if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()) {
       throw new IllegalArgumentException("no benchmark of the suite matches --only " + only
           + " in the parts not skipped " + parts);
     }
@@ -153,8 +178,43 @@ public final class SuiteRunner {
         minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
     Path parent = out.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Files.writeString(out, MarkdownReport.render(figures, loads, context));
+    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, context));
     System.out.println("Wrote " + out.toAbsolutePath());
+  }
+
+  /**
+   * The scaling rounds: {@link Suite#SCALING_ROUNDS} times the same benchmark at 1 and at 2
+   * threads (each thread on its own key), in a fork of its own each, the order alternating from
+   * round to round, so that a change of the machine's load or of where the JVM's threads run falls
+   * on both counts alike.
+   */
+  static List<ScalingRound> scaling(CommandLineOptions cli) throws RunnerException {
+    List<ScalingRound> rounds = new ArrayList<>();
+    for (int round = 1; round <= Suite.SCALING_ROUNDS; round++) {
+      boolean twoFirst = round % 2 == 0;
+      double[] ops = new double[3];
+      for (int threads : twoFirst ? new int[] {2, 1} : new int[] {1, 2}) {
+        System.out.println("# Scaling round " + round + ", " + threads + " thread(s)");
+        ChainedOptionsBuilder b = new OptionsBuilder()
+            .include(Suite.SCALING_INCLUDE)
+            .param("composition", "SEQUENTIAL")
+            .threads(threads)
+            .forks(1)
+            .warmupIterations(cli.getWarmupIterations().orElse(SCALING_WARMUP_ITERATIONS))
+            .warmupTime(cli.getWarmupTime().orElse(WARMUP_TIME))
+            .measurementIterations(cli.getMeasurementIterations().orElse(SCALING_ITERATIONS))
+            .measurementTime(cli.getMeasurementTime().orElse(MEASUREMENT_TIME))
+            .jvmArgsAppend(jvmArgs(cli).toArray(String[]::new))
+            .shouldFailOnError(true);
+        Collection<RunResult> results = new Runner(b.build()).run();
+        if (results.size() != 1) {
+          throw new IllegalStateException("a scaling run gave " + results.size() + " results");
+        }
+        ops[threads] = results.iterator().next().getPrimaryResult().getScore();
+      }
+      rounds.add(new ScalingRound(round, twoFirst, ops[1], ops[2]));
+    }
+    return rounds;
   }
 
   private static Collection<RunResult> run(ChainedOptionsBuilder options) throws RunnerException {
@@ -286,6 +346,8 @@ public final class SuiteRunner {
     versions.put("Bucket4j (bucket4j_jdk17-core)", p.getProperty("bucket4j", "unknown"));
     versions.put("Resilience4j (resilience4j-ratelimiter)", p.getProperty("resilience4j", "unknown"));
     versions.put("Guava", p.getProperty("guava", "unknown"));
+    versions.put("Caffeine (memory per key)",
+        mavenVersion("com.github.ben-manes.caffeine", "caffeine"));
     versions.put("Bucket4j-Lettuce (bucket4j_jdk17-lettuce)", p.getProperty("bucket4j", "unknown"));
     versions.put("Lettuce", mavenVersion("io.lettuce", "lettuce-core"));
     versions.put("redis-server", RedisServer.version() + " (from embedded-redis "

@@ -5,7 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
-/** The targets of issue 7, each judged on figures of one run. */
+/**
+ * The targets of issues 7 and 15, each judged on figures of one run: {@link #issue15} for the
+ * paths users run (HTTP, hierarchies, Redis CPU, memory per key, scaling), {@link #evaluate} for
+ * the earlier ones.
+ */
 public final class Targets {
 
   /** Bytes per operation below which a path counts as allocation-free (JMH reports noise). */
@@ -124,9 +128,14 @@ public final class Targets {
   }
 
   private static Outcome http(List<LoadFigure> loads) {
-    String target = "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported";
-    Optional<LoadFigure> on = load(loads, LoadFigure.HTTP_ON);
-    Optional<LoadFigure> off = load(loads, LoadFigure.HTTP_OFF);
+    return http(loads, "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported",
+        LoadFigure.HTTP_ON, LoadFigure.HTTP_OFF);
+  }
+
+  private static Outcome http(List<LoadFigure> loads, String target, String onSubject,
+      String offSubject) {
+    Optional<LoadFigure> on = load(loads, onSubject);
+    Optional<LoadFigure> off = load(loads, offSubject);
     if (on.isEmpty() || off.isEmpty()) {
       return new Outcome(target, "not in this run", "not measured");
     }
@@ -136,6 +145,184 @@ public final class Targets {
             + "%.2f ms off", r, on.get().callsPerSecond(), off.get().callsPerSecond(),
         on.get().p99Ms(), off.get().p99Ms(), on.get().p50Ms(), off.get().p50Ms()),
         r >= 0.95 ? "met" : "missed");
+  }
+
+  private static final String HIERARCHY = "HierarchicalLimiter";
+
+  /**
+   * Judges the targets of issue 15 on the figures of one run.
+   *
+   * @param figures the JMH figures
+   * @param loads the load runs (pipelined Redis, HTTP on both stacks)
+   * @param memory the heap retained per tracked key, per subject
+   * @param scaling the rounds of 1 and 2 threads
+   * @return one outcome per target, in the issue's order
+   */
+  public static List<Outcome> issue15(List<Figure> figures, List<LoadFigure> loads,
+      List<MemoryFigure> memory, List<ScalingRound> scaling) {
+    List<Outcome> outcomes = new ArrayList<>();
+    outcomes.add(http(loads, "1. HTTP, servlet stack: the sample gateway with the limiter on ÷ off "
+        + "≥ 0.95 (p50, p99 reported)", LoadFigure.HTTP_ON, LoadFigure.HTTP_OFF));
+    outcomes.add(http(loads, "1. HTTP, reactive stack: the WebFlux gateway (the sample's policies) "
+        + "with the limiter on ÷ off ≥ 0.95 (p50, p99 reported)", LoadFigure.HTTP_REACTIVE_ON,
+        LoadFigure.HTTP_REACTIVE_OFF));
+    Optional<Figure> bucket4j = find(figures, "Bucket4j", "", "allowedOneKey", 1);
+    outcomes.add(withFloor(withOther(ratio("2. Two-level hierarchy (per key, then per key and "
+            + "model), allow ≥ 1.0 × Bucket4j two-bandwidth bucket, 1 thread, 1 key (sequential)",
+        find(figures, HIERARCHY, SEQUENTIAL, "allowedTwoLevelsOneKey", 1), bucket4j, 1.0),
+        figures, "allowedTwoLevelsOneKey", bucket4j), figures, "tryAcquireTwoLevelsOneKey",
+        "twoMapGetsTwoLocksNanoTime", bucket4j));
+    outcomes.add(withFloor(withOther(ratio("2. Three-level hierarchy, allow ≥ 0.8 × Bucket4j, "
+            + "1 thread, 1 key (sequential)",
+        find(figures, HIERARCHY, SEQUENTIAL, "allowedOneKey", 1), bucket4j, 0.8),
+        figures, "allowedOneKey", bucket4j), figures, "tryAcquireOneKey", "", bucket4j));
+    outcomes.add(bytes(figures, HIERARCHY, List.of("allowedTwoLevelsOneKey", "allowedOneKey",
+            "allowedTenThousandKeys", "deniedOneKey", "deniedTenThousandKeys"), 48,
+        "2. Hierarchy allow ≤ 48 B/op (both modes, 2 and 3 levels, allowed and denied)"));
+    outcomes.add(bytes(figures, HIERARCHY, List.of("tryAcquireTwoLevelsOneKey", "tryAcquireOneKey",
+            "tryAcquireDeniedOneKey"), 0,
+        "2. Hierarchy tryAcquire (verdict only) 0 B/op (both modes, 2 and 3 levels)"));
+    outcomes.add(composed(figures, bucket4j));
+    outcomes.add(redisCpu(loads, LoadFigure.REDIS_PIPELINED, 8,
+        "4. Redis CPU per decision, pipelined, window + bucket ≤ 8 µs"));
+    outcomes.add(redisCpu(loads, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, 12,
+        "4. Redis CPU per decision, pipelined, window + bucket + model tokens ≤ 12 µs"));
+    Outcome trips = redis(figures, loads).get(0);
+    outcomes.add(new Outcome("4. " + trips.target() + " (every pipelined run is checked alike)",
+        trips.measured(), trips.verdict()));
+    outcomes.add(memory(memory, "window-bucket",
+        "5. Heap per tracked key, 1,000,000 keys, window + bucket ≤ Bucket4j's"));
+    outcomes.add(memory(memory, "window-bucket-model-tokens",
+        "5. Heap per tracked key, 1,000,000 keys, window + bucket + model tokens ≤ Bucket4j's"));
+    outcomes.add(scaling(scaling));
+    return outcomes;
+  }
+
+  /** Adds the reserve-then-commit ratio of the same case to a sequential outcome. */
+  private static Outcome withOther(
+      Outcome o, List<Figure> figures, String method, Optional<Figure> base) {
+    Optional<Figure> other = find(figures, HIERARCHY, "RESERVE_COMMIT", method, 1);
+    if (other.isEmpty() || base.isEmpty()) {
+      return o;
+    }
+    return new Outcome(o.target(), o.measured() + String.format(Locale.ROOT,
+        "; reserve-then-commit %.2f ×", other.get().opsPerSecond() / base.get().opsPerSecond()),
+        o.verdict());
+  }
+
+  /**
+   * Adds the verdict-only path's ratio, and the floor's (a {@code Floor} method, if any) to a
+   * hierarchy's outcome.
+   */
+  private static Outcome withFloor(Outcome o, List<Figure> figures, String tryAcquire,
+      String floorMethod, Optional<Figure> base) {
+    if (base.isEmpty()) {
+      return o;
+    }
+    List<String> more = new ArrayList<>();
+    find(figures, HIERARCHY, SEQUENTIAL, tryAcquire, 1).ifPresent(t -> more.add(String.format(
+        Locale.ROOT, "tryAcquire %.2f ×", t.opsPerSecond() / base.get().opsPerSecond())));
+    find(figures, "Floor", "", floorMethod, 1).ifPresent(f -> more.add(String.format(Locale.ROOT,
+        "the floor of two locked levels on the system clock (2 map gets + 2 locks + 1 nanoTime, no "
+            + "limiter logic) %.2f ×", f.opsPerSecond() / base.get().opsPerSecond())));
+    return more.isEmpty() ? o
+        : new Outcome(o.target(), o.measured() + "; " + String.join("; ", more), o.verdict());
+  }
+
+  private static Outcome bytes(List<Figure> figures, String subject, List<String> methods,
+      double most, String target) {
+    List<String> parts = new ArrayList<>();
+    boolean within = true;
+    int missing = 0;
+    for (String mode : List.of(SEQUENTIAL, "RESERVE_COMMIT")) {
+      for (String method : methods) {
+        Optional<Figure> f = find(figures, subject, mode, method, 1);
+        if (f.isEmpty() || Double.isNaN(f.get().bytesPerOp())) {
+          missing++;
+          continue;
+        }
+        parts.add((mode.equals(SEQUENTIAL) ? "seq. " : "r-c ") + f.get().caseLabel() + ": "
+            + MarkdownReport.bytes(f.get().bytesPerOp()));
+        within &= f.get().bytesPerOp() < most + ZERO_BYTES;
+      }
+    }
+    if (parts.isEmpty()) {
+      return new Outcome(target, "not in this run (needs -prof gc)", "not measured");
+    }
+    return new Outcome(target, String.join("; ", parts),
+        !within ? "missed" : missing == 0 ? "met" : "not measured");
+  }
+
+  private static Outcome composed(List<Figure> figures, Optional<Figure> bucket4j) {
+    Outcome o = ratio("3. Composed check allow ≥ 1.5 × Bucket4j two-bandwidth bucket (the goal), "
+            + "1 thread, 1 key (sequential)",
+        find(figures, GATEWAY, SEQUENTIAL, "allowedOneKey", 1), bucket4j, 1.5);
+    if (bucket4j.isEmpty()) {
+      return o;
+    }
+    List<String> more = new ArrayList<>();
+    find(figures, GATEWAY, SEQUENTIAL, "tryAcquireOneKey", 1).ifPresent(t -> more.add(
+        String.format(Locale.ROOT, "tryAcquire (no Decision) %.2f ×",
+            t.opsPerSecond() / bucket4j.get().opsPerSecond())));
+    find(figures, "Floor", "", "mapGetLockNanoTime", 1).ifPresent(f -> more.add(
+        String.format(Locale.ROOT, "the floor of any per-key locked limiter on the system clock "
+            + "(map get + lock + nanoTime, no limiter logic) %.2f ×",
+            f.opsPerSecond() / bucket4j.get().opsPerSecond())));
+    return more.isEmpty() ? o
+        : new Outcome(o.target(), o.measured() + "; " + String.join("; ", more), o.verdict());
+  }
+
+  private static Outcome redisCpu(List<LoadFigure> loads, String subject, double most,
+      String target) {
+    Optional<LoadFigure> run = load(loads, subject);
+    if (run.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    LoadFigure p = run.get();
+    String floor = load(loads, LoadFigure.REDIS_PIPELINED_FLOOR).map(f -> String.format(
+        Locale.ROOT, "; the floor, raw EVALSHA `return 1` pipelined alike: %.1f µs (%,.0f calls/s)",
+        f.serverCpuMicrosPerCall(), f.callsPerSecond())).orElse("");
+    return new Outcome(target, String.format(Locale.ROOT,
+        "%.1f µs (%,.0f decisions/s, Redis at %.0f %% of one core, %.3f round trips per decision)%s",
+        p.serverCpuMicrosPerCall(), p.callsPerSecond(), p.serverCpuPercent(),
+        p.roundTripsPerDecision(), floor), p.serverCpuMicrosPerCall() <= most ? "met" : "missed");
+  }
+
+  private static Outcome memory(List<MemoryFigure> memory, String subject, String target) {
+    Optional<MemoryFigure> ours = memory.stream().filter(m -> m.subject().equals(subject)).findFirst();
+    List<MemoryFigure> peers =
+        memory.stream().filter(m -> m.subject().startsWith("bucket4j")).toList();
+    if (ours.isEmpty() || peers.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    List<String> parts = new ArrayList<>();
+    parts.add(String.format(Locale.ROOT, "%.0f B per key", ours.get().bytesPerKey()));
+    boolean within = true;
+    for (MemoryFigure p : peers) {
+      parts.add(String.format(Locale.ROOT, "%s %.0f B (%.2f ×)", p.label(), p.bytesPerKey(),
+          ours.get().bytesPerKey() / p.bytesPerKey()));
+      within &= ours.get().bytesPerKey() <= p.bytesPerKey();
+    }
+    return new Outcome(target, String.join("; ", parts) + " (key strings included)",
+        within ? "met" : "missed");
+  }
+
+  private static Outcome scaling(List<ScalingRound> rounds) {
+    String target = "6. 2 threads on 2 different keys ≥ 1.6 × one thread (GatewayLimiter, "
+        + "sequential; rounds alternating which count runs first; verdict on the median)";
+    if (rounds.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    double[] ratios = rounds.stream().mapToDouble(ScalingRound::ratio).sorted().toArray();
+    int n = ratios.length;
+    double median = n % 2 == 1 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
+    List<String> each = new ArrayList<>();
+    for (ScalingRound r : rounds) {
+      each.add(String.format(Locale.ROOT, "%.2f", r.ratio()));
+    }
+    return new Outcome(target, String.format(Locale.ROOT,
+        "median %.2f ×, spread %.2f to %.2f over %d rounds (%s)", median, ratios[0],
+        ratios[n - 1], n, String.join(", ", each)), median >= 1.6 ? "met" : "missed");
   }
 
   static Optional<LoadFigure> load(List<LoadFigure> loads, String subject) {

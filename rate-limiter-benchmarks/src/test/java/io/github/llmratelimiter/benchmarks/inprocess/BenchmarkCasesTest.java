@@ -39,7 +39,7 @@ class BenchmarkCasesTest {
     HierarchicalLimiterBenchmark b = new HierarchicalLimiterBenchmark();
     b.composition = composition;
     b.setUp();
-    assertThat(callAll(b, keys(thread(1, 2)))).hasSize(5);
+    assertThat(callAll(b, keys(thread(1, 2)))).hasSize(9);
   }
 
   @Test
