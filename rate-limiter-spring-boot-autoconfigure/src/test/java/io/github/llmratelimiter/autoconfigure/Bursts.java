@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.redis.RedisServer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.LongSummaryStatistics;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * Sends bursts of concurrent chat calls of one API key ({@code POST /v1/chat/completions}, model
@@ -97,5 +99,22 @@ public final class Bursts {
     System.out.println(label + ": " + answers.stream().map(Answer::status).distinct().toList()
         + " latency ms avg=" + Math.round(millis.getAverage()) + " max=" + millis.getMax());
     return millis.getMax();
+  }
+
+  /**
+   * Sends a burst while Redis is frozen (SIGSTOP: it keeps its connections and answers nothing),
+   * and thaws it however the burst ends.
+   *
+   * @param server the redis-server to freeze
+   * @param burst sends the burst and returns its answers
+   * @return the answers
+   */
+  public static List<Answer> whileFrozen(RedisServer server, Supplier<List<Answer>> burst) {
+    server.freeze();
+    try {
+      return burst.get();
+    } finally {
+      server.thaw();
+    }
   }
 }

@@ -103,13 +103,7 @@ class ReactiveRedisTests {
       String key = "sk-outage-" + System.nanoTime();
       assertThat(Bursts.burst(List.of(port), key, 1)).extracting(Answer::status).containsExactly(200);
 
-      REDIS.server().freeze();
-      List<Answer> answers;
-      try {
-        answers = Bursts.burst(List.of(port), key, BURST);
-      } finally {
-        REDIS.server().thaw();
-      }
+      List<Answer> answers = Bursts.whileFrozen(REDIS.server(), () -> Bursts.burst(List.of(port), key, BURST));
       assertThat(Bursts.report(policy, answers)).isLessThan(LATENCY_BOUND_MS);
       switch (policy) {
         case "fail-closed" -> assertThat(Bursts.count(answers, 503)).isEqualTo(BURST);

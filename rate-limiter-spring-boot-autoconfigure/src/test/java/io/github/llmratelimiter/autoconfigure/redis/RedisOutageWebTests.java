@@ -56,13 +56,7 @@ class RedisOutageWebTests {
       assertThat(RedisGateways.burst(List.of(one), key, 1)).extracting(Answer::status)
           .containsExactly(200);
 
-      REDIS.server().freeze();
-      List<Answer> answers;
-      try {
-        answers = RedisGateways.burst(apps, key, BURST);
-      } finally {
-        REDIS.server().thaw();
-      }
+      List<Answer> answers = Bursts.whileFrozen(REDIS.server(), () -> RedisGateways.burst(apps, key, BURST));
       assertThat(Bursts.report(policy, answers)).isLessThan(LATENCY_BOUND_MS);
       switch (policy) {
         case "fail-closed" -> assertThat(Bursts.count(answers, 503)).isEqualTo(BURST);
