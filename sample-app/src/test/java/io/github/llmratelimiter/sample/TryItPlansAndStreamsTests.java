@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.sample;
 
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
@@ -130,15 +131,10 @@ class TryItPlansAndStreamsTests {
    * response is over, a moment after the client read its last bytes. A bounded wait on a condition.
    */
   private void awaitInFlight(String key, int slots) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (true) {
-      List<Integer> held = JsonPath.read(keyReport(key),
-          "$.budgets[?(@.budget=='chat' && @.model=='gpt-4o-mini')].inFlight");
-      if (held.equals(List.of(slots)) || System.nanoTime() > deadline) {
-        assertThat(held).containsExactly(slots);
-        return;
-      }
-      Thread.sleep(10);
-    }
+    Awaitility.await("calls in flight").atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(10))
+        .untilAsserted(() -> assertThat(JsonPath.<List<Integer>>read(keyReport(key),
+            "$.budgets[?(@.budget=='chat' && @.model=='gpt-4o-mini')].inFlight"))
+            .containsExactly(slots));
   }
 }

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.gateway.scg;
 
+import java.time.Duration;
+import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
@@ -23,11 +25,8 @@ class GatewayCallsInFlightTests extends GatewayTestSupport {
 
   /** Waits until the key holds no slot (released once the proxied response is over). */
   private void awaitReleased(String key) throws Exception {
-    long deadline = System.nanoTime() + SETTLE.toNanos();
-    while (chatBudget(key, "gpt-4o-mini", "inFlight") != 0) {
-      assertThat(System.nanoTime()).as("the slot is released within %s", SETTLE).isLessThan(deadline);
-      Thread.sleep(10);
-    }
+    Awaitility.await("the slot is released").atMost(SETTLE).pollInterval(Duration.ofMillis(10))
+        .until(() -> chatBudget(key, "gpt-4o-mini", "inFlight") == 0);
   }
 
   @Test
