@@ -189,11 +189,9 @@ public abstract class WebStackScenarios {
    * moves.
    */
   private static void await(String what, LongSupplier actual, long expected) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (actual.getAsLong() != expected && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    assertThat(actual.getAsLong()).as(what + " within 10 s").isEqualTo(expected);
+    org.awaitility.Awaitility.await(what).atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(5)).until(() -> actual.getAsLong() == expected);
+    assertThat(actual.getAsLong()).as(what).isEqualTo(expected);
   }
 
   private void awaitModelTokensUsed(String apiKey, long expected) throws InterruptedException {
