@@ -87,6 +87,17 @@ public final class Bursts {
   }
 
   /**
+   * Returns how many answers have each status, by status.
+   *
+   * @param answers the answers
+   * @return the count of each status, in the order of the statuses
+   */
+  public static java.util.SortedMap<Integer, Long> histogram(List<Answer> answers) {
+    return answers.stream().collect(java.util.stream.Collectors.groupingBy(Answer::status,
+        java.util.TreeMap::new, java.util.stream.Collectors.counting()));
+  }
+
+  /**
    * Prints what a burst got (its statuses, its mean and longest latency) under a label, and returns
    * the longest latency.
    *

@@ -82,7 +82,8 @@ class ReactiveRedisTests {
             + " limited=" + Bursts.count(answers, 429)
             + " slowest=" + answers.stream().mapToLong(Answer::millis).max().orElse(0) + "ms"
             + " storeErrors=" + (store(first).errorCount() + store(second).errorCount())
-            + " onRedis=" + windowUsed(first, key));
+            + " onRedis=" + windowUsed(first, key)
+            + " statuses=" + Bursts.histogram(answers));
       }
       System.out.println(String.join("\n", results));
       assertThat(results).allSatisfy(r -> assertThat(r).contains("ok=" + ChatGateway.LIMIT + " ",

@@ -63,7 +63,7 @@ class RedisBurstTests {
       results.add("rep " + rep + ": ok=" + Bursts.count(answers, 200)
           + " limited=" + Bursts.count(answers, 429)
           + " slowest=" + answers.stream().mapToLong(Answer::millis).max().orElse(0) + "ms"
-          + " storeErrors=" + errors);
+          + " storeErrors=" + errors + " statuses=" + Bursts.histogram(answers));
     }
     System.out.println(String.join("\n", results));
     assertThat(results).allSatisfy(r -> assertThat(r)
