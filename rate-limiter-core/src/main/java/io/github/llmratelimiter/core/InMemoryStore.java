@@ -369,7 +369,9 @@ final class InMemoryStore implements RateLimitStore {
   private static void checkKeys(List<String> keys) {
     for (int i = 0; i < keys.size(); i++) {
       String key = keys.get(i);
-      if (key == null || key.isBlank()) {
+      // a key that starts with a character other than whitespace is not blank: no scan of the rest
+      if (key == null || key.isEmpty()
+          || Character.isWhitespace(key.charAt(0)) && key.isBlank()) {
         Args.notBlank("keys[" + i + "]", key); // builds the message only when it throws
       }
     }

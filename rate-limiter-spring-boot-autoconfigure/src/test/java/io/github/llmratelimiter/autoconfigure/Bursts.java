@@ -32,8 +32,10 @@ public final class Bursts {
    *
    * @param status its status
    * @param millis how long it took, from sending to the response
+   * @param body the response body when the status is neither 200 nor 429 (what went wrong), else
+   *     empty
    */
-  public record Answer(int status, long millis) {}
+  public record Answer(int status, long millis, String body) {}
 
   /**
    * Sends {@code count} concurrent calls of one key, spread over the ports in turn, and returns
@@ -56,9 +58,10 @@ public final class Bursts {
               + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
           .build();
       long start = System.nanoTime();
-      calls.add(HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding())
+      calls.add(HTTP.sendAsync(request, HttpResponse.BodyHandlers.ofString())
           .thenApply(r -> new Answer(r.statusCode(),
-              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))));
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+              r.statusCode() == 200 || r.statusCode() == 429 ? "" : r.body())));
     }
     return calls.stream().map(c -> c.orTimeout(60, TimeUnit.SECONDS).join()).toList();
   }
@@ -95,6 +98,17 @@ public final class Bursts {
   public static java.util.SortedMap<Integer, Long> histogram(List<Answer> answers) {
     return answers.stream().collect(java.util.stream.Collectors.groupingBy(Answer::status,
         java.util.TreeMap::new, java.util.stream.Collectors.counting()));
+  }
+
+  /**
+   * Returns the answers whose status is neither 200 nor 429, each as its status and body.
+   *
+   * @param answers the answers
+   * @return the unexpected answers, in the order sent
+   */
+  public static List<String> unexpected(List<Answer> answers) {
+    return answers.stream().filter(a -> a.status() != 200 && a.status() != 429)
+        .map(a -> a.status() + " " + a.body()).toList();
   }
 
   /**

@@ -63,7 +63,8 @@ class RedisBurstTests {
       results.add("rep " + rep + ": ok=" + Bursts.count(answers, 200)
           + " limited=" + Bursts.count(answers, 429)
           + " slowest=" + answers.stream().mapToLong(Answer::millis).max().orElse(0) + "ms"
-          + " storeErrors=" + errors + " statuses=" + Bursts.histogram(answers));
+          + " storeErrors=" + errors + " statuses=" + Bursts.histogram(answers)
+            + (Bursts.unexpected(answers).isEmpty() ? "" : " unexpected=" + Bursts.unexpected(answers)));
     }
     System.out.println(String.join("\n", results));
     assertThat(results).allSatisfy(r -> assertThat(r)
