@@ -45,11 +45,21 @@ final class FallbackStore implements AutoCloseable {
   /** The live instance count as last seen; 0 until the first heartbeat is answered. */
   private volatile int instances;
   private volatile Share[] shares;
-  /** The slots mirrored calls hold in the shares, by the id of their Redis reservation. */
-  private final ConcurrentHashMap<Long, Mirrored> mirrored = new ConcurrentHashMap<>();
+  /**
+   * The slots mirrored calls hold in the shares, by their Redis reservation: Redis numbers the
+   * reservations of each root key apart, so an id names a reservation only with its root key.
+   */
+  private final ConcurrentHashMap<MirrorKey, Mirrored> mirrored = new ConcurrentHashMap<>();
   /** The size of {@link #mirrored} at which the next mirror drops the entries of expired leases. */
   private volatile int sweepAt = SWEEP_MIN;
   private static final int SWEEP_MIN = 1024;
+
+  /** A Redis reservation: its first level's key and its id, numbered per such key. */
+  private record MirrorKey(String rootKey, long id) {
+    static MirrorKey of(Reservation reservation) {
+      return new MirrorKey(reservation.keys().get(0), reservation.id());
+    }
+  }
 
   /** The reservations a mirrored call holds slots with, one per share, until its lease expires. */
   private record Mirrored(Share[] shares, Reservation[] held, long expiresAt) {}
@@ -172,7 +182,7 @@ final class FallbackStore implements AutoCloseable {
         lease = Math.max(lease, c == null ? 0 : c.leaseTimeout().toNanos());
       }
       long now = ticker.read();
-      mirrored.put(admitted.id(), new Mirrored(current, held, now + lease));
+      mirrored.put(MirrorKey.of(admitted), new Mirrored(current, held, now + lease));
       if (mirrored.size() >= sweepAt) {
         mirrored.values().removeIf(m -> now - m.expiresAt() >= 0);
         sweepAt = Math.max(SWEEP_MIN, 2 * mirrored.size());
@@ -186,7 +196,7 @@ final class FallbackStore implements AutoCloseable {
    */
   void release(Reservation reservation) {
     if (LuaRateLimitStore.fromRedis(reservation)) {
-      Mirrored m = mirrored.remove(reservation.id());
+      Mirrored m = mirrored.remove(MirrorKey.of(reservation));
       if (m != null) {
         for (int i = 0; i < m.held().length; i++) {
           m.shares()[i].store.release(m.held()[i]);

@@ -269,8 +269,9 @@ final class LuaRateLimitStore implements RateLimitStore {
       return CompletableFuture.completedFuture(false);
     }
     // what acquire.lua charged: every level of an admitted call; in sequential composition the
-    // levels before the denying one, and at the denying one the window unless the window denied
-    // and the bucket too when model tokens denied
+    // levels before the denying one, and at the denying one the window unless the window or the
+    // slots denied (slots are checked first, and their deny charges nothing there), and the bucket
+    // too when model tokens denied
     int denied = allowed ? n + 1 : (int) v[2];
     double[] numbers = timeNumbers(7 + 2 * n); // ARGV[1] (see refund.lua)
     numbers[3] = n;
@@ -279,7 +280,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     numbers[6] = v[AcquireReply.NUMBERED_ID];
     boolean any = v[AcquireReply.NUMBERED_ID] != 0;
     for (int i = 0; i < n; i++) {
-      boolean window = i + 1 < denied || (i + 1 == denied && r.reason != Reason.RPM_LIMIT);
+      boolean window = i + 1 < denied || (i + 1 == denied && r.reason != Reason.RPM_LIMIT
+          && r.reason != Reason.CONCURRENCY_LIMIT);
       boolean bucket = i + 1 < denied || (i + 1 == denied && r.reason == Reason.TPM_LIMIT);
       numbers[7 + 2 * i] = window ? 1 : 0;
       numbers[8 + 2 * i] = bucket ? 1 : 0;

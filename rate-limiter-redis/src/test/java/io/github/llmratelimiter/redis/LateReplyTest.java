@@ -150,6 +150,36 @@ class LateReplyTest {
   }
 
   @Test
+  void aLateSequentialDenyBySlotsRefundsNoWindowAtTheLevelThatDenied() throws Exception {
+    String prefix = TestRedis.freshPrefix();
+    Budget org = new Budget("org", WindowLimit.perMinute(1000), null);
+    Budget par = new Budget("par", WindowLimit.perMinute(100), null, null, ConcurrencyLimit.of(1));
+    List<Budget> levels = List.of(org, par);
+    List<String> keys = List.of("t", "t/k");
+    try (ReplyHoldingProxy proxy = new ReplyHoldingProxy(REDIS.server().port());
+        RedisRateLimitStore store = failClosed(proxy.uri(), prefix).build();
+        RedisRateLimitStore check = checker(prefix)) {
+      Reservation first = check.reserve(levels, keys, 1, 0, Composition.SEQUENTIAL);
+      assertThat(first.decision().allowed()).isTrue();
+      assertThat(store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      proxy.hold();
+      Reservation answered = store.reserve(levels, keys, 1, 0, Composition.SEQUENTIAL);
+      assertThat(answered.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+      // on Redis, "org" admitted and charged its window; "par" denied by its one slot, charging nothing
+      await("the script ran on Redis", () -> windowUsed(check, org, "t") == 2);
+      assertThat(windowUsed(check, par, "t/k")).isEqualTo(1);
+      check.release(first);
+      Reservation second = check.reserve(levels, keys, 1, 0, Composition.SEQUENTIAL);
+      assertThat(second.decision().allowed()).isTrue();
+      proxy.release();
+      await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
+      assertThat(windowUsed(check, org, "t")).as("the late call's charge is refunded").isEqualTo(2);
+      assertThat(windowUsed(check, par, "t/k")).as("the later admission stays").isEqualTo(2);
+      check.release(second);
+    }
+  }
+
+  @Test
   void aBucketRefundNeverGivesBackMoreThanTheBucketWouldHoldHadTheCallNeverRun() {
     ManualTicker ticker = new ManualTicker();
     String prefix = TestRedis.freshPrefix();

@@ -192,6 +192,30 @@ class RedisOutageTest {
     }
   }
 
+  @Test
+  void theFallbackMirrorsEachKeysSlotsApartThoughRedisNumbersEachKeysReservationsAlike() {
+    Budget one = new Budget("par", null, null, null, ConcurrencyLimit.of(1));
+    try (RedisRateLimitStore store = store(FailurePolicy.LOCAL_FALLBACK)) {
+      ((GuardedRedisStore) store).heartbeat().join();
+      Reservation a = store.reserve(List.of(one), List.of("a"), 1, 0, Composition.SEQUENTIAL);
+      Reservation b = store.reserve(List.of(one), List.of("b"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(a.holdsSlots()).isTrue();
+      assertThat(b.holdsSlots()).isTrue();
+      assertThat(a.id()).as("each key's first reservation, numbered per key").isEqualTo(b.id());
+      store.release(a); // a's call ends; b's is still in flight
+      server.stop();
+      assertThat(store.reserve(List.of(one), List.of("b"), 1, 0, Composition.SEQUENTIAL)
+          .decision().reason()).as("b's slot is still held in the share")
+          .isEqualTo(Reason.CONCURRENCY_LIMIT);
+      Reservation again = store.reserve(List.of(one), List.of("a"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(again.decision().allowed()).as("a's slot was given back in the share").isTrue();
+      store.release(again);
+      store.release(b);
+      assertThat(store.reserve(List.of(one), List.of("b"), 1, 0, Composition.SEQUENTIAL)
+          .decision().allowed()).as("b's slot given back in the share").isTrue();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(FailurePolicy.class)
   void aPlanAssignmentIsNeverAnsweredByThePolicy(FailurePolicy policy) {
