@@ -247,6 +247,26 @@ public interface RateLimitStore extends AutoCloseable {
   }
 
   /**
+   * Returns the plan assigned to a key, like {@link #assignedPlan}, without blocking the caller: a
+   * distributed store reads it with one asynchronous command. The default answers {@link
+   * #assignedPlan} on the calling thread.
+   *
+   * @param key the key (an API key, a tenant), not blank
+   * @return a stage that completes with the plan's name, or empty when none is assigned; it
+   *     completes exceptionally with an {@link IllegalStateException} when a distributed store
+   *     cannot read it now
+   * @throws IllegalArgumentException on a blank key
+   */
+  default CompletionStage<Optional<String>> assignedPlanAsync(String key) {
+    Args.notBlank("key", key);
+    try {
+      return CompletableFuture.completedFuture(assignedPlan(key));
+    } catch (IllegalStateException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /**
    * Assigns a plan to a key, or clears its assignment. Nothing the key spent changes: a plan only
    * names the limits its later calls carry (see {@link Budget#variant}).
    *

@@ -8,9 +8,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinWorkerThread;
-import java.util.concurrent.RejectedExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,7 +21,9 @@ import org.jspecify.annotations.Nullable;
  *       never waits for its plan. A plan read {@code refresh} ago or more is never used: every
  *       instance sees an assignment made anywhere within {@code refresh} of it.
  *   <li>A key not cached (or whose plan is too old) is read on the calling thread by {@link #plan},
- *       and on the loader thread by {@link #planAsync}, which never blocks its caller.
+ *       and by {@link #planAsync} through the store's asynchronous read ({@link
+ *       RateLimitStore#assignedPlanAsync}: one command, no thread of its own, nothing queued here),
+ *       which never blocks its caller; at most one read per key is in flight.
  *   <li>While the store cannot answer, a key keeps the plan last read (or gets the default plan
  *       when none was), and is read again at its next call.
  *   <li>An assignment names a configured plan; one that no longer does (the configuration changed)
@@ -43,7 +42,7 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
   private final int maxKeys;
   private final ConcurrentHashMap<String, Entry> cache = new ConcurrentHashMap<>();
   private final ConcurrentHashMap<String, CompletableFuture<Entry>> loading = new ConcurrentHashMap<>();
-  private final ForkJoinPool loader;
+  private volatile boolean closed;
 
   /**
    * A key's plan as read at {@code readAt}.
@@ -70,14 +69,6 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
     this.ticker = ticker;
     this.refreshNanos = refresh.toNanos();
     this.maxKeys = maxKeys;
-    // one worker; a submission never waits on a lock (an event loop submits), and at most one
-    // read per key is queued (loading)
-    this.loader = new ForkJoinPool(1, pool -> {
-      ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
-      t.setName("ratelimiter-plan-loader");
-      t.setDaemon(true);
-      return t;
-    }, null, true);
   }
 
   @Override
@@ -136,38 +127,54 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
     try {
       assigned = store.assignedPlan(apiKey);
     } catch (RuntimeException e) {
-      Entry known = cache.get(apiKey);
-      LOG.log(System.Logger.Level.DEBUG, () -> "Could not read a key's plan: " + e);
-      return known != null ? known : new Entry(policies.defaultPlan(), false, started);
+      return unread(apiKey, e, started);
     }
+    return read(apiKey, assigned, started);
+  }
+
+  /** Caches what the store answered for a key read at {@code started}. */
+  private Entry read(String apiKey, Optional<String> assigned, long started) {
     Optional<String> configured = assigned.filter(policies::containsPlan);
     return put(apiKey,
         new Entry(configured.orElse(policies.defaultPlan()), configured.isPresent(), started));
   }
 
-  /** Reads a key's plan on the loader thread; one read per key at a time. */
+  /** What a key's plan is taken for when the store could not read it: the plan last read, else the default. */
+  private Entry unread(String apiKey, Throwable failure, long started) {
+    Entry known = cache.get(apiKey);
+    LOG.log(System.Logger.Level.DEBUG,
+        () -> "Could not read a key's plan: " + failure.getClass().getName());
+    return known != null ? known : new Entry(policies.defaultPlan(), false, started);
+  }
+
+  /** Reads a key's plan through the store's asynchronous read; one read per key at a time. */
   private CompletableFuture<Entry> readAsync(String apiKey) {
+    if (closed) {
+      Entry known = cache.get(apiKey);
+      return CompletableFuture.completedFuture(known != null ? known
+          : new Entry(policies.defaultPlan(), false, ticker.read()));
+    }
     CompletableFuture<Entry> started = new CompletableFuture<>();
     CompletableFuture<Entry> running = loading.putIfAbsent(apiKey, started);
     if (running != null) {
       return running;
     }
+    long at = ticker.read();
+    CompletionStage<Optional<String>> reply;
     try {
-      loader.execute(() -> {
-        try {
-          started.complete(read(apiKey));
-        } catch (RuntimeException | Error e) {
-          started.completeExceptionally(e);
-        } finally {
-          loading.remove(apiKey, started);
-        }
-      });
-    } catch (RejectedExecutionException e) { // the resolver is closed
-      loading.remove(apiKey, started);
-      Entry known = cache.get(apiKey);
-      started.complete(known != null ? known
-          : new Entry(policies.defaultPlan(), false, ticker.read()));
+      reply = store.assignedPlanAsync(apiKey);
+    } catch (RuntimeException e) {
+      reply = CompletableFuture.failedFuture(e);
     }
+    reply.whenComplete((assigned, failure) -> {
+      try {
+        started.complete(failure == null ? read(apiKey, assigned, at) : unread(apiKey, failure, at));
+      } catch (RuntimeException | Error e) {
+        started.completeExceptionally(e);
+      } finally {
+        loading.remove(apiKey, started);
+      }
+    });
     return started;
   }
 
@@ -188,9 +195,9 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
     return cache.size();
   }
 
-  /** Stops the loader thread. */
+  /** Stops reading plans in the background: a key not cached gets the default plan. */
   @Override
   public void close() {
-    loader.shutdownNow();
+    closed = true;
   }
 }

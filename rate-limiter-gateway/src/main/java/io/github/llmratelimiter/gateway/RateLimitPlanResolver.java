@@ -82,9 +82,9 @@ public interface RateLimitPlanResolver extends AutoCloseable {
    * one older than half of it is read again in the background, so that a key in steady use never
    * waits for its plan and every instance sees an assignment within {@code refresh}. {@link #assign}
    * writes to the store and to this cache. A key not cached is read on the calling thread by {@link
-   * #plan} and on the resolver's own thread by {@link #planAsync}, which never blocks. While the
-   * store cannot answer, a key keeps the plan last read (or the default plan). Close it to stop its
-   * thread.
+   * #plan} and through the store's asynchronous read ({@link RateLimitStore#assignedPlanAsync}) by
+   * {@link #planAsync}, which never blocks. While the store cannot answer, a key keeps the plan last
+   * read (or the default plan). Once closed, it reads nothing more in the background.
    *
    * @param store the store that keeps assignments
    * @param policies the policies, whose plans an assignment must name

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,7 +53,7 @@ class CachingPlanResolverTests {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (!condition.getAsBoolean()) {
       assertThat(System.nanoTime()).as("condition within 10 s").isLessThan(deadline);
-      Thread.onSpinWait(); // the background read's thread runs meanwhile; no clock moves
+      Thread.onSpinWait(); // the background read completes meanwhile; no clock moves
     }
   }
 
@@ -132,15 +134,32 @@ class CachingPlanResolverTests {
   }
 
   @Test
-  void aMissReadAsynchronouslyCompletesOnTheLoaderThread() throws Exception {
+  void aMissReadAsynchronouslyWaitsForTheStoresReplyWithoutBlocking() throws Exception {
     CachingPlanResolver resolver = resolver(store, 100);
     memory.assignPlan(KEY, "pro");
-    Thread caller = Thread.currentThread();
-    List<Thread> readers = new ArrayList<>();
-    store.onRead = () -> readers.add(Thread.currentThread());
+    CompletableFuture<Optional<String>> reply = new CompletableFuture<>();
+    store.nextReply = reply;
+    CompletableFuture<String> plan = resolver.planAsync(KEY).toCompletableFuture();
+    assertThat(plan).as("the store has not answered").isNotDone();
+    assertThat(resolver.planAsync(KEY).toCompletableFuture()).as("one read per key").isNotDone();
+    assertThat(store.asyncReads.get()).isEqualTo(1);
+    assertThat(store.reads.get()).as("nothing read on the calling thread").isZero();
+    reply.complete(Optional.of("pro"));
+    assertThat(plan.get(10, TimeUnit.SECONDS)).isEqualTo("pro");
+    assertThat(resolver.planAsync(KEY).toCompletableFuture().getNow(null)).as("cached").isEqualTo("pro");
+  }
+
+  @Test
+  void anAsynchronousReadTheStoreFailsGivesThePlanLastReadOrTheDefault() throws Exception {
+    CachingPlanResolver resolver = resolver(store, 100);
+    memory.assignPlan(KEY, "pro");
+    assertThat(resolver.plan(KEY)).isEqualTo("pro");
+    ticker.advance(REFRESH);
+    store.nextReply = CompletableFuture.failedFuture(new IllegalStateException("no answer"));
     assertThat(resolver.planAsync(KEY).toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("pro");
-    assertThat(readers).hasSize(1).doesNotContain(caller);
-    assertThat(readers.get(0).getName()).isEqualTo("ratelimiter-plan-loader");
+    store.nextReply = CompletableFuture.failedFuture(new IllegalStateException("no answer"));
+    assertThat(resolver.planAsync("sk-never-seen-0123456789").toCompletableFuture()
+        .get(10, TimeUnit.SECONDS)).isEqualTo("free");
   }
 
   @Test
@@ -160,13 +179,17 @@ class CachingPlanResolverTests {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys");
   }
 
-  /** A store that counts plan reads, can fail them, and can refuse reads off the test's thread. */
+  /**
+   * A store that counts plan reads, can fail them, can lose asynchronous (background) reads, and
+   * can answer the next asynchronous read with a reply the test completes.
+   */
   private static final class CountingStore extends ForwardingStore {
 
     final AtomicInteger reads = new AtomicInteger();
+    final AtomicInteger asyncReads = new AtomicInteger();
     final AtomicBoolean failing = new AtomicBoolean();
     final AtomicBoolean background = new AtomicBoolean(true);
-    volatile Runnable onRead = () -> { };
+    volatile CompletableFuture<Optional<String>> nextReply;
 
     CountingStore(RateLimitStore delegate) {
       super(delegate);
@@ -174,15 +197,25 @@ class CachingPlanResolverTests {
 
     @Override
     public Optional<String> assignedPlan(String key) {
-      if (!background.get() && Thread.currentThread().getName().equals("ratelimiter-plan-loader")) {
-        throw new IllegalStateException("background reads are off in this test");
-      }
-      onRead.run();
       reads.incrementAndGet();
       if (failing.get()) {
         throw new IllegalStateException("the store does not answer");
       }
       return delegate.assignedPlan(key);
+    }
+
+    @Override
+    public CompletionStage<Optional<String>> assignedPlanAsync(String key) {
+      asyncReads.incrementAndGet();
+      CompletableFuture<Optional<String>> reply = nextReply;
+      if (reply != null) {
+        nextReply = null;
+        return reply;
+      }
+      if (!background.get()) {
+        return new CompletableFuture<>(); // never answered: background reads are lost
+      }
+      return super.assignedPlanAsync(key);
     }
   }
 }

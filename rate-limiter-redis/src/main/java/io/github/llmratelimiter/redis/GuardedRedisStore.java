@@ -599,6 +599,41 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One {@code GET}, under the same circuit breaker and command timeout as decisions; while
+   * Redis does not answer, the stage fails whatever the policy, as {@link #assignedPlan} throws.
+   */
+  @Override
+  public CompletionStage<Optional<String>> assignedPlanAsync(String key) {
+    Checks.notBlank("key", key);
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException("the Redis rate-limit store is unavailable"));
+    }
+    long start = System.nanoTime();
+    CompletableFuture<String> sent;
+    try {
+      sent = redis.submitAssignedPlan(key);
+    } catch (RedisException e) {
+      failed(e, start);
+      return CompletableFuture.failedFuture(
+          new IllegalStateException("the Redis rate-limit store is unavailable", e));
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      throw e;
+    }
+    return replies.within(sent, start).handle((plan, failure) -> {
+      if (failure != null) {
+        failed(Replies.redisException(failure), start);
+        throw new IllegalStateException("the Redis rate-limit store is unavailable");
+      }
+      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      return Optional.ofNullable(plan);
+    });
+  }
+
   @Override
   public void assignPlan(String key, @Nullable String plan) {
     Checks.notBlank("key", key);

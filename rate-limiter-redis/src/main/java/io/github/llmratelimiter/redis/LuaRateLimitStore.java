@@ -570,6 +570,13 @@ final class LuaRateLimitStore implements RateLimitStore {
     return Optional.ofNullable(link.commands().get(layout.plan(key)));
   }
 
+  /** Sends the read of a key's plan assignment: one {@code GET}, its reply on Lettuce's loop. */
+  CompletableFuture<String> submitAssignedPlan(String key) {
+    Checks.notBlank("key", key);
+    String planKey = layout.plan(key);
+    return link.async().thenCompose(redis -> redis.get(planKey).toCompletableFuture());
+  }
+
   @Override
   public void assignPlan(String key, @Nullable String plan) {
     Checks.notBlank("key", key);

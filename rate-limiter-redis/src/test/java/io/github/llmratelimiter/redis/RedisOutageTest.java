@@ -18,6 +18,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -225,6 +226,9 @@ class RedisOutageTest {
       // unknown is not "unassigned": a resolver keeps the plan it knew
       assertThatIllegalStateException().isThrownBy(() -> store.assignedPlan("t"))
           .withMessageContaining("unavailable");
+      assertThat(store.assignedPlanAsync("t").toCompletableFuture())
+          .failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
+          .withCauseInstanceOf(IllegalStateException.class);
       assertThatIllegalStateException().isThrownBy(() -> store.assignPlan("t", "free"))
           .withMessageContaining("unavailable");
     }

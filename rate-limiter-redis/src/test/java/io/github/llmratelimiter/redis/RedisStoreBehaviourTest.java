@@ -231,6 +231,8 @@ class RedisStoreBehaviourTest {
         RedisRateLimitStore two = TestRedis.gatewayInstance(prefix)) {
       one.assignPlan("sk-secret-1", "pro");
       assertThat(two.assignedPlan("sk-secret-1")).contains("pro");
+      assertThat(two.assignedPlanAsync("sk-secret-1").toCompletableFuture().join()).contains("pro");
+      assertThat(two.assignedPlanAsync("sk-other-1").toCompletableFuture().join()).isEmpty();
       String hashed = RedisRateLimitStore.hashedKey("sk-secret-1");
       assertThat(redis.keys(prefix + ":*")).contains(prefix + ":{" + hashed + "}:plan")
           .noneMatch(k -> k.contains("sk-secret-1"));
