@@ -88,16 +88,6 @@ local function fullMs(refill, deficit)
   return up
 end
 
--- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
--- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which
--- round-trips a double (a Lua number past 2^63 has no integer reply)
-local function out(x)
-  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
-    return x
-  end
-  return string.format('%.17g', x)
-end
-
 -- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
 -- from its key and brings it to now under these limits (BudgetTable.normalize): admissions a whole
 -- window old dropped (they leave from the head: only the ones that leave now are read), a bucket
