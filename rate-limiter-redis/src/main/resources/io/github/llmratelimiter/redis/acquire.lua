@@ -2,8 +2,8 @@
 -- (InMemoryStore.decide), optionally reserving model tokens and slots (InMemoryStore.reserve).
 -- Runs after lib.lua, which reads the first three numbers of ARGV[1].
 --
--- KEYS: per level, root first, its state key, then its model-token window and amounts when it
---   limits model tokens, then its slots when it limits concurrency; all share one hash tag (one
+-- KEYS: per level, root first, its state key, then its model-token window when it limits
+--   model tokens, then its slots when it limits concurrency; all share one hash tag (one
 --   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
 --   numbers this root's reservations
 -- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
@@ -68,8 +68,8 @@ for i = 1, n do
   local L
   k = k + 1
   if tpmLimit > 0 then
-    L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-    k = k + 2
+    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+    k = k + 1
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm[#tpm + 1] = L
   end
