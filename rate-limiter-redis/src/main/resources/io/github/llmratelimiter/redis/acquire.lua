@@ -41,7 +41,7 @@ if idBase ~= 0 then
     local _, _, _, _, _, tpmLimit, _, slotLimit = struct.unpack(LEVEL, ARGV[1 + i])
     if tpmLimit > 0 or slotLimit > 0 then
       id = idBase + redis.call('INCR', KEYS[#KEYS])
-      redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
+      redis.call('PEXPIRE', KEYS[#KEYS], '86400000') -- ids outlive any entry that holds them
       break
     end
   end
@@ -57,9 +57,11 @@ end
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
 local left = {} -- per level, the unit-cost calls its window and bucket admit
-local pending = {}
-local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
-local held = {} -- per level that limits concurrency, {its slots key, slots held, limit, lease}
+-- created on first use (most calls have one level, in sequential mode, without model tokens or
+-- slots):
+local pending -- per level, its loaded state (reserve-then-commit)
+local tpm -- the levels that limit model tokens (tables for the model-token functions)
+local held -- per level that limits concurrency, {its slots key, slots held, limit, lease}
 local k = 1
 for i = 1, n do
   local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit, lease =
@@ -71,12 +73,14 @@ for i = 1, n do
     L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
     k = k + 1
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
+    tpm = tpm or {}
     tpm[#tpm + 1] = L
   end
   local taken = false -- the slots all held (BudgetTable.slotsFull)
   if slotLimit > 0 then
     local h = {KEYS[k], slots().load(KEYS[k]), slotLimit, lease}
     k = k + 1
+    held = held or {}
     held[i] = h
     taken = h[2] >= slotLimit
   end
@@ -127,6 +131,7 @@ for i = 1, n do
     end
     reset = math.max(reset, levelMs)
   else
+    pending = pending or {}
     pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
       capacity, refill, L}
     -- this level's binding component (BudgetTable.binding): a bucket that never refills, else
@@ -187,7 +192,7 @@ end
 local best, binding = math.huge, 1
 for i = 1, n do
   local remaining = left[i]
-  local h = held[i]
+  local h = held and held[i]
   if h then
     if not denied and id ~= 0 then
       C.take(h[1], id, h[4])
@@ -201,7 +206,7 @@ for i = 1, n do
 end
 -- what is left of the model-token windows now, over every level that limits them
 local tpmRemaining, tpmReset = math.huge, 0
-for j = 1, #tpm do
+for j = 1, tpm and #tpm or 0 do
   local L = tpm[j]
   T.save(L)
   tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))

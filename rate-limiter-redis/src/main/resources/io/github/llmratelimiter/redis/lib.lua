@@ -223,7 +223,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     if forever then
       redis.call('PERSIST', key)
     else
-      redis.call('PEXPIRE', key, math.max(reset + 1, minTtlMs))
+      redis.call('PEXPIRE', key, string.format('%d', math.max(reset + 1, minTtlMs)))
     end
     return remaining, reset
   end
@@ -260,7 +260,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   if forever then
     redis.call('SET', key, value)
   else
-    redis.call('SET', key, value, 'PX', math.max(reset + 1, minTtlMs))
+    redis.call('SET', key, value, 'PX', string.format('%d', math.max(reset + 1, minTtlMs)))
   end
   return remaining, reset
 end
@@ -396,7 +396,7 @@ local function modelTokens()
       end
     else
       redis.call('SET', L.mkey, struct.pack('<d', L.tpmSum) .. L.body, 'PX',
-        math.max(T.resetMs(L) + 1, minTtlMs))
+        string.format('%d', math.max(T.resetMs(L) + 1, minTtlMs)))
     end
   end
 
