@@ -54,18 +54,20 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
       throw new IllegalStateException("acquire.lua replied "
           + (bytes == null ? "nil" : bytes.remaining() + " bytes") + ", not a decision");
     }
-    ByteBuffer b = bytes.slice().order(ByteOrder.LITTLE_ENDIAN);
-    for (int i = 0, at = 0; i < values.length; i++) {
+    int p = bytes.position();
+    boolean little = bytes.order() == ByteOrder.LITTLE_ENDIAN;
+    for (int i = 0, at = p; i < values.length; i++) {
       if (i != 1) {
-        values[i] = (long) b.getDouble(at);
+        long bits = bytes.getLong(at);
+        values[i] = (long) Double.longBitsToDouble(little ? bits : Long.reverseBytes(bits));
         at += Double.BYTES;
       }
     }
-    b.position(NUMBERS);
-    if (same(b, EXPIRED)) {
+    int from = p + NUMBERS;
+    if (same(bytes, from, EXPIRED)) {
       expired = true;
     } else {
-      reason = reason(b);
+      reason = reason(bytes, from);
     }
   }
 
@@ -81,22 +83,22 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     throw new IllegalStateException("acquire.lua replied an array of " + count + ", not a decision");
   }
 
-  private static Reason reason(ByteBuffer bytes) {
+  private static Reason reason(ByteBuffer bytes, int from) {
     for (int i = 0; i < REASONS.length; i++) {
-      if (same(bytes, REASON_NAMES[i])) {
+      if (same(bytes, from, REASON_NAMES[i])) {
         return REASONS[i];
       }
     }
-    return Reason.valueOf(StandardCharsets.US_ASCII.decode(bytes).toString());
+    return Reason.valueOf(StandardCharsets.US_ASCII.decode(bytes.duplicate().position(from)).toString());
   }
 
-  private static boolean same(ByteBuffer bytes, byte[] ascii) {
-    if (bytes.remaining() != ascii.length) {
+  /** Whether the bytes from {@code from} to the limit are {@code ascii}. */
+  private static boolean same(ByteBuffer bytes, int from, byte[] ascii) {
+    if (bytes.limit() - from != ascii.length) {
       return false;
     }
-    int p = bytes.position();
     for (int i = 0; i < ascii.length; i++) {
-      if (bytes.get(p + i) != ascii[i]) {
+      if (bytes.get(from + i) != ascii[i]) {
         return false;
       }
     }

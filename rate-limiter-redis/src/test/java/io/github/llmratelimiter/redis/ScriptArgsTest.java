@@ -65,6 +65,18 @@ class ScriptArgsTest {
   }
 
   @Test
+  void aReplyIsReadWhateverItsBuffersByteOrderAndPosition() {
+    ByteBuffer packed = reply("TPM_LIMIT", 0, 3, 0, 1500, 60_000, 1, 0, 12, 59_000, 42, 7);
+    byte[] wire = new byte[5 + packed.remaining()];
+    packed.get(wire, 5, wire.length - 5);
+    ByteBuffer bigEndian = ByteBuffer.wrap(wire).position(5); // Netty's default order
+    AcquireReply r = new AcquireReply();
+    r.set(bigEndian);
+    assertThat(r.reason).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(r.values).containsExactly(0, 0, 3, 0, 1500, 60_000, 1, 0, 12, 59_000, 42, 7);
+  }
+
+  @Test
   void aCallThatRanAfterItsDeadlineReadsAsExpiredWithoutAReason() {
     AcquireReply r = new AcquireReply();
     r.set(reply("EXPIRED", 0, 1, 0, 0, 0, 0, 0, 0, 0, 42, 0));
