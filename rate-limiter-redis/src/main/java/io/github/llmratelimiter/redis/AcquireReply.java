@@ -4,28 +4,30 @@ import io.github.llmratelimiter.core.Reason;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.CommandOutput;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The reply of {@code acquire.lua}, read as Lettuce parses it, without a list, boxed numbers or
- * strings: {allowed, reason, level, remaining, retryAfterMs, resetAfterMs, retryable, reservation
- * id, remaining model tokens, model-token reset ms, the time the script ran, the id numbered for
- * the call}. Numbers arrive as
- * integers, or as the text of a double ({@code inf} and fractions), which saturates as a Java cast
- * does. A call that arrived after its deadline has the reason {@code EXPIRED}: {@link #expired},
- * and no {@link #reason}.
+ * strings: one bulk string of eleven little-endian doubles followed by the reason's name, giving
+ * {allowed, reason, level, remaining, retryAfterMs, resetAfterMs, retryable, reservation id,
+ * remaining model tokens, model-token reset ms, the time the script ran, the id numbered for the
+ * call} by position. Each number is cut to a {@code long} as a Java cast does ({@code inf}
+ * saturates). A call that arrived after its deadline has the reason {@code EXPIRED}: {@link
+ * #expired}, and no {@link #reason}.
  */
 final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
 
   private static final Reason[] REASONS = Reason.values();
   private static final byte[][] REASON_NAMES = new byte[REASONS.length][];
-  private static final byte[] INF = "inf".getBytes(StandardCharsets.US_ASCII);
   private static final byte[] EXPIRED = "EXPIRED".getBytes(StandardCharsets.US_ASCII);
   /** The position of the time the script ran, in its time units. */
   static final int NOW = 10;
   /** The position of the id numbered for the call (0: none), whatever the decision. */
   static final int NUMBERED_ID = 11;
+  /** The bytes of the reply's numbers, before the reason. */
+  private static final int NUMBERS = 11 * Double.BYTES;
 
   static {
     for (int i = 0; i < REASONS.length; i++) {
@@ -39,76 +41,67 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   @Nullable Reason reason;
   /** Whether the script ran after the call's deadline, and so charged nothing. */
   boolean expired;
-  private int index;
 
   AcquireReply() {
     super(StringCodec.UTF8, null);
     output = this;
   }
 
-  /** Takes an integer of the reply, at the next position. */
-  @Override
-  public void set(long integer) {
-    values[index++] = integer;
-  }
-
-  /** Takes a string of the reply: the reason at position 1, else a number as text. */
+  /** Takes the reply: the numbers, then the reason. */
   @Override
   public void set(@Nullable ByteBuffer bytes) {
-    if (bytes == null) {
-      throw new IllegalStateException("acquire.lua replied nil at position " + index);
+    if (bytes == null || bytes.remaining() <= NUMBERS) {
+      throw new IllegalStateException("acquire.lua replied "
+          + (bytes == null ? "nil" : bytes.remaining() + " bytes") + ", not a decision");
     }
-    if (index == 1) {
-      if (same(bytes, EXPIRED)) {
-        expired = true;
-      } else {
-        reason = reason(bytes);
+    int p = bytes.position();
+    boolean little = bytes.order() == ByteOrder.LITTLE_ENDIAN;
+    for (int i = 0, at = p; i < values.length; i++) {
+      if (i != 1) {
+        long bits = bytes.getLong(at);
+        values[i] = (long) Double.longBitsToDouble(little ? bits : Long.reverseBytes(bits));
+        at += Double.BYTES;
       }
-    } else {
-      values[index] = number(bytes);
     }
-    index++;
+    int from = p + NUMBERS;
+    if (same(bytes, from, EXPIRED)) {
+      expired = true;
+    } else {
+      reason = reason(bytes, from);
+    }
   }
 
-  /** Checks that the reply has the expected number of values. */
+  /** Rejects an integer: the reply is one string. */
+  @Override
+  public void set(long integer) {
+    throw new IllegalStateException("acquire.lua replied the integer " + integer + ", not a decision");
+  }
+
+  /** Rejects an array: the reply is one string. */
   @Override
   public void multi(int count) {
-    if (count != values.length) {
-      throw new IllegalStateException(
-          "acquire.lua replied " + count + " values, not " + values.length);
-    }
+    throw new IllegalStateException("acquire.lua replied an array of " + count + ", not a decision");
   }
 
-  private static Reason reason(ByteBuffer bytes) {
+  private static Reason reason(ByteBuffer bytes, int from) {
     for (int i = 0; i < REASONS.length; i++) {
-      if (same(bytes, REASON_NAMES[i])) {
+      if (same(bytes, from, REASON_NAMES[i])) {
         return REASONS[i];
       }
     }
-    return Reason.valueOf(StandardCharsets.US_ASCII.decode(bytes).toString());
+    return Reason.valueOf(StandardCharsets.US_ASCII.decode(bytes.duplicate().position(from)).toString());
   }
 
-  private static boolean same(ByteBuffer bytes, byte[] ascii) {
-    if (bytes.remaining() != ascii.length) {
+  /** Whether the bytes from {@code from} to the limit are {@code ascii}. */
+  private static boolean same(ByteBuffer bytes, int from, byte[] ascii) {
+    if (bytes.limit() - from != ascii.length) {
       return false;
     }
-    int p = bytes.position();
     for (int i = 0; i < ascii.length; i++) {
-      if (bytes.get(p + i) != ascii[i]) {
+      if (bytes.get(from + i) != ascii[i]) {
         return false;
       }
     }
     return true;
-  }
-
-  /** A number a script sent as text: {@code inf} saturates, others are cut as a Java cast. */
-  static long number(ByteBuffer bytes) {
-    int n = bytes.remaining();
-    int p = bytes.position();
-    if (n >= 3 && bytes.get(p + n - 1) == INF[2] && bytes.get(p + n - 2) == INF[1]
-        && bytes.get(p + n - 3) == INF[0]) {
-      return bytes.get(p) == '-' ? Long.MIN_VALUE : Long.MAX_VALUE;
-    }
-    return (long) Double.parseDouble(StandardCharsets.US_ASCII.decode(bytes).toString());
   }
 }

@@ -12,11 +12,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The layout of the store's Redis keys (layout 2): {@code <prefix>:{<root>}:<budget>:<key>:s} holds
- * a level's sliding-window log and token bucket in one string, {@code ...:m} and {@code ...:a} its
- * model-token window, {@code ...:c} its slots for calls in flight; {@code <prefix>:{<root>}:seq}
+ * a level's sliding-window log and token bucket in one string, {@code ...:t} its model-token
+ * window in one string, {@code ...:c} its slots for calls in flight; {@code <prefix>:{<root>}:seq}
  * numbers the root's reservations; {@code <prefix>:{<key>}:plan} holds a key's plan; {@code
  * <prefix>:instances} holds the live gateway instances sharing the prefix. The keys of
- * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) are never read, nor found by the scans.
+ * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) and the earlier model-token keys
+ * ({@code ...:m}, a sorted set, and {@code ...:a}, a hash) are never read, nor found by the scans.
  *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
  * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
@@ -36,10 +37,10 @@ final class RedisKeys {
   static final char HASH_MARK = '#';
   private static final int HASH_BYTES = 16;
   private static final int HASHED_LENGTH = 1 + 22;
-  /** The suffixes of a level's keys: state, model-token window, model-token amounts, slots. */
-  private static final String[] SUFFIXES = {":s", ":m", ":a", ":c"};
+  /** The suffixes of a level's keys: state, model-token window, slots. */
+  private static final String[] SUFFIXES = {":s", ":t", ":c"};
   /** Matches the suffix of every key of a level in this layout, and of no other. */
-  private static final String SUFFIX_PATTERN = ":[smac]";
+  private static final String SUFFIX_PATTERN = ":[stc]";
 
   private final String prefix;
   private final boolean hashed;
@@ -113,13 +114,13 @@ final class RedisKeys {
   }
 
   /**
-   * The four keys of one level, from parts: its state (window log and bucket), model-token window,
-   * model-token amounts and slots.
+   * The three keys of one level, from parts: its state (window log and bucket), model-token window
+   * and slots.
    */
   String[] level(String rootPart, String budget, String keyPart) {
     String base = prefix + ":{" + rootPart + "}:" + encode(budget) + ":" + keyPart;
     return new String[] {
-        base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2], base + SUFFIXES[3]};
+        base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2]};
   }
 
   /** The counter that numbers the reservations of one root key, from its part. */
@@ -180,7 +181,7 @@ final class RedisKeys {
   }
 
   private static boolean isSuffix(String s) {
-    return s.length() == 1 && "smac".indexOf(s.charAt(0)) >= 0;
+    return s.length() == 1 && "stc".indexOf(s.charAt(0)) >= 0;
   }
 
   /**

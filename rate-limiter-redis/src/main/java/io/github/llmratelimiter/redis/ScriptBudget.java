@@ -61,7 +61,7 @@ final class ScriptBudget {
     this.variants = variants;
     this.levelArg = ScriptArgs.bulkOfDoubles(values(budget, nanos));
     this.keyCount =
-        1 + (budget.modelTokens() == null ? 0 : 2) + (budget.concurrency() == null ? 0 : 1);
+        1 + (budget.modelTokens() == null ? 0 : 1) + (budget.concurrency() == null ? 0 : 1);
   }
 
   /**
@@ -86,8 +86,8 @@ final class ScriptBudget {
   }
 
   /**
-   * The keys a level of this budget passes, from the four of {@link RedisKeys#level}: its state,
-   * its model tokens' two when it limits them, its slots' when it limits concurrency.
+   * The keys a level of this budget passes, from the three of {@link RedisKeys#level}: its state,
+   * its model-token window's when it limits model tokens, its slots' when it limits concurrency.
    */
   String[] levelKeys(String[] all) {
     String[] keys = new String[keyCount];
@@ -95,10 +95,9 @@ final class ScriptBudget {
     keys[k++] = all[0];
     if (budget.modelTokens() != null) {
       keys[k++] = all[1];
-      keys[k++] = all[2];
     }
     if (budget.concurrency() != null) {
-      keys[k] = all[3];
+      keys[k] = all[2];
     }
     return keys;
   }

@@ -2,8 +2,8 @@
 -- (InMemoryStore.decide), optionally reserving model tokens and slots (InMemoryStore.reserve).
 -- Runs after lib.lua, which reads the first three numbers of ARGV[1].
 --
--- KEYS: per level, root first, its state key, then its model-token window and amounts when it
---   limits model tokens, then its slots when it limits concurrency; all share one hash tag (one
+-- KEYS: per level, root first, its state key, then its model-token window when it limits
+--   model tokens, then its slots when it limits concurrency; all share one hash tag (one
 --   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
 --   numbers this root's reservations
 -- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
@@ -14,11 +14,13 @@
 --   concurrency); the deadline: the call's caller stops waiting at this time (in the script's
 --   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline)
 -- ARGV[1 + i]: level i (see lib.lua)
--- Returns {allowed (1|0), reason, level (1-based), remaining, retryAfterMs, resetAfterMs,
---          retryable (1|0), reservation id, remaining model tokens, model-token reset ms, now,
---          the id numbered for the call (0: none; in sequential composition a deny after levels that
---          reserved model tokens keeps their entries under it)}: whole numbers below 2^53 as
---          integers, any other number (inf) as its %.17g string.
+-- Returns one string: eleven little-endian doubles, struct '<ddddddddddd', then the reason's name
+--   (ASCII): allowed (1|0), level (1-based), remaining, retryAfterMs, resetAfterMs, retryable
+--   (1|0), reservation id, remaining model tokens (inf: no level limits them), model-token reset
+--   ms, now, the id numbered for the call (0: none; in sequential composition a deny after levels
+--   that reserved model tokens keeps their entries under it); the reason EXPIRED for a call that
+--   ran after its deadline. (One bulk string: Redis 6.2 writes a script's array reply through a
+--   deferred length, which costs an allocation and a separate write per reply when pipelined.)
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -29,7 +31,7 @@
 
 local cost, sequential, n, estimate, idBase, deadline = struct.unpack('<dddddd', ARGV[1], 25)
 if deadline > 0 and now > deadline then
-  return {0, 'EXPIRED', 1, 0, 0, 0, 0, 0, 0, 0, out(now), 0}
+  return struct.pack('<ddddddddddd', 0, 1, 0, 0, 0, 0, 0, 0, 0, now, 0) .. 'EXPIRED'
 end
 sequential = sequential == 1
 
@@ -39,7 +41,7 @@ if idBase ~= 0 then
     local _, _, _, _, _, tpmLimit, _, slotLimit = struct.unpack(LEVEL, ARGV[1 + i])
     if tpmLimit > 0 or slotLimit > 0 then
       id = idBase + redis.call('INCR', KEYS[#KEYS])
-      redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
+      redis.call('PEXPIRE', KEYS[#KEYS], '86400000') -- ids outlive any entry that holds them
       break
     end
   end
@@ -55,9 +57,11 @@ end
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
 local left = {} -- per level, the unit-cost calls its window and bucket admit
-local pending = {}
-local tpm = {} -- the levels that limit model tokens (tables for the model-token functions)
-local held = {} -- per level that limits concurrency, {its slots key, slots held, limit, lease}
+-- created on first use (most calls have one level, in sequential mode, without model tokens or
+-- slots):
+local pending -- per level, its loaded state (reserve-then-commit)
+local tpm -- the levels that limit model tokens (tables for the model-token functions)
+local held -- per level that limits concurrency, {its slots key, slots held, limit, lease}
 local k = 1
 for i = 1, n do
   local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit, lease =
@@ -66,15 +70,17 @@ for i = 1, n do
   local L
   k = k + 1
   if tpmLimit > 0 then
-    L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-    k = k + 2
+    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+    k = k + 1
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
+    tpm = tpm or {}
     tpm[#tpm + 1] = L
   end
   local taken = false -- the slots all held (BudgetTable.slotsFull)
   if slotLimit > 0 then
     local h = {KEYS[k], slots().load(KEYS[k]), slotLimit, lease}
     k = k + 1
+    held = held or {}
     held[i] = h
     taken = h[2] >= slotLimit
   end
@@ -125,6 +131,7 @@ for i = 1, n do
     end
     reset = math.max(reset, levelMs)
   else
+    pending = pending or {}
     pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
       capacity, refill, L}
     -- this level's binding component (BudgetTable.binding): a bucket that never refills, else
@@ -185,7 +192,7 @@ end
 local best, binding = math.huge, 1
 for i = 1, n do
   local remaining = left[i]
-  local h = held[i]
+  local h = held and held[i]
   if h then
     if not denied and id ~= 0 then
       C.take(h[1], id, h[4])
@@ -198,21 +205,16 @@ for i = 1, n do
   end
 end
 -- what is left of the model-token windows now, over every level that limits them
-local tpmRemaining, tpmReset = 'inf', 0
-if #tpm > 0 then
-  tpmRemaining = math.huge
-  for j = 1, #tpm do
-    local L = tpm[j]
-    T.save(L)
-    tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
-    tpmReset = math.max(tpmReset, T.resetMs(L))
-  end
-  tpmRemaining, tpmReset = out(tpmRemaining), out(tpmReset)
+local tpmRemaining, tpmReset = math.huge, 0
+for j = 1, tpm and #tpm or 0 do
+  local L = tpm[j]
+  T.save(L)
+  tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
+  tpmReset = math.max(tpmReset, T.resetMs(L))
 end
-local reserved = denied and 0 or out(id)
 if not denied then
-  return {1, 'OK', binding, out(best), 0, out(reset), 1, reserved, tpmRemaining, tpmReset, out(now),
-    out(id)}
+  return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
+    now, id) .. 'OK'
 end
-return {0, reason, denied, out(best), out(retry), out(ms), retry > 0 and 1 or 0, 0, tpmRemaining,
-  tpmReset, out(now), out(id)}
+return struct.pack('<ddddddddddd', 0, denied, best, retry, ms, retry > 0 and 1 or 0, 0,
+  tpmRemaining, tpmReset, now, id) .. reason

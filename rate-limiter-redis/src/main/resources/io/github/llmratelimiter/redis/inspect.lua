@@ -2,7 +2,7 @@
 -- which reads the first three numbers of ARGV[1]. Brings the level to now under the limits given
 -- and keeps that, as the in-memory store does.
 --
--- KEYS: the level's state key, then its model-token window and amounts when it limits model
+-- KEYS: the level's state key, then its model-token window when it limits model
 --   tokens, then its slots when it limits concurrency (see lib.lua)
 -- ARGV[1]: the three numbers of lib.lua; ARGV[2]: the level (see lib.lua)
 -- Returns {} when the level is untracked or exactly fresh (BudgetTable.isFreshAt: no admission in
@@ -18,8 +18,8 @@ commit(KEYS[1], s, width, base, first, size, newest, tokens, at, dirty, limit, w
 local k = 2
 local used, tpmSize = 0, 0
 if tpmLimit > 0 then
-  local L = {mkey = KEYS[2], akey = KEYS[3], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-  k = 4
+  local L = {mkey = KEYS[2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+  k = 3
   modelTokens().load(L)
   T.save(L)
   used = math.max(0, L.tpmSum)

@@ -16,12 +16,14 @@
 --        then the admissions, oldest first, each its time minus base: '<I4' (width 4, used while
 --        the window is at most 2^31 time units, rebased when an offset would pass 2^32 - 1) or
 --        '<d' (width 8, exact below 2^53). Entries a whole window old leave from the head.
---   m  the model-token (TPM) window: a sorted set of reservation ids, score = time of the entry
---   a  the model-token amounts: a hash {<id> = model tokens, s = their sum}
+--   t  the model-token (TPM) window, one string (absent means empty): the sum of the amounts,
+--      struct '<d', then the entries, oldest first (in time order, later ones after earlier ones
+--      of the same time), each '<ddd': its time, the reservation id, the model tokens; entries a
+--      whole window old leave from the head. A value not of this layout reads as empty.
 --   c  the slots held by calls in flight: a sorted set of reservation ids, score = the time the
 --      lease expires (a lease counts while now < its expiry)
---   (m and a are passed, and exist, only for budgets with a model-token limit; c only for budgets
---   with a concurrency limit; a level's keys are passed in this order: s, m, a, c)
+--   (t is passed, and exists, only for budgets with a model-token limit; c only for budgets with a
+--   concurrency limit; a level's keys are passed in this order: s, t, c)
 -- A state holds no limit: each call applies the limits it carries (a budget's, or a variant's of
 -- the same name), so a level's limits may differ from call to call over the same state.
 -- ARGV (numbers as little-endian doubles, packed by the client: ScriptArgs):
@@ -86,16 +88,6 @@ local function fullMs(refill, deficit)
     return 1
   end
   return up
-end
-
--- A number for a script's reply: a whole number below 2^53 as an integer reply (exact, and no
--- formatting), anything else (inf, a fraction, a larger number) as its %.17g string, which
--- round-trips a double (a Lua number past 2^63 has no integer reply)
-local function out(x)
-  if x == math.floor(x) and x < 9007199254740992 and x > -9007199254740992 then
-    return x
-  end
-  return string.format('%.17g', x)
 end
 
 -- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
@@ -231,7 +223,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     if forever then
       redis.call('PERSIST', key)
     else
-      redis.call('PEXPIRE', key, math.max(reset + 1, minTtlMs))
+      redis.call('PEXPIRE', key, string.format('%d', math.max(reset + 1, minTtlMs)))
     end
     return remaining, reset
   end
@@ -268,7 +260,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   if forever then
     redis.call('SET', key, value)
   else
-    redis.call('SET', key, value, 'PX', math.max(reset + 1, minTtlMs))
+    redis.call('SET', key, value, 'PX', string.format('%d', math.max(reset + 1, minTtlMs)))
   end
   return remaining, reset
 end
@@ -281,30 +273,48 @@ local function modelTokens()
   end
   T = {}
 
-  -- Reads L's model-token window (its fields mkey, akey, tpmLimit, tpmWindow), dropping the
-  -- entries a whole window old (KeyEntry.expireModelTokens).
+  -- Reads L's model-token window (its fields mkey, tpmLimit, tpmWindow), dropping the entries a
+  -- whole window old (KeyEntry.expireModelTokens): keeps in L the entries left (body, a string of
+  -- entries), their count, sum and newest time.
   function T.load(L)
-    local old = redis.call('ZRANGEBYSCORE', L.mkey, '-inf', now - L.tpmWindow)
-    L.tpmSum = tonumber(redis.call('HGET', L.akey, 's') or '0')
-    if #old > 0 then
-      local amounts = redis.call('HMGET', L.akey, unpack(old))
-      for j = 1, #old do
-        L.tpmSum = L.tpmSum - tonumber(amounts[j] or '0')
+    local s = redis.call('GET', L.mkey)
+    local sum, size, from = 0, 0, 9
+    if s and #s >= 8 and (#s - 8) % 24 == 0 then
+      sum = struct.unpack('<d', s)
+      size = (#s - 8) / 24
+      local cut = now - L.tpmWindow
+      while size > 0 and struct.unpack('<d', s, from) <= cut do
+        sum = sum - struct.unpack('<d', s, from + 16)
+        from = from + 24
+        size = size - 1
+        L.tpmDirty = true
       end
-      redis.call('HDEL', L.akey, unpack(old))
-      redis.call('ZREMRANGEBYSCORE', L.mkey, '-inf', now - L.tpmWindow)
-      L.tpmDirty = true
+      if size > 0 then
+        L.tpmNewest = struct.unpack('<d', s, #s - 23)
+      end
+    else
+      s = false
     end
-    L.tpmSize = redis.call('ZCARD', L.mkey)
-    if L.tpmSize > 0 then
-      L.tpmNewest = tonumber(redis.call('ZRANGE', L.mkey, -1, -1, 'WITHSCORES')[2])
-    end
+    L.exists = s and true
+    L.body = s and string.sub(s, from) or ''
+    L.tpmSum = sum
+    L.tpmSize = size
   end
 
-  -- Adds a model-token entry (KeyEntry.appendModelTokens).
+  -- Adds a model-token entry at now (KeyEntry.appendModelTokens), after every entry of a time at
+  -- or before now.
   function T.append(L, id, amount)
-    redis.call('ZADD', L.mkey, now, id)
-    redis.call('HSET', L.akey, id, string.format('%.17g', amount))
+    local e = struct.pack('<ddd', now, id, amount)
+    if L.tpmSize > 0 and L.tpmNewest > now then -- the server's clock went back
+      local b = L.body
+      local j = L.tpmSize
+      while j > 0 and struct.unpack('<d', b, 1 + (j - 1) * 24) > now do
+        j = j - 1
+      end
+      L.body = string.sub(b, 1, j * 24) .. e .. string.sub(b, 1 + j * 24)
+    else
+      L.body = L.body .. e
+    end
     L.tpmSum = L.tpmSum + amount
     L.tpmSize = L.tpmSize + 1
     L.tpmNewest = now
@@ -314,12 +324,18 @@ local function modelTokens()
   -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
   -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
   function T.settle(L, id, estimate, actual)
-    local held = redis.call('HGET', L.akey, id)
-    if held and redis.call('ZSCORE', L.mkey, id) then
-      L.tpmSum = L.tpmSum + actual - tonumber(held)
-      redis.call('HSET', L.akey, id, string.format('%.17g', actual))
-      L.tpmDirty = true
-    elseif actual > estimate then
+    local b = L.body
+    for j = 0, L.tpmSize - 1 do
+      local at = 1 + j * 24
+      local _, eid, held = struct.unpack('<ddd', b, at)
+      if eid == id then
+        L.tpmSum = L.tpmSum + actual - held
+        L.body = string.sub(b, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(b, at + 24)
+        L.tpmDirty = true
+        return
+      end
+    end
+    if actual > estimate then
       T.append(L, id, actual - estimate)
     end
   end
@@ -331,8 +347,8 @@ local function modelTokens()
     for i = 1, n do
       local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
       if tpmLimit > 0 then
-        local L = {mkey = KEYS[k + 1], akey = KEYS[k + 2], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-        k = k + 3
+        local L = {mkey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+        k = k + 2
         T.load(L)
         visit(L)
         T.save(L)
@@ -357,28 +373,30 @@ local function modelTokens()
   -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
   function T.retryMs(L, estimate)
     local excess = L.tpmSum + estimate - L.tpmLimit
-    local entries = redis.call('ZRANGE', L.mkey, 0, -1, 'WITHSCORES')
-    for j = 1, #entries, 2 do
-      excess = excess - tonumber(redis.call('HGET', L.akey, entries[j]) or '0')
+    local b = L.body
+    for j = 0, L.tpmSize - 1 do
+      local at, _, amount = struct.unpack('<ddd', b, 1 + j * 24)
+      excess = excess - amount
       if excess <= 0 then
-        return math.max(1, ceilMs(tonumber(entries[j + 1]) + L.tpmWindow - now))
+        return math.max(1, ceilMs(at + L.tpmWindow - now))
       end
     end
     return math.max(1, ceilMs(L.tpmWindow))
   end
 
-  -- Writes what changed of L's model-token window, expiring once it would be empty.
+  -- Writes L's model-token window if it changed, to expire once it would be empty; deletes it
+  -- once empty.
   function T.save(L)
     if not L.tpmDirty then
       return
     end
     if L.tpmSize == 0 then
-      redis.call('DEL', L.mkey, L.akey)
+      if L.exists then
+        redis.call('DEL', L.mkey)
+      end
     else
-      redis.call('HSET', L.akey, 's', string.format('%.17g', L.tpmSum))
-      local ttl = math.max(T.resetMs(L) + 1, minTtlMs)
-      redis.call('PEXPIRE', L.mkey, ttl)
-      redis.call('PEXPIRE', L.akey, ttl)
+      redis.call('SET', L.mkey, struct.pack('<d', L.tpmSum) .. L.body, 'PX',
+        string.format('%d', math.max(T.resetMs(L) + 1, minTtlMs)))
     end
   end
 

@@ -57,12 +57,12 @@ for i = 1, n do
   end
   if tpmLimit > 0 then
     if id ~= 0 then
-      local L = {mkey = KEYS[k], akey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+      local L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
       modelTokens().load(L)
       T.settle(L, id, 0, 0)
       T.save(L)
     end
-    k = k + 2
+    k = k + 1
   end
   if slotLimit > 0 then
     if id ~= 0 then

@@ -18,7 +18,7 @@ class RedisKeysTest {
     assertThat(keys.state("acme", "org", "acme")).isEqualTo("rl:{acme}:org:acme:s");
     assertThat(keys.state("acme", "model", "k1/gpt-4o")).isEqualTo("rl:{acme}:model:k1/gpt-4o:s");
     assertThat(keys.level("acme", "tpm", "k1")).containsExactly(
-        "rl:{acme}:tpm:k1:s", "rl:{acme}:tpm:k1:m", "rl:{acme}:tpm:k1:a", "rl:{acme}:tpm:k1:c");
+        "rl:{acme}:tpm:k1:s", "rl:{acme}:tpm:k1:t", "rl:{acme}:tpm:k1:c");
   }
 
   @ParameterizedTest
@@ -40,8 +40,8 @@ class RedisKeysTest {
 
   @Test
   void patternsMatchOnlyTheirBudgetAndKey() {
-    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:[smac]");
-    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*:[smac]");
+    assertThat(keys.pattern("org", "a*")).isEqualTo("rl:{*}:org:a%2A:[stc]");
+    assertThat(keys.pattern("org")).isEqualTo("rl:{*}:org:*:[stc]");
   }
 
   @Test
@@ -56,8 +56,11 @@ class RedisKeysTest {
     assertThat(keys.parse("rl:{a}:org:a:w")).isNull();
     assertThat(keys.parse("rl:{a}:org:a:b")).isNull();
     assertThat(keys.parse("rl:{a}:org:a:s")).containsExactly("a", "a");
-    assertThat(keys.parse("rl:{a}:org:a:m")).containsExactly("a", "a");
-    assertThat(keys.parse("rl:{a}:org:a:a")).containsExactly("a", "a");
+    assertThat(keys.parse("rl:{a}:org:a:t")).containsExactly("a", "a");
+    assertThat(keys.parse("rl:{a}:org:a:c")).containsExactly("a", "a");
+    // the earlier model-token keys: ':m' (a sorted set) and ':a' (a hash)
+    assertThat(keys.parse("rl:{a}:org:a:m")).isNull();
+    assertThat(keys.parse("rl:{a}:org:a:a")).isNull();
     assertThat(keys.parse("rl:{a}:org:a:]")).isNull();
   }
 
@@ -103,6 +106,6 @@ class RedisKeysTest {
   @Test
   void aHashedLayoutIgnoresKeysInClear() {
     assertThat(hashed.parse(keys.state("a", "b", "c"))).isNull();
-    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":[smac]");
+    assertThat(hashed.pattern("org", "a*")).isEqualTo("rl:{*}:org:" + RedisKeys.hash("a*") + ":[stc]");
   }
 }

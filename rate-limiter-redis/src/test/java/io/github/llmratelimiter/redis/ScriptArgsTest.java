@@ -55,19 +55,8 @@ class ScriptArgsTest {
   @Test
   void aReplyIsReadIntoNumbersAndAReasonWithInfinitySaturating() {
     AcquireReply r = new AcquireReply();
-    r.multi(12);
-    r.set(0);
-    r.set(ascii("BURST_LIMIT"));
-    r.set(2);
-    r.set(ascii("inf"));
-    r.set(ascii("2.5"));
-    r.set(ascii("-inf"));
-    r.set(0);
-    r.set(0);
-    r.set(ascii("1.0000000000000001e+20"));
-    r.set(7);
-    r.set(1_764_547_200_123_456L);
-    r.set(4_503_599_627_370_497L);
+    r.set(reply("BURST_LIMIT", 0, 2, Double.POSITIVE_INFINITY, 2.5, Double.NEGATIVE_INFINITY, 0, 0,
+        1.0000000000000001e+20, 7, 1_764_547_200_123_456L, 4_503_599_627_370_497L));
     assertThat(r.get()).isSameAs(r);
     assertThat(r.reason).isEqualTo(Reason.BURST_LIMIT);
     assertThat(r.expired).isFalse();
@@ -76,14 +65,21 @@ class ScriptArgsTest {
   }
 
   @Test
+  void aReplyIsReadWhateverItsBuffersByteOrderAndPosition() {
+    ByteBuffer packed = reply("TPM_LIMIT", 0, 3, 0, 1500, 60_000, 1, 0, 12, 59_000, 42, 7);
+    byte[] wire = new byte[5 + packed.remaining()];
+    packed.get(wire, 5, wire.length - 5);
+    ByteBuffer bigEndian = ByteBuffer.wrap(wire).position(5); // Netty's default order
+    AcquireReply r = new AcquireReply();
+    r.set(bigEndian);
+    assertThat(r.reason).isEqualTo(Reason.TPM_LIMIT);
+    assertThat(r.values).containsExactly(0, 0, 3, 0, 1500, 60_000, 1, 0, 12, 59_000, 42, 7);
+  }
+
+  @Test
   void aCallThatRanAfterItsDeadlineReadsAsExpiredWithoutAReason() {
     AcquireReply r = new AcquireReply();
-    r.multi(12);
-    r.set(0);
-    r.set(ascii("EXPIRED"));
-    for (int i = 2; i < 12; i++) {
-      r.set(i == 10 ? 42 : 0);
-    }
+    r.set(reply("EXPIRED", 0, 1, 0, 0, 0, 0, 0, 0, 0, 42, 0));
     assertThat(r.expired).isTrue();
     assertThat(r.reason).isNull();
     assertThat(r.values[AcquireReply.NOW]).isEqualTo(42);
@@ -93,6 +89,23 @@ class ScriptArgsTest {
   void aReplyOfAnotherShapeIsRejected() {
     assertThatIllegalStateException().isThrownBy(() -> new AcquireReply().multi(7))
         .withMessageContaining("7");
+    assertThatIllegalStateException().isThrownBy(() -> new AcquireReply().set(7))
+        .withMessageContaining("7");
+    assertThatIllegalStateException().isThrownBy(() -> new AcquireReply().set(ascii("OK")))
+        .withMessageContaining("2 bytes");
+    assertThatIllegalStateException().isThrownBy(() -> new AcquireReply().set((ByteBuffer) null))
+        .withMessageContaining("nil");
+  }
+
+  /** A reply as acquire.lua packs it: the numbers but the reason's, then the reason. */
+  private static ByteBuffer reply(String reason, double... numbers) {
+    ByteBuffer b = ByteBuffer.allocate(8 * numbers.length + reason.length())
+        .order(ByteOrder.LITTLE_ENDIAN);
+    for (double d : numbers) {
+      b.putDouble(d);
+    }
+    b.put(reason.getBytes(StandardCharsets.US_ASCII));
+    return b.flip();
   }
 
   private static ByteBuffer ascii(String s) {

@@ -41,23 +41,21 @@ class ScriptBudgetTest {
     RedisKeys layout = new RedisKeys("rl", false);
     Budget tpm = new Budget("tpm", null, null, new ModelTokenLimit(1000, Duration.ofMinutes(1)));
     ScriptBudget withTokens = new ScriptBudget(tpm, layout, false);
-    assertThat(withTokens.keyCount).isEqualTo(3);
-    String[] keys = new String[4];
+    assertThat(withTokens.keyCount).isEqualTo(2);
+    String[] keys = new String[3];
     withTokens.copyKeys("acme", "k", keys, 1);
-    assertThat(keys).containsExactly(null, "rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m",
-        "rl:{acme}:tpm:k:a");
+    assertThat(keys).containsExactly(null, "rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:t");
     assertThat(new ScriptBudget(ORG, layout, false).keyCount).isEqualTo(1);
     // a variant passes its own values and shares its defaults' keys (the same name and state)
     Budget both = tpm.withConcurrency(ConcurrencyLimit.of(2));
     ScriptBudget defaults = new ScriptBudget(both, layout, false);
     ScriptBudget pro = defaults.view(both.variant(null, null,
         new ModelTokenLimit(5000, Duration.ofMinutes(1)), ConcurrencyLimit.of(8)));
-    assertThat(pro.keyCount).isEqualTo(4);
+    assertThat(pro.keyCount).isEqualTo(3);
     assertThat(pro.levelArg).isNotEqualTo(defaults.levelArg);
-    String[] all = new String[4];
+    String[] all = new String[3];
     pro.copyKeys("acme", "k", all, 0);
-    assertThat(all).containsExactly("rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:m", "rl:{acme}:tpm:k:a",
-        "rl:{acme}:tpm:k:c");
+    assertThat(all).containsExactly("rl:{acme}:tpm:k:s", "rl:{acme}:tpm:k:t", "rl:{acme}:tpm:k:c");
     assertThat(defaults.view(both)).isSameAs(defaults);
   }
 
