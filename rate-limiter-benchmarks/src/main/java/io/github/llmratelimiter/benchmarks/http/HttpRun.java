@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The sample gateway under load with the limiter off and on: each in a fresh gateway JVM on
@@ -51,6 +53,13 @@ public final class HttpRun {
       "--ratelimiter.policies.chat.tpm.limit=1000000000000",
       "--ratelimiter.policies.models.rpm.limit=1000000000");
 
+  /**
+   * Extra arguments of the servlet sample with the limiter on: its default plan sets the chat
+   * level's own request limit, which the policies' limits above do not raise.
+   */
+  static final List<String> SAMPLE_PLAN_ON = List.of(
+      "--ratelimiter.plans.free.policies.chat.rpm.limit=1000000000");
+
   private static final String MODEL = "gpt-4o-mini";
   private static final String BODY = "{\"model\":\"" + MODEL + "\",\"messages\":"
       + "[{\"role\":\"user\",\"content\":\"Say hello to the benchmark.\"}]}";
@@ -76,8 +85,8 @@ public final class HttpRun {
    */
   public static List<LoadFigure> run(Path jar, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    return run("servlet", SampleApp.jar(jar), LoadFigure.HTTP_OFF, LoadFigure.HTTP_ON, "", warmup,
-        measure);
+    return run("servlet", SampleApp.jar(jar), SAMPLE_PLAN_ON, LoadFigure.HTTP_OFF,
+        LoadFigure.HTTP_ON, "", warmup, measure);
   }
 
   /**
@@ -92,31 +101,33 @@ public final class HttpRun {
    */
   public static List<LoadFigure> runReactive(Path module, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
-    return run("reactive", SampleApp.reactive(module), LoadFigure.HTTP_REACTIVE_OFF,
+    return run("reactive", SampleApp.reactive(module), List.of(), LoadFigure.HTTP_REACTIVE_OFF,
         LoadFigure.HTTP_REACTIVE_ON, "WebFlux on Netty, ", warmup, measure);
   }
 
-  private static List<LoadFigure> run(String name, List<String> launch, String offSubject,
-      String onSubject, String stack, Duration warmup, Duration measure)
+  private static List<LoadFigure> run(String name, List<String> launch, List<String> extraOn,
+      String offSubject, String onSubject, String stack, Duration warmup, Duration measure)
       throws IOException, InterruptedException {
+    List<String> on = new ArrayList<>(LIMITER_ON);
+    on.addAll(extraOn);
     try (SampleApp offApp = SampleApp.start(name + "-off", launch, LIMITER_OFF);
-        SampleApp onApp = SampleApp.start(name + "-on", launch, LIMITER_ON)) {
-      Gateway off = new Gateway(offApp, false, offSubject, stack);
-      Gateway on = new Gateway(onApp, true, onSubject, stack);
+        SampleApp onApp = SampleApp.start(name + "-on", launch, on)) {
+      Gateway offGateway = new Gateway(offApp, false, offSubject, stack);
+      Gateway onGateway = new Gateway(onApp, true, onSubject, stack);
       if (!warmup.isZero()) {
-        off.load(Duration.ZERO, warmup);
-        on.load(Duration.ZERO, warmup);
+        offGateway.load(Duration.ZERO, warmup);
+        onGateway.load(Duration.ZERO, warmup);
       }
       Duration slice = measure.dividedBy(SLICES);
       // a short re-warm before each slice: the clients' threads start again
       Duration rewarm = warmup.compareTo(Duration.ofSeconds(1)) < 0 ? warmup : Duration.ofSeconds(1);
       for (int i = 0; i < SLICES; i++) {
-        Gateway first = i % 2 == 0 ? off : on;
-        Gateway second = i % 2 == 0 ? on : off;
+        Gateway first = i % 2 == 0 ? offGateway : onGateway;
+        Gateway second = i % 2 == 0 ? onGateway : offGateway;
         first.measure(rewarm, slice);
         second.measure(rewarm, slice);
       }
-      return List.of(off.figure(), on.figure());
+      return List.of(offGateway.figure(), onGateway.figure());
     }
   }
 
@@ -129,6 +140,8 @@ public final class HttpRun {
     private final String stack;
     private final HttpRequest[] requests = new HttpRequest[CONCURRENCY];
     private final List<Latencies> latencies = new ArrayList<>();
+    /** Requests sent again on a fresh connection after theirs was closed under them. */
+    private final AtomicLong retried = new AtomicLong();
     private long calls;
     private double seconds;
 
@@ -158,7 +171,7 @@ public final class HttpRun {
           .build();
       try {
         return ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
-            send(http, requests[worker]), limiter),
+            sendRetrying(http, requests[worker], retried), limiter),
             () -> {}, () -> {});
       } catch (IllegalStateException e) {
         throw new IllegalStateException(e.getMessage() + "; gateway log: " + app.tail(), e);
@@ -176,7 +189,9 @@ public final class HttpRun {
       Latencies all = Latencies.merge(latencies);
       return new LoadFigure(subject,
           stack + "POST /v1/chat/completions, " + CONCURRENCY + " clients, " + CONCURRENCY
-              + " API keys, off and on alternated in " + SLICES + " slices each",
+              + " API keys, off and on alternated in " + SLICES + " slices each"
+              + (retried.get() == 0 ? "" : ", " + retried.get()
+                  + " requests sent again on a fresh connection"),
           CONCURRENCY, seconds, calls, calls / seconds,
           all.percentile(50) / 1e6, all.percentile(99) / 1e6, Double.NaN, Double.NaN);
     }
@@ -201,6 +216,33 @@ public final class HttpRun {
       throw new IllegalStateException("no answer to " + request.uri() + " within " + wait + " ms", e);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof Exception cause ? cause : e;
+    }
+  }
+
+  /**
+   * Sends a request as {@link #send} does; when the connection it went out on was closed under it
+   * (an {@link IOException} that is not a timeout, such as {@code HTTP/1.1 header parser received
+   * no bytes}), sends it once more on a fresh connection, through a client of its own, and counts
+   * that in {@code retried}. A second failure fails the run.
+   */
+  static HttpResponse<byte[]> sendRetrying(HttpClient http, HttpRequest request, AtomicLong retried)
+      throws Exception {
+    try {
+      return send(http, request);
+    } catch (HttpTimeoutException e) {
+      throw e;
+    } catch (IOException e) {
+      retried.incrementAndGet();
+      HttpClient fresh = HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(Duration.ofSeconds(5))
+          .build();
+      try {
+        return send(fresh, request);
+      } catch (Exception again) {
+        again.addSuppressed(e);
+        throw again;
+      }
     }
   }
 
