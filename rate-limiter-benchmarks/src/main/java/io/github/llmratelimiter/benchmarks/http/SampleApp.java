@@ -86,6 +86,13 @@ final class SampleApp implements AutoCloseable {
   static final String JFR_DIRECTORY = "bench.jfr";
 
   /**
+   * The system property that sets the recording's method sampling ({@code method-profiling} of
+   * JDK's {@code profile} settings: {@code normal} 20 ms, {@code high} 10 ms, its default, or
+   * {@code max} 1 ms, for ten times the samples of a short run).
+   */
+  static final String JFR_SAMPLING = "bench.jfr.sampling";
+
+  /**
    * Starts a gateway and waits until its health endpoint answers.
    *
    * @param name the gateway's name in file names, such as {@code servlet-on}
@@ -107,8 +114,10 @@ final class SampleApp implements AutoCloseable {
     cmd.addAll(JVM_ARGS);
     String jfr = System.getProperty(JFR_DIRECTORY);
     if (jfr != null) {
-      cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-          + Path.of(jfr, name + ".jfr").toAbsolutePath());
+      String sampling = System.getProperty(JFR_SAMPLING);
+      cmd.add("-XX:StartFlightRecording=settings=profile,"
+          + (sampling == null ? "" : "method-profiling=" + sampling + ",")
+          + "dumponexit=true,filename=" + Path.of(jfr, name + ".jfr").toAbsolutePath());
     }
     cmd.addAll(launch);
     cmd.addAll(List.of("--server.port=" + port,
