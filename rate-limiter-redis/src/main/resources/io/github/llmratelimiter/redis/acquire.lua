@@ -40,8 +40,7 @@ if idBase ~= 0 then
   for i = 1, n do
     local _, _, _, _, _, tpmLimit, _, slotLimit = struct.unpack(LEVEL, ARGV[1 + i])
     if tpmLimit > 0 or slotLimit > 0 then
-      id = idBase + redis.call('INCR', KEYS[#KEYS])
-      redis.call('PEXPIRE', KEYS[#KEYS], '86400000') -- ids outlive any entry that holds them
+      id = idBase + nextId(KEYS[#KEYS])
       break
     end
   end

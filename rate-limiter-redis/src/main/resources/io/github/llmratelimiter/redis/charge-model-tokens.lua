@@ -12,8 +12,7 @@
 
 local n, idBase, amount = struct.unpack('<ddd', ARGV[1], 25)
 
-local id = idBase + redis.call('INCR', KEYS[#KEYS])
-redis.call('PEXPIRE', KEYS[#KEYS], 86400000) -- ids outlive any entry that holds them
+local id = idBase + nextId(KEYS[#KEYS])
 modelTokens().eachLevel(n, function(L)
   T.append(L, id, amount)
 end)

@@ -55,6 +55,22 @@ if now ~= now then -- NaN
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
+-- The next number of a root's reservation counter (seq), which expires a day after its last use.
+-- Entries that hold its numbers may outlive it (a model-token window or a lease longer than the
+-- time the root went unused), so a counter found missing restarts past every number it gave: at
+-- the current millisecond times 1000 (numbers never repeat unless a root took over 1000 a
+-- millisecond on average since its counter started).
+local function nextId(seq)
+  local c = redis.call('INCR', seq)
+  if c == 1 then
+    c = math.max(1, math.floor(now / unitsPerMs) * 1000 + 1)
+    redis.call('SET', seq, string.format('%d', c), 'PX', '86400000')
+  else
+    redis.call('PEXPIRE', seq, '86400000')
+  end
+  return c
+end
+
 -- ceil(units / unitsPerMs) for units > 0, else 0 (BudgetTable.ceilMs), exact for whole units
 local function ceilMs(units)
   if units <= 0 then

@@ -58,6 +58,34 @@ class RedisStoreBehaviourTest {
   }
 
   @Test
+  void reservationIdsNeverRepeatAfterTheirCounterExpired() {
+    String prefix = TestRedis.freshPrefix();
+    Budget slots = new Budget("slots", null, null, null, ConcurrencyLimit.of(10));
+    Budget tokens = new Budget("tokens", null, null, ModelTokenLimit.perMinute(1000));
+    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+      Reservation first = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
+      store.chargeModelTokens(List.of(tokens), List.of("acme"), 5);
+      String counter = prefix + ":{acme}:seq";
+      assertThat(redis.exists(counter)).isEqualTo(1);
+      assertThat(redis.pttl(counter)).as("the counter expires").isPositive();
+      redis.del(counter); // as if it had expired while entries that hold its ids live on
+      Reservation second = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(second.id()).as("a new id, not one the first reservation still holds")
+          .isNotEqualTo(first.id()).isGreaterThan(first.id());
+      redis.del(counter);
+      Reservation third = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(third.id()).isGreaterThan(second.id());
+      store.release(first);
+      store.release(second);
+      store.release(third);
+      redis.del(counter);
+      store.chargeModelTokens(List.of(tokens), List.of("acme"), 5);
+      assertThat(Long.parseLong(redis.get(counter))).as("restarted past every id given")
+          .isGreaterThan(third.id() - LuaRateLimitStore.RESERVATION_ID_BASE);
+    }
+  }
+
+  @Test
   void resetAllDeletesOnlyItsOwnPrefixsStateAndKeepsTheLiveInstances() {
     String prefix = TestRedis.freshPrefix();
     String neighbour = TestRedis.freshPrefix();
