@@ -27,6 +27,7 @@ import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 /**
  * An application whose charges stay pending until a gate opens: the plan of an API key that starts
@@ -118,7 +119,7 @@ public class PendingChargeApp {
     }
   }
 
-  /** On WebFlux: opens a request's gate when its exchange is cancelled. */
+  /** On WebFlux: opens a request's gate once its exchange was cancelled. */
   static final class GateOnCancel implements WebFilter, Ordered {
 
     private final Gates gates;
@@ -130,7 +131,12 @@ public class PendingChargeApp {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
       String key = Gates.bearer(exchange.getRequest().getHeaders().getFirst("Authorization"));
-      return chain.filter(exchange).doOnCancel(() -> gates.open(key));
+      // once the cancel went through every filter: the charge then completes after all of them
+      return chain.filter(exchange).doFinally(signal -> {
+        if (signal == SignalType.CANCEL) {
+          gates.open(key);
+        }
+      });
     }
 
     @Override
