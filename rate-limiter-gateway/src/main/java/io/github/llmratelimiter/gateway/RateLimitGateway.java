@@ -235,7 +235,8 @@ public final class RateLimitGateway {
    * @param cost the call's cost in bucket tokens, a finite number above 0
    * @return a stage that completes with the allowed (or degraded) outcome, or fails with an
    *     exception {@code charge} would throw, never wrapped in a {@link CompletionException}; this
-   *     method itself never throws
+   *     method itself never throws. Cancelling it while the store decides gives up the call: an
+   *     admitted outcome is then recorded, its slots released and its model tokens refunded
    */
   public CompletionStage<RateLimitOutcome> chargeAsync(
       @Nullable RateLimitContext context, @Nullable String policy, RateLimitKey key, double cost) {
@@ -258,13 +259,34 @@ public final class RateLimitGateway {
         result.completeExceptionally(RateLimitEnforcer.unwrap(failure));
         return;
       }
+      RateLimitOutcome admitted;
       try {
-        result.complete(recorded(context, outcome));
+        admitted = recorded(context, outcome);
       } catch (RuntimeException e) {
         result.completeExceptionally(e);
+        return;
+      }
+      if (!result.complete(admitted)) {
+        abandon(context, admitted); // cancelled while pending: nobody proceeds with the call
       }
     });
     return result;
+  }
+
+  /** Ends an admitted call nobody proceeds with: its slots released, its model tokens refunded. */
+  private void abandon(@Nullable RateLimitContext context, RateLimitOutcome outcome) {
+    if (context != null) {
+      finishAsync(context, null, true);
+      return;
+    }
+    CallSlots slots = outcome.slots();
+    if (slots != null) {
+      slots.releaseAsync();
+    }
+    ModelTokenReservation tokens = outcome.modelTokens();
+    if (tokens != null && !tokens.settled()) {
+      tokens.settleAsync(null, true);
+    }
   }
 
   private LongSupplier estimate(@Nullable RateLimitContext context) {

@@ -257,7 +257,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       return Mono.just(exchange);
     }
     return support.resolveKey(exchange, route)
-        .flatMap(key -> ReactiveStages.resume(gateway.chargeAsync(context, route.policy(), key, 1.0),
+        .flatMap(key -> ReactiveStages.charge(gateway.chargeAsync(context, route.policy(), key, 1.0),
             exchange.getRequest()))
         .map(outcome -> {
           ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
