@@ -511,6 +511,29 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void aFormBodyThatCannotBeReadGets400AndChargesNothing() {
+    String key = newKey();
+    // a percent-escape that is not one
+    WebTestClient.ResponseSpec badEscape = client.post().uri("/v1/form").header("X-API-Key", key)
+        .contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("model=%zz").exchange()
+        .expectStatus().isBadRequest();
+    if (stack() == WebApplicationType.REACTIVE) { // the limiter reads the form, and answers its 400
+      badEscape.expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(badEscape)).isEqualTo("{\"detail\":\"The request's form body cannot be read.\","
+          + "\"instance\":\"/v1/form\",\"status\":400,\"title\":\"Bad Request\"}");
+      // a multipart body without its boundary (Spring MVC's dispatcher fails such a body itself)
+      WebTestClient.ResponseSpec noBoundary = client.post().uri("/v1/chat").header("X-API-Key", key)
+          .header("Content-Type", "multipart/form-data").bodyValue("model=gpt-4o").exchange()
+          .expectStatus().isBadRequest().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(noBoundary)).isEqualTo("{\"detail\":\"The request's form body cannot be read.\","
+          + "\"instance\":\"/v1/chat\",\"status\":400,\"title\":\"Bad Request\"}");
+    } else {
+      body(badEscape);
+    }
+    assertThat(windowUsed("chat", key, null) + windowUsed("chat", key, "gpt-4o")).isZero();
+  }
+
+  @Test
   void aRequestTheDispatcherRejectsAsUnsupportedIsNotCharged() {
     String key = newKey();
     // /v1/chat is routed, but takes only a POST, /v1/form only a form: 405 and 415 reach no handler
