@@ -5,6 +5,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimited;
@@ -210,7 +211,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
    * Reads the {@code model} fields of a form body, when the model is read from the body: the
    * form is parsed once, from at most {@code max-body} bytes ({@link BoundedFormExchange}), and the
    * handler reads the same fields; a form past {@code max-body} is marked too long (the request is
-   * rejected) as soon as it passes it, and one whose declared length does is not read at all.
+   * rejected) as soon as it passes it, and one whose declared length does is not read at all; a
+   * form that cannot be parsed (a bad escape, a multipart body without its boundary) is a 400.
    */
   private Mono<ServerWebExchange> formModels(ServerWebExchange exchange, RateLimitContext context) {
     String type = context.contentType();
@@ -230,6 +232,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
           context.body(RequestBody.of(null, true));
           return Mono.just(List.of());
         })
+        .onErrorMap(failure -> !(failure instanceof InvalidRateLimitRequestException), unreadable ->
+            new InvalidRateLimitRequestException("The request's form body cannot be read.", unreadable))
         .map(models -> {
           form.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
           return form;
