@@ -651,6 +651,29 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void anAnnotatedHandlerWithoutAKeyUnderAKeyedRouteIsChargedToTheRoutesKeyNotToAnyApiKeySent() {
+    String alice = newKey();
+    // a fresh API key on every request buys no fresh budget: the route counts per user
+    for (int r = 1; r >= 0; r--) {
+      get("/keyed/annotated/principal", newKey()).expectStatus().isUnauthorized();
+      client.get().uri("/keyed/annotated/principal").header(KeyFixtures.USER_HEADER, alice)
+          .header("X-API-Key", newKey()).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.get().uri("/keyed/annotated/principal").header(KeyFixtures.USER_HEADER, alice)
+        .header("X-API-Key", newKey()).exchange().expectStatus().isEqualTo(429);
+    assertThat(windowUsed("keyed", "principal:" + alice, null)).isEqualTo(2);
+    String tenant = newKey();
+    for (int r = 1; r >= 0; r--) {
+      client.get().uri("/keyed/annotated/tenant").header("X-Tenant", tenant).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.get().uri("/keyed/annotated/tenant").header("X-Tenant", tenant)
+        .header("Authorization", "Bearer " + newKey()).exchange().expectStatus().isEqualTo(429);
+    assertThat(windowUsed("keyed", tenant, null)).isEqualTo(2);
+  }
+
+  @Test
   void aKeyExpressionChargesWhatItGivesAndRoutesMatchByMethod() {
     String tenant = newKey();
     for (int r = 1; r >= 0; r--) {
