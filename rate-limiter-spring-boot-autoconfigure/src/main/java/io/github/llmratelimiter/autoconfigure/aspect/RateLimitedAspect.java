@@ -51,6 +51,9 @@ import org.springframework.util.ClassUtils;
  * over (the front door releases it); outside a request, until the method returns or throws, or
  * until what it returned terminates or is cancelled.
  *
+ * <p>Without a key expression, a call is charged to the caller its request's route finds (the
+ * principal, the client address, the route's expression), else to the request's API key.
+ *
  * <p>A key expression that gives nothing (null or blank) follows {@code ratelimiter.missing-key}:
  * the anonymous key, or a 400. A failure to evaluate an expression, or a cost that is not a
  * positive number, is a 400 whose problem names neither the expression nor the method (both are
@@ -175,7 +178,8 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
         throw new IllegalStateException("@RateLimited on " + where
             + " is called outside an HTTP request: set key = \"<SpEL>\" to name the caller");
       }
-      String apiKey = gateway.apiKey(support.currentCredential());
+      String routeCaller = charging.routeCaller(); // a route keyed otherwise than on the API key
+      String apiKey = routeCaller != null ? routeCaller : gateway.apiKey(support.currentCredential());
       key = RateLimitKey.of(apiKey, model != null ? model : support.currentModel());
     } else {
       String caller = gateway.callerKey(KeySource.EXPRESSION, string(annotation.key(), context, where, "key"));

@@ -6,6 +6,7 @@ import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.HttpFields;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimited;
@@ -36,7 +37,8 @@ import reactor.core.publisher.Mono;
  * <ol>
  *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path and method, and whether its
  *       controller method carries {@link RateLimited} (which then charges it instead, while the
- *       aspect is active: the more specific declaration wins);
+ *       aspect is active: the more specific declaration wins; without a key of its own it is charged
+ *       to the caller the route's key source finds);
  *   <li>for a request so limited, reads its body before the handler and re-exposes the same bytes
  *       ({@link BufferedRequest}): a {@code POST}, {@code PUT} or {@code PATCH} whose body is JSON
  *       with a declared length up to {@code max-body-peek}, or has no declared length and is not a
@@ -148,7 +150,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     }
     return Mono.usingWhen(Mono.just(exchange), start -> read(start, context)
         .flatMap(read -> formModels(read, context))
-        .flatMap(read -> charge(read, context, byAnnotation ? null : route))
+        .flatMap(read -> byAnnotation ? routeCaller(read, context, route)
+            : charge(read, context, route))
         .onErrorResume(failure -> {
           Mono<Void> rejected = problems.write(exchange, failure);
           return rejected != null ? rejected.then(Mono.empty()) : Mono.error(failure);
@@ -248,6 +251,22 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       }
     }
     return false;
+  }
+
+  /**
+   * Checks a request its annotated handler charges, and records the caller its route finds when the
+   * route is keyed otherwise than on the API key: the annotation charges that caller.
+   */
+  private Mono<ServerWebExchange> routeCaller(
+      ServerWebExchange exchange, RateLimitContext context, @Nullable Route route) {
+    gateway.check(context);
+    if (route == null || route.keySource() == KeySource.API_KEY || context.charged()) {
+      return Mono.just(exchange);
+    }
+    return support.resolveKey(exchange, route).map(key -> {
+      context.routeCaller(key.apiKey());
+      return exchange;
+    });
   }
 
   /**
