@@ -114,6 +114,9 @@ public class ScenarioApp {
       "ratelimiter.web.routes[17].include=/keyed/annotated/tenant",
       "ratelimiter.web.routes[17].policy=keyed",
       "ratelimiter.web.routes[17].key-expression=header('X-Tenant')",
+      "ratelimiter.web.routes[18].include=/keyed/throwing",
+      "ratelimiter.web.routes[18].policy=keyed",
+      "ratelimiter.web.routes[18].key-expression=@tenantKeys.known(header('X-Tenant'))",
       "ratelimiter.plans.pro.policies.routed.rpm.limit=10",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
@@ -215,7 +218,7 @@ public class ScenarioApp {
     }
 
     @RequestMapping(path = {"/keyed/ip", "/keyed/principal", "/keyed/tenant", "/keyed/bean",
-        "/keyed/broken"}, method = {RequestMethod.GET, RequestMethod.POST, RequestMethod.DELETE})
+        "/keyed/broken", "/keyed/throwing"}, method = {RequestMethod.GET, RequestMethod.POST, RequestMethod.DELETE})
     public String keyed() {
       return "keyed";
     }
@@ -229,6 +232,12 @@ public class ScenarioApp {
     @RateLimited(policy = "annotated", key = "#tenant")
     @GetMapping("/annotated/tenant")
     public Mono<String> annotatedTenant(@RequestParam(required = false) String tenant) {
+      return Mono.just("tenant " + tenant);
+    }
+
+    @RateLimited(policy = "annotated", key = "@tenantKeys.known(#tenant)")
+    @GetMapping("/annotated/throwing")
+    public Mono<String> annotatedThrowing(@RequestParam(required = false) String tenant) {
       return Mono.just("tenant " + tenant);
     }
 

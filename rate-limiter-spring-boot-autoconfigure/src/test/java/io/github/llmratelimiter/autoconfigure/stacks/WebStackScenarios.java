@@ -722,6 +722,27 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void aKeyExpressionWhoseBeanMethodThrowsGets400NamingNothingInternal() {
+    String unknown = "unknown-" + KEYS.incrementAndGet();
+    for (WebTestClient.ResponseSpec failed : List.of(
+        client.get().uri("/keyed/throwing").header("X-Tenant", unknown).exchange(),
+        client.get().uri("/keyed/throwing").exchange(), // no header: the method gets null
+        get("/annotated/throwing?tenant=" + unknown, newKey()),
+        get("/annotated/throwing", newKey()))) {
+      String problem = body(failed.expectStatus().isBadRequest()
+          .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON));
+      assertThat(problem).startsWith("{\"detail\":\"The request's rate-limit key cannot be read "
+          + "from it.\",\"instance\":\"/").doesNotContain(unknown, "known");
+      namesNothingInternal(problem);
+    }
+    String known = "known-" + KEYS.incrementAndGet();
+    client.get().uri("/keyed/throwing").header("X-Tenant", known).exchange().expectStatus().isOk();
+    get("/annotated/throwing?tenant=" + known, newKey()).expectStatus().isOk();
+    assertThat(windowUsed("keyed", known, null)).isEqualTo(1);
+    assertThat(windowUsed("annotated", known, null)).isEqualTo(1);
+  }
+
+  @Test
   void aKeyExpressionSeesTheNativeRequestAndCallsBeans() {
     String tenant = newKey();
     client.post().uri("/keyed/bean").header("X-Tenant", tenant).exchange().expectStatus().isOk();
