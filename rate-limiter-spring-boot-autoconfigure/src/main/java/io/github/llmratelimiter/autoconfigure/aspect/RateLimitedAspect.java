@@ -55,7 +55,8 @@ import org.springframework.util.ClassUtils;
  * principal, the client address, the route's expression), else to the request's API key.
  *
  * <p>A key expression that gives nothing (null or blank) follows {@code ratelimiter.missing-key}:
- * the anonymous key, or a 400. A failure to evaluate an expression, or a cost that is not a
+ * the anonymous key, or a 400. A failure to evaluate an expression (a method it calls that throws
+ * included), or a cost that is not a
  * positive number, is a 400 whose problem names neither the expression nor the method (both are
  * logged at debug level).
  *
@@ -198,10 +199,13 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       String where, String attribute) {
     try {
       return expressions.computeIfAbsent(expression, PARSER::parseExpression).getValue(context);
-    } catch (EvaluationException e) {
+    } catch (InvalidRateLimitRequestException e) {
+      throw e;
+    } catch (RuntimeException e) { // or thrown as is by a method the expression calls
       if (LOG.isDebugEnabled()) {
         LOG.debug("The " + attribute + " expression of @RateLimited on " + where
-            + " cannot be evaluated: " + e.getMessage());
+            + " cannot be evaluated: "
+            + (e instanceof EvaluationException ? e.getMessage() : e.getClass().getName()));
       }
       throw new InvalidRateLimitRequestException(
           "The request's rate-limit " + attribute + " cannot be read from it.", e);
