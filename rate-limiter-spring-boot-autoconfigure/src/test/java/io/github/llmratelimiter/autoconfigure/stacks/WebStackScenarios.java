@@ -743,6 +743,26 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void aKeyExpressionsHeaderSentTwiceWithDifferentValuesGets400AndNeitherIsCharged() throws Exception {
+    String victim = newKey();
+    String mine = newKey();
+    Response twice = raw("POST /keyed/tenant HTTP/1.1", new byte[0],
+        header("X-Tenant", victim), header("X-Tenant", mine));
+    assertThat(twice.status()).isEqualTo(400);
+    assertThat(twice.headers().get("content-type")).isEqualTo("application/problem+json");
+    assertThat(twice.body()).isEqualTo("{\"detail\":\"The request carries a header its rate "
+        + "limit is counted by more than once, with different values.\",\"instance\":"
+        + "\"/keyed/tenant\",\"status\":400,\"title\":\"Bad Request\"}");
+    namesNothingInternal(twice.body());
+    assertThat(windowUsed("keyed", victim, null) + windowUsed("keyed", mine, null)).isZero();
+    // the same value twice names one tenant
+    Response same = raw("POST /keyed/tenant HTTP/1.1", new byte[0],
+        header("X-Tenant", mine), header("x-tenant", mine));
+    assertThat(same.status()).isEqualTo(200);
+    assertThat(windowUsed("keyed", mine, null)).isEqualTo(1);
+  }
+
+  @Test
   void aKeyExpressionSeesTheNativeRequestAndCallsBeans() {
     String tenant = newKey();
     client.post().uri("/keyed/bean").header("X-Tenant", tenant).exchange().expectStatus().isOk();
