@@ -580,6 +580,26 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void anApiKeyNamedLikeAnotherSourcesKeyGets400AndChargesNoOne() {
+    String alice = newKey();
+    String problem = "{\"detail\":\"The request's API key must not start with 'principal:' or "
+        + "'ip:'.\",\"instance\":\"%s\",\"status\":400,\"title\":\"Bad Request\"}";
+    for (String forged : List.of("principal:" + alice, "ip:127.0.0.1")) {
+      for (String path : List.of("/v1/routed", "/annotated")) {
+        assertThat(body(get(path, forged).expectStatus().isBadRequest()
+            .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)))
+            .isEqualTo(problem.formatted(path));
+      }
+    }
+    for (String policy : List.of("routed", "annotated")) {
+      assertThat(windowUsed(policy, "principal:" + alice, null)).isZero();
+      assertThat(windowUsed(policy, "ip:127.0.0.1", null)).isZero();
+    }
+    // a key that only contains them is an API key like any other
+    get("/v1/routed", "sk-principal:" + alice).expectStatus().isOk();
+  }
+
+  @Test
   void apiKeysNeverAppearInResponseHeadersOrBodies() {
     String key = newKey();
     for (int i = 0; i < 4; i++) {
