@@ -145,6 +145,8 @@ public final class RateLimitGateway {
    * @param credential the API key the request carries, or {@code null} (or blank) when none
    * @return the API key
    * @throws MissingApiKeyException if the request carries none and missing keys are rejected
+   * @throws InvalidRateLimitRequestException if it starts with another source's prefix ({@code
+   *     principal:}, {@code ip:})
    */
   public String apiKey(@Nullable String credential) {
     return callerKey(KeySource.API_KEY, credential);
@@ -163,13 +165,18 @@ public final class RateLimitGateway {
    * @throws MissingApiKeyException if it found none and missing keys are rejected, for a source
    *     that authenticates (the API key, the principal): a 401
    * @throws InvalidRateLimitRequestException if it found none and missing keys are rejected, for
-   *     another source (the client address, an expression): a 400
+   *     another source (the client address, an expression): a 400; or if an API key starts with
+   *     another source's prefix (it would share that caller's budget): a 400
    */
   public String callerKey(KeySource source, @Nullable String value) {
     if (source == null) {
       throw new IllegalArgumentException("source must not be null");
     }
     if (value != null && !value.isBlank()) {
+      if (source == KeySource.API_KEY && KeySource.prefixed(value)) {
+        throw new InvalidRateLimitRequestException("The request's API key must not start with '"
+            + KeySource.PRINCIPAL.prefix() + "' or '" + KeySource.CLIENT_IP.prefix() + "'.", null);
+      }
       return source.prefix().isEmpty() ? value : source.prefix() + value;
     }
     if (missingKey == MissingKey.ANONYMOUS) {
