@@ -34,7 +34,8 @@ import reactor.core.publisher.SignalType;
  * with {@value #GATED} is answered only when its gate opens ({@link Gates}). On Spring MVC the gate
  * opens once the request's thread has left the filter chain (the charge then completes after every
  * filter's own code ran); on WebFlux, when the exchange is cancelled (its client went away), or when
- * a test opens it.
+ * a test opens it. The plan of a key that starts with {@value #FAILING} fails to be read, with a
+ * message that names the key.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -42,6 +43,9 @@ public class PendingChargeApp {
 
   /** The prefix of the API keys whose plan waits for their gate. */
   public static final String GATED = "gated-";
+
+  /** The prefix of the API keys whose plan the resolver fails to read. */
+  public static final String FAILING = "failing-";
 
   /** The properties: a policy of one call in flight, on a route and on an annotated handler. */
   public static final String[] PROPERTIES = {
@@ -66,6 +70,9 @@ public class PendingChargeApp {
 
       @Override
       public CompletionStage<String> planAsync(String apiKey) {
+        if (apiKey.startsWith(FAILING)) { // as an application's lookup fails, naming the key
+          return CompletableFuture.failedFuture(new IllegalStateException("no tenant for key " + apiKey));
+        }
         return apiKey.startsWith(GATED) ? gates.asked(apiKey).thenApply(open -> plan)
             : CompletableFuture.completedFuture(plan);
       }

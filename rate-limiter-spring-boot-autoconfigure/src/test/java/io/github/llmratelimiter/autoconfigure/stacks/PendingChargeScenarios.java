@@ -23,8 +23,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
@@ -32,9 +35,11 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * Calls whose charge completes after the front door last looked at them, on a real server ({@link
  * PendingChargeApp}): the client went away while the charge was pending, or the charge completed
  * after the request's thread left the filters. Each call's slot on a limit on calls in flight is
- * given back once nobody proceeds with it, or once its response is over.
+ * given back once nobody proceeds with it, or once its response is over. A plan resolver's failure
+ * is logged without its message.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ExtendWith(OutputCaptureExtension.class)
 abstract class PendingChargeScenarios {
 
   private static final AtomicLong KEYS = new AtomicLong();
@@ -103,6 +108,17 @@ abstract class PendingChargeScenarios {
           .pollInterval(Duration.ofMillis(5)).until(() -> gates.wasAsked(apiKey));
       socket.setSoLinger(true, 0);
     }
+  }
+
+  @Test
+  void aPlanResolversFailureIsLoggedByItsTypeWithoutItsMessageThatNamesTheKey(CapturedOutput output) {
+    String key = PendingChargeApp.FAILING + "sk-secret-" + KEYS.incrementAndGet() + "-0123456789";
+    client.get().uri("/held/annotated").header("Authorization", "Bearer " + key).exchange()
+        .expectStatus().isOk(); // decided under the default plan
+    Awaitility.await("the warning").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+        .until(() -> output.getAll().contains("The plan resolver failed"));
+    assertThat(output.getAll()).contains("The plan resolver failed (java.lang.IllegalStateException)")
+        .doesNotContain(key, "no tenant for key");
   }
 
   @Test
