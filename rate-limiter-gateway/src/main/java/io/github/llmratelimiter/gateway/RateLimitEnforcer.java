@@ -163,7 +163,8 @@ public final class RateLimitEnforcer {
     String name = failure != null ? failure.getClass().getName() : String.valueOf(plan);
     if (warned.size() < MAX_WARNED && warned.add(name)) {
       LOG.log(System.Logger.Level.WARNING, failure != null
-          ? "The plan resolver failed (" + failure + "): calls are decided under the default plan '"
+          // the type only: an application resolver's message may name the key
+          ? "The plan resolver failed (" + name + "): calls are decided under the default plan '"
               + policies.defaultPlan() + "' meanwhile"
           : "The plan resolver named the plan '" + plan + "', which is not one of "
               + policies.plans() + ": such calls are decided under the default plan '"
