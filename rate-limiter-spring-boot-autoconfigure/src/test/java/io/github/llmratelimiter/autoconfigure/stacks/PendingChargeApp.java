@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.stacks;
 
+import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimited;
@@ -35,7 +36,8 @@ import reactor.core.publisher.SignalType;
  * opens once the request's thread has left the filter chain (the charge then completes after every
  * filter's own code ran); on WebFlux, when the exchange is cancelled (its client went away), or when
  * a test opens it. The plan of a key that starts with {@value #FAILING} fails to be read, with a
- * message that names the key.
+ * message that names the key; an observer fails on the decisions of a key that starts with {@value
+ * #THROWING}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -46,6 +48,9 @@ public class PendingChargeApp {
 
   /** The prefix of the API keys whose plan the resolver fails to read. */
   public static final String FAILING = "failing-";
+
+  /** The prefix of the API keys whose decisions an observer fails on. */
+  public static final String THROWING = "throwing-";
 
   /** The properties: a policy of one call in flight, on a route and on an annotated handler. */
   public static final String[] PROPERTIES = {
@@ -75,6 +80,16 @@ public class PendingChargeApp {
         }
         return apiKey.startsWith(GATED) ? gates.asked(apiKey).thenApply(open -> plan)
             : CompletableFuture.completedFuture(plan);
+      }
+    };
+  }
+
+  /** An observer that fails on the decisions of the keys that start with {@value #THROWING}. */
+  @Bean
+  RateLimitObserver throwingObserver() {
+    return (outcome, nanos) -> {
+      if (outcome.key().apiKey().startsWith(THROWING)) {
+        throw new IllegalStateException("the observer failed");
       }
     };
   }

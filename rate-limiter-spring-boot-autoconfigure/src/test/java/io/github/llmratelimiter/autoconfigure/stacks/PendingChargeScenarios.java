@@ -36,7 +36,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * PendingChargeApp}): the client went away while the charge was pending, or the charge completed
  * after the request's thread left the filters. Each call's slot on a limit on calls in flight is
  * given back once nobody proceeds with it, or once its response is over. A plan resolver's failure
- * is logged without its message.
+ * is logged without its message; an observer's failure loses no call.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @ExtendWith(OutputCaptureExtension.class)
@@ -119,6 +119,19 @@ abstract class PendingChargeScenarios {
         .until(() -> output.getAll().contains("The plan resolver failed"));
     assertThat(output.getAll()).contains("The plan resolver failed (java.lang.IllegalStateException)")
         .doesNotContain(key, "no tenant for key");
+  }
+
+  @Test
+  void anObserverThatThrowsLosesNeitherTheCallNorItsSlot() {
+    String key = PendingChargeApp.THROWING + "sk-pending-" + KEYS.incrementAndGet() + "-0123456789";
+    for (int i = 0; i < 2; i++) { // one call in flight at most: a slot kept would deny the next
+      for (String path : List.of("/held/routed", "/held/annotated")) {
+        client.get().uri(path).header("Authorization", "Bearer " + key).exchange()
+            .expectStatus().isOk();
+        await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
+      }
+    }
+    assertThat(snapshot(key, KeySnapshot::windowUsed)).isEqualTo(4);
   }
 
   @Test
