@@ -52,8 +52,8 @@ public @interface RateLimited {
   /**
    * Returns a SpEL expression for the caller's key; empty means the caller the route that covers
    * the current HTTP request finds (its principal, client address or expression), else the
-   * request's API key (required outside HTTP). What it gives is the key as is; nothing (null or blank)
-   * follows {@code ratelimiter.missing-key}.
+   * request's API key (required outside HTTP). What it gives is the key as is; nothing (null or
+   * blank) follows {@code ratelimiter.missing-key}.
    *
    * @return the key expression
    */

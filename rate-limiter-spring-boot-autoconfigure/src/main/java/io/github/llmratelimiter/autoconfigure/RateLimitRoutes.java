@@ -274,8 +274,8 @@ public final class RateLimitRoutes {
      * @param view the request as the expression sees it
      * @return the value, or {@code null} when the source finds none
      * @throws InvalidRateLimitRequestException if the expression cannot be evaluated on the request,
-     *     or a method it calls throws (a 400 that names neither the expression nor anything internal; the failure is logged at
-     *     debug level with the property)
+     *     or a method it calls throws (a 400 that names neither the expression nor anything
+     *     internal; the failure is logged at debug level with the property)
      * @throws IllegalStateException if the route keys on the API key
      */
     public @Nullable String keyValue(Object request, RouteKeyRequest view) {
