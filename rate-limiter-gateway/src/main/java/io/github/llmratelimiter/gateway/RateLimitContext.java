@@ -114,7 +114,8 @@ public final class RateLimitContext {
    * principal, the client address, an expression), which an annotated handler without a key of its
    * own is charged to.
    *
-   * @return the caller's key, or {@code null} when the route is keyed on the API key, or none matched
+   * @return the caller's key, or {@code null} when the route is keyed on the API key, or none
+   *     matched
    */
   public @Nullable String routeCaller() {
     return routeCaller;

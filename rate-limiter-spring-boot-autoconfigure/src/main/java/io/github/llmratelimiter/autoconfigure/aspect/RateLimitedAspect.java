@@ -180,7 +180,8 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
             + " is called outside an HTTP request: set key = \"<SpEL>\" to name the caller");
       }
       String routeCaller = charging.routeCaller(); // a route keyed otherwise than on the API key
-      String apiKey = routeCaller != null ? routeCaller : gateway.apiKey(support.currentCredential());
+      String apiKey = routeCaller != null ? routeCaller
+          : gateway.apiKey(support.currentCredential());
       key = RateLimitKey.of(apiKey, model != null ? model : support.currentModel());
     } else {
       String caller = gateway.callerKey(KeySource.EXPRESSION, string(annotation.key(), context, where, "key"));

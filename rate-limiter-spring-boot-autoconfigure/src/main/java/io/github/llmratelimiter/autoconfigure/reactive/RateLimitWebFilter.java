@@ -37,8 +37,8 @@ import reactor.core.publisher.Mono;
  * <ol>
  *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path and method, and whether its
  *       controller method carries {@link RateLimited} (which then charges it instead, while the
- *       aspect is active: the more specific declaration wins; without a key of its own it is charged
- *       to the caller the route's key source finds);
+ *       aspect is active: the more specific declaration wins; without a key of its own it is
+ *       charged to the caller the route's key source finds);
  *   <li>for a request so limited, reads its body before the handler and re-exposes the same bytes
  *       ({@link BufferedRequest}): a {@code POST}, {@code PUT} or {@code PATCH} whose body is JSON
  *       with a declared length up to {@code max-body-peek}, or has no declared length and is not a
@@ -235,8 +235,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
           context.body(RequestBody.of(null, true));
           return Mono.just(List.of());
         })
-        .onErrorMap(failure -> !(failure instanceof InvalidRateLimitRequestException), unreadable ->
-            new InvalidRateLimitRequestException("The request's form body cannot be read.", unreadable))
+        .onErrorMap(failure -> !(failure instanceof InvalidRateLimitRequestException),
+            unreadable -> new InvalidRateLimitRequestException(
+                "The request's form body cannot be read.", unreadable))
         .map(models -> {
           form.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
           return form;
@@ -280,8 +281,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       return Mono.just(exchange);
     }
     return support.resolveKey(exchange, route)
-        .flatMap(key -> ReactiveStages.charge(gateway.chargeAsync(context, route.policy(), key, 1.0),
-            exchange.getRequest()))
+        .flatMap(key -> ReactiveStages.charge(
+            gateway.chargeAsync(context, route.policy(), key, 1.0), exchange.getRequest()))
         .map(outcome -> {
           ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
           return exchange;
