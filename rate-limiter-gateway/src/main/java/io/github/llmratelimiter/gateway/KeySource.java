@@ -3,13 +3,19 @@ package io.github.llmratelimiter.gateway;
 /**
  * Where a front door finds the caller a request is charged to ({@code
  * ratelimiter.web.routes[n].key}, {@code key-expression}), and how the key it finds is named in the
- * store. A built-in source's key carries a prefix of its own ({@code principal:}, {@code ip:}), so
- * that no caller can pick an API key that shares another source's budget. A source that finds
- * nothing follows {@code ratelimiter.missing-key} ({@link RateLimitGateway#callerKey}).
+ * store. The principal's and the client address's keys carry a prefix of their own ({@code
+ * principal:}, {@code ip:}), and an API key that starts with either is rejected (a 400), so that no
+ * caller can pick an API key that shares another source's budget. An API key and what an expression
+ * gives carry none: a route keyed on an expression shares the budget of an API key equal to what
+ * the expression gives (an expression that must not, gives its keys a prefix of its own). A source
+ * that finds nothing follows {@code ratelimiter.missing-key} ({@link RateLimitGateway#callerKey}).
  */
 public enum KeySource {
 
-  /** The API key the request carries ({@code Authorization: Bearer}, {@code X-API-Key}), as is. */
+  /**
+   * The API key the request carries ({@code Authorization: Bearer}, {@code X-API-Key}), as is; one
+   * that starts with another source's prefix is rejected.
+   */
   API_KEY(""),
 
   /** The name of the request's authenticated principal, as {@code principal:<name>}. */
@@ -28,6 +34,16 @@ public enum KeySource {
 
   KeySource(String prefix) {
     this.prefix = prefix;
+  }
+
+  /**
+   * Returns whether a key starts with the prefix of a source that has one.
+   *
+   * @param key the key
+   * @return whether it starts with {@code principal:} or {@code ip:}
+   */
+  static boolean prefixed(String key) {
+    return key.startsWith(PRINCIPAL.prefix) || key.startsWith(CLIENT_IP.prefix);
   }
 
   /**

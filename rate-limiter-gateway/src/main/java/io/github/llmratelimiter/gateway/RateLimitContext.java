@@ -28,6 +28,7 @@ public final class RateLimitContext {
   private final BodyLimits limits;
   private volatile @Nullable RequestBody body;
   private volatile @Nullable ModelSource modelSource;
+  private volatile @Nullable String routeCaller;
   private volatile boolean limited;
   private volatile boolean checked;
   /** The parsed JSON body: a map, {@link #NOT_AN_OBJECT}, or null until parsed. */
@@ -106,6 +107,27 @@ public final class RateLimitContext {
    */
   public void modelSource(ModelSource source) {
     this.modelSource = source;
+  }
+
+  /**
+   * Returns the caller the route that matched the request found by its own key source (the
+   * principal, the client address, an expression), which an annotated handler without a key of its
+   * own is charged to.
+   *
+   * @return the caller's key, or {@code null} when the route is keyed on the API key, or none
+   *     matched
+   */
+  public @Nullable String routeCaller() {
+    return routeCaller;
+  }
+
+  /**
+   * Records the caller the route that matched the request found by its key source.
+   *
+   * @param caller the caller's key, as {@link RateLimitGateway#callerKey} returned it
+   */
+  public void routeCaller(String caller) {
+    this.routeCaller = caller;
   }
 
   /**

@@ -47,7 +47,10 @@ public final class RateLimitEnforcer {
   private final Supplier<? extends List<RateLimitObserver>> observerSupplier;
   private final RateLimitPlanResolver plans;
   private volatile @Nullable List<RateLimitObserver> observers;
-  /** The unknown plan names a resolver gave, each logged once (at most {@value #MAX_WARNED}). */
+  /**
+   * The unknown plan names a resolver gave and the failures of resolvers and observers, each logged
+   * once (at most {@value #MAX_WARNED}).
+   */
   private final Set<String> warned = ConcurrentHashMap.newKeySet();
   private static final int MAX_WARNED = 100;
 
@@ -163,7 +166,8 @@ public final class RateLimitEnforcer {
     String name = failure != null ? failure.getClass().getName() : String.valueOf(plan);
     if (warned.size() < MAX_WARNED && warned.add(name)) {
       LOG.log(System.Logger.Level.WARNING, failure != null
-          ? "The plan resolver failed (" + failure + "): calls are decided under the default plan '"
+          // the type only: an application resolver's message may name the key
+          ? "The plan resolver failed (" + name + "): calls are decided under the default plan '"
               + policies.defaultPlan() + "' meanwhile"
           : "The plan resolver named the plan '" + plan + "', which is not one of "
               + policies.plans() + ": such calls are decided under the default plan '"
@@ -357,9 +361,22 @@ public final class RateLimitEnforcer {
   private RateLimitOutcome observed(RateLimitOutcome outcome, long start) {
     long nanos = System.nanoTime() - start;
     for (RateLimitObserver o : observers()) {
-      o.onDecision(outcome, nanos);
+      try {
+        o.onDecision(outcome, nanos);
+      } catch (RuntimeException e) { // the call stands: its slots and reservation stay reachable
+        observerFailed(o, e);
+      }
     }
     return outcome;
+  }
+
+  /** Logs an observer's failure, once per observer and exception type, by type only. */
+  private void observerFailed(RateLimitObserver observer, RuntimeException e) {
+    String name = observer.getClass().getName() + " " + e.getClass().getName();
+    if (warned.size() < MAX_WARNED && warned.add(name)) {
+      LOG.log(System.Logger.Level.WARNING, "A rate-limit observer (" + observer.getClass().getName()
+          + ") failed with " + e.getClass().getName() + "; the decision stands");
+    }
   }
 
   /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
@@ -440,7 +457,11 @@ public final class RateLimitEnforcer {
 
   private void reconciled(ModelTokenReservation handle, long actual) {
     for (RateLimitObserver o : observers()) {
-      o.onReconcile(handle.policy(), handle.estimate(), actual);
+      try {
+        o.onReconcile(handle.policy(), handle.estimate(), actual);
+      } catch (RuntimeException e) {
+        observerFailed(o, e);
+      }
     }
   }
 

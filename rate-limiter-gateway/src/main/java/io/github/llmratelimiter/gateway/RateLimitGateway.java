@@ -145,6 +145,8 @@ public final class RateLimitGateway {
    * @param credential the API key the request carries, or {@code null} (or blank) when none
    * @return the API key
    * @throws MissingApiKeyException if the request carries none and missing keys are rejected
+   * @throws InvalidRateLimitRequestException if it starts with another source's prefix ({@code
+   *     principal:}, {@code ip:})
    */
   public String apiKey(@Nullable String credential) {
     return callerKey(KeySource.API_KEY, credential);
@@ -163,13 +165,18 @@ public final class RateLimitGateway {
    * @throws MissingApiKeyException if it found none and missing keys are rejected, for a source
    *     that authenticates (the API key, the principal): a 401
    * @throws InvalidRateLimitRequestException if it found none and missing keys are rejected, for
-   *     another source (the client address, an expression): a 400
+   *     another source (the client address, an expression): a 400; or if an API key starts with
+   *     another source's prefix (it would share that caller's budget): a 400
    */
   public String callerKey(KeySource source, @Nullable String value) {
     if (source == null) {
       throw new IllegalArgumentException("source must not be null");
     }
     if (value != null && !value.isBlank()) {
+      if (source == KeySource.API_KEY && KeySource.prefixed(value)) {
+        throw new InvalidRateLimitRequestException("The request's API key must not start with '"
+            + KeySource.PRINCIPAL.prefix() + "' or '" + KeySource.CLIENT_IP.prefix() + "'.", null);
+      }
       return source.prefix().isEmpty() ? value : source.prefix() + value;
     }
     if (missingKey == MissingKey.ANONYMOUS) {
@@ -235,7 +242,8 @@ public final class RateLimitGateway {
    * @param cost the call's cost in bucket tokens, a finite number above 0
    * @return a stage that completes with the allowed (or degraded) outcome, or fails with an
    *     exception {@code charge} would throw, never wrapped in a {@link CompletionException}; this
-   *     method itself never throws
+   *     method itself never throws. Cancelling it while the store decides gives up the call: an
+   *     admitted outcome is then recorded, its slots released and its model tokens refunded
    */
   public CompletionStage<RateLimitOutcome> chargeAsync(
       @Nullable RateLimitContext context, @Nullable String policy, RateLimitKey key, double cost) {
@@ -258,13 +266,34 @@ public final class RateLimitGateway {
         result.completeExceptionally(RateLimitEnforcer.unwrap(failure));
         return;
       }
+      RateLimitOutcome admitted;
       try {
-        result.complete(recorded(context, outcome));
+        admitted = recorded(context, outcome);
       } catch (RuntimeException e) {
         result.completeExceptionally(e);
+        return;
+      }
+      if (!result.complete(admitted)) {
+        abandon(context, admitted); // cancelled while pending: nobody proceeds with the call
       }
     });
     return result;
+  }
+
+  /** Ends an admitted call nobody proceeds with: its slots released, its model tokens refunded. */
+  private void abandon(@Nullable RateLimitContext context, RateLimitOutcome outcome) {
+    if (context != null) {
+      finishAsync(context, null, true);
+      return;
+    }
+    CallSlots slots = outcome.slots();
+    if (slots != null) {
+      slots.releaseAsync();
+    }
+    ModelTokenReservation tokens = outcome.modelTokens();
+    if (tokens != null && !tokens.settled()) {
+      tokens.settleAsync(null, true);
+    }
   }
 
   private LongSupplier estimate(@Nullable RateLimitContext context) {

@@ -4,7 +4,7 @@ package io.github.llmratelimiter.gateway;
  * Receives every decision the {@link RateLimitEnforcer} takes, for example to record metrics. Every
  * observer is called, in order, on the thread that has the decision (the caller's, or for an
  * asynchronous decision the thread that completes the store's answer); it must be fast, must not
- * block and must not throw.
+ * block and should not throw: a failure is logged (by its type) and changes nothing of the call.
  */
 @FunctionalInterface
 public interface RateLimitObserver {

@@ -50,9 +50,10 @@ public @interface RateLimited {
   String policy() default "";
 
   /**
-   * Returns a SpEL expression for the caller's key; empty means the API key of the current HTTP
-   * request (required outside HTTP). What it gives is the key as is; nothing (null or blank)
-   * follows {@code ratelimiter.missing-key}.
+   * Returns a SpEL expression for the caller's key; empty means the caller the route that covers
+   * the current HTTP request finds (its principal, client address or expression), else the
+   * request's API key (required outside HTTP). What it gives is the key as is; nothing (null or
+   * blank) follows {@code ratelimiter.missing-key}.
    *
    * @return the key expression
    */

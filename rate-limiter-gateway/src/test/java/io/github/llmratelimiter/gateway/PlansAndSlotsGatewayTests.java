@@ -3,15 +3,19 @@ package io.github.llmratelimiter.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -82,6 +86,11 @@ class PlansAndSlotsGatewayTests {
   private long windowUsed() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
     return store.inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+  }
+
+  private long inFlight() {
+    Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
+    return store.inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
@@ -187,6 +196,34 @@ class PlansAndSlotsGatewayTests {
       assertThat(async.plan()).isEqualTo("free");
       async.slots().release();
     }
+  }
+
+  @Test
+  void aChargeCancelledWhileTheStoreDecidesReleasesItsSlotOnceTheStoreAnswers() throws Exception {
+    CompletableFuture<Void> answer = new CompletableFuture<>();
+    RateLimitStore slow = new ForwardingStore(store) { // answers once the test lets it
+      @Override
+      public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+          double cost, long estimate, Composition c) {
+        return answer.thenApply(go -> delegate.reserve(levels, keys, cost, estimate, c));
+      }
+    };
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(slow, gateway.enforcer().policies(),
+        StoreFailure.DENY, List::of, RateLimitPlanResolver.fixed("free")); // decides at once
+    RateLimitGateway pending = RateLimitGateway.builder(enforcer, JSON).build();
+    RateLimitContext inRequest = context();
+    CompletableFuture<RateLimitOutcome> withContext = pending.chargeAsync(inRequest, "chat",
+        RateLimitKey.of(KEY, null), 1).toCompletableFuture();
+    CompletableFuture<RateLimitOutcome> outside = pending.chargeAsync(null, "chat",
+        RateLimitKey.of(KEY, null), 1).toCompletableFuture();
+    withContext.cancel(false); // the callers went away
+    outside.cancel(false);
+    answer.complete(null);
+    assertThat(windowUsed()).as("both were charged").isEqualTo(2);
+    assertThat(inFlight())
+        .as("and both slots released").isZero();
+    assertThat(inRequest.charged()).isTrue();
+    assertThat(inRequest.open()).isFalse();
   }
 
   @Test

@@ -273,9 +273,9 @@ public final class RateLimitRoutes {
      * @param request the native request ({@code #request} in the expression)
      * @param view the request as the expression sees it
      * @return the value, or {@code null} when the source finds none
-     * @throws InvalidRateLimitRequestException if the expression cannot be evaluated on the request
-     *     (a 400 that names neither the expression nor anything internal; the failure is logged at
-     *     debug level with the property)
+     * @throws InvalidRateLimitRequestException if the expression cannot be evaluated on the request,
+     *     or a method it calls throws (a 400 that names neither the expression nor anything
+     *     internal; the failure is logged at debug level with the property)
      * @throws IllegalStateException if the route keys on the API key
      */
     public @Nullable String keyValue(Object request, RouteKeyRequest view) {
@@ -300,9 +300,12 @@ public final class RateLimitRoutes {
       try {
         Object value = keyExpression.getValue(context);
         return value == null ? null : value.toString();
-      } catch (EvaluationException e) {
+      } catch (InvalidRateLimitRequestException e) {
+        throw e; // the request's own fault, already a 400 (two different values of a header)
+      } catch (RuntimeException e) { // or thrown as is by a method the expression calls
         if (LOG.isDebugEnabled()) {
-          LOG.debug(expressionProperty + " cannot be evaluated on " + view + ": " + e.getMessage());
+          LOG.debug(expressionProperty + " cannot be evaluated on " + view + ": "
+              + (e instanceof EvaluationException ? e.getMessage() : e.getClass().getName()));
         }
         throw new InvalidRateLimitRequestException(
             "The request's rate-limit key cannot be read from it.", e);

@@ -1,8 +1,12 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.CallSlots;
+import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
@@ -50,6 +54,50 @@ public final class ReactiveStages {
       return Mono.fromCompletionStage(future).publishOn(Schedulers.parallel());
     }
     return Mono.fromCompletionStage(future.whenCompleteAsync((value, failure) -> { }, loop));
+  }
+
+  /**
+   * Returns a charge's stage as a {@link Mono} like {@link #resume}, and ends the call of a
+   * subscriber that cancels before the outcome reaches it (its client went away while the charge
+   * was pending): once the charge completes, nobody proceeds with its outcome, so its slots are
+   * released and its model tokens refunded, each exactly once.
+   *
+   * @param stage the charge's stage; cancelling the Mono does not cancel it
+   * @param request the HTTP request the charge serves (a WebFlux {@code ServerHttpRequest}), or
+   *     {@code null}
+   * @return the Mono of the outcome
+   */
+  public static Mono<RateLimitOutcome> charge(
+      CompletionStage<RateLimitOutcome> stage, @Nullable Object request) {
+    if (stage.toCompletableFuture().isDone()) {
+      return resume(stage, request); // nothing pending: a cancel comes before or after the outcome
+    }
+    return Mono.defer(() -> {
+      AtomicBoolean delivered = new AtomicBoolean();
+      return resume(stage.thenApply(outcome -> outcome), request) // a cancel stops only this copy
+          .doOnNext(outcome -> delivered.set(true))
+          .doOnCancel(() -> {
+            if (!delivered.get()) {
+              stage.whenComplete((outcome, failure) -> {
+                if (outcome != null) {
+                  abandon(outcome);
+                }
+              });
+            }
+          });
+    });
+  }
+
+  /** Releases the slots and refunds the model tokens of an outcome nobody proceeds with. */
+  private static void abandon(RateLimitOutcome outcome) {
+    CallSlots slots = outcome.slots();
+    if (slots != null) {
+      slots.releaseAsync();
+    }
+    ModelTokenReservation tokens = outcome.modelTokens();
+    if (tokens != null && !tokens.settled()) {
+      tokens.settleAsync(null, true);
+    }
   }
 
   /** Reactor Netty's side, loaded only when Reactor Netty and WebFlux are on the class path. */

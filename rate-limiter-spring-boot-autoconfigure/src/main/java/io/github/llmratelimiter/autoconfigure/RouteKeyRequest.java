@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -29,7 +30,8 @@ public final class RouteKeyRequest {
    * @param path the request's path within the application
    * @param clientIp the client's address ({@link io.github.llmratelimiter.gateway.HttpFields#clientAddress}), or {@code null}
    * @param principal the authenticated principal's name, or {@code null}
-   * @param headers the first value of a header by name, or {@code null}
+   * @param headers the value of a header by name, or {@code null} ({@link #oneValue} for a header
+   *     sent more than once)
    * @throws IllegalArgumentException if the method, path or headers are null
    */
   public RouteKeyRequest(String method, String path, @Nullable String clientIp,
@@ -83,13 +85,39 @@ public final class RouteKeyRequest {
   }
 
   /**
-   * Returns the first value of a request header ({@code header('X-Tenant')}).
+   * Returns the value of a request header ({@code header('X-Tenant')}); a header sent more than
+   * once with different values is rejected, so that the key never differs from what the
+   * application reads.
    *
    * @param name the header's name, in any case
-   * @return its first value, or {@code null} when the request has none
+   * @return its value, or {@code null} when the request has none
+   * @throws InvalidRateLimitRequestException if the request sends it with different values (a 400)
    */
   public @Nullable String header(String name) {
     return headers.apply(name);
+  }
+
+  /**
+   * Returns the one value of a header the request may send more than once: its value when every
+   * copy is the same.
+   *
+   * @param values the header's values, in order, or {@code null} when it is absent
+   * @return the value, or {@code null} when there is none
+   * @throws InvalidRateLimitRequestException if two values differ
+   */
+  public static @Nullable String oneValue(@Nullable Iterable<String> values) {
+    String one = null;
+    if (values != null) {
+      for (String v : values) {
+        if (one == null) {
+          one = v;
+        } else if (!one.equals(v)) {
+          throw new InvalidRateLimitRequestException("The request carries a header its rate limit "
+              + "is counted by more than once, with different values.", null);
+        }
+      }
+    }
+    return one;
   }
 
   @Override

@@ -51,8 +51,12 @@ import org.springframework.util.ClassUtils;
  * over (the front door releases it); outside a request, until the method returns or throws, or
  * until what it returned terminates or is cancelled.
  *
+ * <p>Without a key expression, a call is charged to the caller its request's route finds (the
+ * principal, the client address, the route's expression), else to the request's API key.
+ *
  * <p>A key expression that gives nothing (null or blank) follows {@code ratelimiter.missing-key}:
- * the anonymous key, or a 400. A failure to evaluate an expression, or a cost that is not a
+ * the anonymous key, or a 400. A failure to evaluate an expression (a method it calls that throws
+ * included), or a cost that is not a
  * positive number, is a 400 whose problem names neither the expression nor the method (both are
  * logged at debug level).
  *
@@ -175,7 +179,9 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
         throw new IllegalStateException("@RateLimited on " + where
             + " is called outside an HTTP request: set key = \"<SpEL>\" to name the caller");
       }
-      String apiKey = gateway.apiKey(support.currentCredential());
+      String routeCaller = charging.routeCaller(); // a route keyed otherwise than on the API key
+      String apiKey = routeCaller != null ? routeCaller
+          : gateway.apiKey(support.currentCredential());
       key = RateLimitKey.of(apiKey, model != null ? model : support.currentModel());
     } else {
       String caller = gateway.callerKey(KeySource.EXPRESSION, string(annotation.key(), context, where, "key"));
@@ -194,10 +200,13 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       String where, String attribute) {
     try {
       return expressions.computeIfAbsent(expression, PARSER::parseExpression).getValue(context);
-    } catch (EvaluationException e) {
+    } catch (InvalidRateLimitRequestException e) {
+      throw e;
+    } catch (RuntimeException e) { // or thrown as is by a method the expression calls
       if (LOG.isDebugEnabled()) {
         LOG.debug("The " + attribute + " expression of @RateLimited on " + where
-            + " cannot be evaluated: " + e.getMessage());
+            + " cannot be evaluated: "
+            + (e instanceof EvaluationException ? e.getMessage() : e.getClass().getName()));
       }
       throw new InvalidRateLimitRequestException(
           "The request's rate-limit " + attribute + " cannot be read from it.", e);

@@ -55,7 +55,7 @@ final class ReactiveCharges {
       boolean inRequest = support != null && support.currentContext() != null;
       CompletionStage<RateLimitOutcome> stage = charge.apply(support);
       return stage == null ? Mono.just(new Charged(null))
-          : ReactiveStages.resume(stage, support == null ? null : support.currentRequest())
+          : ReactiveStages.charge(stage, support == null ? null : support.currentRequest())
               .map(outcome -> new Charged(inRequest ? null : outcome.slots()));
     });
     if (publisher instanceof Mono<?> mono) {

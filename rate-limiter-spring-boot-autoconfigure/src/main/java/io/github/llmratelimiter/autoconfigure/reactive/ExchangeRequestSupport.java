@@ -75,7 +75,7 @@ final class ExchangeRequestSupport implements ReactiveRateLimitRequestSupport {
     HttpHeaders headers = request.getHeaders();
     return new RouteKeyRequest(request.getMethod().name(),
         request.getPath().pathWithinApplication().value(), HttpFields.clientAddress(address),
-        principal, headers::getFirst);
+        principal, name -> RouteKeyRequest.oneValue(headers.get(name)));
   }
 
   private @Nullable String model(ServerWebExchange exchange) {

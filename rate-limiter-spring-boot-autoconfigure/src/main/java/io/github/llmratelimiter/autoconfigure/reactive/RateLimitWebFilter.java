@@ -5,6 +5,8 @@ import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimited;
@@ -35,7 +37,8 @@ import reactor.core.publisher.Mono;
  * <ol>
  *   <li>finds the route of {@code ratelimiter.web.routes} that covers its path and method, and whether its
  *       controller method carries {@link RateLimited} (which then charges it instead, while the
- *       aspect is active: the more specific declaration wins);
+ *       aspect is active: the more specific declaration wins; without a key of its own it is
+ *       charged to the caller the route's key source finds);
  *   <li>for a request so limited, reads its body before the handler and re-exposes the same bytes
  *       ({@link BufferedRequest}): a {@code POST}, {@code PUT} or {@code PATCH} whose body is JSON
  *       with a declared length up to {@code max-body-peek}, or has no declared length and is not a
@@ -147,7 +150,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     }
     return Mono.usingWhen(Mono.just(exchange), start -> read(start, context)
         .flatMap(read -> formModels(read, context))
-        .flatMap(read -> charge(read, context, byAnnotation ? null : route))
+        .flatMap(read -> byAnnotation ? routeCaller(read, context, route)
+            : charge(read, context, route))
         .onErrorResume(failure -> {
           Mono<Void> rejected = problems.write(exchange, failure);
           return rejected != null ? rejected.then(Mono.empty()) : Mono.error(failure);
@@ -210,7 +214,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
    * Reads the {@code model} fields of a form body, when the model is read from the body: the
    * form is parsed once, from at most {@code max-body} bytes ({@link BoundedFormExchange}), and the
    * handler reads the same fields; a form past {@code max-body} is marked too long (the request is
-   * rejected) as soon as it passes it, and one whose declared length does is not read at all.
+   * rejected) as soon as it passes it, and one whose declared length does is not read at all; a
+   * form that cannot be parsed (a bad escape, a multipart body without its boundary) is a 400.
    */
   private Mono<ServerWebExchange> formModels(ServerWebExchange exchange, RateLimitContext context) {
     String type = context.contentType();
@@ -230,6 +235,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
           context.body(RequestBody.of(null, true));
           return Mono.just(List.of());
         })
+        .onErrorMap(failure -> !(failure instanceof InvalidRateLimitRequestException),
+            unreadable -> new InvalidRateLimitRequestException(
+                "The request's form body cannot be read.", unreadable))
         .map(models -> {
           form.getAttributes().put(ReactiveContexts.FORM_MODELS, models);
           return form;
@@ -247,6 +255,22 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   }
 
   /**
+   * Checks a request its annotated handler charges, and records the caller its route finds when the
+   * route is keyed otherwise than on the API key: the annotation charges that caller.
+   */
+  private Mono<ServerWebExchange> routeCaller(
+      ServerWebExchange exchange, RateLimitContext context, @Nullable Route route) {
+    gateway.check(context);
+    if (route == null || route.keySource() == KeySource.API_KEY || context.charged()) {
+      return Mono.just(exchange);
+    }
+    return support.resolveKey(exchange, route).map(key -> {
+      context.routeCaller(key.apiKey());
+      return exchange;
+    });
+  }
+
+  /**
    * Checks the request and charges its route (none for an annotated handler, which the aspect
    * charges), writing an admitted call's headers.
    */
@@ -257,8 +281,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       return Mono.just(exchange);
     }
     return support.resolveKey(exchange, route)
-        .flatMap(key -> ReactiveStages.resume(gateway.chargeAsync(context, route.policy(), key, 1.0),
-            exchange.getRequest()))
+        .flatMap(key -> ReactiveStages.charge(
+            gateway.chargeAsync(context, route.policy(), key, 1.0), exchange.getRequest()))
         .map(outcome -> {
           ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
           return exchange;

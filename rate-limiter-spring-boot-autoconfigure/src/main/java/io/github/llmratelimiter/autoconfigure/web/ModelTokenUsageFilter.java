@@ -65,8 +65,10 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
       failed = false;
     } finally {
       RateLimitContext context = ServletContexts.find(request);
-      if (context != null && context.open()) {
-        if (!failed && request.isAsyncStarted()) {
+      // an asynchronous handler's charge may complete later (an annotated Mono): listen for its end
+      boolean async = !failed && request.isAsyncStarted();
+      if (context != null && (context.open() || (async && context.limited()))) {
+        if (async) {
           request.getAsyncContext().addListener(new SettleOnCompletion(gateway, context, capturing));
         } else {
           settle(gateway, context, capturing, failed && !response.isCommitted());

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
+import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -21,7 +22,8 @@ import org.springframework.web.util.UrlPathHelper;
  * cost 1, charged to the caller the route's key source finds, with the model read from the route's
  * {@link ModelSource}. A handler method that carries {@link
  * RateLimited} (or whose class does) is left to the aspect while one is active (its default model
- * still comes from the route's source), and a request already charged is not charged again. It
+ * still comes from the route's source, and without a key of its own it is charged to the caller
+ * the route's key source finds), and a request already charged is not charged again. It
  * charges through the {@link RateLimitGateway}: a deny throws {@link RateLimitExceededException},
  * which {@link RateLimitExceptionHandler} answers.
  */
@@ -62,6 +64,10 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     }
     context.modelSource(route.modelSource());
     if (annotated) {
+      if (route.keySource() != KeySource.API_KEY) { // the annotation charges the route's caller
+        gateway.check(context);
+        context.routeCaller(support.resolveKey(request, route, path).apiKey());
+      }
       return true;
     }
     gateway.check(context);

@@ -13,6 +13,7 @@ import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.security.Principal;
+import java.util.Collections;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.server.PathContainer;
@@ -93,7 +94,8 @@ final class ServletRateLimitRequestSupport implements RateLimitRequestSupport {
     Principal principal = request.getUserPrincipal();
     return new RouteKeyRequest(request.getMethod(), path.value(),
         HttpFields.clientAddress(request.getRemoteAddr()),
-        principal == null ? null : principal.getName(), request::getHeader);
+        principal == null ? null : principal.getName(),
+        name -> RouteKeyRequest.oneValue(Collections.list(request.getHeaders(name))));
   }
 
   private @Nullable String model(HttpServletRequest request) {

@@ -93,5 +93,19 @@ public class KeyFixtures {
               ? "servlet" : request.getClass().getName();
       return "tenant:" + tenant + "@" + stack;
     }
+
+    /**
+     * Returns a known tenant as it is, and fails on any other, as an application's lookup does.
+     *
+     * @param tenant the tenant
+     * @return the tenant, when it starts with {@code known-}
+     * @throws IllegalArgumentException for an unknown tenant (a {@code NullPointerException} for none)
+     */
+    public String known(String tenant) {
+      if (!tenant.startsWith("known-")) {
+        throw new IllegalArgumentException("unknown tenant " + tenant);
+      }
+      return tenant;
+    }
   }
 }

@@ -108,6 +108,15 @@ public class ScenarioApp {
       "ratelimiter.policies.slots.concurrency.limit=1",
       "ratelimiter.web.routes[15].include=/slots/**",
       "ratelimiter.web.routes[15].policy=slots",
+      "ratelimiter.web.routes[16].include=/keyed/annotated/principal",
+      "ratelimiter.web.routes[16].policy=keyed",
+      "ratelimiter.web.routes[16].key=principal",
+      "ratelimiter.web.routes[17].include=/keyed/annotated/tenant",
+      "ratelimiter.web.routes[17].policy=keyed",
+      "ratelimiter.web.routes[17].key-expression=header('X-Tenant')",
+      "ratelimiter.web.routes[18].include=/keyed/throwing",
+      "ratelimiter.web.routes[18].policy=keyed",
+      "ratelimiter.web.routes[18].key-expression=@tenantKeys.known(header('X-Tenant'))",
       "ratelimiter.plans.pro.policies.routed.rpm.limit=10",
       "management.endpoints.web.exposure.include=ratelimiter"};
 
@@ -209,14 +218,26 @@ public class ScenarioApp {
     }
 
     @RequestMapping(path = {"/keyed/ip", "/keyed/principal", "/keyed/tenant", "/keyed/bean",
-        "/keyed/broken"}, method = {RequestMethod.GET, RequestMethod.POST, RequestMethod.DELETE})
+        "/keyed/broken", "/keyed/throwing"}, method = {RequestMethod.GET, RequestMethod.POST, RequestMethod.DELETE})
     public String keyed() {
       return "keyed";
+    }
+
+    @RateLimited(policy = "keyed")
+    @GetMapping({"/keyed/annotated/principal", "/keyed/annotated/tenant"})
+    public Mono<String> annotatedUnderAKeyedRoute() {
+      return Mono.just("annotated");
     }
 
     @RateLimited(policy = "annotated", key = "#tenant")
     @GetMapping("/annotated/tenant")
     public Mono<String> annotatedTenant(@RequestParam(required = false) String tenant) {
+      return Mono.just("tenant " + tenant);
+    }
+
+    @RateLimited(policy = "annotated", key = "@tenantKeys.known(#tenant)")
+    @GetMapping("/annotated/throwing")
+    public Mono<String> annotatedThrowing(@RequestParam(required = false) String tenant) {
       return Mono.just("tenant " + tenant);
     }
 

@@ -511,6 +511,29 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void aFormBodyThatCannotBeReadGets400AndChargesNothing() {
+    String key = newKey();
+    // a percent-escape that is not one
+    WebTestClient.ResponseSpec badEscape = client.post().uri("/v1/form").header("X-API-Key", key)
+        .contentType(MediaType.APPLICATION_FORM_URLENCODED).bodyValue("model=%zz").exchange()
+        .expectStatus().isBadRequest();
+    if (stack() == WebApplicationType.REACTIVE) { // the limiter reads the form, and answers its 400
+      badEscape.expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(badEscape)).isEqualTo("{\"detail\":\"The request's form body cannot be read.\","
+          + "\"instance\":\"/v1/form\",\"status\":400,\"title\":\"Bad Request\"}");
+      // a multipart body without its boundary (Spring MVC's dispatcher fails such a body itself)
+      WebTestClient.ResponseSpec noBoundary = client.post().uri("/v1/chat").header("X-API-Key", key)
+          .header("Content-Type", "multipart/form-data").bodyValue("model=gpt-4o").exchange()
+          .expectStatus().isBadRequest().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+      assertThat(body(noBoundary)).isEqualTo("{\"detail\":\"The request's form body cannot be read.\","
+          + "\"instance\":\"/v1/chat\",\"status\":400,\"title\":\"Bad Request\"}");
+    } else {
+      body(badEscape);
+    }
+    assertThat(windowUsed("chat", key, null) + windowUsed("chat", key, "gpt-4o")).isZero();
+  }
+
+  @Test
   void aRequestTheDispatcherRejectsAsUnsupportedIsNotCharged() {
     String key = newKey();
     // /v1/chat is routed, but takes only a POST, /v1/form only a form: 405 and 415 reach no handler
@@ -554,6 +577,26 @@ public abstract class WebStackScenarios {
         header("X-API-Key", one));
     assertThat(same.status()).isEqualTo(200);
     assertThat(windowUsed("routed", one, null)).isEqualTo(1);
+  }
+
+  @Test
+  void anApiKeyNamedLikeAnotherSourcesKeyGets400AndChargesNoOne() {
+    String alice = newKey();
+    String problem = "{\"detail\":\"The request's API key must not start with 'principal:' or "
+        + "'ip:'.\",\"instance\":\"%s\",\"status\":400,\"title\":\"Bad Request\"}";
+    for (String forged : List.of("principal:" + alice, "ip:127.0.0.1")) {
+      for (String path : List.of("/v1/routed", "/annotated")) {
+        assertThat(body(get(path, forged).expectStatus().isBadRequest()
+            .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)))
+            .isEqualTo(problem.formatted(path));
+      }
+    }
+    for (String policy : List.of("routed", "annotated")) {
+      assertThat(windowUsed(policy, "principal:" + alice, null)).isZero();
+      assertThat(windowUsed(policy, "ip:127.0.0.1", null)).isZero();
+    }
+    // a key that only contains them is an API key like any other
+    get("/v1/routed", "sk-principal:" + alice).expectStatus().isOk();
   }
 
   @Test
@@ -628,6 +671,29 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void anAnnotatedHandlerWithoutAKeyUnderAKeyedRouteIsChargedToTheRoutesKeyNotToAnyApiKeySent() {
+    String alice = newKey();
+    // a fresh API key on every request buys no fresh budget: the route counts per user
+    for (int r = 1; r >= 0; r--) {
+      get("/keyed/annotated/principal", newKey()).expectStatus().isUnauthorized();
+      client.get().uri("/keyed/annotated/principal").header(KeyFixtures.USER_HEADER, alice)
+          .header("X-API-Key", newKey()).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.get().uri("/keyed/annotated/principal").header(KeyFixtures.USER_HEADER, alice)
+        .header("X-API-Key", newKey()).exchange().expectStatus().isEqualTo(429);
+    assertThat(windowUsed("keyed", "principal:" + alice, null)).isEqualTo(2);
+    String tenant = newKey();
+    for (int r = 1; r >= 0; r--) {
+      client.get().uri("/keyed/annotated/tenant").header("X-Tenant", tenant).exchange()
+          .expectStatus().isOk().expectHeader().valueEquals("RateLimit", "\"keyed\";r=" + r + ";t=60");
+    }
+    client.get().uri("/keyed/annotated/tenant").header("X-Tenant", tenant)
+        .header("Authorization", "Bearer " + newKey()).exchange().expectStatus().isEqualTo(429);
+    assertThat(windowUsed("keyed", tenant, null)).isEqualTo(2);
+  }
+
+  @Test
   void aKeyExpressionChargesWhatItGivesAndRoutesMatchByMethod() {
     String tenant = newKey();
     for (int r = 1; r >= 0; r--) {
@@ -673,6 +739,47 @@ public abstract class WebStackScenarios {
     // with the header it evaluates
     client.get().uri("/keyed/broken").header("X-Tenant", "acme-" + KEYS.incrementAndGet()).exchange()
         .expectStatus().isOk();
+  }
+
+  @Test
+  void aKeyExpressionWhoseBeanMethodThrowsGets400NamingNothingInternal() {
+    String unknown = "unknown-" + KEYS.incrementAndGet();
+    for (WebTestClient.ResponseSpec failed : List.of(
+        client.get().uri("/keyed/throwing").header("X-Tenant", unknown).exchange(),
+        client.get().uri("/keyed/throwing").exchange(), // no header: the method gets null
+        get("/annotated/throwing?tenant=" + unknown, newKey()),
+        get("/annotated/throwing", newKey()))) {
+      String problem = body(failed.expectStatus().isBadRequest()
+          .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON));
+      assertThat(problem).startsWith("{\"detail\":\"The request's rate-limit key cannot be read "
+          + "from it.\",\"instance\":\"/").doesNotContain(unknown, "known");
+      namesNothingInternal(problem);
+    }
+    String known = "known-" + KEYS.incrementAndGet();
+    client.get().uri("/keyed/throwing").header("X-Tenant", known).exchange().expectStatus().isOk();
+    get("/annotated/throwing?tenant=" + known, newKey()).expectStatus().isOk();
+    assertThat(windowUsed("keyed", known, null)).isEqualTo(1);
+    assertThat(windowUsed("annotated", known, null)).isEqualTo(1);
+  }
+
+  @Test
+  void aKeyExpressionsHeaderSentTwiceWithDifferentValuesGets400AndNeitherIsCharged() throws Exception {
+    String victim = newKey();
+    String mine = newKey();
+    Response twice = raw("POST /keyed/tenant HTTP/1.1", new byte[0],
+        header("X-Tenant", victim), header("X-Tenant", mine));
+    assertThat(twice.status()).isEqualTo(400);
+    assertThat(twice.headers().get("content-type")).isEqualTo("application/problem+json");
+    assertThat(twice.body()).isEqualTo("{\"detail\":\"The request carries a header its rate "
+        + "limit is counted by more than once, with different values.\",\"instance\":"
+        + "\"/keyed/tenant\",\"status\":400,\"title\":\"Bad Request\"}");
+    namesNothingInternal(twice.body());
+    assertThat(windowUsed("keyed", victim, null) + windowUsed("keyed", mine, null)).isZero();
+    // the same value twice names one tenant
+    Response same = raw("POST /keyed/tenant HTTP/1.1", new byte[0],
+        header("X-Tenant", mine), header("x-tenant", mine));
+    assertThat(same.status()).isEqualTo(200);
+    assertThat(windowUsed("keyed", mine, null)).isEqualTo(1);
   }
 
   @Test
