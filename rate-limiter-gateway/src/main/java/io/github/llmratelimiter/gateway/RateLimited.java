@@ -16,7 +16,11 @@ import java.lang.annotation.Target;
  * A method-level annotation overrides a class-level one. A method that returns a Reactor {@code
  * Mono} or {@code Flux} is charged when what it returned is subscribed to, once per subscription,
  * without blocking; its deny is the error signal (in WebFlux, annotate such methods: a plain
- * return value there is charged outside the request).
+ * return value there is charged outside the request). Such a method itself runs when it is called,
+ * before the charge: only what its publisher does waits for an admitted charge. Keep the work in
+ * the publisher ({@code Mono.fromCallable(() -> llm.complete(prompt))}, a {@code WebClient} call),
+ * not in the method's body ({@code Mono.just(llm.complete(prompt))} calls the model even when the
+ * charge is then denied).
  *
  * <p><b>Charged once.</b> An HTTP request is charged at most once: when a handler method (or its
  * class) carries this annotation, the route interceptor leaves the request to the annotation (the

@@ -15,7 +15,8 @@ import reactor.core.publisher.Mono;
 /**
  * Defers the charge of a method that returns a {@link Mono} or {@link Flux} to the subscription of
  * what it returned: each subscription charges once, before the publisher is subscribed to; a deny
- * (or a request that cannot be charged) is the error signal, and nothing of the publisher runs.
+ * (or a request that cannot be charged) is the error signal, and nothing of the publisher runs (the
+ * method that returned it has run: work in its body is not deferred).
  * Only this class of the aspect names Reactor's types: it is loaded only when Reactor is present.
  */
 final class ReactiveCharges {
