@@ -62,26 +62,27 @@ class RedisStoreBehaviourTest {
     String prefix = TestRedis.freshPrefix();
     Budget slots = new Budget("slots", null, null, null, ConcurrencyLimit.of(10));
     Budget tokens = new Budget("tokens", null, null, ModelTokenLimit.perMinute(1000));
-    try (RedisRateLimitStore store = serverTimeStore(prefix)) {
+    ManualTicker ticker = new ManualTicker(); // the scripts' time: a millisecond passes between restarts
+    try (RedisRateLimitStore store = RedisRateLimitStore.builder(TestRedis.standaloneUri())
+        .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).ticker(ticker).build()) {
       Reservation first = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
-      store.chargeModelTokens(List.of(tokens), List.of("acme"), 5);
-      String counter = prefix + ":{acme}:seq";
-      assertThat(redis.exists(counter)).isEqualTo(1);
+      Reservation next = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(next.id()).isEqualTo(first.id() + 1);
+      String counter = prefix + ":{" + RedisRateLimitStore.hashedKey("acme") + "}:seq";
       assertThat(redis.pttl(counter)).as("the counter expires").isPositive();
       redis.del(counter); // as if it had expired while entries that hold its ids live on
+      ticker.advanceMillis(1);
       Reservation second = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
-      assertThat(second.id()).as("a new id, not one the first reservation still holds")
-          .isNotEqualTo(first.id()).isGreaterThan(first.id());
+      assertThat(second.id()).as("a new id, past those the first reservations still hold")
+          .isGreaterThan(next.id());
       redis.del(counter);
-      Reservation third = store.reserve(List.of(slots), List.of("acme"), 1, 0, Composition.SEQUENTIAL);
-      assertThat(third.id()).isGreaterThan(second.id());
-      store.release(first);
-      store.release(second);
-      store.release(third);
-      redis.del(counter);
+      ticker.advanceMillis(1);
       store.chargeModelTokens(List.of(tokens), List.of("acme"), 5);
       assertThat(Long.parseLong(redis.get(counter))).as("restarted past every id given")
-          .isGreaterThan(third.id() - LuaRateLimitStore.RESERVATION_ID_BASE);
+          .isGreaterThan(second.id() - LuaRateLimitStore.RESERVATION_ID_BASE);
+      store.release(first);
+      store.release(next);
+      store.release(second);
     }
   }
 
