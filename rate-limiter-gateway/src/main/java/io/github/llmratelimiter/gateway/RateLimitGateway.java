@@ -286,14 +286,7 @@ public final class RateLimitGateway {
       finishAsync(context, null, true);
       return;
     }
-    CallSlots slots = outcome.slots();
-    if (slots != null) {
-      slots.releaseAsync();
-    }
-    ModelTokenReservation tokens = outcome.modelTokens();
-    if (tokens != null && !tokens.settled()) {
-      tokens.settleAsync(null, true);
-    }
+    outcome.abandon();
   }
 
   private LongSupplier estimate(@Nullable RateLimitContext context) {

@@ -94,4 +94,18 @@ public record RateLimitOutcome(
     }
     return levels.get(levels.size() - 1);
   }
+
+  /**
+   * Ends an admitted call that nobody proceeds with (its caller went away while it was charged):
+   * releases its slots and refunds its model tokens, without blocking. Each is given back at most
+   * once, however often the call is ended or settled.
+   */
+  public void abandon() {
+    if (slots != null) {
+      slots.releaseAsync();
+    }
+    if (modelTokens != null && !modelTokens.settled()) {
+      modelTokens.settleAsync(null, true);
+    }
+  }
 }

@@ -1,7 +1,5 @@
 package io.github.llmratelimiter.autoconfigure;
 
-import io.github.llmratelimiter.gateway.CallSlots;
-import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -80,24 +78,12 @@ public final class ReactiveStages {
             if (!delivered.get()) {
               stage.whenComplete((outcome, failure) -> {
                 if (outcome != null) {
-                  abandon(outcome);
+                  outcome.abandon();
                 }
               });
             }
           });
     });
-  }
-
-  /** Releases the slots and refunds the model tokens of an outcome nobody proceeds with. */
-  private static void abandon(RateLimitOutcome outcome) {
-    CallSlots slots = outcome.slots();
-    if (slots != null) {
-      slots.releaseAsync();
-    }
-    ModelTokenReservation tokens = outcome.modelTokens();
-    if (tokens != null && !tokens.settled()) {
-      tokens.settleAsync(null, true);
-    }
   }
 
   /** Reactor Netty's side, loaded only when Reactor Netty and WebFlux are on the class path. */
