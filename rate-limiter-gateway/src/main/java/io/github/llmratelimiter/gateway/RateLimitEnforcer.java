@@ -11,6 +11,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -148,18 +149,33 @@ public final class RateLimitEnforcer {
     } catch (RuntimeException e) {
       return unknownPlan(null, e);
     }
-    return policies.containsPlan(plan) ? plan : unknownPlan(plan, null);
+    return known(plan);
   }
 
-  private CompletionStage<String> planAsync(String apiKey) {
+  /**
+   * Calls {@code then} with the key's plan (the default plan when the resolver fails or names an
+   * unknown one): at once when the resolver answered already (a cached or fixed plan, the common
+   * case: no stage is chained), else when its stage completes.
+   */
+  private void withPlan(String apiKey, Consumer<String> then) {
     CompletionStage<String> stage;
     try {
       stage = plans.planAsync(apiKey);
     } catch (RuntimeException e) {
-      return CompletableFuture.completedFuture(unknownPlan(null, e));
+      then.accept(unknownPlan(null, e));
+      return;
     }
-    return stage.handle((plan, failure) -> failure != null ? unknownPlan(null, unwrap(failure))
-        : policies.containsPlan(plan) ? plan : unknownPlan(plan, null));
+    if (stage instanceof CompletableFuture<String> f && f.isDone() && !f.isCompletedExceptionally()) {
+      then.accept(known(f.join()));
+      return;
+    }
+    stage.handle((plan, failure) -> failure != null ? unknownPlan(null, unwrap(failure)) : known(plan))
+        .thenAccept(then);
+  }
+
+  /** The plan when it is one of the configured plans, else the default plan (logged once). */
+  private String known(String plan) {
+    return policies.containsPlan(plan) ? plan : unknownPlan(plan, null);
   }
 
   private String unknownPlan(@Nullable String plan, @Nullable Throwable failure) {
@@ -203,7 +219,13 @@ public final class RateLimitEnforcer {
     }
     long start = System.nanoTime();
     Call shape = call;
-    planAsync(key.apiKey()).thenAccept(plan -> decideAsync(shape.under(plan), cost, start, result));
+    withPlan(key.apiKey(), plan -> {
+      try {
+        decideAsync(shape.under(plan), cost, start, result);
+      } catch (RuntimeException e) {
+        result.completeExceptionally(e);
+      }
+    });
     return result;
   }
 
@@ -372,6 +394,9 @@ public final class RateLimitEnforcer {
 
   /** Logs an observer's failure, once per observer and exception type, by type only. */
   private void observerFailed(RateLimitObserver observer, RuntimeException e) {
+    if (warned.size() >= MAX_WARNED) {
+      return;
+    }
     String name = observer.getClass().getName() + " " + e.getClass().getName();
     if (warned.size() < MAX_WARNED && warned.add(name)) {
       LOG.log(System.Logger.Level.WARNING, "A rate-limit observer (" + observer.getClass().getName()

@@ -519,7 +519,10 @@ class RateLimitGatewayTests {
     assertThat(failing.chargeModelTokensAsync(null, key, 5).toCompletableFuture().join()).isNull();
   }
 
-  /** A store whose every decision fails, synchronously or asynchronously, as an unreachable one. */
+  /**
+   * A store whose every decision and model-token charge fails, synchronously or asynchronously, as
+   * an unreachable one.
+   */
   private static final class FailingStore extends ForwardingStore {
 
     FailingStore() {
@@ -534,6 +537,17 @@ class RateLimitGatewayTests {
     @Override
     public CompletionStage<Decision> acquireAsync(
         List<Budget> levels, List<String> keys, double cost, Composition c) {
+      return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+    }
+
+    @Override
+    public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+      throw new IllegalStateException("connection refused");
+    }
+
+    @Override
+    public CompletionStage<Void> chargeModelTokensAsync(
+        List<Budget> levels, List<String> keys, long modelTokens) {
       return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
     }
   }
