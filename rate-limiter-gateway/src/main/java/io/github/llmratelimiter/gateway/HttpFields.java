@@ -1,6 +1,8 @@
 package io.github.llmratelimiter.gateway;
 
+import java.net.InetAddress;
 import java.net.URLDecoder;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,18 +53,50 @@ public final class HttpFields {
   /**
    * Returns a client's address as the key of {@link KeySource#CLIENT_IP}: the connection's remote
    * address as the server reports it (after its own forwarded-header support, if enabled), trimmed
-   * and without the brackets of an IPv6 literal, so that every stack names one client alike.
+   * and named alike on every stack. An IPv4 address is itself. An IPv6 address is its /64 network,
+   * for example {@code 2001:db8:0:7::/64}: one host or subscriber holds a whole /64 and may send
+   * from any address in it, so keying a single IPv6 address would give it 2^64 budgets. An
+   * IPv4-mapped IPv6 address is its IPv4 address. Anything else is kept as reported.
    *
    * @param remoteAddress the address, or {@code null} when the server knows none
-   * @return the address, or {@code null} when it is null or blank
+   * @return the key-ready address, or {@code null} when it is null or blank
    */
   public static @Nullable String clientAddress(@Nullable String remoteAddress) {
     if (remoteAddress == null || remoteAddress.isBlank()) {
       return null;
     }
     String a = remoteAddress.trim();
-    return a.length() > 2 && a.charAt(0) == '[' && a.charAt(a.length() - 1) == ']'
-        ? a.substring(1, a.length() - 1) : a;
+    if (a.length() > 2 && a.charAt(0) == '[' && a.charAt(a.length() - 1) == ']') {
+      a = a.substring(1, a.length() - 1);
+    }
+    return a.indexOf(':') < 0 ? a : ipv6Network(a);
+  }
+
+  /** An IPv6 address's /64 network (or an IPv4-mapped address's IPv4), else the text as given. */
+  private static String ipv6Network(String address) {
+    int zone = address.indexOf('%');
+    String literal = zone < 0 ? address : address.substring(0, zone);
+    for (int i = 0; i < literal.length(); i++) {
+      char c = literal.charAt(i);
+      // only a literal reaches InetAddress, which then parses it and never asks DNS
+      if (c != ':' && c != '.' && Character.digit(c, 16) < 0) {
+        return address;
+      }
+    }
+    byte[] b;
+    try {
+      b = InetAddress.getByName(literal).getAddress();
+    } catch (UnknownHostException e) {
+      return address;
+    }
+    if (b.length == 4) {
+      return (b[0] & 0xff) + "." + (b[1] & 0xff) + "." + (b[2] & 0xff) + "." + (b[3] & 0xff);
+    }
+    StringBuilder network = new StringBuilder(24);
+    for (int i = 0; i < 8; i += 2) {
+      network.append(Integer.toHexString((b[i] & 0xff) << 8 | (b[i + 1] & 0xff))).append(':');
+    }
+    return network.append(":/64").toString();
   }
 
   /** The token of a {@code Bearer} authorization, or {@code null} for another scheme or none. */

@@ -21,6 +21,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -379,8 +380,19 @@ class RateLimitGatewayTests {
   @Test
   void aClientAddressIsNamedAlikeOnEveryStack() {
     assertThat(HttpFields.clientAddress(" 203.0.113.7 ")).isEqualTo("203.0.113.7");
-    assertThat(HttpFields.clientAddress("[2001:db8::1]")).isEqualTo("2001:db8::1");
-    assertThat(HttpFields.clientAddress("2001:db8::1")).isEqualTo("2001:db8::1");
+    assertThat(HttpFields.clientAddress("[2001:db8::1]")).isEqualTo("2001:db8:0:0::/64");
+    assertThat(HttpFields.clientAddress("2001:db8::1")).isEqualTo("2001:db8:0:0::/64");
+    // every address of one /64, however written, is one client
+    assertThat(Stream.of("2001:DB8:0:7:ffff:ffff:ffff:fffe", "2001:db8:0:7::1", "[2001:db8::7:0:0:0:1]",
+        "2001:0db8:0000:0007:0000:0000:0000:0002", "2001:db8:0:7::9%eth0"))
+        .map(HttpFields::clientAddress).containsOnly("2001:db8:0:7::/64");
+    assertThat(HttpFields.clientAddress("2001:db8:0:8::1")).isEqualTo("2001:db8:0:8::/64");
+    assertThat(HttpFields.clientAddress("0:0:0:0:0:0:0:1")).isEqualTo("0:0:0:0::/64");
+    assertThat(HttpFields.clientAddress("::ffff:203.0.113.7")).isEqualTo("203.0.113.7");
+    // what is not an address literal is kept as reported, and never looked up
+    assertThat(HttpFields.clientAddress("unknown")).isEqualTo("unknown");
+    assertThat(HttpFields.clientAddress("zz:1")).isEqualTo("zz:1");
+    assertThat(HttpFields.clientAddress("1:2:3")).isEqualTo("1:2:3");
     assertThat(HttpFields.clientAddress(null)).isNull();
     assertThat(HttpFields.clientAddress(" ")).isNull();
   }

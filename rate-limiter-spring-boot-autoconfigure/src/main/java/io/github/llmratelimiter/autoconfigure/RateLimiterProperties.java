@@ -1216,8 +1216,9 @@ public class RateLimiterProperties {
     /**
      * Who a request is charged to: "api-key" (the API key it carries; the default), "principal"
      * (the authenticated user's name, as "principal:<name>") or "client-ip" (the connection's
-     * remote address, as "ip:<address>", rewritten from X-Forwarded-For or Forwarded only when
-     * server.forward-headers-strategy is native or framework). A request without one follows
+     * remote address, as "ip:<address>", an IPv6 client as its /64 network, rewritten from
+     * X-Forwarded-For or Forwarded only when server.forward-headers-strategy is native or
+     * framework). A request without one follows
      * missing-key.
      */
     private @Nullable KeySource key;

@@ -67,7 +67,8 @@ public final class RouteKeyRequest {
   /**
    * Returns the client's address ({@code clientIp}): the connection's remote address, rewritten
    * from forwarded headers only by the server's own support ({@code
-   * server.forward-headers-strategy}).
+   * server.forward-headers-strategy}); an IPv6 client is its /64 network, as {@link
+   * io.github.llmratelimiter.gateway.HttpFields#clientAddress} names it.
    *
    * @return the address, or {@code null} when the server knows none
    */

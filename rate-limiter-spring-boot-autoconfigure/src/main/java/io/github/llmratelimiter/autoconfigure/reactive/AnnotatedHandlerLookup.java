@@ -2,54 +2,38 @@ package io.github.llmratelimiter.autoconfigure.reactive;
 
 import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
 import io.github.llmratelimiter.gateway.RateLimited;
-import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.web.reactive.result.method.annotation.RequestMappingHandlerMapping;
-import org.springframework.web.server.ServerWebExchange;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
- * Finds whether the controller method that will handle a request carries {@link RateLimited}: a
- * WebFilter runs before the handler is chosen, so it asks the application's request mappings, as
- * the dispatcher will. Only the mappings that hold an annotated method at all are asked (looked up
- * once, on the first request); an application without one pays nothing.
+ * Tells whether a handler is a controller method that carries {@link RateLimited}, and whether the
+ * application has such a method at all (looked up once, on the first request): an application
+ * without one never asks which handler a request goes to unless a route covers it.
  */
 final class AnnotatedHandlerLookup {
 
-  private static final Mono<Boolean> NO = Mono.just(false);
-
   private final ObjectProvider<RequestMappingHandlerMapping> mappings;
   private final RateLimitedHandlers handlers = new RateLimitedHandlers();
-  private volatile @Nullable List<RequestMappingHandlerMapping> annotated;
+  private volatile @Nullable Boolean any;
 
   AnnotatedHandlerLookup(ObjectProvider<RequestMappingHandlerMapping> mappings) {
     this.mappings = mappings;
   }
 
-  /** Whether the request's handler is an annotated controller method; never an error. */
-  Mono<Boolean> annotated(ServerWebExchange exchange) {
-    List<RequestMappingHandlerMapping> asked = annotated();
-    if (asked.isEmpty()) {
-      return NO;
-    }
-    return Flux.fromIterable(asked)
-        .concatMap(mapping -> mapping.getHandler(exchange))
-        .next()
-        .map(handlers::annotated)
-        .defaultIfEmpty(false)
-        .onErrorReturn(false); // no handler of that method or media type: the dispatcher answers
-  }
-
-  private List<RequestMappingHandlerMapping> annotated() {
-    List<RequestMappingHandlerMapping> found = annotated;
+  /** Whether some request mapping holds an annotated controller method. */
+  boolean any() {
+    Boolean found = any;
     if (found == null) {
       found = mappings.orderedStream()
-          .filter(m -> m.getHandlerMethods().values().stream().anyMatch(handlers::annotated))
-          .toList();
-      annotated = found;
+          .anyMatch(m -> m.getHandlerMethods().values().stream().anyMatch(handlers::annotated));
+      any = found;
     }
     return found;
+  }
+
+  /** Whether a handler the dispatcher's mappings found is an annotated controller method. */
+  boolean annotated(Object handler) {
+    return handlers.annotated(handler);
   }
 }

@@ -67,6 +67,10 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   static final int ORDER = 0;
 
   private static final byte[] EMPTY = new byte[0];
+  /** The handler of a request when there is no dispatcher to ask which one will serve it. */
+  private static final Object UNKNOWN = new Object();
+  /** The handler of a request that no handler will serve. */
+  private static final Object NONE = new Object();
   /** The exchange attribute that holds the form the limiter parsed. */
   private static final String FORM = BoundedFormExchange.class.getName();
 
@@ -100,30 +104,36 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     ServerHttpRequest request = exchange.getRequest();
     Route route = routes.isEmpty() ? null
         : routes.match(request.getPath().pathWithinApplication(), request.getMethod().name());
-    if (annotated == null) {
-      return route == null ? proceed(exchange, chain) : routed(exchange, chain, route);
+    boolean byAnnotation = annotated != null && annotated.any();
+    if (route == null && !byAnnotation) {
+      return proceed(exchange, chain);
     }
-    return annotated.annotated(exchange).flatMap(byAnnotation -> byAnnotation
-        ? limited(exchange, chain, route, true)
-        : route == null ? proceed(exchange, chain) : routed(exchange, chain, route));
+    return handler(exchange).flatMap(handler -> {
+      if (byAnnotation && annotated.annotated(handler)) {
+        return limited(exchange, chain, route, true);
+      }
+      return route == null || handler == NONE ? proceed(exchange, chain)
+          : limited(exchange, chain, route, false);
+    });
   }
 
   /**
-   * A request a route covers: limited when a handler will serve it; one the dispatcher rejects
-   * (405, 415, 406, no handler) is not charged, as the servlet interceptor, which runs after the
-   * handler is chosen, does not charge it.
+   * The handler the dispatcher will choose: the first its mappings find, asked in its order (a
+   * {@code RouterFunction} before annotated controllers, as it does). {@link #NONE} when none will
+   * serve the request (405, 415, 406, no handler: the dispatcher answers, and a route charges
+   * nothing, as the servlet interceptor, which runs after the handler is chosen, charges nothing);
+   * {@link #UNKNOWN} without a dispatcher to ask, which a route charges.
    */
-  private Mono<Void> routed(ServerWebExchange exchange, WebFilterChain chain, Route route) {
+  private Mono<Object> handler(ServerWebExchange exchange) {
     List<HandlerMapping> mappings = handlerMappings(exchange);
     if (mappings.isEmpty()) {
-      return limited(exchange, chain, route, false); // no dispatcher to ask: charged
+      return Mono.just(UNKNOWN);
     }
     return Flux.fromIterable(mappings)
         .concatMap(mapping -> mapping.getHandler(exchange))
         .next()
-        .hasElement()
-        .onErrorReturn(false) // no handler of that method or media type: the dispatcher answers
-        .flatMap(served -> served ? limited(exchange, chain, route, false) : proceed(exchange, chain));
+        .defaultIfEmpty(NONE)
+        .onErrorReturn(NONE); // no handler of that method or media type
   }
 
   /** The dispatcher's handler mappings, in its order (looked up once), or none without one. */

@@ -64,7 +64,32 @@ class KeySourceServerTests {
       assertThat(windowUsed(app, "keyed", "ip:203.0.113.9")).isEqualTo(2);
       assertThat(windowUsed(app, "keyed", "ip:203.0.113.10")).isEqualTo(1);
       assertThat(windowUsed(app, "keyed", "ip:127.0.0.1")
-          + windowUsed(app, "keyed", "ip:0:0:0:0:0:0:0:1")).isZero();
+          + windowUsed(app, "keyed", "ip:0:0:0:0::/64")).isZero();
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("stacksAndStrategies")
+  void anIpv6ClientIsChargedAsItsSlash64WhicheverAddressOfItItSends(
+      WebApplicationType stack, String strategy) {
+    try (ConfigurableApplicationContext app = WebStackScenarios.start(stack,
+        "server.forward-headers-strategy=" + strategy)) {
+      WebTestClient client = client(app);
+      // an attacker rotating through its own /64 (limit 2): one budget, however the address is written
+      for (String address : List.of("2001:db8:0:7::1", "2001:db8:0:7:ffff:ffff:ffff:fffe")) {
+        client.get().uri("/keyed/ip").header("X-Forwarded-For", address).exchange()
+            .expectStatus().isOk();
+      }
+      client.get().uri("/keyed/ip").header("X-Forwarded-For", "2001:DB8:0:7:0:0:0:2").exchange()
+          .expectStatus().isEqualTo(429);
+      // the neighbouring /64 is another client; an IPv4-mapped address is its IPv4 client
+      client.get().uri("/keyed/ip").header("X-Forwarded-For", "2001:db8:0:8::1").exchange()
+          .expectStatus().isOk();
+      client.get().uri("/keyed/ip").header("X-Forwarded-For", "::ffff:203.0.113.20").exchange()
+          .expectStatus().isOk();
+      assertThat(windowUsed(app, "keyed", "ip:2001:db8:0:7::/64")).isEqualTo(2);
+      assertThat(windowUsed(app, "keyed", "ip:2001:db8:0:8::/64")).isEqualTo(1);
+      assertThat(windowUsed(app, "keyed", "ip:203.0.113.20")).isEqualTo(1);
     }
   }
 

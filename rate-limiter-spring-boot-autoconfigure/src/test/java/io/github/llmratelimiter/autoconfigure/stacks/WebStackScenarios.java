@@ -629,7 +629,7 @@ public abstract class WebStackScenarios {
   }
 
   private long loopbackWindowUsed() {
-    return windowUsed("keyed", "ip:127.0.0.1", null) + windowUsed("keyed", "ip:0:0:0:0:0:0:0:1", null);
+    return windowUsed("keyed", "ip:127.0.0.1", null) + windowUsed("keyed", "ip:0:0:0:0::/64", null);
   }
 
   @Test
