@@ -65,10 +65,13 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
   public static final String CONFIGURATION_PROPERTY_NAME = "llm-rate-limiter";
 
   private static final Set<String> ARGUMENTS = Set.of("policy", "model", "cost");
+  /** The name of the gateway's filter that calls a {@code RateLimiter}. */
+  private static final String REQUEST_RATE_LIMITER = "RequestRateLimiter";
 
   private final RateLimitGateway gateway;
   private final Supplier<@Nullable GatewayProperties> gatewayProperties;
   private final Config defaults = new Config();
+  private final boolean filterDefault;
 
   /**
    * Creates the limiter.
@@ -78,12 +81,16 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
    *     is then charged with the defaults)
    * @param gatewayProperties the gateway's properties, whose routes are checked at start-up, or a
    *     supplier of {@code null} when there are none
+   * @param filterDefault whether this is the {@code RequestRateLimiter} filter's default limiter
+   *     (the application's only {@code RateLimiter}), which a filter without a {@code rate-limiter}
+   *     argument uses
    */
   LlmRateLimiter(RateLimitGateway gateway, @Nullable ConfigurationService configurationService,
-      Supplier<@Nullable GatewayProperties> gatewayProperties) {
+      Supplier<@Nullable GatewayProperties> gatewayProperties, boolean filterDefault) {
     super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
     this.gateway = gateway;
     this.gatewayProperties = gatewayProperties;
+    this.filterDefault = filterDefault;
   }
 
   /**
@@ -154,6 +161,33 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
         onApplicationEvent(new FilterArgsEvent(this, route.getId(), new LinkedHashMap<>(filter.getArgs())));
       }
     }
+    for (FilterDefinition filter : properties.getDefaultFilters()) {
+      checkWithoutArguments(RouteDefinitionRouteLocator.DEFAULT_FILTERS, filter);
+    }
+    for (RouteDefinition route : properties.getRoutes()) {
+      for (FilterDefinition filter : route.getFilters()) {
+        checkWithoutArguments(route.getId(), filter);
+      }
+    }
+  }
+
+  /**
+   * Checks the defaults for a {@code RequestRateLimiter} filter that reaches this limiter without
+   * arguments of its own (neither its route's nor the default filters'): its calls are charged to
+   * the default policy, which must not limit calls in flight either.
+   */
+  private void checkWithoutArguments(String routeId, FilterDefinition filter) {
+    if (!REQUEST_RATE_LIMITER.equals(filter.getName()) || config(routeId) != defaults) {
+      return;
+    }
+    String limiter = filter.getArgs().get("rate-limiter");
+    if (limiter == null) {
+      limiter = filter.getArgs().get("rateLimiter");
+    }
+    if (limiter == null ? filterDefault
+        : limiter.contains("@" + SpringCloudGatewayRateLimiterAutoConfiguration.RATE_LIMITER + "}")) {
+      check(routeId, defaults);
+    }
   }
 
   /** The configuration of a route: its own, else the default filters', else the defaults. */
@@ -187,7 +221,8 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
     }
     if (policies.policy(policy).allBudgets().stream().anyMatch(b -> b.concurrency() != null)) {
       throw new InvalidRateLimitPropertyException(argument(routeId, CONFIGURATION_PROPERTY_NAME
-          + ".policy"), policies.policy(policy).name(), "a policy without concurrency.limit: the"
+          + ".policy"), policies.policy(policy).name(), "a policy without concurrency.limit"
+          + (policy == null ? " (unset, it is the default policy)" : "") + ": the"
           + " RequestRateLimiter filter never sees a call end, so it could not give its slot back"
           + " (limit calls in flight with ratelimiter.web.routes)");
     }

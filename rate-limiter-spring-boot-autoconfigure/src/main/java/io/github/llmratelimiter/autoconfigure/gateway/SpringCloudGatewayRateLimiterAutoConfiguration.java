@@ -66,7 +66,7 @@ public final class SpringCloudGatewayRateLimiterAutoConfiguration {
       ObjectProvider<ConfigurationService> configurationService,
       ObjectProvider<GatewayProperties> gatewayProperties) {
     return new LlmRateLimiter(gateway, configurationService.getIfAvailable(),
-        gatewayProperties::getIfAvailable);
+        gatewayProperties::getIfAvailable, true);
   }
 
   /** Beside another {@code RateLimiter}: reached by its name only. */
@@ -76,7 +76,8 @@ public final class SpringCloudGatewayRateLimiterAutoConfiguration {
   LlmRateLimiter namedLlmRateLimiter(RateLimitGateway gateway,
       ObjectProvider<ConfigurationService> configurationService,
       ObjectProvider<GatewayProperties> gatewayProperties) {
-    return llmRateLimiter(gateway, configurationService, gatewayProperties);
+    return new LlmRateLimiter(gateway, configurationService.getIfAvailable(),
+        gatewayProperties::getIfAvailable, false);
   }
 
   @Bean(name = KEY_RESOLVER, defaultCandidate = false)
