@@ -1218,8 +1218,7 @@ public class RateLimiterProperties {
      * (the authenticated user's name, as "principal:<name>") or "client-ip" (the connection's
      * remote address, as "ip:<address>", an IPv6 client as its /64 network, rewritten from
      * X-Forwarded-For or Forwarded only when server.forward-headers-strategy is native or
-     * framework). A request without one follows
-     * missing-key.
+     * framework). A request without one follows missing-key.
      */
     private @Nullable KeySource key;
 
