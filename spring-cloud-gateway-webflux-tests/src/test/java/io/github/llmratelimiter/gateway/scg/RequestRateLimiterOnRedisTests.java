@@ -3,6 +3,7 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
+import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RunningRedis;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -34,6 +35,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Gateway's own {@code RedisRateLimiter} on the same server. The instances share one budget
  * exactly; a route switched from {@code RedisRateLimiter} to {@code llmRateLimiter} differs only by
  * the filter's {@code rate-limiter} argument and answers with the starter's decisions and headers.
+ * Bursts of 150 concurrent calls of one key over both instances, 20 times, pass exactly the limit.
  */
 class RequestRateLimiterOnRedisTests {
 
@@ -136,6 +138,51 @@ class RequestRateLimiterOnRedisTests {
         .statusCode()).isEqualTo(429);
     assertThat(post(second, "/v1/chat/completions", "Authorization", "Bearer " + key, "after")
         .statusCode()).isEqualTo(429);
+  }
+
+  /**
+   * As an attacker bursts: 150 concurrent calls of one fresh key, half on each instance, 20 times,
+   * every Redis setting at its default. Each burst passes exactly the limit, the upstream sees
+   * exactly those calls, and every other answer is the filter's 429.
+   */
+  @Test
+  void everyBurstOf150ConcurrentCallsOfOneKeyOverBothGatewaysPassesExactlyTheLimit() throws Exception {
+    int burst = 150;
+    List<String> results = new ArrayList<>();
+    for (int rep = 0; rep < 20; rep++) {
+      String key = "sk-rrl-burst-" + rep + "-" + System.nanoTime();
+      long errorsBefore = storeErrors();
+      List<Callable<HttpResponse<String>>> calls = new ArrayList<>();
+      for (int i = 0; i < burst; i++) {
+        ConfigurableApplicationContext gateway = i % 2 == 0 ? first : second;
+        String content = "burst " + rep + " " + i;
+        calls.add(() -> post(gateway, "/v1/chat/completions", "Authorization", "Bearer " + key, content));
+      }
+      int ok = 0;
+      int limited = 0;
+      List<String> other = new ArrayList<>();
+      for (HttpResponse<String> r : GatewayTestSupport.atOnce(calls)) {
+        if (r.statusCode() == 200) {
+          ok++;
+        } else if (r.statusCode() == 429) {
+          limited++;
+        } else {
+          other.add(r.statusCode() + " " + r.body());
+        }
+      }
+      results.add("rep " + rep + ": ok=" + ok + " limited=" + limited + " other=" + other
+          + " upstream=" + UPSTREAM.receivedFor(key).size() + " storeErrors="
+          + (storeErrors() - errorsBefore));
+    }
+    System.out.println(String.join("\n", results));
+    assertThat(results).allSatisfy(r -> assertThat(r).contains("ok=" + SHARED_RPM + " ",
+        "limited=" + (burst - SHARED_RPM) + " ", "other=[] ", "upstream=" + SHARED_RPM + " ",
+        "storeErrors=0"));
+  }
+
+  private static long storeErrors() {
+    return first.getBean(RedisRateLimitStore.class).errorCount()
+        + second.getBean(RedisRateLimitStore.class).errorCount();
   }
 
   /**
