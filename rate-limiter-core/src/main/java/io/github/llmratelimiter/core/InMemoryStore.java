@@ -783,24 +783,10 @@ final class InMemoryStore implements RateLimitStore {
       return;
     }
     BudgetTable[] tables = tables(reservation.levels());
-    int[] lockOrder = lockOrder(tables);
     KeyEntry[] entries = new KeyEntry[tables.length];
-    while (true) {
-      lookUpAll(tables, reservation.keys(), entries, false); // an untracked key holds no slot
-      if (!lockAll(entries, lockOrder)) {
-        continue;
-      }
-      try {
-        for (int i = 0; i < tables.length; i++) {
-          if (entries[i] != null) {
-            tables[i].releaseSlot(entries[i], reservation.id());
-          }
-        }
-        return;
-      } finally {
-        unlockAll(entries, lockOrder);
-      }
-    }
+    eachLocked(tables, entries, lockOrder(tables),
+        () -> lookUpAll(tables, reservation.keys(), entries, false), // an untracked key holds no slot
+        (t, e, now) -> t.releaseSlot(e, reservation.id()));
   }
 
   @Override
