@@ -3,9 +3,11 @@ package io.github.llmratelimiter.gateway;
 import java.net.InetAddress;
 import java.net.URLDecoder;
 import java.net.UnknownHostException;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,6 +25,10 @@ public final class HttpFields {
   public static final String MODEL = "model";
 
   private static final String BEARER = "bearer";
+  private static final String FORM = "application/x-www-form-urlencoded";
+  /** The charsets whose JSON a reader decodes by itself, detecting the encoding from the bytes. */
+  private static final Set<String> UNICODE = Set.of("UTF-8", "UTF-16", "UTF-16BE", "UTF-16LE",
+      "UTF-32", "UTF-32BE", "UTF-32LE");
 
   private HttpFields() {}
 
@@ -188,33 +194,102 @@ public final class HttpFields {
   }
 
   /**
-   * Returns whether a content type contains {@code json} in any case (without a lower-cased copy).
+   * Returns whether a content type is JSON: its media type (the part before any parameter) has the
+   * subtype {@code json} or a {@code +json} suffix, in any case, as the servers' JSON readers take
+   * it. A parameter never makes a type JSON.
    *
    * @param contentType the content type
    * @return whether it is a JSON type
    */
   public static boolean isJson(@Nullable String contentType) {
-    return contentType != null && contains(contentType, "json");
+    if (contentType == null) {
+      return false;
+    }
+    int end = mediaTypeEnd(contentType);
+    int slash = contentType.indexOf('/');
+    if (slash < 0 || slash >= end) {
+      return false;
+    }
+    return end - slash - 1 == 4 ? contentType.regionMatches(true, slash + 1, "json", 0, 4)
+        : end - slash - 1 > 5 && contentType.regionMatches(true, end - 5, "+json", 0, 5);
   }
 
   /**
-   * Returns whether a content type is a form a server parses into request parameters ({@code
-   * application/x-www-form-urlencoded}, {@code multipart/*}).
+   * Returns whether a content type is a form a server parses into request parameters: its media
+   * type (the part before any parameter) is {@code application/x-www-form-urlencoded} or {@code
+   * multipart/*}, in any case. A parameter never makes a type a form.
    *
    * @param contentType the content type
    * @return whether it is a form
    */
   public static boolean isForm(@Nullable String contentType) {
-    return contentType != null && (contentType.regionMatches(true, 0, "multipart/", 0, 10)
-        || contains(contentType, "application/x-www-form-urlencoded"));
+    if (contentType == null) {
+      return false;
+    }
+    int start = 0;
+    while (start < contentType.length() && Character.isWhitespace(contentType.charAt(start))) {
+      start++;
+    }
+    int end = mediaTypeEnd(contentType);
+    return end - start > 10 && contentType.regionMatches(true, start, "multipart/", 0, 10)
+        || end - start == FORM.length() && contentType.regionMatches(true, start, FORM, 0, FORM.length());
   }
 
-  private static boolean contains(String s, String part) {
-    for (int i = 0; i + part.length() <= s.length(); i++) {
-      if (s.regionMatches(true, i, part, 0, part.length())) {
-        return true;
-      }
+  /** Where a content type's media type ends: before its first parameter and trailing spaces. */
+  private static int mediaTypeEnd(String contentType) {
+    int semi = contentType.indexOf(';');
+    int end = semi < 0 ? contentType.length() : semi;
+    while (end > 0 && Character.isWhitespace(contentType.charAt(end - 1))) {
+      end--;
     }
-    return false;
+    return end;
+  }
+
+  /**
+   * Returns a JSON body's bytes as the servers' JSON readers read them: as they are when the content
+   * type declares no charset or a Unicode one (UTF-8, UTF-16 or UTF-32, whose encoding the reader
+   * detects from the bytes), else decoded with the declared charset and encoded in UTF-8, so that
+   * the limiter reads the model and the numbers the handler will read.
+   *
+   * @param body the body as sent
+   * @param contentType the request's content type, or {@code null}
+   * @return the bytes to parse
+   * @throws InvalidRateLimitRequestException if the declared charset is not one this JVM knows
+   */
+  public static byte[] jsonAsRead(byte[] body, @Nullable String contentType) {
+    String name = charset(contentType);
+    if (name == null) {
+      return body;
+    }
+    Charset charset;
+    try {
+      charset = Charset.forName(name);
+    } catch (IllegalArgumentException e) { // an illegal or unsupported name
+      throw new InvalidRateLimitRequestException("the request's charset is not supported", null);
+    }
+    return UNICODE.contains(charset.name()) ? body
+        : new String(body, charset).getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The value of a content type's {@code charset} parameter, unquoted, or {@code null}. */
+  private static @Nullable String charset(@Nullable String contentType) {
+    if (contentType == null) {
+      return null;
+    }
+    int semi = contentType.indexOf(';');
+    while (semi >= 0) {
+      int next = contentType.indexOf(';', semi + 1);
+      String parameter = contentType.substring(semi + 1, next < 0 ? contentType.length() : next).trim();
+      int eq = parameter.indexOf('=');
+      if (eq > 0 && parameter.substring(0, eq).trim().equalsIgnoreCase("charset")) {
+        String value = parameter.substring(eq + 1).trim();
+        if (value.length() >= 2 && value.charAt(0) == '"' && value.charAt(value.length() - 1) == '"') {
+          value = value.substring(1, value.length() - 1);
+        }
+        return value.isBlank() ? null : value.trim();
+      }
+      semi = next;
+    }
+    return null;
   }
 }

@@ -62,9 +62,9 @@ public final class RateLimitContext {
   }
 
   /**
-   * Returns whether the request's content type is JSON.
+   * Returns whether the request's content type is JSON ({@link HttpFields#isJson}).
    *
-   * @return whether it contains {@code json}
+   * @return whether it is a JSON type
    */
   public boolean json() {
     return HttpFields.isJson(contentType);
@@ -279,7 +279,8 @@ public final class RateLimitContext {
   @Nullable Map<String, Object> parsed(byte[] bytes) {
     Object cached = parsedBody;
     if (cached == null) {
-      Map<String, Object> parsed = bytes.length == 0 ? Map.of() : json.parseObject(bytes, 0, bytes.length);
+      byte[] read = bytes.length == 0 ? bytes : HttpFields.jsonAsRead(bytes, contentType);
+      Map<String, Object> parsed = read.length == 0 ? Map.of() : json.parseObject(read, 0, read.length);
       cached = parsed == null ? NOT_AN_OBJECT : parsed;
       parsedBody = cached;
     }

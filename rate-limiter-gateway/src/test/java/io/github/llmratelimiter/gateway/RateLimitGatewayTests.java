@@ -378,6 +378,44 @@ class RateLimitGatewayTests {
   }
 
   @Test
+  void aContentTypeIsJsonOrAFormByItsMediaTypeNeverByAParameter() {
+    assertThat(Stream.of("application/json", "APPLICATION/JSON; charset=utf-8", " application/json ",
+        "application/vnd.openai+json", "application/problem+json;x=1"))
+        .allMatch(HttpFields::isJson);
+    assertThat(Stream.of("text/plain; x=json", "application/jsonl", "application/x-json-stream",
+        "json", "application/+json-no", "application/x-www-form-urlencoded; x=application/json"))
+        .noneMatch(HttpFields::isJson);
+    assertThat(Stream.of("application/x-www-form-urlencoded", " Application/X-WWW-Form-Urlencoded ;charset=utf-8",
+        "multipart/form-data; boundary=x"))
+        .allMatch(HttpFields::isForm);
+    assertThat(Stream.of("application/json; x=\"application/x-www-form-urlencoded\"",
+        "application/json; y=multipart/form-data", "text/application/x-www-form-urlencoded",
+        "application/x-www-form-urlencodedx", "multipart/"))
+        .noneMatch(HttpFields::isForm);
+    assertThat(HttpFields.isJson(null)).isFalse();
+    assertThat(HttpFields.isForm(null)).isFalse();
+  }
+
+  @Test
+  void aJsonBodyIsReadInItsDeclaredCharset() {
+    byte[] utf8 = "{\"model\":\"gpt-4o\"}".getBytes(StandardCharsets.UTF_8);
+    byte[] ebcdic = "{\"model\":\"gpt-4o\"}".getBytes(java.nio.charset.Charset.forName("IBM037"));
+    assertThat(HttpFields.jsonAsRead(ebcdic, "application/json; charset=IBM037")).isEqualTo(utf8);
+    assertThat(HttpFields.jsonAsRead(ebcdic, "application/json; foo=bar; CharSet=\"ibm037\""))
+        .isEqualTo(utf8);
+    // none, or a Unicode one: the bytes as sent (the reader detects UTF-16 and UTF-32 itself)
+    byte[] utf16 = "{\"model\":\"gpt-4o\"}".getBytes(StandardCharsets.UTF_16LE);
+    assertThat(HttpFields.jsonAsRead(utf16, "application/json;charset=UTF-16LE")).isSameAs(utf16);
+    assertThat(HttpFields.jsonAsRead(utf8, "application/json")).isSameAs(utf8);
+    assertThat(HttpFields.jsonAsRead(utf8, "application/json; charset=utf8")).isSameAs(utf8);
+    assertThat(HttpFields.jsonAsRead(utf8, null)).isSameAs(utf8);
+    for (String bad : List.of("application/json; charset=x-no-such", "application/json; charset=\"a b\"")) {
+      assertThatThrownBy(() -> HttpFields.jsonAsRead(utf8, bad))
+          .isInstanceOf(InvalidRateLimitRequestException.class).hasMessageContaining("charset");
+    }
+  }
+
+  @Test
   void aClientAddressIsNamedAlikeOnEveryStack() {
     assertThat(HttpFields.clientAddress(" 203.0.113.7 ")).isEqualTo("203.0.113.7");
     assertThat(HttpFields.clientAddress("[2001:db8::1]")).isEqualTo("2001:db8:0:0::/64");

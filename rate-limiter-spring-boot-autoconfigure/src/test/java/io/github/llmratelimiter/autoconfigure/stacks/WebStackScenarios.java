@@ -25,6 +25,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -479,6 +480,68 @@ public abstract class WebStackScenarios {
     // a body that names no model lets the query parameter in
     postJson("/v1/chat?model=gpt-4o", newKey(), "{\"messages\":[]}").expectStatus().isOk()
         .expectHeader().valueEquals("RateLimit-Policy", "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60");
+  }
+
+  @Test
+  void theLimiterReadsAJsonBodyInItsDeclaredCharsetAsTheHandlerDoes() throws Exception {
+    // EBCDIC: bytes that are no JSON when read as UTF-8, which the handler decodes as declared
+    String key = newKey();
+    byte[] ebcdic = "{\"model\":\"gpt-4o\"}".getBytes(Charset.forName("IBM037"));
+    for (int i = 0; i < 2; i++) {
+      WebTestClient.ResponseSpec r = client.post().uri("/v1/chat?model=gpt-4o-mini")
+          .header("X-API-Key", key).header("Content-Type", "application/json;charset=IBM037")
+          .bodyValue(ebcdic).exchange();
+      if (i == 0) {
+        r.expectHeader().valueEquals("RateLimit-Policy", "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60");
+        if (stack() == WebApplicationType.SERVLET) {
+          r.expectStatus().isOk().expectBody(String.class).isEqualTo("{\"echo\":\"gpt-4o\"}");
+        } else { // charged as gpt-4o, then WebFlux's JSON decoder refuses a charset not Unicode
+          r.expectStatus().isBadRequest();
+        }
+      } else {
+        assertThat(body(r.expectStatus().isEqualTo(429))).contains("\"level\":\"chat/gpt-4o\"");
+      }
+    }
+    // the checks read the body as declared too: a negative max_tokens is a 400
+    byte[] negative = "{\"model\":\"gpt-4o\",\"max_tokens\":-1}".getBytes(Charset.forName("IBM037"));
+    client.post().uri("/v1/chat").header("X-API-Key", newKey())
+        .header("Content-Type", "application/json;charset=IBM037").bodyValue(negative).exchange()
+        .expectStatus().isBadRequest().expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    // a charset the limiter cannot read the body in is a 400 problem, charged nothing
+    String unknown = newKey();
+    byte[] json = "{\"model\":\"gpt-4o\"}".getBytes(StandardCharsets.UTF_8);
+    Response rejected = raw("POST /v1/chat HTTP/1.1", json, header("X-API-Key", unknown),
+        header("Content-Type", "application/json; charset=x-no-such-charset"),
+        header("Content-Length", Integer.toString(json.length)));
+    assertThat(rejected.status()).isEqualTo(400);
+    assertThat(rejected.headers()).containsEntry("content-type", "application/problem+json");
+    assertThat(windowUsed("chat", unknown, "gpt-4o") + windowUsed("chat", unknown, null)).isZero();
+    // nor is a form or a content type that does not parse ever a 500
+    byte[] form = "model=gpt-4o".getBytes(StandardCharsets.UTF_8);
+    for (String type : List.of("application/x-www-form-urlencoded; charset=x-no-such-charset",
+        "application/json; charset=\"", "application/json; =", "/json", "application/x-www-form-urlencoded;;")) {
+      Response answer = raw("POST /v1/form HTTP/1.1", form, header("X-API-Key", newKey()),
+          header("Content-Type", type), header("Content-Length", Integer.toString(form.length)));
+      assertThat(answer.status()).as(type).isBetween(200, 499);
+    }
+  }
+
+  @Test
+  void aContentTypeParameterNeverMakesAJsonBodyAForm() {
+    String key = newKey();
+    String type = "application/json; x=\"application/x-www-form-urlencoded\"";
+    for (int i = 0; i < 2; i++) {
+      WebTestClient.ResponseSpec r = client.post().uri("/v1/chat?model=gpt-4o-mini")
+          .header("X-API-Key", key).header("Content-Type", type)
+          .bodyValue("{\"model\":\"gpt-4o\"}".getBytes(StandardCharsets.UTF_8)).exchange();
+      if (i == 0) {
+        r.expectStatus().isOk()
+            .expectHeader().valueEquals("RateLimit-Policy", "\"per-key\";q=3;w=60, \"chat/gpt-4o\";q=1;w=60")
+            .expectBody(String.class).isEqualTo("{\"echo\":\"gpt-4o\"}");
+      } else {
+        r.expectStatus().isEqualTo(429);
+      }
+    }
   }
 
   @Test
