@@ -21,6 +21,7 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.cors.reactive.CorsUtils;
 import org.springframework.web.reactive.DispatcherHandler;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
@@ -54,6 +55,9 @@ import reactor.core.publisher.Mono;
  *       it, and settles the request's model tokens from its response ({@link
  *       UsageTrackingResponse}).
  * </ol>
+ *
+ * <p>A CORS preflight request is neither charged nor rejected: the application's CORS configuration
+ * answers it (it carries no credentials), and the call it asks about is charged.
  *
  * <p>It never blocks: the body is read as it arrives, the store is called through its asynchronous
  * API (what follows a remote store's answer runs off the store's threads: {@link ReactiveStages}),
@@ -102,6 +106,9 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     ServerHttpRequest request = exchange.getRequest();
+    if (CorsUtils.isPreFlightRequest(request)) {
+      return proceed(exchange, chain); // no credentials: the application's CORS answers it
+    }
     Route route = routes.isEmpty() ? null
         : routes.match(request.getPath().pathWithinApplication(), request.getMethod().name());
     boolean byAnnotation = annotated != null && annotated.any();

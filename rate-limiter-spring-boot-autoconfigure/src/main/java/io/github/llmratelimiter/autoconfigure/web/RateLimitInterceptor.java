@@ -13,6 +13,7 @@ import io.github.llmratelimiter.gateway.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import org.springframework.http.server.PathContainer;
+import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.servlet.HandlerInterceptor;
 import org.springframework.web.util.ServletRequestPathUtils;
 import org.springframework.web.util.UrlPathHelper;
@@ -23,7 +24,9 @@ import org.springframework.web.util.UrlPathHelper;
  * {@link ModelSource}. A handler method that carries {@link
  * RateLimited} (or whose class does) is left to the aspect while one is active (its default model
  * still comes from the route's source, and without a key of its own it is charged to the caller
- * the route's key source finds), and a request already charged is not charged again. It
+ * the route's key source finds), and a request already charged is not charged again. A CORS
+ * preflight request is neither charged nor rejected: the application's CORS configuration answers
+ * it (it carries no credentials), and the call it asks about is charged. It
  * charges through the {@link RateLimitGateway}: a deny throws {@link RateLimitExceededException},
  * which {@link RateLimitExceptionHandler} answers.
  */
@@ -47,6 +50,9 @@ final class RateLimitInterceptor implements HandlerInterceptor {
 
   @Override
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
+    if (CorsUtils.isPreFlightRequest(request)) {
+      return true; // a browser's question before a call, without credentials: CORS answers it
+    }
     RateLimitContext found = ServletContexts.find(request);
     if (found != null && found.charged()) {
       return true;

@@ -14,6 +14,7 @@ import org.springframework.context.annotation.Import;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
+import org.springframework.web.bind.annotation.CrossOrigin;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.ModelAttribute;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -172,6 +173,7 @@ public class ScenarioApp {
       return "routed";
     }
 
+    @CrossOrigin(origins = "https://app.example")
     @PostMapping("/v1/chat")
     public Map<String, Object> chat(@RequestBody Map<String, Object> body) {
       return Map.of("echo", body.getOrDefault("model", "none"));

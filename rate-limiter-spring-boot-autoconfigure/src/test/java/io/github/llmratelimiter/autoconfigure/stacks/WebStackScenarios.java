@@ -545,6 +545,29 @@ public abstract class WebStackScenarios {
   }
 
   @Test
+  void aCorsPreflightIsNeitherChargedNorRejectedAndTheCallAfterItIs() {
+    // a browser asks before a cross-origin call, without credentials: the application's CORS
+    // configuration answers it, whatever the limits
+    String key = newKey();
+    for (int i = 0; i < 3; i++) {
+      client.options().uri("/v1/chat").header("Origin", "https://app.example")
+          .header("Access-Control-Request-Method", "POST")
+          .header("Access-Control-Request-Headers", "x-api-key, content-type").exchange()
+          .expectStatus().isOk()
+          .expectHeader().valueEquals("Access-Control-Allow-Origin", "https://app.example")
+          .expectHeader().doesNotExist("RateLimit");
+    }
+    client.post().uri("/v1/chat").header("Origin", "https://app.example").header("X-API-Key", key)
+        .contentType(MediaType.APPLICATION_JSON).bodyValue("{\"model\":\"gpt-4o\"}").exchange()
+        .expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit", "\"chat/gpt-4o\";r=0;t=60");
+    client.post().uri("/v1/chat").header("Origin", "https://app.example").header("X-API-Key", key)
+        .contentType(MediaType.APPLICATION_JSON).bodyValue("{\"model\":\"gpt-4o\"}").exchange()
+        .expectStatus().isEqualTo(429);
+    assertThat(windowUsed("chat", key, "gpt-4o")).isEqualTo(2); // per-key and chat/gpt-4o, once
+  }
+
+  @Test
   void aQueryRouteReadsTheModelFromTheQueryAndTheHandlerStillReadsTheBody() {
     String key = newKey();
     postJson("/v1/query/chat?model=gpt-4o", key, "{\"model\":\"gpt-4o-mini\"}").expectStatus().isOk()
