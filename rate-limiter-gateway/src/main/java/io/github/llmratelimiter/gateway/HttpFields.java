@@ -271,25 +271,37 @@ public final class HttpFields {
         : new String(body, charset).getBytes(StandardCharsets.UTF_8);
   }
 
-  /** The value of a content type's {@code charset} parameter, unquoted, or {@code null}. */
+  /**
+   * The value of a content type's {@code charset} parameter, unquoted, or {@code null}, read as
+   * Spring's {@code MimeType} reads it: parameters split at the semicolons outside double quotes,
+   * names in any case, the last of repeated names winning.
+   */
   private static @Nullable String charset(@Nullable String contentType) {
     if (contentType == null) {
       return null;
     }
-    int semi = contentType.indexOf(';');
-    while (semi >= 0) {
-      int next = contentType.indexOf(';', semi + 1);
-      String parameter = contentType.substring(semi + 1, next < 0 ? contentType.length() : next).trim();
+    String found = null;
+    int start = contentType.indexOf(';');
+    while (start >= 0 && start < contentType.length()) {
+      int end = start + 1;
+      boolean quoted = false;
+      while (end < contentType.length() && (quoted || contentType.charAt(end) != ';')) {
+        if (contentType.charAt(end) == '"') {
+          quoted = !quoted;
+        }
+        end++;
+      }
+      String parameter = contentType.substring(start + 1, end).trim();
       int eq = parameter.indexOf('=');
       if (eq > 0 && parameter.substring(0, eq).trim().equalsIgnoreCase("charset")) {
         String value = parameter.substring(eq + 1).trim();
         if (value.length() >= 2 && value.charAt(0) == '"' && value.charAt(value.length() - 1) == '"') {
           value = value.substring(1, value.length() - 1);
         }
-        return value.isBlank() ? null : value.trim();
+        found = value.isBlank() ? null : value.trim();
       }
-      semi = next;
+      start = end;
     }
-    return null;
+    return found;
   }
 }

@@ -409,6 +409,12 @@ class RateLimitGatewayTests {
     assertThat(HttpFields.jsonAsRead(utf8, "application/json")).isSameAs(utf8);
     assertThat(HttpFields.jsonAsRead(utf8, "application/json; charset=utf8")).isSameAs(utf8);
     assertThat(HttpFields.jsonAsRead(utf8, null)).isSameAs(utf8);
+    // parameters as Spring reads them: a semicolon inside quotes splits nothing, the last wins
+    assertThat(HttpFields.jsonAsRead(utf8, "application/json; x=\"a;charset=IBM037\"")).isSameAs(utf8);
+    assertThat(HttpFields.jsonAsRead(utf8, "application/json; charset=IBM037; CHARSET=utf-8"))
+        .isSameAs(utf8);
+    assertThat(HttpFields.jsonAsRead(ebcdic, "application/json; charset=utf-8; charset=IBM037"))
+        .isEqualTo(utf8);
     for (String bad : List.of("application/json; charset=x-no-such", "application/json; charset=\"a b\"")) {
       assertThatThrownBy(() -> HttpFields.jsonAsRead(utf8, bad))
           .isInstanceOf(InvalidRateLimitRequestException.class).hasMessageContaining("charset");
