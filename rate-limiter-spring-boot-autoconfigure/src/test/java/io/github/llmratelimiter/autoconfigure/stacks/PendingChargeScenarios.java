@@ -12,11 +12,9 @@ import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
@@ -25,7 +23,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -57,12 +54,7 @@ abstract class PendingChargeScenarios {
 
   @BeforeAll
   void startApplication() {
-    List<String> args = new ArrayList<>(List.of("--server.port=0"));
-    for (String p : PendingChargeApp.PROPERTIES) {
-      args.add("--" + p);
-    }
-    app = new SpringApplicationBuilder(PendingChargeApp.class).web(stack())
-        .run(args.toArray(String[]::new));
+    app = WebStackScenarios.start(PendingChargeApp.class, stack(), PendingChargeApp.PROPERTIES);
     port = WebStackScenarios.port(app);
     client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
         .responseTimeout(Duration.ofSeconds(30)).build();
@@ -86,15 +78,10 @@ abstract class PendingChargeScenarios {
         .map(field::applyAsLong).orElse(0L);
   }
 
-  private static void await(String what, LongSupplier actual, long expected) {
-    Awaitility.await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
-        .until(() -> actual.getAsLong() == expected);
-  }
-
   /** Charged once, and its slot given back. */
   private void awaitChargedAndReleased(String apiKey) {
-    await("the call charged", () -> snapshot(apiKey, KeySnapshot::windowUsed), 1);
-    await("the slot released", () -> snapshot(apiKey, KeySnapshot::inFlight), 0);
+    WebStackScenarios.await("the call charged", () -> snapshot(apiKey, KeySnapshot::windowUsed), 1);
+    WebStackScenarios.await("the slot released", () -> snapshot(apiKey, KeySnapshot::inFlight), 0);
   }
 
   /** Sends a request, waits until its charge is pending at its gate, and leaves with a reset. */
@@ -128,7 +115,7 @@ abstract class PendingChargeScenarios {
       for (String path : List.of("/held/routed", "/held/annotated")) {
         client.get().uri(path).header("Authorization", "Bearer " + key).exchange()
             .expectStatus().isOk();
-        await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
+        WebStackScenarios.await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
       }
     }
     assertThat(snapshot(key, KeySnapshot::windowUsed)).isEqualTo(4);
@@ -144,7 +131,7 @@ abstract class PendingChargeScenarios {
     app.getBean(Gates.class).open(key);
     client.get().uri("/held/routed").header("Authorization", "Bearer " + key).exchange()
         .expectStatus().isOk();
-    await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
+    WebStackScenarios.await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
   }
 
   @Test
@@ -155,7 +142,7 @@ abstract class PendingChargeScenarios {
     app.getBean(Gates.class).open(key);
     client.get().uri("/held/annotated").header("Authorization", "Bearer " + key).exchange()
         .expectStatus().isOk();
-    await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
+    WebStackScenarios.await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
   }
 
   @Test
@@ -176,6 +163,6 @@ abstract class PendingChargeScenarios {
     awaitChargedAndReleased(key);
     client.get().uri("/held/annotated").header("Authorization", "Bearer " + key).exchange()
         .expectStatus().isOk();
-    await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
+    WebStackScenarios.await("the slot released", () -> snapshot(key, KeySnapshot::inFlight), 0);
   }
 }

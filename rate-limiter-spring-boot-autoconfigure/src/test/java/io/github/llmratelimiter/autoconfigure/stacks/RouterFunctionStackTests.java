@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.springframework.boot.WebApplicationType;
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
@@ -25,10 +23,8 @@ class RouterFunctionStackTests {
   @ParameterizedTest
   @EnumSource(names = {"SERVLET", "REACTIVE"})
   void theHandlerTheDispatcherPicksDecidesWhichDeclarationCharges(WebApplicationType stack) {
-    List<String> args = new ArrayList<>(List.of("--server.port=0"));
-    Arrays.stream(RouterFunctionApp.PROPERTIES).forEach(p -> args.add("--" + p));
-    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(RouterFunctionApp.class)
-        .web(stack).run(args.toArray(String[]::new))) {
+    try (ConfigurableApplicationContext app =
+        WebStackScenarios.start(RouterFunctionApp.class, stack, RouterFunctionApp.PROPERTIES)) {
       WebTestClient client = WebTestClient.bindToServer()
           .baseUrl("http://localhost:" + WebStackScenarios.port(app))
           .responseTimeout(Duration.ofSeconds(30)).build();

@@ -93,10 +93,23 @@ public abstract class WebStackScenarios {
    * @return the running application
    */
   public static ConfigurableApplicationContext start(WebApplicationType stack, String... extra) {
+    return start(ScenarioApp.class, stack, Stream.concat(Arrays.stream(ScenarioApp.PROPERTIES),
+        Arrays.stream(extra)).toArray(String[]::new));
+  }
+
+  /**
+   * Starts an application on a stack, on a random port.
+   *
+   * @param application the application's configuration class
+   * @param stack the stack
+   * @param properties its properties, {@code name=value}
+   * @return the running application
+   */
+  public static ConfigurableApplicationContext start(Class<?> application, WebApplicationType stack,
+      String... properties) {
     List<String> args = new ArrayList<>(List.of("--server.port=0"));
-    Stream.concat(Arrays.stream(ScenarioApp.PROPERTIES), Arrays.stream(extra))
-        .forEach(p -> args.add("--" + p));
-    return new SpringApplicationBuilder(ScenarioApp.class).web(stack).run(args.toArray(String[]::new));
+    Arrays.stream(properties).forEach(p -> args.add("--" + p));
+    return new SpringApplicationBuilder(application).web(stack).run(args.toArray(String[]::new));
   }
 
   /**
@@ -189,7 +202,8 @@ public abstract class WebStackScenarios {
    * which a client may see a moment before the server does. A bounded wait on a condition; no time
    * moves.
    */
-  private static void await(String what, LongSupplier actual, long expected) throws InterruptedException {
+  /** Waits, bounded, until a value is the one expected (what a server does after its answer). */
+  static void await(String what, LongSupplier actual, long expected) {
     org.awaitility.Awaitility.await(what).atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(5)).until(() -> actual.getAsLong() == expected);
     assertThat(actual.getAsLong()).as(what).isEqualTo(expected);
