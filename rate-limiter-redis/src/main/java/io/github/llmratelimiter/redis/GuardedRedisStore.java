@@ -78,8 +78,11 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, retryMs) : null;
     this.breaker = CircuitBreaker.of("ratelimiter-redis", CircuitBreakerConfig.custom()
         .failureRateThreshold(settings.failureRateThreshold())
+        // lock-free: a reply is recorded on whichever thread completes the call, an event loop
+        // included, which must never park behind another thread's record
         .slidingWindow(settings.slidingWindowSize(), settings.minimumNumberOfCalls(),
-            CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+            CircuitBreakerConfig.SlidingWindowType.COUNT_BASED,
+            CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
         .permittedNumberOfCallsInHalfOpenState(settings.permittedCallsInHalfOpenState())
         .waitDurationInOpenState(retryInterval)
         .recordException(e -> true)
@@ -666,6 +669,11 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   @Override
   public boolean degraded() {
     return breaker.getState() != CircuitBreaker.State.CLOSED;
+  }
+
+  /** The circuit breaker's configuration, for tests. */
+  CircuitBreakerConfig breakerConfig() {
+    return breaker.getCircuitBreakerConfig();
   }
 
   /** The Redis side, for tests. */
