@@ -32,7 +32,7 @@ public final class RateLimitPolicy {
   private final Resolved defaults;
 
   RateLimitPolicy(String name, List<Level> levels) {
-    this(name, levels, Map.of(RateLimitSettings.DEFAULT_PLAN, levels), RateLimitSettings.DEFAULT_PLAN);
+    this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN);
   }
 
   RateLimitPolicy(String name, List<Level> levels, Map<String, List<Level>> planLevels,

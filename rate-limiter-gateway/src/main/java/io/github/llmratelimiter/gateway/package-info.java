@@ -1,6 +1,6 @@
 /**
- * The gateway domain every front door of the rate limiter shares, free of Spring: policies resolved
- * from plain {@linkplain io.github.llmratelimiter.gateway.RateLimitSettings settings}, the caller's
+ * The gateway domain every front door of the rate limiter shares, free of Spring: {@linkplain
+ * io.github.llmratelimiter.gateway.RateLimitPolicies policies} built from budgets, the caller's
  * {@linkplain io.github.llmratelimiter.gateway.RateLimitKey key}, the one {@linkplain
  * io.github.llmratelimiter.gateway.RateLimitGateway#charge charge step} (check, acquire, headers or
  * a problem, reconcile), the {@linkplain io.github.llmratelimiter.gateway.RateLimitContext

@@ -3,8 +3,11 @@ package io.github.llmratelimiter.gateway;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -32,8 +35,9 @@ class CachingPlanResolverTests {
   private final ManualTicker ticker = new ManualTicker();
   private final RateLimitStore memory = RateLimitStore.inMemory(ticker);
   private final CountingStore store = new CountingStore(memory);
-  private final RateLimitPolicies policies = RateLimitPolicies.from(RateLimitSettings.defaults()
-      .withPlans("free", Map.of("free", PlanSettings.NONE, "pro", PlanSettings.NONE)));
+  private final RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+      .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null))
+      .plan("free").plan("pro").defaultPlan("free").build();
   private final List<RateLimitPlanResolver> resolvers = new ArrayList<>();
 
   @AfterEach

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.WindowLimit;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,12 +40,15 @@ class PlansAndSlotsGatewayTests {
   private final RateLimitGateway gateway;
 
   PlansAndSlotsGatewayTests() {
-    PolicySettings chat = PolicySettings.of(LimitSettings.NONE.withRpm(3L, null)
-        .withConcurrency(2L, null));
-    RateLimitSettings settings = RateLimitSettings.defaults().withPolicy("chat", chat).withPlans("free",
-        Map.of("free", PlanSettings.NONE, "pro", new PlanSettings(Map.of("chat", PolicySettings.of(
-            LimitSettings.NONE.withRpm(60L, null).withConcurrency(5L, null))))));
-    RateLimitPolicies policies = RateLimitPolicies.from(settings);
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null))
+        .policy("chat", KeyScope.API_KEY,
+            new Budget("chat", WindowLimit.perMinute(3), null, null, ConcurrencyLimit.of(2)))
+        .plan("free")
+        .plan("pro", "chat",
+            new Budget("chat", WindowLimit.perMinute(60), null, null, ConcurrencyLimit.of(5)), Map.of())
+        .defaultPlan("free")
+        .build();
     resolver = RateLimitPlanResolver.caching(store, policies, ticker, Duration.ofSeconds(5), 1000);
     RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
         () -> List.of((outcome, nanos) -> observed.add(outcome)), resolver);

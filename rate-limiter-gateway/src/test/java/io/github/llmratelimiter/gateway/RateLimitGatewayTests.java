@@ -8,8 +8,10 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.WindowLimit;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -68,12 +70,12 @@ class RateLimitGatewayTests {
    */
   private RateLimitGateway gateway(long rpm, Long tpm, RateLimitStore store, StoreFailure failure,
       Function<RateLimitGateway.Builder, RateLimitGateway.Builder> options) {
-    RateLimitSettings defaults = RateLimitSettings.defaults();
-    RateLimitSettings settings = defaults.withTopLevel(new PolicySettings(
-        defaults.topLevel().limits().withRpm(rpm, Duration.ofMinutes(1)).withTpm(tpm, Duration.ofMinutes(1)),
-        KeyScope.API_KEY_AND_MODEL, Map.of(), null));
-    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, RateLimitPolicies.from(settings),
-        failure, () -> List.of((outcome, nanos) -> observed.add(outcome)));
+    Budget budget = new Budget("default", WindowLimit.perMinute(rpm), null,
+        tpm == null ? null : ModelTokenLimit.perMinute(tpm));
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("default", KeyScope.API_KEY_AND_MODEL, budget).build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, failure,
+        () -> List.of((outcome, nanos) -> observed.add(outcome)));
     return options.apply(RateLimitGateway.builder(enforcer, JSON)).build();
   }
 

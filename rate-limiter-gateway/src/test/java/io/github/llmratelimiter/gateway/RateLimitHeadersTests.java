@@ -2,6 +2,7 @@ package io.github.llmratelimiter.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
@@ -9,6 +10,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,11 +27,9 @@ class RateLimitHeadersTests {
 
   /** An allowed outcome on the default policy with the given window limit, 9 remaining. */
   private static RateLimitOutcome allowed(long limit) {
-    RateLimitSettings settings = RateLimitSettings.defaults();
-    RateLimitSettings limited = settings.withTopLevel(new PolicySettings(
-        settings.topLevel().limits().withRpm(limit, Duration.ofMinutes(1)),
-        KeyScope.API_KEY, java.util.Map.of(), null));
-    RateLimitPolicy policy = RateLimitPolicies.from(limited).policy(null);
+    RateLimitPolicy policy = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(limit), null))
+        .build().policy(null);
     return new RateLimitOutcome(policy, KEY, Decision.allow(9, 60_000, "default"),
         policy.budgets(KEY), false);
   }
@@ -87,12 +87,10 @@ class RateLimitHeadersTests {
 
   /** The set-up: 5 a minute and a bucket of 4 refilled at 0.1 a second, in {@code mode}. */
   private static RateLimitEnforcer fiveAMinuteBurstFour(ManualTicker ticker, Composition mode) {
-    RateLimitSettings defaults = RateLimitSettings.defaults().withComposition(mode);
-    RateLimitSettings settings = defaults.withTopLevel(new PolicySettings(
-        defaults.topLevel().limits().withRpm(5L, Duration.ofMinutes(1)).withBurst(4.0, 0.1),
-        KeyScope.API_KEY, Map.of(), null));
-    return new RateLimitEnforcer(RateLimitStore.inMemory(ticker), RateLimitPolicies.from(settings),
-        StoreFailure.DENY, List::of);
+    RateLimitPolicies policies = RateLimitPolicies.builder(mode).policy("default", KeyScope.API_KEY,
+        new Budget("default", WindowLimit.perMinute(5), new BucketLimit(4, 0.1))).build();
+    return new RateLimitEnforcer(RateLimitStore.inMemory(ticker), policies, StoreFailure.DENY,
+        List::of);
   }
 
   private static Map<String, String> asMap(RateLimitOutcome outcome) {

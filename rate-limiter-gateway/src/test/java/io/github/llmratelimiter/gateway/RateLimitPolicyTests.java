@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.WindowLimit;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -14,13 +16,17 @@ class RateLimitPolicyTests {
   private final RateLimitPolicy chat;
 
   RateLimitPolicyTests() {
-    PolicySettings perKey = new PolicySettings(LimitSettings.NONE.withRpm(10L, null), null,
-        Map.of("gpt-4o-mini", LimitSettings.NONE.withRpm(7L, null)), null);
-    PolicySettings chatPolicy = new PolicySettings(LimitSettings.NONE.withRpm(5L, null),
-        KeyScope.API_KEY_AND_MODEL, Map.of("gpt-4o", LimitSettings.NONE.withRpm(3L, null)), "per-key");
-    RateLimitSettings settings = RateLimitSettings.defaults()
-        .withPolicy("per-key", perKey).withPolicy("chat", chatPolicy);
-    chat = RateLimitPolicies.from(settings).policy("chat");
+    chat = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("default", KeyScope.API_KEY, perMinute("default", 60))
+        .policy("per-key", KeyScope.API_KEY, perMinute("per-key", 10),
+            Map.of("gpt-4o-mini", perMinute("per-key/gpt-4o-mini", 7)), null)
+        .policy("chat", KeyScope.API_KEY_AND_MODEL, perMinute("chat", 5),
+            Map.of("gpt-4o", perMinute("chat/gpt-4o", 3)), "per-key")
+        .build().policy("chat");
+  }
+
+  private static Budget perMinute(String name, long limit) {
+    return new Budget(name, WindowLimit.perMinute(limit), null);
   }
 
   private List<Budget> budgets(String model) {

@@ -1,7 +1,6 @@
 package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.gateway.BodyLimits;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.ModelSource;
@@ -62,11 +61,11 @@ public final class RateLimitRoutes {
    * @return the routes
    * @throws InvalidRateLimitPropertyException naming the first invalid route property
    */
-  public static RateLimitRoutes of(List<RateLimiterProperties.Route> configured, BodyLimits limits,
+  public static RateLimitRoutes of(List<RateLimiterWebProperties.Route> configured, BodyLimits limits,
       @Nullable BeanResolver beans) {
     List<Route> routes = new ArrayList<>();
     for (int i = 0; i < configured.size(); i++) {
-      RateLimiterProperties.Route r = configured.get(i);
+      RateLimiterWebProperties.Route r = configured.get(i);
       String path = "ratelimiter.web.routes[" + i + "]";
       if (r.getInclude().isEmpty()) {
         throw new InvalidRateLimitPropertyException(
@@ -109,7 +108,7 @@ public final class RateLimitRoutes {
   }
 
   /** The route's parsed key expression, or null when it keys on a built-in source. */
-  private static @Nullable Expression keyExpression(String path, RateLimiterProperties.Route r) {
+  private static @Nullable Expression keyExpression(String path, RateLimiterWebProperties.Route r) {
     String text = r.getKeyExpression();
     if (r.getKey() == KeySource.EXPRESSION) {
       throw new InvalidRateLimitPropertyException(path + ".key", "expression",

@@ -4,7 +4,6 @@ import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
@@ -41,7 +40,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "ratelimiter.enabled", matchIfMissing = true)
-@EnableConfigurationProperties(RateLimiterProperties.class)
+@EnableConfigurationProperties({RateLimiterProperties.class, RateLimiterWebProperties.class})
 public final class RateLimiterAutoConfiguration {
 
   /** Creates the auto-configuration; Spring instantiates it. */
@@ -49,8 +48,9 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimitPolicies rateLimitPolicies(RateLimiterProperties properties) {
-    return RateLimiterSettings.policies(properties);
+  RateLimitPolicies rateLimitPolicies(RateLimiterProperties properties,
+      RateLimiterWebProperties web) {
+    return PropertiesTranslation.policies(properties, web);
   }
 
   @Bean
@@ -77,7 +77,7 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   ModelTokenEstimator modelTokenEstimator(RateLimiterProperties properties) {
-    return RateLimiterSettings.estimator(properties.getTpm());
+    return PropertiesTranslation.estimator(properties.getTpm());
   }
 
   @Bean
@@ -99,8 +99,8 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  RateLimitProblemFactory rateLimitProblemFactory(RateLimiterProperties properties) {
-    String type = properties.getWeb().getProblemType();
+  RateLimitProblemFactory rateLimitProblemFactory(RateLimiterWebProperties web) {
+    String type = web.getProblemType();
     try {
       if (type != null) {
         return new DefaultRateLimitProblemFactory(new URI(type));
@@ -114,11 +114,11 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitGateway rateLimitGateway(RateLimitEnforcer enforcer, RateLimiterProperties properties,
-      ModelTokenEstimator estimator, RateLimitProblemFactory problems) {
+      RateLimiterWebProperties web, ModelTokenEstimator estimator, RateLimitProblemFactory problems) {
     return RateLimitGateway.builder(enforcer, Json.READER)
         .estimator(estimator)
-        .bodyLimits(RateLimiterSettings.bodyLimits(properties.getWeb()))
-        .missingKey(properties.getMissingKey(), RateLimiterSettings.anonymousKey(properties))
+        .bodyLimits(PropertiesTranslation.bodyLimits(web))
+        .missingKey(properties.getMissingKey(), PropertiesTranslation.anonymousKey(properties))
         .problems(problems)
         .build();
   }

@@ -1,7 +1,5 @@
 package io.github.llmratelimiter.autoconfigure;
 
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -57,7 +55,7 @@ final class RateLimiterFailureAnalyzer implements FailureAnalyzer {
           .collect(Collectors.joining(", "));
     }
     if (type == Duration.class) {
-      return RateLimitPolicies.WINDOW_RANGE;
+      return PropertiesTranslation.WINDOW_RANGE;
     }
     if (type == Long.class || type == long.class || type == Integer.class || type == int.class) {
       return "an integer";

@@ -35,9 +35,9 @@ class RateLimitRoutesTests {
   }
 
   private static RateLimitRoutes routes(String... expressions) {
-    List<RateLimiterProperties.Route> configured = new ArrayList<>();
+    List<RateLimiterWebProperties.Route> configured = new ArrayList<>();
     for (String e : expressions) {
-      RateLimiterProperties.Route r = new RateLimiterProperties.Route();
+      RateLimiterWebProperties.Route r = new RateLimiterWebProperties.Route();
       r.setInclude(List.of("/r" + configured.size()));
       r.setKeyExpression(e);
       configured.add(r);
@@ -86,9 +86,9 @@ class RateLimitRoutesTests {
 
   @Test
   void aRouteMatchesItsMethodsOnlyAndBuiltInSourcesReadTheView() {
-    List<RateLimiterProperties.Route> configured = new ArrayList<>();
+    List<RateLimiterWebProperties.Route> configured = new ArrayList<>();
     for (KeySource source : new KeySource[] {KeySource.PRINCIPAL, KeySource.CLIENT_IP}) {
-      RateLimiterProperties.Route r = new RateLimiterProperties.Route();
+      RateLimiterWebProperties.Route r = new RateLimiterWebProperties.Route();
       r.setInclude(List.of("/v1/**"));
       r.setMethods(List.of(source == KeySource.PRINCIPAL ? "post" : "GET"));
       r.setKey(source);

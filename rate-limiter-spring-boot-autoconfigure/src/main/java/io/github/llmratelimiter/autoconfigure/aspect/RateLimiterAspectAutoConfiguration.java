@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.aspect;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimited;

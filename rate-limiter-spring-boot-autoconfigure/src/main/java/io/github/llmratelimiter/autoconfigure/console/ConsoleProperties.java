@@ -27,38 +27,18 @@ public class ConsoleProperties {
   /** Creates the properties with their defaults. */
   public ConsoleProperties() {}
 
-  /**
-   * Returns the setting: whether the console is served.
-   *
-   * @return the enabled setting
-   */
   public boolean isEnabled() {
     return enabled;
   }
 
-  /**
-   * Sets the setting: whether the console is served.
-   *
-   * @param enabled the new value
-   */
   public void setEnabled(boolean enabled) {
     this.enabled = enabled;
   }
 
-  /**
-   * Returns the setting: how often the page reads the endpoint and the metrics again.
-   *
-   * @return the refresh setting
-   */
   public Duration getRefresh() {
     return refresh;
   }
 
-  /**
-   * Sets the setting: how often the page reads the endpoint and the metrics again.
-   *
-   * @param refresh the new value
-   */
   public void setRefresh(Duration refresh) {
     this.refresh = refresh;
   }

@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.console;
 
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import jakarta.servlet.http.HttpServlet;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;

@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import java.nio.charset.StandardCharsets;

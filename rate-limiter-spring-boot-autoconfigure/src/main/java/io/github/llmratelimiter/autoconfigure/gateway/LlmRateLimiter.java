@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.gateway;
 
 import io.github.llmratelimiter.core.Reason;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.reactive;
 import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
 import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import org.springframework.beans.factory.BeanFactory;
@@ -57,10 +57,10 @@ public final class RateLimiterReactiveAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitWebFilter rateLimitWebFilter(RateLimitGateway gateway, ReactiveRateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ObjectProvider<ServerCodecConfigurer> codecs,
+      RateLimiterWebProperties web, ObjectProvider<ServerCodecConfigurer> codecs,
       ObjectProvider<AnnotationEnforcement> annotations,
       ObjectProvider<RequestMappingHandlerMapping> mappings, BeanFactory beanFactory) {
-    return new RateLimitWebFilter(RateLimitRoutes.of(properties.getWeb().getRoutes(),
+    return new RateLimitWebFilter(RateLimitRoutes.of(web.getRoutes(),
             gateway.bodyLimits(), new BeanFactoryResolver(beanFactory)), gateway,
         new ExchangeRequestSupport(resolver, gateway), problems(gateway, codecs),
         annotations.getIfAvailable() == null ? null : new AnnotatedHandlerLookup(mappings));

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.RateLimitStore;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
@@ -50,7 +50,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass({RedisRateLimitStore.class, RedisClient.class, DataRedisConnectionDetails.class})
 @ConditionalOnBooleanProperty(name = "ratelimiter.enabled", matchIfMissing = true)
 @ConditionalOnProperty(prefix = "ratelimiter", name = "store", havingValue = "redis")
-@EnableConfigurationProperties(RateLimiterProperties.class)
+@EnableConfigurationProperties({RateLimiterProperties.class, RateLimiterRedisProperties.class})
 public final class RateLimiterRedisAutoConfiguration {
 
   private static final String PREFIX = "ratelimiter.redis.";
@@ -64,8 +64,8 @@ public final class RateLimiterRedisAutoConfiguration {
   @ConditionalOnBean(DataRedisConnectionDetails.class)
   RedisRateLimitStore rateLimitStore(DataRedisConnectionDetails connection,
       ObjectProvider<DataRedisProperties> redisProperties,
-      ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties) {
-    RateLimiterProperties.Redis redis = properties.getRedis();
+      ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties,
+      RateLimiterRedisProperties redis) {
     Duration timeout = positive("command-timeout", redis.getCommandTimeout());
     Duration maxWait = redis.getMaxWait() == null ? null : positive("max-wait", redis.getMaxWait());
     if (maxWait != null && maxWait.compareTo(timeout) < 0) {
@@ -74,7 +74,7 @@ public final class RateLimiterRedisAutoConfiguration {
     }
     Duration retry = positive("retry-interval", redis.getRetryInterval());
     Duration heartbeat = positive("heartbeat-interval", redis.getHeartbeatInterval());
-    RateLimiterProperties.Redis.CircuitBreaker breaker = redis.getCircuitBreaker();
+    RateLimiterRedisProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
     float rate = breaker.getFailureRateThreshold();
     if (!(rate > 0 && rate <= 100)) {
       throw new InvalidRateLimitPropertyException(PREFIX + "circuit-breaker.failure-rate-threshold",

@@ -4,7 +4,7 @@ import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.beans.factory.BeanFactory;
@@ -63,9 +63,9 @@ public final class RateLimiterWebAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean(name = "rateLimitWebMvcConfigurer")
   WebMvcConfigurer rateLimitWebMvcConfigurer(RateLimitGateway gateway, RateLimitKeyResolver resolver,
-      RateLimiterProperties properties, ObjectProvider<AnnotationEnforcement> annotations,
+      RateLimiterWebProperties web, ObjectProvider<AnnotationEnforcement> annotations,
       BeanFactory beanFactory) {
-    RateLimitRoutes routes = RateLimitRoutes.of(properties.getWeb().getRoutes(), gateway.bodyLimits(),
+    RateLimitRoutes routes = RateLimitRoutes.of(web.getRoutes(), gateway.bodyLimits(),
         new BeanFactoryResolver(beanFactory));
     return new WebMvcConfigurer() {
       @Override

@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.ReactiveWebApplicationContextRunner;

@@ -2,14 +2,17 @@ package io.github.llmratelimiter.autoconfigure.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.gateway.KeyScope;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
-import io.github.llmratelimiter.gateway.RateLimitSettings;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.util.ArrayList;
@@ -40,7 +43,9 @@ class RateLimitMetricsTests {
         added.add(m.getId());
       }
     });
-    RateLimitPolicies policies = RateLimitPolicies.from(RateLimitSettings.defaults());
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null))
+        .build();
     policy = policies.policy(null);
     metrics = new RateLimitMetrics(registry, RateLimitStore.inMemory(), policies);
   }

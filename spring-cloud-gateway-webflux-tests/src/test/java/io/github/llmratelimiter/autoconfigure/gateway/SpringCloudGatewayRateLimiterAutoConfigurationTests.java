@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.MissingApiKeyException;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.gateway.scg;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.github.llmratelimiter.gateway.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.gateway.scg.reactive.ScgReactiveGatewayApplication;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,0 +1,496 @@
+package io.github.llmratelimiter.autoconfigure;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.gateway.BodyLimits;
+import io.github.llmratelimiter.gateway.KeyScope;
+import io.github.llmratelimiter.gateway.ModelSource;
+import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * The one translation of the bound {@code ratelimiter.*} properties into the model the gateway
+ * enforces: the policies and plans ({@link RateLimitPolicies}), the model-token estimator and the
+ * body limits. It alone knows property paths: it resolves what each level inherits (a model from
+ * its policy, a policy from the top level, a plan from the policy as configured) and names the
+ * property of the first invalid value ({@link InvalidRateLimitPropertyException}).
+ */
+final class PropertiesTranslation {
+
+  /** The prefix of every property an invalid value is named by. */
+  static final String PREFIX = "ratelimiter.";
+  private static final long MAX_LIMIT = Integer.MAX_VALUE - 8;
+  private static final String LIMIT_RANGE = "an integer from 1 to " + MAX_LIMIT;
+  /** How a failure describes a valid window. */
+  static final String WINDOW_RANGE = "a positive duration, for example 1m, 30s or 500ms";
+  private static final String CAPACITY_RANGE = "a finite number > 0";
+  private static final String REFILL_RANGE = "a finite number >= 0 (0: the bucket never refills)";
+  private static final String TPM_RANGE = "an integer >= 1 (model tokens per window)";
+  private static final String LEASE_RANGE = "a positive duration of at most "
+      + ConcurrencyLimit.MAX_LEASE + ", for example 10m";
+
+  private final RateLimiterProperties properties;
+  private final Values top;
+  /** The declared policies, the implicit default policy (null) first when it is not declared. */
+  private final Map<String, RateLimiterProperties.@Nullable Policy> declared = new LinkedHashMap<>();
+  private final Map<String, RateLimitPolicy.Level> ownLevels = new LinkedHashMap<>();
+
+  private PropertiesTranslation(RateLimiterProperties properties) {
+    this.properties = properties;
+    RateLimiterProperties.Tpm tpm = properties.getTpm();
+    this.top = new Values(properties.getRpm().getLimit(), properties.getRpm().getWindow(),
+        properties.getBurst().getCapacity(), properties.getBurst().getRefillPerSecond(),
+        tpm.getLimit(), tpm.getWindow(), null, null);
+  }
+
+  /**
+   * Translates the policies and plans of the properties, and checks that every route names one of
+   * the policies.
+   *
+   * @throws InvalidRateLimitPropertyException naming the first invalid property
+   */
+  static RateLimitPolicies policies(RateLimiterProperties properties, RateLimiterWebProperties web) {
+    validate(properties);
+    RateLimitPolicies policies = new PropertiesTranslation(properties).resolve();
+    List<RateLimiterWebProperties.Route> routes = web.getRoutes();
+    for (int i = 0; i < routes.size(); i++) {
+      String policy = routes.get(i).getPolicy();
+      if (policy != null && !policies.contains(policy)) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "web.routes[" + i + "].policy", policy,
+            "one of the policies " + policies.all().keySet());
+      }
+    }
+    return policies;
+  }
+
+  private RateLimitPolicies resolve() {
+    validateTopLevel();
+    if (!properties.getPolicies().containsKey(RateLimitPolicies.DEFAULT_POLICY)) {
+      declared.put(RateLimitPolicies.DEFAULT_POLICY, null);
+    }
+    declared.putAll(properties.getPolicies());
+    for (Map.Entry<String, RateLimiterProperties.@Nullable Policy> e : declared.entrySet()) {
+      ownLevels.put(e.getKey(), ownLevel(e.getKey(), e.getValue()));
+    }
+    String defaultPolicy = properties.getDefaultPolicy();
+    if (defaultPolicy == null || !declared.containsKey(defaultPolicy)) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "default-policy", defaultPolicy, "one of the policies " + declared.keySet());
+    }
+    Map<String, RateLimiterProperties.Plan> plans = properties.getPlans();
+    String defaultPlan = properties.getDefaultPlan();
+    if (defaultPlan == null || defaultPlan.isBlank()) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "default-plan", defaultPlan,
+          "one of the plans " + plans.keySet() + ", or " + RateLimitPolicies.DEFAULT_PLAN);
+    }
+    if (!plans.containsKey(defaultPlan) && !RateLimitPolicies.DEFAULT_PLAN.equals(defaultPlan)) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "default-plan", defaultPlan,
+          "one of the plans " + plans.keySet() + ", or " + RateLimitPolicies.DEFAULT_PLAN
+              + " (the policies as configured)");
+    }
+    RateLimitPolicies.Builder builder = RateLimitPolicies.builder(properties.getComposition())
+        .defaultPolicy(defaultPolicy).defaultPlan(defaultPlan);
+    for (Map.Entry<String, RateLimiterProperties.@Nullable Plan> plan : plans.entrySet()) {
+      planLevels(plan.getKey(), plan.getValue(), builder);
+    }
+    for (Map.Entry<String, RateLimitPolicy.Level> e : ownLevels.entrySet()) {
+      checkChain(e.getKey());
+      RateLimitPolicy.Level own = e.getValue();
+      builder.policy(e.getKey(), own.scope(), own.budget(), own.models(), parentOf(e.getKey()));
+    }
+    return builder.build();
+  }
+
+  /**
+   * Gives the builder a plan's limits on every policy it overrides: the plan's values on top of the
+   * policy as configured, and of each model the policy configures.
+   */
+  private void planLevels(String plan, RateLimiterProperties.@Nullable Plan settings,
+      RateLimitPolicies.Builder builder) {
+    checkName(PREFIX + "plans", plan, "plan name");
+    builder.plan(plan);
+    Map<String, RateLimiterProperties.PlanPolicy> overrides =
+        settings == null ? Map.of() : settings.getPolicies();
+    String planPath = PREFIX + "plans." + plan + ".policies";
+    for (Map.Entry<String, RateLimiterProperties.PlanPolicy> o : overrides.entrySet()) {
+      if (!declared.containsKey(o.getKey())) {
+        throw new InvalidRateLimitPropertyException(planPath + "." + o.getKey(), o.getKey(),
+            "one of the policies " + declared.keySet());
+      }
+      Map<String, Budget> configured = ownLevels.get(o.getKey()).models();
+      for (String model : o.getValue().getModels().keySet()) {
+        if (!configured.containsKey(model)) {
+          throw new InvalidRateLimitPropertyException(planPath + "." + o.getKey() + ".models."
+              + model, model, "one of the models policy '" + o.getKey() + "' configures "
+              + configured.keySet() + " (a plan overrides limits the policy has)");
+        }
+      }
+    }
+    for (Map.Entry<String, RateLimiterProperties.@Nullable Policy> e : declared.entrySet()) {
+      String name = e.getKey();
+      RateLimiterProperties.PlanPolicy override = overrides.get(name);
+      if (override == null) {
+        continue;
+      }
+      RateLimitPolicy.Level own = ownLevels.get(name);
+      String path = planPath + "." + name + ".";
+      Source policySource = policySource(name, e.getValue());
+      Source planSource = new Source(Values.of(override), path, policySource);
+      Budget budget = planned(own.budget(), budget(name, planSource), planSource);
+      Map<String, RateLimiterProperties.Limits> configuredModels =
+          e.getValue() == null ? properties.getModels() : e.getValue().getModels();
+      String modelsPath = e.getValue() == null ? PREFIX + "models." : policySource.prefix + "models.";
+      Map<String, Budget> models = new LinkedHashMap<>();
+      for (Map.Entry<String, Budget> m : own.models().entrySet()) {
+        Source configuredModel = new Source(Values.of(configuredModels.get(m.getKey())),
+            modelsPath + m.getKey() + ".", planSource);
+        RateLimiterProperties.Limits planModel = override.getModels().get(m.getKey());
+        Source modelSource = planModel == null ? configuredModel
+            : new Source(Values.of(planModel), path + "models." + m.getKey() + ".", configuredModel);
+        models.put(m.getKey(),
+            planned(m.getValue(), budget(m.getValue().name(), modelSource), modelSource));
+      }
+      builder.plan(plan, name, budget, models);
+    }
+  }
+
+  /**
+   * The limits a plan gives {@code base}, resolved from {@code source}: {@code planned}, once it is
+   * checked to change only limits; a component or window it would change names the property that
+   * sets it.
+   */
+  private static Budget planned(Budget base, Budget planned, Source source) {
+    String difference = null;
+    if ((base.bucket() == null) != (planned.bucket() == null)) {
+      difference = source.path(Values::burstCapacity, "burst.capacity");
+    } else if ((base.modelTokens() == null) != (planned.modelTokens() == null)) {
+      difference = source.path(Values::tpmLimit, "tpm.limit");
+    } else if ((base.concurrency() == null) != (planned.concurrency() == null)) {
+      difference = source.path(Values::concurrencyLimit, "concurrency.limit");
+    } else if (!base.window().window().equals(planned.window().window())) {
+      difference = source.path(Values::rpmWindow, "rpm.window");
+    } else if (base.modelTokens() != null
+        && !base.modelTokens().window().equals(planned.modelTokens().window())) {
+      difference = source.path(Values::tpmWindow, "tpm.window");
+    }
+    if (difference != null) {
+      throw new InvalidRateLimitPropertyException(difference, valueOf(difference, source),
+          "unset, or a value that changes only a limit of budget '" + base.name() + "' ("
+              + base + "): a plan adds no bucket, model-token or concurrency limit a policy"
+              + " lacks and keeps its windows");
+    }
+    return planned;
+  }
+
+  /** The value a source sets at a property it names. */
+  private static @Nullable Object valueOf(String property, Source source) {
+    for (Source s = source; s != null; s = s.parent) {
+      if (property.startsWith(s.prefix)) {
+        String suffix = property.substring(s.prefix.length());
+        return switch (suffix) {
+          case "burst.capacity" -> s.limits.burstCapacity();
+          case "tpm.limit" -> s.limits.tpmLimit();
+          case "concurrency.limit" -> s.limits.concurrencyLimit();
+          case "rpm.window" -> s.limits.rpmWindow();
+          case "tpm.window" -> s.limits.tpmWindow();
+          default -> null;
+        };
+      }
+    }
+    return null;
+  }
+
+  private Source policySource(String name, RateLimiterProperties.@Nullable Policy policy) {
+    return policy == null ? topSource()
+        : new Source(Values.of(policy), PREFIX + "policies." + name + ".", topSource());
+  }
+
+  private void validateTopLevel() {
+    if (properties.getComposition() == null) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "composition", null, "sequential or reserve-commit");
+    }
+    checkLimit(PREFIX + "rpm.limit", top.rpmLimit());
+    checkWindow(PREFIX + "rpm.window", top.rpmWindow());
+    checkWindow(PREFIX + "tpm.window", top.tpmWindow());
+  }
+
+  /** The policy's own level; {@code policy} is null for the implicit default policy. */
+  private RateLimitPolicy.Level ownLevel(String name, RateLimiterProperties.@Nullable Policy policy) {
+    checkName(PREFIX + "policies", name, "policy name");
+    boolean implicit = policy == null;
+    String path = implicit ? PREFIX : PREFIX + "policies." + name + ".";
+    Source source = policySource(name, policy);
+    KeyScope scope =
+        implicit || policy.getScope() == null ? properties.getScope() : policy.getScope();
+    if (scope == null) {
+      throw new InvalidRateLimitPropertyException(
+          path + "scope", null, "api-key, api-key-and-model or global");
+    }
+    Budget budget = budget(name, source);
+    Map<String, RateLimiterProperties.Limits> modelSettings =
+        implicit ? properties.getModels() : policy.getModels();
+    String modelsPath = implicit ? PREFIX + "models" : path + "models";
+    Map<String, Budget> models = new LinkedHashMap<>();
+    for (Map.Entry<String, RateLimiterProperties.Limits> m : modelSettings.entrySet()) {
+      checkName(modelsPath, m.getKey(), "model name");
+      Source modelSource = new Source(Values.of(m.getValue()), modelsPath + "." + m.getKey() + ".", source);
+      models.put(m.getKey(), budget(name + "/" + m.getKey(), modelSource));
+    }
+    return new RateLimitPolicy.Level(name, scope, budget, models);
+  }
+
+  private Source topSource() {
+    return new Source(top, PREFIX, null);
+  }
+
+  private static void checkName(String property, String name, String what) {
+    if (name == null || name.isBlank() || name.indexOf('{') >= 0 || name.indexOf('}') >= 0
+        || name.indexOf('/') >= 0) {
+      throw new InvalidRateLimitPropertyException(
+          property, name, "a " + what + " that is not blank and holds no '{', '}' or '/'");
+    }
+  }
+
+  /** Checks that the parents of a policy are policies and lead to a root. */
+  private void checkChain(String name) {
+    Set<String> seen = new LinkedHashSet<>();
+    for (String current = name; current != null; current = parentOf(current)) {
+      if (!seen.add(current)) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "policies." + name + ".parent",
+            parentOf(name), "a policy whose parents do not lead back to '" + name
+                + "' (the chain " + seen + " is a cycle)");
+      }
+      String parent = parentOf(current);
+      if (parent != null && !declared.containsKey(parent)) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "policies." + current + ".parent",
+            parent, "one of the policies " + declared.keySet());
+      }
+    }
+  }
+
+  private @Nullable String parentOf(String name) {
+    RateLimiterProperties.Policy p = declared.get(name);
+    return p == null ? null : p.getParent();
+  }
+
+  private Budget budget(String name, Source source) {
+    Long limit = source.find(Values::rpmLimit);
+    checkLimit(source.path(Values::rpmLimit, "rpm.limit"), limit);
+    Duration window = source.find(Values::rpmWindow);
+    checkWindow(source.path(Values::rpmWindow, "rpm.window"), window);
+    Double capacity = source.find(Values::burstCapacity);
+    Double refill = source.find(Values::burstRefillPerSecond);
+    String capacityPath = source.path(Values::burstCapacity, "burst.capacity");
+    String refillPath = source.path(Values::burstRefillPerSecond, "burst.refill-per-second");
+    BucketLimit bucket = null;
+    if (capacity != null || refill != null) {
+      if (capacity == null || !(capacity > 0) || capacity.isInfinite()) {
+        throw new InvalidRateLimitPropertyException(capacityPath, capacity,
+            CAPACITY_RANGE + (capacity == null ? " (required with " + refillPath + ")" : ""));
+      }
+      if (refill == null || !(refill >= 0) || refill.isInfinite()) {
+        throw new InvalidRateLimitPropertyException(refillPath, refill,
+            REFILL_RANGE + (refill == null ? " (required with " + capacityPath + ")" : ""));
+      }
+      bucket = new BucketLimit(capacity, refill);
+    }
+    return new Budget(
+        name, new WindowLimit(limit, window), bucket, modelTokens(source), concurrency(source));
+  }
+
+  /** The limit on calls in flight, or null when none is set at any level of the source. */
+  private static @Nullable ConcurrencyLimit concurrency(Source source) {
+    Long limit = source.find(Values::concurrencyLimit);
+    Duration lease = source.find(Values::concurrencyLeaseTimeout);
+    String leasePath = source.path(Values::concurrencyLeaseTimeout, "concurrency.lease-timeout");
+    if (lease != null && (lease.isZero() || lease.isNegative()
+        || lease.compareTo(ConcurrencyLimit.MAX_LEASE) > 0)) {
+      throw new InvalidRateLimitPropertyException(leasePath, lease, LEASE_RANGE);
+    }
+    if (limit == null) {
+      return null;
+    }
+    checkLimit(source.path(Values::concurrencyLimit, "concurrency.limit"), limit);
+    return new ConcurrencyLimit(limit, lease == null ? ConcurrencyLimit.DEFAULT_LEASE_TIMEOUT : lease);
+  }
+
+  /** The model-token (TPM) limit, or null when none is set at any level of the source. */
+  private @Nullable ModelTokenLimit modelTokens(Source source) {
+    Long limit = source.find(Values::tpmLimit);
+    if (limit == null) {
+      return null;
+    }
+    if (limit < 1) {
+      throw new InvalidRateLimitPropertyException(
+          source.path(Values::tpmLimit, "tpm.limit"), limit, TPM_RANGE);
+    }
+    Duration window = source.find(Values::tpmWindow);
+    checkWindow(source.path(Values::tpmWindow, "tpm.window"), window);
+    return new ModelTokenLimit(limit, window);
+  }
+
+  private static void checkLimit(String path, @Nullable Long limit) {
+    if (limit == null || limit < 1 || limit > MAX_LIMIT) {
+      throw new InvalidRateLimitPropertyException(path, limit, LIMIT_RANGE);
+    }
+  }
+
+  private static void checkWindow(String path, @Nullable Duration window) {
+    if (window == null || window.isZero() || window.isNegative()) {
+      throw new InvalidRateLimitPropertyException(path, window, WINDOW_RANGE);
+    }
+  }
+
+  /** Checks the top-level properties that shape no budget. */
+  private static void validate(RateLimiterProperties props) {
+    anonymousKey(props);
+    if (props.getInMemory().getMaxKeysPerBudget() < 1) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "in-memory.max-keys-per-budget",
+          props.getInMemory().getMaxKeysPerBudget(), "an integer >= 1");
+    }
+    RateLimiterProperties.Endpoint endpoint = props.getEndpoint();
+    if (endpoint.getMaxTop() < 1) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "endpoint.max-top", endpoint.getMaxTop(), "an integer >= 1");
+    }
+    if (endpoint.getTop() < 1 || endpoint.getTop() > endpoint.getMaxTop()) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "endpoint.top", endpoint.getTop(),
+          "an integer from 1 to endpoint.max-top (" + endpoint.getMaxTop() + ")");
+    }
+    estimator(props.getTpm());
+    Duration refresh = props.getPlanRefresh();
+    if (refresh == null || refresh.isZero() || refresh.isNegative()
+        || refresh.compareTo(Duration.ofDays(1)) > 0) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "plan-refresh", refresh,
+          "a positive duration of at most 1d, for example 5s");
+    }
+    if (props.getPlanCacheMaxKeys() < 1) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "plan-cache-max-keys",
+          props.getPlanCacheMaxKeys(), "an integer >= 1");
+    }
+  }
+
+  /**
+   * The key that requests without an API key share.
+   *
+   * @throws InvalidRateLimitPropertyException if it is blank
+   */
+  static String anonymousKey(RateLimiterProperties props) {
+    String key = props.getAnonymousKey();
+    if (key == null || key.isBlank()) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "anonymous-key", key, "a non-blank string");
+    }
+    return key;
+  }
+
+  /**
+   * The default estimator of {@code ratelimiter.tpm.*}.
+   *
+   * @throws InvalidRateLimitPropertyException naming the first invalid property
+   */
+  static ModelTokenEstimator estimator(RateLimiterProperties.Tpm tpm) {
+    if (tpm.getBytesPerToken() < 1) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "tpm.bytes-per-token", tpm.getBytesPerToken(), "an integer >= 1");
+    }
+    if (tpm.getTokensPerMessage() < 0) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "tpm.tokens-per-message", tpm.getTokensPerMessage(), "an integer >= 0");
+    }
+    if (tpm.getTokensPerRequest() < 0) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "tpm.tokens-per-request", tpm.getTokensPerRequest(), "an integer >= 0");
+    }
+    if (tpm.getDefaultCompletionTokens() < 0) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "tpm.default-completion-tokens",
+          tpm.getDefaultCompletionTokens(), "an integer >= 0");
+    }
+    return ModelTokenEstimator.of(tpm.getBytesPerToken(), tpm.getTokensPerMessage(),
+        tpm.getTokensPerRequest(), tpm.getDefaultCompletionTokens());
+  }
+
+  /**
+   * How much of a request body the limiter accepts and reads.
+   *
+   * @throws InvalidRateLimitPropertyException naming the first invalid property
+   */
+  static BodyLimits bodyLimits(RateLimiterWebProperties web) {
+    DataSize maxBody = web.getMaxBody();
+    if (maxBody == null || maxBody.toBytes() < 1 || maxBody.toBytes() > BodyLimits.MAX_BUFFER) {
+      throw new InvalidRateLimitPropertyException(BodyLimits.MAX_BODY, maxBody,
+          "a size from 1B to " + BodyLimits.MAX_BUFFER + "B, for example 4MB");
+    }
+    DataSize peek = web.getMaxBodyPeek() == null ? maxBody : web.getMaxBodyPeek();
+    if (peek.toBytes() < 1 || peek.toBytes() > maxBody.toBytes()) {
+      throw new InvalidRateLimitPropertyException(BodyLimits.MAX_BODY_PEEK, peek,
+          "a size from 1B to " + BodyLimits.MAX_BODY + " (" + maxBody + "), or unset for "
+              + BodyLimits.MAX_BODY);
+    }
+    boolean read = web.isModelFromBody();
+    return new BodyLimits(maxBody.toBytes(), peek.toBytes(), read,
+        read ? ModelSource.BODY_THEN_QUERY : ModelSource.QUERY);
+  }
+
+  /**
+   * Where a value comes from: the most specific settings first (a model's, then the policy's, then
+   * the top level's).
+   */
+  private record Source(Values limits, String prefix, @Nullable Source parent) {
+
+    /** The most specific value set, or {@code null} when no level sets it. */
+    <T> @Nullable T find(Function<Values, @Nullable T> getter) {
+      for (Source s = this; s != null; s = s.parent) {
+        T v = getter.apply(s.limits);
+        if (v != null) {
+          return v;
+        }
+      }
+      return null;
+    }
+
+    /** The full name of the property {@link #find} takes its value from. */
+    String path(Function<Values, @Nullable Object> getter, String suffix) {
+      for (Source s = this; s != null; s = s.parent) {
+        if (getter.apply(s.limits) != null) {
+          return s.prefix + suffix;
+        }
+      }
+      return PREFIX + suffix;
+    }
+  }
+
+  /**
+   * The limits one level of the properties sets: the top level, a policy, a plan's policy or a
+   * model; a {@code null} value is not set there and is inherited.
+   */
+  private record Values(
+      @Nullable Long rpmLimit,
+      @Nullable Duration rpmWindow,
+      @Nullable Double burstCapacity,
+      @Nullable Double burstRefillPerSecond,
+      @Nullable Long tpmLimit,
+      @Nullable Duration tpmWindow,
+      @Nullable Long concurrencyLimit,
+      @Nullable Duration concurrencyLeaseTimeout) {
+
+    static Values of(RateLimiterProperties.Limits l) {
+      return new Values(l.getRpm().getLimit(), l.getRpm().getWindow(), l.getBurst().getCapacity(),
+          l.getBurst().getRefillPerSecond(), l.getTpm().getLimit(), l.getTpm().getWindow(),
+          l.getConcurrency().getLimit(), l.getConcurrency().getLeaseTimeout());
+    }
+  }
+}
