@@ -372,7 +372,7 @@ public final class RateLimitEnforcer {
     if (failure instanceof Error e) {
       throw e;
     }
-    if (storeFailure == StoreFailure.DENY) {
+    if (storeFailure != StoreFailure.ALLOW) {
       throw new RateLimitStoreUnavailableException(call.policy.name(), failure);
     }
     Budget last = call.levels.get(call.levels.size() - 1);

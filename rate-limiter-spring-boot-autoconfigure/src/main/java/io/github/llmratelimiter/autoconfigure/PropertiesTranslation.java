@@ -358,6 +358,10 @@ final class PropertiesTranslation {
   /** Checks the top-level properties that shape no budget. */
   private static void validate(RateLimiterProperties props) {
     anonymousKey(props);
+    if (props.getStoreFailure() == null) {
+      throw new InvalidRateLimitPropertyException(
+          PREFIX + "store-failure", null, "local-fallback, deny or allow");
+    }
     if (props.getInMemory().getMaxKeysPerBudget() < 1) {
       throw new InvalidRateLimitPropertyException(PREFIX + "in-memory.max-keys-per-budget",
           props.getInMemory().getMaxKeysPerBudget(), "an integer >= 1");

@@ -97,10 +97,12 @@ public class RateLimiterProperties {
   private String anonymousKey = "anonymous";
 
   /**
-   * What a decision does when the store fails (for example a distributed store is unreachable):
-   * "deny" (a 503 problem response) or "allow" (the call passes unlimited).
+   * What a decision does when the store fails (for example Redis is unreachable): "local-fallback"
+   * (the default: on the Redis store, an in-memory store decides on this instance's share of each
+   * budget until Redis answers again; on other stores as deny), "deny" (a 503 problem response with
+   * Retry-After) or "allow" (the call passes unlimited).
    */
-  private StoreFailure storeFailure = StoreFailure.DENY;
+  private StoreFailure storeFailure = StoreFailure.LOCAL_FALLBACK;
 
   /** Enforcement of "@RateLimited" on Spring bean methods (a Spring AOP interceptor). */
   private final Aspect aspect = new Aspect();

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * policy's as configured; an unknown plan, policy or model name, or a plan that would change a
  * budget's shape, fails naming the property.
  */
-class PlanPoliciesTests {
+class PlanPropertiesTests {
 
   private static final RateLimitKey KEY = RateLimitKey.of("sk-plans-0123456789", "gpt-4o");
   private static final RateLimitKey OTHER_MODEL = RateLimitKey.of("sk-plans-0123456789", "gpt-4o-mini");

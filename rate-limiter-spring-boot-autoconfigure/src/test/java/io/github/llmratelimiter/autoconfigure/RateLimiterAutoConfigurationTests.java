@@ -198,6 +198,7 @@ class RateLimiterAutoConfigurationTests {
       "ratelimiter.policies.chat.concurrency.limit=0 | ratelimiter.policies.chat.concurrency.limit | an integer from 1",
       "ratelimiter.policies.chat.concurrency.limit=2,ratelimiter.policies.chat.concurrency.lease-timeout=2d | ratelimiter.policies.chat.concurrency.lease-timeout | at most PT24H",
       "ratelimiter.plan-refresh=0s | ratelimiter.plan-refresh | a positive duration",
+      "ratelimiter.store-failure=sometimes | ratelimiter.store-failure | one of deny, allow, local-fallback",
   })
   void runWhenPropertyInvalidShouldFailWithAnalysisNamingPropertyAndRange(
       String properties, String property, String range) {

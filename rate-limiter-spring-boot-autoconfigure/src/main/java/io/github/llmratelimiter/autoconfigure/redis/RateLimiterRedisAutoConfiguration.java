@@ -102,7 +102,7 @@ public final class RateLimiterRedisAutoConfiguration {
         .retryInterval(retry)
         .heartbeatInterval(heartbeat)
         .circuitBreaker(rate, window, minimum, probes)
-        .failurePolicy(FailurePolicy.valueOf(redis.getFailurePolicy().name()))
+        .failurePolicy(failurePolicy(properties, redis))
         .hashKeys(redis.isHashKeys());
     if (maxWait != null) {
       builder.maxWait(maxWait);
@@ -124,6 +124,24 @@ public final class RateLimiterRedisAutoConfiguration {
       builder.clientResources(resources);
     }
     return builder.build();
+  }
+
+  /**
+   * What answers while Redis does not: {@code ratelimiter.store-failure}, unless the deprecated
+   * {@code ratelimiter.redis.failure-policy} is set, which keeps its meaning.
+   */
+  @SuppressWarnings("deprecation")
+  static FailurePolicy failurePolicy(RateLimiterProperties properties,
+      RateLimiterRedisProperties redis) {
+    RateLimiterRedisProperties.FailurePolicy deprecated = redis.getFailurePolicy();
+    if (deprecated != null) {
+      return FailurePolicy.valueOf(deprecated.name());
+    }
+    return switch (properties.getStoreFailure()) {
+      case DENY -> FailurePolicy.FAIL_CLOSED;
+      case ALLOW -> FailurePolicy.FAIL_OPEN;
+      case LOCAL_FALLBACK -> FailurePolicy.LOCAL_FALLBACK;
+    };
   }
 
   private static int atLeastOne(String name, int value) {

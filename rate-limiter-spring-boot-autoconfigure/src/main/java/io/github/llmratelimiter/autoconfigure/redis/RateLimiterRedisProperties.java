@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 
 /**
  * Configuration of the Redis store, under the prefix {@code ratelimiter.redis} (used when {@code
@@ -40,9 +41,10 @@ public class RateLimiterRedisProperties {
 
   /**
    * What answers while Redis does not: "fail-open" (admit every call), "fail-closed" (deny with
-   * a 503) or "local-fallback" (an in-memory store in this instance decides).
+   * a 503) or "local-fallback" (an in-memory store in this instance decides). Unset: what
+   * ratelimiter.store-failure says, which replaces this property.
    */
-  private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
+  private @Nullable FailurePolicy failurePolicy;
 
   /**
    * How long the failure policy answers every request once the circuit breaker has opened,
@@ -92,11 +94,15 @@ public class RateLimiterRedisProperties {
     return circuitBreaker;
   }
 
-  public FailurePolicy getFailurePolicy() {
+  @Deprecated(since = "0.1.0")
+  @DeprecatedConfigurationProperty(replacement = "ratelimiter.store-failure", since = "0.1.0",
+      reason = "one setting says what a store failure does, on every store")
+  public @Nullable FailurePolicy getFailurePolicy() {
     return failurePolicy;
   }
 
-  public void setFailurePolicy(FailurePolicy failurePolicy) {
+  @Deprecated(since = "0.1.0")
+  public void setFailurePolicy(@Nullable FailurePolicy failurePolicy) {
     this.failurePolicy = failurePolicy;
   }
 

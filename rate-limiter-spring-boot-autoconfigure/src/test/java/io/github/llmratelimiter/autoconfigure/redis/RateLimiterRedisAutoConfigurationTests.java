@@ -113,6 +113,28 @@ class RateLimiterRedisAutoConfigurationTests {
   }
 
   @Test
+  void runWhenStoreFailureIsSetShouldGiveRedisTheSameAnswer() {
+    runner().withPropertyValues("ratelimiter.store=redis").run(context -> {
+      assertThat(context.getBean(RedisRateLimitStore.class).failurePolicy())
+          .isEqualTo(FailurePolicy.LOCAL_FALLBACK);
+    });
+    runner().withPropertyValues("ratelimiter.store=redis", "ratelimiter.store-failure=deny")
+        .run(context -> assertThat(context.getBean(RedisRateLimitStore.class).failurePolicy())
+            .isEqualTo(FailurePolicy.FAIL_CLOSED));
+    runner().withPropertyValues("ratelimiter.store=redis", "ratelimiter.store-failure=allow")
+        .run(context -> assertThat(context.getBean(RedisRateLimitStore.class).failurePolicy())
+            .isEqualTo(FailurePolicy.FAIL_OPEN));
+  }
+
+  @Test
+  void runWhenTheDeprecatedFailurePolicyIsSetShouldKeepItsMeaning() {
+    runner().withPropertyValues("ratelimiter.store=redis", "ratelimiter.store-failure=allow",
+            "ratelimiter.redis.failure-policy=local-fallback")
+        .run(context -> assertThat(context.getBean(RedisRateLimitStore.class).failurePolicy())
+            .isEqualTo(FailurePolicy.LOCAL_FALLBACK));
+  }
+
+  @Test
   void runWhenRedisIsAClusterShouldBuildAClusterStore() {
     List<RedisServer> nodes = TestRedis.startCluster(3);
     try {
