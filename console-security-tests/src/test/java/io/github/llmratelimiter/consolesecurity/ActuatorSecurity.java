@@ -13,7 +13,7 @@ import org.springframework.security.web.servlet.util.matcher.PathPatternRequestM
 import org.springframework.security.web.util.matcher.OrRequestMatcher;
 import org.springframework.security.web.util.matcher.RequestMatcher;
 
-/** The README's filter chain for the Actuator paths and the console, as the README shows it. */
+/** The filter chain for the Actuator paths and the console, as docs/operations.md shows it. */
 @Configuration(proxyBeanMethods = false)
 class ActuatorSecurity {
 

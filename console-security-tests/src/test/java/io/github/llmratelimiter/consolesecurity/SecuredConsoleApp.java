@@ -12,8 +12,8 @@ import org.springframework.web.bind.annotation.RestController;
 
 /**
  * A rate-limited API ({@code GET /v1/hello}, 3 a minute per key) with the console on and the
- * README's Actuator security; the API's own chain lets every caller through (the limiter
- * authenticates callers by their API key). Users: {@code admin} and {@code ops}.
+ * Actuator security of docs/operations.md; the API's own chain lets every caller through (the
+ * limiter authenticates callers by their API key). Users: {@code admin} and {@code ops}.
  */
 @SpringBootApplication
 public class SecuredConsoleApp {

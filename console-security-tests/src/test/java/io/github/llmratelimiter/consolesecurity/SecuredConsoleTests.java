@@ -15,9 +15,10 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * The README's Spring Security set-up: the console and the endpoint need a role (anonymous callers
- * get 401), operators read, only admins reset, and a reset needs the CSRF token the console sends:
- * the cookie {@code XSRF-TOKEN} the server sets, echoed in the header {@code X-XSRF-TOKEN}.
+ * The Spring Security set-up of docs/operations.md: the console and the endpoint need a role
+ * (anonymous callers get 401), operators read, only admins reset, and a reset needs the CSRF token
+ * the console sends: the cookie {@code XSRF-TOKEN} the server sets, echoed in the header {@code
+ * X-XSRF-TOKEN}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
     "ratelimiter.console.enabled=true", "ratelimiter.policies.api.rpm.limit=3",

@@ -611,8 +611,9 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
 
   @Test
   void sequentialReportsAFullWindowFirstEvenBeforeABucketThatNeverRefills() {
-    // The design's order: RPM_LIMIT returns before the bucket runs (README, "two composition
-    // modes"): the one deny in this mode that is retryable although the call can never pass.
+    // The design's order: RPM_LIMIT returns before the bucket runs (docs/core.md, "The two
+    // composition modes"): the one deny in this mode that is retryable although the call can
+    // never pass.
     GatewayLimiter limiter = gateway(3, Duration.ofSeconds(10), 2, 0, Composition.SEQUENTIAL);
     assertThat(limiter.allow("t", 1.5).allowed()).isTrue();
     Decision burst = limiter.allow("t");

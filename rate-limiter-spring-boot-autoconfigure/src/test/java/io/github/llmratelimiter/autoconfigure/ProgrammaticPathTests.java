@@ -30,10 +30,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The README's programmatic path, compiled and run (its code blocks are these tagged regions, which
- * {@link ReadmeExamplesTests} compares): charging by policy name with key, model, cost and
- * estimate; reconciling from another thread; rendering a 429 from an outcome; charging model
- * tokens used outside a request.
+ * The programmatic path of docs/web-stacks.md, compiled and run (its code blocks are these tagged
+ * regions, which {@link ReadmeExamplesTests} compares): charging by policy name with key, model,
+ * cost and estimate; reconciling from another thread; rendering a 429 from an outcome; charging
+ * model tokens used outside a request.
  */
 class ProgrammaticPathTests {
 

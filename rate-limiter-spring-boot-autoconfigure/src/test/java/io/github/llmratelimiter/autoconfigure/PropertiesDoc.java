@@ -59,8 +59,8 @@ final class PropertiesDoc {
         .append("```bash\n").append(REGENERATE).append("\n```\n\n")
         .append("A map's keys are names you choose (`ratelimiter.policies.<name>.…`,")
         .append(" `ratelimiter.models.<model>.…`); a named\npolicy and a model override take the same")
-        .append(" `rpm`, `burst` and `tpm` settings as the top level (see the README's\n")
-        .append("[Configure limits](../README.md#configure-limits-in-applicationyml)).\n\n")
+        .append(" `rpm`, `burst` and `tpm` settings as the top level (see\n")
+        .append("[Configure limits](configuration.md#configure-limits-in-applicationyml)).\n\n")
         .append("| Property | Type | Default | Description |\n")
         .append("|---|---|---|---|\n");
     for (Map<String, Object> p : properties) {

@@ -29,7 +29,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * management port, write access granted), refreshing every second; calls are chat completions for
  * gpt-4o (3 a minute per key). With {@code -Dconsole.screenshot=docs/console.png} it also puts the
  * sample under load from a dozen tenants for {@code console.screenshot.seconds} (default 60) and
- * writes the README's screenshot.
+ * writes the screenshot of docs/operations.md (docs/console.png).
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = "ratelimiter.console.refresh=1s")
@@ -85,7 +85,7 @@ class ConsoleBrowserTests extends ConsoleBrowserScenarios {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  /** Writes the README's screenshot of the console under load; runs only when asked for. */
+  /** Writes docs/console.png, the console under load; runs only when asked for. */
   @Test
   void screenshotUnderLoad() throws Exception {
     String file = System.getProperty(SCREENSHOT);

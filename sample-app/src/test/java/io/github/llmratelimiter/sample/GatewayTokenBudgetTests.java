@@ -20,8 +20,8 @@ import org.springframework.context.annotation.Primary;
 
 /**
  * The sample's tokens-per-minute budget (500 model tokens a minute per key and model on "chat")
- * over plain HTTP: the README's curl loop, streams settled from their usage chunk or their
- * estimate, and a failed upstream call refunded.
+ * over plain HTTP: the curl loop of sample-app/README.md, streams settled from their usage chunk or
+ * their estimate, and a failed upstream call refunded.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GatewayTokenBudgetTests {

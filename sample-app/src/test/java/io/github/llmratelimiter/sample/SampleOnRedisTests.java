@@ -19,9 +19,9 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
- * Two instances of the sample gateway with its "redis" profile, as the README starts them, on one
- * real redis-server: bursts of 150 concurrent requests of one API key, spread over both, a fresh
- * key each time, 20 times. gpt-4o's budget is 3 a minute per key: exactly 3 pass every time.
+ * Two instances of the sample gateway with its "redis" profile, as docs/redis.md starts them, on
+ * one real redis-server: bursts of 150 concurrent requests of one API key, spread over both, a
+ * fresh key each time, 20 times. gpt-4o's budget is 3 a minute per key: exactly 3 pass every time.
  */
 class SampleOnRedisTests {
 

@@ -18,12 +18,12 @@ import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * The README's "Try it" steps for plans and calls in flight, against the sample as it ships (its
- * application.yml), on random ports: a denied key moved to pro with one call on the management port
- * is admitted under pro's limits and nothing it spent is reset; of three parallel streams of one key
- * the third gets {@code CONCURRENCY_LIMIT}, and a fourth sent after one ended passes. The stand-in
- * streams slowly here (300ms a chunk) so that two streams are surely still running when the third
- * and fourth are sent.
+ * The "Try it" steps (sample-app/README.md) for plans and calls in flight, against the sample as it
+ * ships (its application.yml), on random ports: a denied key moved to pro with one call on the
+ * management port is admitted under pro's limits and nothing it spent is reset; of three parallel
+ * streams of one key the third gets {@code CONCURRENCY_LIMIT}, and a fourth sent after one ended
+ * passes. The stand-in streams slowly here (300ms a chunk) so that two streams are surely still
+ * running when the third and fourth are sent.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = "gateway.stand-in.chunk-delay=300ms")

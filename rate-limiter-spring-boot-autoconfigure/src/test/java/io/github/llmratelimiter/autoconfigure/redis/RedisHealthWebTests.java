@@ -28,7 +28,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * {@code GET /actuator/health} of a real web application on {@code ratelimiter.store=redis}, with
  * every auto-configuration on the class path (Spring Data Redis and its {@code redis} health
  * indicator included), while the redis-server is stopped (connections refused) or frozen with
- * SIGSTOP (connections open, nothing answers). With either set-up the README's Redis section gives,
+ * SIGSTOP (connections open, nothing answers). With either set-up docs/redis.md gives,
  * health answers DOWN within 1 s; with Spring Boot's defaults it does not answer within 1.5 s (the
  * {@code redis} indicator waits on the application's connection with Lettuce's 60 s timeout).
  */
@@ -36,10 +36,10 @@ class RedisHealthWebTests {
 
   /** The deadline: a liveness probe's budget. */
   private static final long BOUND_MS = 1_000;
-  /** The README's set-up that keeps Spring Boot's {@code redis} indicator. */
+  /** The set-up of docs/redis.md that keeps Spring Boot's {@code redis} indicator. */
   private static final String[] BOUNDED_CONNECTION = {
       "spring.data.redis.timeout=300ms", "spring.data.redis.connect-timeout=300ms"};
-  /** The README's set-up that leaves Redis to the {@code rateLimiter} indicator. */
+  /** The set-up of docs/redis.md that leaves Redis to the {@code rateLimiter} indicator. */
   private static final String[] REDIS_INDICATOR_OFF = {"management.health.redis.enabled=false"};
 
   @RegisterExtension

@@ -9,19 +9,20 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keeps the README's "Testing your limits" examples true: they must be {@link ChatController} and
- * {@link ChatLimitsTest} as compiled and run here, less their package lines and Javadoc comments.
+ * Keeps the "Testing your limits" examples of docs/testing.md true: they must be {@link
+ * ChatController} and {@link ChatLimitsTest} as compiled and run here, less their package lines and
+ * Javadoc comments.
  */
 class ReadmeExampleTests {
 
-  private static final Path README = Path.of("..", "README.md");
+  private static final Path PAGE = Path.of("..", "docs", "testing.md");
   private static final Path SOURCES = Path.of("src/test/java/io/github/llmratelimiter/autoconfigure/slices");
 
   @Test
   void theTestingSectionsExamplesAreTheClassesThatRun() throws IOException {
-    String readme = Files.readString(README, StandardCharsets.UTF_8);
-    int section = readme.indexOf("\n### Testing your limits\n");
-    assertThat(section).as("the README's section").isPositive();
+    String readme = Files.readString(PAGE, StandardCharsets.UTF_8);
+    int section = readme.indexOf("# Testing your limits\n");
+    assertThat(section).as("the section of docs/testing.md").isNotNegative();
     int controller = readme.indexOf("```java\n", section) + "```java\n".length();
     int test = readme.indexOf("```java\n", controller) + "```java\n".length();
     assertThat(block(readme, controller)).isEqualTo(compiled("ChatController.java"));
@@ -32,7 +33,7 @@ class ReadmeExampleTests {
     return readme.substring(start, readme.indexOf("```\n", start));
   }
 
-  /** A source as the README shows it: without its package line and Javadoc comments. */
+  /** A source as docs/testing.md shows it: without its package line and Javadoc comments. */
   private static String compiled(String file) throws IOException {
     String source = Files.readString(SOURCES.resolve(file), StandardCharsets.UTF_8);
     String body = source.substring(source.indexOf('\n', source.indexOf("package ")) + 1);

@@ -18,7 +18,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * The retry advice over real HTTP (Tomcat) with {@code ratelimiter.composition=sequential}, the
- * core's order, which the README documents: a burst deny keeps its window slot, so the advised
+ * core's order, which docs/core.md documents: a burst deny keeps its window slot, so the advised
  * wait is not enough when that slot fills the window; a window deny and a model-token deny whose
  * window has room are cleared by their wait. (The starter's default, reserve-commit, is checked on
  * both stacks by {@link WebStackScenarios}.)
