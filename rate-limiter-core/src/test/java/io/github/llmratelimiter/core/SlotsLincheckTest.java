@@ -49,7 +49,7 @@ public class SlotsLincheckTest {
   /** The slots the org holds now (the key's are the same calls'). */
   @Operation
   public long inFlight() {
-    return store.inspect(free, "acme").map(KeySnapshot::inFlight).orElse(0L);
+    return store.administration().orElseThrow().inspect(free, "acme").map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Operation

@@ -8,6 +8,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.internal.Args;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisException;
@@ -537,7 +538,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     redis.budget(budget);
     return admin(() -> redis.inspect(budget, key),
         () -> fallback().store().inspect(fallback().scaled(budget), key));
@@ -555,7 +556,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public boolean reset(Budget budget, String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     redis.budget(budget);
     return admin(() -> redis.reset(budget, key),
         () -> fallback().store().reset(fallback().scaled(budget), key));
@@ -596,7 +597,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    */
   @Override
   public Optional<String> assignedPlan(String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     return admin(() -> redis.assignedPlan(key), () -> {
       throw new IllegalStateException("the Redis rate-limit store is unavailable");
     });
@@ -610,7 +611,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    */
   @Override
   public CompletionStage<Optional<String>> assignedPlanAsync(String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.failedFuture(
           new IllegalStateException("the Redis rate-limit store is unavailable"));
@@ -639,9 +640,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public void assignPlan(String key, @Nullable String plan) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     if (plan != null) {
-      Checks.notBlank("plan", plan);
+      Args.notBlank("plan", plan);
     }
     admin(() -> {
       redis.assignPlan(key, plan);

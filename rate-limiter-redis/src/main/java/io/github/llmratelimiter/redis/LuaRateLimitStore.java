@@ -12,6 +12,7 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.codec.StringCodec;
@@ -119,8 +120,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
-    Checks.notNull("levels", levels);
-    Checks.notNull("keys", keys);
+    Args.notNull("levels", levels);
+    Args.notNull("keys", keys);
     if (levels.isEmpty()) {
       throw new IllegalArgumentException("levels must not be empty, but was " + levels);
     }
@@ -132,8 +133,8 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   private Call planAll(List<Budget> levels, List<String> keys, double cost, long estimate,
       boolean reserve, Composition composition) {
-    Checks.positiveFinite("cost", cost);
-    Checks.notNull("composition", composition);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
     checkLevels(levels, keys);
     if (!reserve) {
       for (Budget b : levels) {
@@ -153,7 +154,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private void checkLevels(List<Budget> levels, List<String> keys) {
     Set<String> names = new HashSet<>();
     for (int i = 0; i < levels.size(); i++) {
-      Checks.notBlank("keys[" + i + "]", keys.get(i));
+      Args.notBlank("keys[" + i + "]", keys.get(i));
       Budget b = budget(levels.get(i));
       if (!names.add(b.name())) {
         throw new IllegalArgumentException(
@@ -164,9 +165,9 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   /** Validates a single-budget call; see {@link #plan(List, List, double, Composition)}. */
   Call plan(Budget budget, String key, double cost, Composition composition) {
-    Checks.notBlank("key", key);
-    Checks.positiveFinite("cost", cost);
-    Checks.notNull("composition", composition);
+    Args.notBlank("key", key);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
     budget(budget);
     checkNoSlots(budget);
     return new Call(List.of(budget), List.of(key), cost, 0, false, composition,
@@ -197,7 +198,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * it, and that its name always comes with the same defaults in this store.
    */
   private ScriptBudget scripted(@Nullable Budget budget) {
-    Checks.notNull("budget", budget);
+    Args.notNull("budget", budget);
     ScriptBudget known = budgets.get(budget.name()); // a known budget: a read, no lock
     if (known == null) {
       ScriptBudget added = new ScriptBudget(budget.defaults(), layout, ticker != null);
@@ -390,7 +391,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * @throws IllegalArgumentException on bad input
    */
   boolean planReconcile(@Nullable Reservation reservation, long actualModelTokens) {
-    Checks.notNull("reservation", reservation);
+    Args.notNull("reservation", reservation);
     if (actualModelTokens < 0) {
       throw new IllegalArgumentException(
           "actualModelTokens must be >= 0, but was " + actualModelTokens);
@@ -506,7 +507,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * @throws IllegalArgumentException on bad input
    */
   boolean planRelease(@Nullable Reservation reservation) {
-    Checks.notNull("reservation", reservation);
+    Args.notNull("reservation", reservation);
     if (!reservation.holdsSlots()) {
       return false;
     }
@@ -566,30 +567,30 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   @Override
   public Optional<String> assignedPlan(String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     return Optional.ofNullable(link.commands().get(layout.plan(key)));
   }
 
   /** Sends the read of a key's plan assignment: one {@code GET}, its reply on Lettuce's loop. */
   CompletableFuture<String> submitAssignedPlan(String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     String planKey = layout.plan(key);
     return link.async().thenCompose(redis -> redis.get(planKey).toCompletableFuture());
   }
 
   @Override
   public void assignPlan(String key, @Nullable String plan) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     if (plan == null) {
       link.commands().del(layout.plan(key));
     } else {
-      link.commands().set(layout.plan(key), Checks.notBlank("plan", plan));
+      link.commands().set(layout.plan(key), Args.notBlank("plan", plan));
     }
   }
 
   @Override
   public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     budget(budget);
     return busiest(budget, key, layout.part(key),
         new LinkedHashSet<>(keysOf(budget, key).values()));
@@ -668,7 +669,7 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   @Override
   public boolean reset(Budget budget, String key) {
-    Checks.notBlank("key", key);
+    Args.notBlank("key", key);
     budget(budget);
     Set<String> found = keysOf(budget, key).keySet();
     return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;

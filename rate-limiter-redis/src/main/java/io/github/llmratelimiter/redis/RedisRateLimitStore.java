@@ -2,6 +2,7 @@ package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -67,7 +68,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if the URI is blank or malformed
    */
   static Builder builder(String uri) {
-    Checks.notBlank("uri", uri);
+    Args.notBlank("uri", uri);
     try {
       return builder(RedisURI.create(uri));
     } catch (RuntimeException e) {
@@ -89,7 +90,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisURI uri) {
-    return new Builder(Checks.notNull("uri", uri), null, null, null);
+    return new Builder(Args.notNull("uri", uri), null, null, null);
   }
 
   /**
@@ -101,7 +102,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if {@code seeds} is null or empty
    */
   static Builder cluster(List<RedisURI> seeds) {
-    Checks.notNull("seeds", seeds);
+    Args.notNull("seeds", seeds);
     if (seeds.isEmpty()) {
       throw new IllegalArgumentException("seeds must not be empty, but was " + seeds);
     }
@@ -118,7 +119,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisClient client, RedisURI uri) {
-    return new Builder(Checks.notNull("uri", uri), null, Checks.notNull("client", client), null);
+    return new Builder(Args.notNull("uri", uri), null, Args.notNull("client", client), null);
   }
 
   /**
@@ -129,7 +130,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisClusterClient client) {
-    return new Builder(null, null, null, Checks.notNull("client", client));
+    return new Builder(null, null, null, Args.notNull("client", client));
   }
 
   /**
@@ -142,7 +143,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if the key is null or blank
    */
   static String hashedKey(String key) {
-    return RedisKeys.hash(Checks.notBlank("key", key));
+    return RedisKeys.hash(Args.notBlank("key", key));
   }
 
   /**
@@ -380,7 +381,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @throws IllegalArgumentException if the secret is null or shorter than 16 bytes
      */
     public Builder hashSecret(byte[] secret) {
-      Checks.notNull("secret", secret);
+      Args.notNull("secret", secret);
       if (secret.length < 16) {
         throw new IllegalArgumentException(
             "secret must have at least 16 bytes, but had " + secret.length);
@@ -397,7 +398,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder failurePolicy(FailurePolicy failurePolicy) {
-      this.failurePolicy = Checks.notNull("failurePolicy", failurePolicy);
+      this.failurePolicy = Args.notNull("failurePolicy", failurePolicy);
       return this;
     }
 
@@ -409,7 +410,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder clientResources(ClientResources clientResources) {
-      this.clientResources = Checks.notNull("clientResources", clientResources);
+      this.clientResources = Args.notNull("clientResources", clientResources);
       return this;
     }
 
@@ -425,7 +426,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      *     apply
      */
     public Builder sslOptions(SslOptions sslOptions) {
-      Checks.notNull("sslOptions", sslOptions);
+      Args.notNull("sslOptions", sslOptions);
       if (client != null || clusterClient != null) {
         throw new IllegalStateException("sslOptions apply to a client the store creates; set them"
             + " in the ClientOptions of the client given to the builder");
@@ -447,7 +448,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder ticker(Ticker ticker) {
-      this.ticker = Checks.notNull("ticker", ticker);
+      this.ticker = Args.notNull("ticker", ticker);
       return this;
     }
 
@@ -555,7 +556,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     private static Duration positive(String name, @Nullable Duration value) {
-      Checks.notNull(name, value);
+      Args.notNull(name, value);
       if (value.isNegative() || value.isZero()) {
         throw new IllegalArgumentException(name + " must be > 0, but was " + value);
       }
