@@ -48,7 +48,7 @@ class LateReplyTest {
   }
 
   private static long windowUsed(RedisRateLimitStore store, Budget b, String key) {
-    return store.inspect(b, key).map(KeySnapshot::windowUsed).orElse(0L);
+    return store.administration().orElseThrow().inspect(b, key).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   @Test
@@ -89,7 +89,7 @@ class LateReplyTest {
       await("the script took a slot on Redis", () -> inFlight(check, slots) == 2);
       proxy.release();
       await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
-      KeySnapshot s = check.inspect(slots, "t").orElseThrow();
+      KeySnapshot s = check.administration().orElseThrow().inspect(slots, "t").orElseThrow();
       assertThat(s.inFlight()).as("the other call's slot stays").isEqualTo(1);
       assertThat(s.windowUsed()).isEqualTo(1);
       check.release(held);
@@ -98,7 +98,7 @@ class LateReplyTest {
   }
 
   private static long inFlight(RedisRateLimitStore store, Budget b) {
-    return store.inspect(b, "t").map(KeySnapshot::inFlight).orElse(0L);
+    return store.administration().orElseThrow().inspect(b, "t").map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
@@ -143,7 +143,7 @@ class LateReplyTest {
       assertThat(answered.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
       // on Redis the call was denied at "key" after "org" took its window slot and 500 tokens
       await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
-      KeySnapshot s = check.inspect(org, "t").orElseThrow();
+      KeySnapshot s = check.administration().orElseThrow().inspect(org, "t").orElseThrow();
       assertThat(s.windowUsed()).isEqualTo(1);
       assertThat(s.modelTokensUsed()).isEqualTo(100);
     }
@@ -196,7 +196,7 @@ class LateReplyTest {
       assertThat(lua.refund(late, reply).join()).isTrue();
       // without the late call: 10, then 6 after the other call, 8 two seconds later; with it and
       // its refund: 4 now, plus the cost less the refill since it ran, 5 - 3 = 2
-      double tokens = store.inspect(bucket, "k").orElseThrow().tokens();
+      double tokens = store.administration().orElseThrow().inspect(bucket, "k").orElseThrow().tokens();
       assertThat(tokens).isEqualTo(6.0).isLessThanOrEqualTo(8.0);
     }
   }

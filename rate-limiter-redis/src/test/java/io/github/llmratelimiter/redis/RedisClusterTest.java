@@ -31,12 +31,12 @@ class RedisClusterTest {
       for (RedisServer node : TestRedis.clusterNodes()) {
         assertThat(keysOn(node, prefix)).as("keys on node %d", node.port()).isPositive();
       }
-      assertThat(store.trackedKeys(ORG)).isEqualTo(30);
-      assertThat(store.trackedKeys(KEY)).isEqualTo(30);
-      assertThat(store.top(ORG, 100)).hasSize(30);
-      assertThat(store.inspect(KEY, "org17/k").orElseThrow().windowUsed()).isEqualTo(1);
-      assertThat(store.reset(ORG, "org17")).isTrue();
-      assertThat(store.trackedKeys(ORG)).isEqualTo(29);
+      assertThat(store.administration().orElseThrow().trackedKeys(ORG)).isEqualTo(30);
+      assertThat(store.administration().orElseThrow().trackedKeys(KEY)).isEqualTo(30);
+      assertThat(store.administration().orElseThrow().top(ORG, 100)).hasSize(30);
+      assertThat(store.administration().orElseThrow().inspect(KEY, "org17/k").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(store.administration().orElseThrow().reset(ORG, "org17")).isTrue();
+      assertThat(store.administration().orElseThrow().trackedKeys(ORG)).isEqualTo(29);
       assertThat(store.errorCount()).isZero();
     }
   }

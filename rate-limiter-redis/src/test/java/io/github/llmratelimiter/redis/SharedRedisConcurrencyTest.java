@@ -59,8 +59,8 @@ class SharedRedisConcurrencyTest {
     List<Decision> all = hammer((store, thread) -> store.acquire(b, "hot", 1, mode));
     assertThat(all).filteredOn(Decision::allowed).hasSize(100);
     assertThat(all).filteredOn(d -> d.reason() == Reason.RPM_LIMIT).hasSize(all.size() - 100);
-    assertThat(one.inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(100);
-    assertThat(two.inspect(b, "hot").orElseThrow().tokens()).isEqualTo(900.0);
+    assertThat(one.administration().orElseThrow().inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(100);
+    assertThat(two.administration().orElseThrow().inspect(b, "hot").orElseThrow().tokens()).isEqualTo(900.0);
   }
 
   @ParameterizedTest
@@ -71,7 +71,7 @@ class SharedRedisConcurrencyTest {
     List<Decision> all = hammer((store, thread) -> store.acquire(b, "hot", 0.5, mode));
     assertThat(all).filteredOn(Decision::allowed).hasSize(150);
     long expectedWindow = mode == Composition.SEQUENTIAL ? all.size() : 150; // burst denies stay counted
-    assertThat(one.inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(expectedWindow);
+    assertThat(one.administration().orElseThrow().inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(expectedWindow);
   }
 
   @ParameterizedTest
@@ -84,7 +84,7 @@ class SharedRedisConcurrencyTest {
         store.acquire(List.of(org, key), List.of("acme", "k" + thread % 5), 1, mode));
     long allowed = all.stream().filter(Decision::allowed).count();
     long keyDenies = all.stream().filter(d -> d.denied() && d.level().equals("key")).count();
-    assertThat(one.inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(90);
+    assertThat(one.administration().orElseThrow().inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(90);
     if (mode == Composition.RESERVE_COMMIT) {
       assertThat(allowed).isEqualTo(90);
     } else {
@@ -92,7 +92,7 @@ class SharedRedisConcurrencyTest {
     }
     for (int k = 0; k < 5; k++) {
       // a key whose thread started after the org level was full was never charged: untracked
-      assertThat(two.inspect(key, "k" + k).map(KeySnapshot::windowUsed).orElse(0L))
+      assertThat(two.administration().orElseThrow().inspect(key, "k" + k).map(KeySnapshot::windowUsed).orElse(0L))
           .isLessThanOrEqualTo(25);
     }
   }

@@ -84,8 +84,8 @@ class SharedRedisModelTokenTest {
       allowed += r[2];
     }
     assertThat(actual).isLessThanOrEqualTo(20_000 + under);
-    assertThat(one.inspect(b, "tenant").orElseThrow().modelTokensUsed()).isEqualTo(actual);
-    assertThat(two.inspect(b, "tenant").orElseThrow().windowUsed())
+    assertThat(one.administration().orElseThrow().inspect(b, "tenant").orElseThrow().modelTokensUsed()).isEqualTo(actual);
+    assertThat(two.administration().orElseThrow().inspect(b, "tenant").orElseThrow().windowUsed())
         .isEqualTo(mode == Composition.SEQUENTIAL ? 360 : allowed); // sequential TPM denies stay counted
     assertThat(actual).isGreaterThan(15_000); // the budget was used up, not starved
   }

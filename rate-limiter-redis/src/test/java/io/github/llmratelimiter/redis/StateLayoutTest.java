@@ -51,7 +51,7 @@ class StateLayoutTest {
       assertThat(state.width()).isEqualTo(8);
       assertThat(state.admissions()).hasSize(10_000).isSorted();
       assertThat(state.first()).isEqualTo(2);
-      assertThat(store.inspect(big, "t").orElseThrow().windowUsed()).isEqualTo(10_000);
+      assertThat(store.administration().orElseThrow().inspect(big, "t").orElseThrow().windowUsed()).isEqualTo(10_000);
     }
   }
 
@@ -166,9 +166,9 @@ class StateLayoutTest {
     StoredState.write(prefix + ":{v}:old:v:s", "not a state".getBytes(StandardCharsets.UTF_8));
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).hashKeys(false)
         .build()) {
-      assertThat(store.trackedKeys(b)).isEqualTo(1); // only v has a key of this layout
-      assertThat(store.inspect(b, "t")).isEmpty();
-      assertThat(store.top(b, 10)).isEmpty(); // v's value reads as a fresh state
+      assertThat(store.administration().orElseThrow().trackedKeys(b)).isEqualTo(1); // only v has a key of this layout
+      assertThat(store.administration().orElseThrow().inspect(b, "t")).isEmpty();
+      assertThat(store.administration().orElseThrow().top(b, 10)).isEmpty(); // v's value reads as a fresh state
       for (String key : new String[] {"t", "u", "v"}) {
         Decision d = store.acquire(b, key, 1, Composition.SEQUENTIAL);
         assertThat(d.allowed()).as(key).isTrue();
@@ -176,8 +176,8 @@ class StateLayoutTest {
       }
       assertThat(StoredState.read(prefix + ":{v}:old:v:s").admissions())
           .containsExactly(ticker.read());
-      assertThat(store.trackedKeys(b)).isEqualTo(3);
-      assertThat(store.reset(b, "t")).isTrue();
+      assertThat(store.administration().orElseThrow().trackedKeys(b)).isEqualTo(3);
+      assertThat(store.administration().orElseThrow().reset(b, "t")).isTrue();
       assertThat(redis.exists(prefix + ":{t}:old:t:w", prefix + ":{t}:old:t:b")).isEqualTo(2);
       assertThat(store.errorCount()).isZero();
     }
