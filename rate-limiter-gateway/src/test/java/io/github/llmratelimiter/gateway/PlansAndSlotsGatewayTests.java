@@ -44,7 +44,8 @@ class PlansAndSlotsGatewayTests {
         Map.of("free", PlanSettings.NONE, "pro", new PlanSettings(Map.of("chat", PolicySettings.of(
             LimitSettings.NONE.withRpm(60L, null).withConcurrency(5L, null))))));
     RateLimitPolicies policies = RateLimitPolicies.from(settings);
-    resolver = RateLimitPlanResolver.caching(store, policies, ticker, Duration.ofSeconds(5), 1000);
+    resolver = RateLimitPlanResolver.caching(store.planAssignments().orElseThrow(), policies, ticker,
+        Duration.ofSeconds(5), 1000);
     RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
         () -> List.of((outcome, nanos) -> observed.add(outcome)), resolver);
     gateway = RateLimitGateway.builder(enforcer, JSON).build();
@@ -85,12 +86,12 @@ class PlansAndSlotsGatewayTests {
 
   private long windowUsed() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+    return store.administration().orElseThrow().inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   private long inFlight() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
+    return store.administration().orElseThrow().inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
