@@ -79,7 +79,7 @@ class InMemoryStoreMaintenanceTests {
           charge(store, budget, 20);
           context.getBean(ManualTicker.class).advance(Duration.ofSeconds(1));
           long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-          while (store.trackedKeys(budget) > 0) { // the shared maintenance thread, every 20 ms
+          while (store.administration().orElseThrow().trackedKeys(budget) > 0) { // the shared maintenance thread, every 20 ms
             assertThat(System.nanoTime()).as("idle keys dropped within 30 s").isLessThan(deadline);
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
           }

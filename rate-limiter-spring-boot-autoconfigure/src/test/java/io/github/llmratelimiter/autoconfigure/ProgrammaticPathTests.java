@@ -131,7 +131,7 @@ class ProgrammaticPathTests {
     RateLimitPolicy chat = policies.policy("chat");
     RateLimitKey key = RateLimitKey.of(API_KEY, model);
     Budget budget = chat.budgets(key).get(0);
-    return store.inspect(budget, chat.keys(key).get(0)).map(KeySnapshot::modelTokensUsed).orElse(0L);
+    return store.administration().orElseThrow().inspect(budget, chat.keys(key).get(0)).map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
   @Test

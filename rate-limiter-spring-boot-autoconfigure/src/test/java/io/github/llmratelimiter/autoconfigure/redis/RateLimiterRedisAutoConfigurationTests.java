@@ -128,7 +128,7 @@ class RateLimiterRedisAutoConfigurationTests {
             }
             RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
             assertThat(store.errorCount()).isZero();
-            assertThat(store.trackedKeys(enforcer.policies().policy(null).budgets(
+            assertThat(store.administration().orElseThrow().trackedKeys(enforcer.policies().policy(null).budgets(
                 RateLimitKey.of("x", null)).get(0))).isEqualTo(20);
           });
     } finally {

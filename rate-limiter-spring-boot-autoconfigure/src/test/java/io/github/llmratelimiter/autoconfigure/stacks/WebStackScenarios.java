@@ -183,7 +183,7 @@ public abstract class WebStackScenarios {
     RateLimitStore store = app.getBean(RateLimitStore.class);
     long used = 0;
     for (int i = 0; i < p.levels().size(); i++) {
-      used += store.inspect(p.budgets(key).get(i), p.keys(key).get(i))
+      used += store.administration().orElseThrow().inspect(p.budgets(key).get(i), p.keys(key).get(i))
           .map(KeySnapshot::windowUsed).orElse(0L);
     }
     return used;
@@ -192,7 +192,7 @@ public abstract class WebStackScenarios {
   private long modelTokensUsed(String apiKey) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("llm");
     RateLimitKey key = RateLimitKey.of(apiKey, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow().inspect(p.budgets(key).get(0), p.keys(key).get(0))
         .map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
@@ -1170,7 +1170,7 @@ public abstract class WebStackScenarios {
   private long inFlight(String apiKey) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("slots");
     RateLimitKey key = RateLimitKey.of(apiKey, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow().inspect(p.budgets(key).get(0), p.keys(key).get(0))
         .map(KeySnapshot::inFlight).orElse(0L);
   }
 

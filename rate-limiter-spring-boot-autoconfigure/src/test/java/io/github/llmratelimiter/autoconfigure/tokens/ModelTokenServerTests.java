@@ -98,7 +98,7 @@ class ModelTokenServerTests {
   }
 
   private long used(String policy, String key) {
-    return store.inspect(policies.policy(policy).budgets(RateLimitKey.of(key, null)).get(0), key)
+    return store.administration().orElseThrow().inspect(policies.policy(policy).budgets(RateLimitKey.of(key, null)).get(0), key)
         .map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 

@@ -256,7 +256,7 @@ class BudgetBypassServerTests {
   private long windowUsed(String apiKey, String model) {
     RateLimitPolicy chat = policies.policy("chat");
     RateLimitKey key = RateLimitKey.of(apiKey, model);
-    return store.inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
+    return store.administration().orElseThrow().inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
         .map(KeySnapshot::windowUsed).orElse(0L);
   }
 

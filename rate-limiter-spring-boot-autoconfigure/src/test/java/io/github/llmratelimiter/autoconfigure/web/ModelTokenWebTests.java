@@ -51,11 +51,11 @@ class ModelTokenWebTests {
     }
 
     long modelTokensUsed() {
-      return store.inspect(budget, KEY).map(KeySnapshot::modelTokensUsed).orElse(0L);
+      return store.administration().orElseThrow().inspect(budget, KEY).map(KeySnapshot::modelTokensUsed).orElse(0L);
     }
 
     long requestsCounted() {
-      return store.inspect(budget, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+      return store.administration().orElseThrow().inspect(budget, KEY).map(KeySnapshot::windowUsed).orElse(0L);
     }
   }
 
