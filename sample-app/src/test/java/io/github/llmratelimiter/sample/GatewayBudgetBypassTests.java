@@ -63,7 +63,7 @@ class GatewayBudgetBypassTests {
     RateLimitPolicy chat = policies.policy("chat");
     RateLimitKey key = RateLimitKey.of(apiKey, model);
     int last = chat.levels().size() - 1;
-    return store.inspect(chat.budgets(key).get(last), chat.keys(key).get(last))
+    return store.administration().orElseThrow().inspect(chat.budgets(key).get(last), chat.keys(key).get(last))
         .orElse(new KeySnapshot("none", "none", 0, 0, 0, 0, 0, 0, 0));
   }
 
@@ -73,7 +73,7 @@ class GatewayBudgetBypassTests {
     for (String model : new String[] {"gpt-4o", "gpt-4o-mini"}) {
       RateLimitKey key = RateLimitKey.of(apiKey, model);
       for (int i = 0; i < chat.levels().size(); i++) {
-        if (store.inspect(chat.budgets(key).get(i), chat.keys(key).get(i)).isPresent()) {
+        if (store.administration().orElseThrow().inspect(chat.budgets(key).get(i), chat.keys(key).get(i)).isPresent()) {
           return true;
         }
       }
