@@ -9,6 +9,7 @@ import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -86,12 +87,12 @@ class PlansAndSlotsGatewayTests {
 
   private long windowUsed() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.administration().orElseThrow().inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+    return admin(store).inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   private long inFlight() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.administration().orElseThrow().inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
+    return admin(store).inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
@@ -235,5 +236,10 @@ class PlansAndSlotsGatewayTests {
     assertThat(r.problem().toString()).doesNotContain(KEY);
     assertThat(new String(r.problem().toString().getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8))
         .contains("CONCURRENCY_LIMIT");
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -424,7 +424,8 @@ class RateLimitWebTests {
       mvc.perform(get("/v1/routed").header("X-API-Key", "sk-other-key-000000")).andExpect(status().isOk());
       var policies = context.getBean(io.github.llmratelimiter.gateway.RateLimitPolicies.class);
       assertThat(context.getBean(RateLimitStore.class)
-          .administration().orElseThrow().trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
+          .administration().orElseThrow()
+              .trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
     });
   }
 
