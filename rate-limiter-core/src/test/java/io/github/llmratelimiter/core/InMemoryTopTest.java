@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RateLimitStore#top} of the in-memory store: exact up to 2,048 keys, and above, ranked from
+ * {@link StoreAdministration#top} of the in-memory store: exact up to 2,048 keys, and above, ranked from
  * the candidates maintenance found, reading at most 2,048 entries per call whatever the number of
  * keys tracked.
  */

@@ -52,7 +52,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   }
 
   /**
-   * Returns how the store under test names {@code key} in {@link RateLimitStore#top}: the key
+   * Returns how the store under test names {@code key} in {@link StoreAdministration#top}: the key
    * itself, unless the store keeps only a one-way form of keys (a store that hashes secrets);
    * {@code inspect} and {@code reset} always take the key itself.
    *

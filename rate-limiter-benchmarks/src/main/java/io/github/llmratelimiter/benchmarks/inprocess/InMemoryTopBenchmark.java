@@ -22,7 +22,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * {@link RateLimitStore#top} of the default in-memory store at many tracked keys: what one {@code
+ * {@link StoreAdministration#top} of the default in-memory store at many tracked keys: what one {@code
  * GET /actuator/ratelimiter?top=N} costs per budget.
  *
  * <p>Uses only {@code RateLimitStore.inMemory(ticker, max)}, {@code acquire} and {@code top}, so
