@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
+
 /**
  * The shape of a token bucket: it holds at most {@code capacity} tokens and regains {@code
  * refillPerSecond} tokens each second, continuously.

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
+
 /**
  * A key made of an API key and a model, so one API key gets a separate budget per model.
  *

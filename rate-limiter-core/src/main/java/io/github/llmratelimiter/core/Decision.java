@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
+
 /**
  * The immutable outcome of one call to a limiter.
  *

@@ -1,14 +1,13 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
+import java.util.Collection;
 import java.util.Comparator;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Calls do no housekeeping. A {@link MaintenanceScheduler} runs {@link #cleanUp()}, which
  * examines at most {@code maintenanceStep} entries per run across the budgets: it drops idle keys
- * and ranks the busiest for {@link #top}.
+ * and ranks the busiest for {@link StoreAdministration#top}.
  */
 final class InMemoryStore implements RateLimitStore {
 
@@ -41,12 +40,10 @@ final class InMemoryStore implements RateLimitStore {
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
-  /** The plans assigned at runtime, by key (written by operators only, so bounded by them). */
-  private final ConcurrentHashMap<String, String> plans = new ConcurrentHashMap<>();
+  private final InMemoryPlans plans = new InMemoryPlans();
+  private final InMemoryAdministration administration;
   /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
-  /** Entries {@link #top} has read since the store was created (a test's measure of its work). */
-  private final AtomicLong topReads = new AtomicLong();
   private volatile @Nullable Future<?> maintenance;
 
   /** A store that nothing maintains until {@link #startMaintenance} is called. */
@@ -54,6 +51,7 @@ final class InMemoryStore implements RateLimitStore {
     this.ticker = Args.notNull("ticker", ticker);
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
+    this.administration = new InMemoryAdministration(this, plans, ticker);
   }
 
   /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
@@ -124,6 +122,11 @@ final class InMemoryStore implements RateLimitStore {
           budget.name(), n -> new BudgetTable(defaults, nextOrder.getAndIncrement(), maxKeys));
     }
     return t.budget == budget ? t : t.view(budget);
+  }
+
+  /** Every budget name's table, in no particular order. */
+  Collection<BudgetTable> allTables() {
+    return tables.values();
   }
 
   /** The error of a plain acquire on a level that limits concurrency. */
@@ -790,91 +793,17 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   @Override
-  public Optional<String> assignedPlan(String key) {
-    return Optional.ofNullable(plans.get(Args.notBlank("key", key)));
+  public Optional<PlanAssignments> planAssignments() {
+    return Optional.of(plans);
   }
 
   @Override
-  public void assignPlan(String key, @Nullable String plan) {
-    Args.notBlank("key", key);
-    if (plan == null) {
-      plans.remove(key);
-    } else {
-      plans.put(key, Args.notBlank("plan", plan));
-    }
+  public Optional<StoreAdministration> administration() {
+    return Optional.of(administration);
   }
 
-  @Override
-  public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    Args.notBlank("key", key);
-    BudgetTable t = table(budget);
-    KeyEntry e = t.keys.existing(key);
-    return e == null ? Optional.empty() : Optional.ofNullable(snapshot(t, e));
-  }
-
-  private @Nullable KeySnapshot snapshot(BudgetTable t, KeyEntry e) {
-    e.lock();
-    try {
-      if (e.retired) {
-        return null;
-      }
-      long now = ticker.read();
-      t.normalize(e, now);
-      KeySnapshot s = new KeySnapshot(
-          t.name, e.key, t.hasWindow ? e.size : 0, t.limit, t.hasBucket ? e.tokens : 0,
-          t.capacity, t.waitMs(e, now, 1.0), t.hasModelTokens ? t.usedModelTokens(e) : 0,
-          t.modelTokenLimit, e.leases == null ? 0 : e.leases.size(), t.concurrencyLimit);
-      t.forgetIfFresh(e);
-      return s;
-    } finally {
-      e.unlock();
-    }
-  }
-
-  @Override
-  public List<KeySnapshot> top(Budget budget, int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
-    }
-    BudgetTable t = table(budget);
-    KeyEntry[] candidates = t.keys.topCandidates();
-    Set<KeyEntry> seen = Collections.newSetFromMap(new IdentityHashMap<>(candidates.length));
-    List<KeySnapshot> ranked = new ArrayList<>(candidates.length);
-    for (KeyEntry e : candidates) {
-      if (seen.add(e)) {
-        topReads.incrementAndGet();
-        KeySnapshot s = snapshot(t, e);
-        if (s != null) {
-          ranked.add(s);
-        }
-      }
-    }
-    ranked.sort(KeySnapshot.BUSIEST_FIRST);
-    return List.copyOf(ranked.subList(0, Math.min(limit, ranked.size())));
-  }
-
-  /** How many entries {@link #top} has read since the store was created. */
+  /** How many entries {@link StoreAdministration#top} has read since the store was created. */
   long topReads() {
-    return topReads.get();
-  }
-
-
-  @Override
-  public boolean reset(Budget budget, String key) {
-    Args.notBlank("key", key);
-    return table(budget).keys.reset(key);
-  }
-
-  @Override
-  public void resetAll() {
-    for (BudgetTable t : tables.values()) {
-      t.keys.resetAll();
-    }
-    plans.clear();
-  }
-
-  @Override
-  public long trackedKeys(Budget budget) {
-    return table(budget).keys.size();
+    return administration.topReads();
   }
 }

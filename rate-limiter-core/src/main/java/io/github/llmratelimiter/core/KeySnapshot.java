@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
 import java.util.Comparator;
 
 /**
@@ -90,7 +91,7 @@ public record KeySnapshot(
     this(budget, key, windowUsed, windowLimit, tokens, capacity, nextFreeMs, 0, 0, 0, 0);
   }
 
-  /** Orders snapshots the way stores rank {@link RateLimitStore#top}: busiest first, then by key. */
+  /** Orders snapshots the way stores rank {@link StoreAdministration#top}: busiest first, then by key. */
   public static final Comparator<KeySnapshot> BUSIEST_FIRST =
       Comparator.comparingDouble(KeySnapshot::utilization).reversed()
           .thenComparing(KeySnapshot::key);

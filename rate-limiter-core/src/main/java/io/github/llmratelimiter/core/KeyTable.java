@@ -178,7 +178,7 @@ final class KeyTable {
   }
 
   /**
-   * The entries {@link RateLimitStore#top} ranks: every tracked one (at most {@link
+   * The entries {@link StoreAdministration#top} ranks: every tracked one (at most {@link
    * #TOP_EXACT_KEYS}) while the table holds at most that many; above, the {@link #TOP_CANDIDATES}
    * busiest of the last complete maintenance pass and those of the pass under way. May hold an
    * entry twice, or one retired since.

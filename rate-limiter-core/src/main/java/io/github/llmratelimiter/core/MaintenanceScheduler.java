@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -9,7 +10,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Each run of the task is one bounded step: it examines at most a fixed number of tracked keys,
  * drops those whose state equals a fresh one and ranks the busiest for {@link
- * RateLimitStore#top}. The store hands its task over once, when it is created, and cancels the
+ * StoreAdministration#top}. The store hands its task over once, when it is created, and cancels the
  * returned future when it is {@linkplain RateLimitStore#close() closed}; the task holds the store
  * only weakly, so a store that is dropped without being closed stops being maintained once it is
  * garbage-collected.

@@ -4,7 +4,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Where budgets keep their per-key state, and the one place a decision is taken atomically.
@@ -27,6 +26,10 @@ import org.jspecify.annotations.Nullable;
  * clock. A slot is taken only when the whole call is admitted (a denied call never runs, so it
  * would never give a slot back): within a level the concurrency check runs first, so a {@link
  * Reason#CONCURRENCY_LIMIT} deny charges nothing at its level.
+ *
+ * <p>This interface holds decisions only. A store that keeps plans assigned to keys offers them
+ * through {@link #planAssignments()}, and one whose per-key state can be read and reset through
+ * {@link #administration()}; the in-memory store and the Redis store offer both.
  */
 public interface RateLimitStore extends AutoCloseable {
 
@@ -82,15 +85,12 @@ public interface RateLimitStore extends AutoCloseable {
    * @return the decision with what was reserved
    * @throws IllegalArgumentException on a blank key, a bad cost or estimate, or mismatched lists
    */
-  default Reservation reserve(
+  Reservation reserve(
       List<Budget> levels,
       List<String> keys,
       double cost,
       long estimatedModelTokens,
-      Composition composition) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support model-token budgets yet");
-  }
+      Composition composition);
 
   /**
    * Replaces a reservation's estimate with the model tokens the call actually used, at every level.
@@ -106,10 +106,7 @@ public interface RateLimitStore extends AutoCloseable {
    * @param actualModelTokens the model tokens used, at least 0
    * @throws IllegalArgumentException if the usage is negative
    */
-  default void reconcile(Reservation reservation, long actualModelTokens) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support model-token budgets yet");
-  }
+  void reconcile(Reservation reservation, long actualModelTokens);
 
   /**
    * Charges model tokens used outside a decided call, after the fact: usage learned later, such as
@@ -128,10 +125,7 @@ public interface RateLimitStore extends AutoCloseable {
    * @throws IllegalArgumentException on a blank key, negative tokens, mismatched lists or duplicate
    *     names
    */
-  default void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not support model-token budgets yet");
-  }
+  void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens);
 
   /**
    * Charges model tokens used outside a decided call like {@link #chargeModelTokens} without
@@ -159,13 +153,7 @@ public interface RateLimitStore extends AutoCloseable {
    * @param reservation what {@link #reserve} returned
    * @throws IllegalArgumentException if the reservation is null
    */
-  default void release(Reservation reservation) {
-    Args.notNull("reservation", reservation);
-    if (reservation.holdsSlots()) {
-      throw new UnsupportedOperationException(
-          getClass().getSimpleName() + " does not support concurrency budgets yet");
-    }
-  }
+  void release(Reservation reservation);
 
   /**
    * Gives back a reservation's slots like {@link #release} without blocking the caller on I/O.
@@ -231,120 +219,26 @@ public interface RateLimitStore extends AutoCloseable {
   }
 
   /**
-   * Returns the plan assigned to a key at runtime, if any: the name a plan resolver maps to the
-   * variants of its budgets. Stores that share their state share their assignments (a distributed
-   * store keeps them on its server, under the key's hashed form when it hashes keys).
+   * Returns the plans this store keeps assigned to keys, if it keeps any. Stores that share their
+   * state share their assignments; a store that decorates another returns the other's.
    *
-   * @param key the key (an API key, a tenant), not blank
-   * @return the plan's name, or empty when none is assigned
-   * @throws IllegalArgumentException on a blank key
-   * @throws IllegalStateException when a distributed store cannot read it now (its server does not
-   *     answer): the caller keeps what it knew rather than taking the key for unassigned
+   * @return the store's plan assignments, or empty when it keeps none (every key then has the
+   *     default plan)
    */
-  default Optional<String> assignedPlan(String key) {
-    Args.notBlank("key", key);
+  default Optional<PlanAssignments> planAssignments() {
     return Optional.empty();
   }
 
   /**
-   * Returns the plan assigned to a key, like {@link #assignedPlan}, without blocking the caller: a
-   * distributed store reads it with one asynchronous command. The default answers {@link
-   * #assignedPlan} on the calling thread.
+   * Returns the administration of this store's per-key state (inspect, list the busiest keys,
+   * reset), if it offers one. A store that decorates another returns the other's, or its own that
+   * reads the same state.
    *
-   * @param key the key (an API key, a tenant), not blank
-   * @return a stage that completes with the plan's name, or empty when none is assigned; it
-   *     completes exceptionally with an {@link IllegalStateException} when a distributed store
-   *     cannot read it now
-   * @throws IllegalArgumentException on a blank key
+   * @return the store's administration, or empty when its state cannot be read or reset from here
    */
-  default CompletionStage<Optional<String>> assignedPlanAsync(String key) {
-    Args.notBlank("key", key);
-    try {
-      return CompletableFuture.completedFuture(assignedPlan(key));
-    } catch (IllegalStateException e) {
-      return CompletableFuture.failedFuture(e);
-    }
+  default Optional<StoreAdministration> administration() {
+    return Optional.empty();
   }
-
-  /**
-   * Assigns a plan to a key, or clears its assignment. Nothing the key spent changes: a plan only
-   * names the limits its later calls carry (see {@link Budget#variant}).
-   *
-   * @param key the key, not blank
-   * @param plan the plan's name, not blank; {@code null} clears the assignment
-   * @throws IllegalArgumentException on a blank key or plan
-   * @throws IllegalStateException when a distributed store cannot write it now
-   */
-  default void assignPlan(String key, @Nullable String plan) {
-    Args.notBlank("key", key);
-    throw new UnsupportedOperationException(
-        getClass().getSimpleName() + " does not keep plan assignments");
-  }
-
-  /**
-   * Returns the state of one key, if the store tracks it.
-   *
-   * @param budget the budget
-   * @param key the key
-   * @return the key's state, or empty when it is untracked (which means fresh)
-   */
-  Optional<KeySnapshot> inspect(Budget budget, String key);
-
-  /**
-   * Returns up to {@code limit} tracked keys of a budget, the most used first.
-   *
-   * <p>Every returned state is read at the call, and the list is ordered by {@link
-   * KeySnapshot#BUSIEST_FIRST}. Which keys are considered depends on the store. The {@linkplain
-   * #inMemory() in-memory store} reads at most 2,048 keys per call, whatever the number tracked:
-   * <ul>
-   *   <li>while the budget tracks at most 2,048 keys, it reads them all, so the answer is exact;
-   *   <li>above, it reads only candidates: the 1,024 keys its maintenance found busiest in its last
-   *       complete pass over the budget, and the 1,024 busiest so far in the pass under way. A key
-   *       becomes a candidate on its use when maintenance last examined it, so a key whose use rose
-   *       since (or a key new since) is listed only once maintenance has examined it again; the
-   *       candidates themselves are ranked on their state at the call. Maintenance
-   *       examines 100,000 keys per run, budget after budget, so a pass over a budget ends within
-   *       {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the keys tracked in the store
-   *       (about ten seconds per 1,000,000 keys with the default scheduler, one run a second). A
-   *       store whose maintenance never runs has no candidates, and lists none above 2,048 keys.
-   * </ul>
-   * A distributed store may read every key.
-   *
-   * @param budget the budget
-   * @param limit the most keys to return, at least 1
-   * @return the keys' states
-   * @throws IllegalArgumentException if {@code limit} is below 1
-   */
-  List<KeySnapshot> top(Budget budget, int limit);
-
-  /**
-   * Forgets one key's state, giving it a full budget again.
-   *
-   * @param budget the budget
-   * @param key the key
-   * @return whether the key was tracked
-   */
-  boolean reset(Budget budget, String key);
-
-  /**
-   * Forgets the state of every key in every budget, as {@link #reset} does for one, and every plan
-   * assignment: afterwards the store answers as a new one would. Meant for tests, to start each
-   * case from full budgets; a distributed store forgets what every instance that shares it counted.
-   * A call in flight meanwhile may leave its own charge behind.
-   *
-   * @throws UnsupportedOperationException if the store cannot forget its state
-   */
-  default void resetAll() {
-    throw new UnsupportedOperationException(getClass().getName() + " cannot forget all its state");
-  }
-
-  /**
-   * Returns how many keys the store tracks for a budget.
-   *
-   * @param budget the budget
-   * @return the number of tracked keys
-   */
-  long trackedKeys(Budget budget);
 
   /**
    * Releases the store's resources: the in-memory store stops its scheduled maintenance (and keeps
@@ -397,11 +291,11 @@ public interface RateLimitStore extends AutoCloseable {
    * InMemoryStore#DEFAULT_MAINTENANCE_STEP} tracked keys across the store's budgets, continuing
    * where the last run stopped. It drops each examined key whose state equals a fresh one (which
    * never grants budget: a bucket that does not refill and was charged is never dropped) and ranks
-   * the busiest for {@link #top}. A key that is fresh is dropped, and {@link #trackedKeys} counts
-   * it no more, within {@code 2 * ceil(T / 100,000) + 2} runs, {@code T} being the most keys the
-   * store tracked meanwhile (with the default scheduler, one run a second). A run skips a budget
-   * whose own step is under way on a caller's thread (see below), which may add a round over the
-   * other budgets.
+   * the busiest for {@link StoreAdministration#top}. A key that is fresh is dropped, and {@link
+   * StoreAdministration#trackedKeys} counts it no more, within {@code 2 * ceil(T / 100,000) + 2}
+   * runs, {@code T} being the most keys the store tracked meanwhile (with the default scheduler,
+   * one run a second). A run skips a budget whose own step is under way on a caller's thread (see
+   * below), which may add a round over the other budgets.
    *
    * <p>When a budget tracks {@code maxKeysPerBudget} keys, a call with a new key runs one step of
    * at most 1,000 keys of that budget at once; if the budget is still full, the call is denied

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
 import java.util.List;
 import java.util.function.Predicate;
 

@@ -187,6 +187,6 @@ class ComponentsTest {
         .isThrownBy(() -> store.acquire(List.of(new Budget("o", WindowLimit.perMinute(5), null),
             limiter.budget()), List.of("o", "k"), 1, mode))
         .withMessageContaining("budget 'c' limits concurrency");
-    assertThat(store.trackedKeys(limiter.budget())).isZero();
+    assertThat(store.administration().orElseThrow().trackedKeys(limiter.budget())).isZero();
   }
 }

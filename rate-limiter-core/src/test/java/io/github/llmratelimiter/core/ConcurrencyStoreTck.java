@@ -25,7 +25,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
   }
 
   private long inFlight(Budget b, String key) {
-    return store.inspect(b, key).map(KeySnapshot::inFlight).orElse(0L);
+    return admin().inspect(b, key).map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @ParameterizedTest
@@ -56,7 +56,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     Reservation third = reserve(b, "t", 0, mode);
     assertThat(third.decision().allowed()).isTrue();
     assertThat(reserve(b, "other", 0, mode).decision().allowed()).as("keys are independent").isTrue();
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.inFlight()).isEqualTo(2);
     assertThat(s.concurrencyLimit()).isEqualTo(2);
     assertThat(s.utilization()).isEqualTo(1.0);
@@ -129,7 +129,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     for (int i = 0; i < 3; i++) {
       assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
     }
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.windowUsed()).isEqualTo(1);
     assertThat(s.tokens()).isEqualTo(9.0);
     store.release(held);
@@ -161,13 +161,13 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     for (Composition mode : Composition.values()) {
       String k = "k-" + mode;
       Reservation held = store.reserve(levels, List.of("acme", k), 1, 0, mode);
-      long before = store.inspect(org, "acme").orElseThrow().windowUsed();
+      long before = admin().inspect(org, "acme").orElseThrow().windowUsed();
       Decision d = store.reserve(levels, List.of("acme", k), 1, 0, mode).decision();
       assertThat(d.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
       assertThat(d.level()).isEqualTo("key");
       long charged = mode == Composition.SEQUENTIAL ? 1 : 0; // the org ran first in sequential
-      assertThat(store.inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(before + charged);
-      assertThat(store.inspect(key, k).orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(admin().inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(before + charged);
+      assertThat(admin().inspect(key, k).orElseThrow().windowUsed()).isEqualTo(1);
       store.release(held);
     }
   }
@@ -210,7 +210,7 @@ public abstract class ConcurrencyStoreTck extends StoreTckSupport {
     assertThat(inFlight(b, "t")).as("reconciling keeps the slot").isEqualTo(1);
     store.release(r);
     assertThat(inFlight(b, "t")).isZero();
-    assertThat(store.inspect(b, "t").orElseThrow().modelTokensUsed())
+    assertThat(admin().inspect(b, "t").orElseThrow().modelTokensUsed())
         .as("releasing keeps the usage").isEqualTo(100);
   }
 

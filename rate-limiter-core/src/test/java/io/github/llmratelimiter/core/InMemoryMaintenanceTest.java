@@ -36,13 +36,13 @@ class InMemoryMaintenanceTest {
     InMemoryStore store = new InMemoryStore(ticker, 10_000, 100);
     charge(store, perSecond, "k", 1_000);
     assertThat(store.cleanUp()).isEqualTo(100); // nothing is fresh yet: examined, kept
-    assertThat(store.trackedKeys(perSecond)).isEqualTo(1_000);
+    assertThat(admin(store).trackedKeys(perSecond)).isEqualTo(1_000);
     ticker.advance(Duration.ofSeconds(1)); // every key is fresh now; no call comes any more
     for (int step = 1; step <= 10; step++) {
       // the pass under way goes on: its last 900 keys first, then a new pass from the start
       assertThat(store.cleanUp()).isEqualTo(100);
     }
-    assertThat(store.trackedKeys(perSecond)).isZero();
+    assertThat(admin(store).trackedKeys(perSecond)).isZero();
     assertThat(store.cleanUp()).isZero();
   }
 
@@ -51,12 +51,12 @@ class InMemoryMaintenanceTest {
     InMemoryStore store = new InMemoryStore(ticker, 10_000, 64);
     charge(store, perSecond, "k", 1_000);
     ticker.advance(Duration.ofSeconds(1));
-    long tracked = store.trackedKeys(perSecond);
+    long tracked = admin(store).trackedKeys(perSecond);
     int steps = 0;
     while (tracked > 0) {
       int examined = store.cleanUp();
       steps++;
-      long now = store.trackedKeys(perSecond);
+      long now = admin(store).trackedKeys(perSecond);
       assertThat(examined).isBetween(1, 64);
       assertThat(tracked - now).isEqualTo(examined); // all fresh: every key examined is dropped
       tracked = now;
@@ -75,10 +75,10 @@ class InMemoryMaintenanceTest {
     for (int i = 0; i < 30; i++) {
       store.cleanUp();
     }
-    assertThat(store.trackedKeys(refilling)).isZero();
-    assertThat(store.trackedKeys(oneShot)).isEqualTo(300);
+    assertThat(admin(store).trackedKeys(refilling)).isZero();
+    assertThat(admin(store).trackedKeys(oneShot)).isEqualTo(300);
     for (int i = 0; i < 300; i++) {
-      assertThat(store.inspect(oneShot, "charged" + i).orElseThrow().tokens()).isEqualTo(1.0);
+      assertThat(admin(store).inspect(oneShot, "charged" + i).orElseThrow().tokens()).isEqualTo(1.0);
     }
     assertThat(store.acquire(oneShot, "charged0", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     assertThat(store.acquire(oneShot, "charged0", 1, Composition.SEQUENTIAL).allowed()).isFalse();
@@ -103,7 +103,7 @@ class InMemoryMaintenanceTest {
     ticker.advance(Duration.ofSeconds(1));
     int bound = (2 * total + step - 1) / step + 2;
     int steps = 0;
-    while (budgets.stream().anyMatch(b -> store.trackedKeys(b) > 0)) {
+    while (budgets.stream().anyMatch(b -> admin(store).trackedKeys(b) > 0)) {
       assertThat(store.cleanUp()).isLessThanOrEqualTo(step);
       steps++;
       assertThat(steps).isLessThanOrEqualTo(bound);
@@ -119,7 +119,7 @@ class InMemoryMaintenanceTest {
     ticker.advance(Duration.ofSeconds(1)); // all 5,000 are fresh now
     assertThat(store.acquire(perSecond, "new", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     // the step examined 1,000 of them (all fresh, all dropped), not the whole budget
-    assertThat(store.trackedKeys(perSecond)).isEqualTo(5_000 - KeyTable.FULL_TABLE_STEP + 1);
+    assertThat(admin(store).trackedKeys(perSecond)).isEqualTo(5_000 - KeyTable.FULL_TABLE_STEP + 1);
   }
 
   @Test
@@ -129,9 +129,9 @@ class InMemoryMaintenanceTest {
     assertThat(scheduler.tasks).hasSize(1);
     charge(store, perSecond, "k", 50);
     ticker.advance(Duration.ofSeconds(1));
-    assertThat(store.trackedKeys(perSecond)).isEqualTo(50); // nothing ran yet
+    assertThat(admin(store).trackedKeys(perSecond)).isEqualTo(50); // nothing ran yet
     scheduler.tasks.get(0).run();
-    assertThat(store.trackedKeys(perSecond)).isZero();
+    assertThat(admin(store).trackedKeys(perSecond)).isZero();
     store.close();
     assertThat(scheduler.futures.get(0).isCancelled()).isTrue();
     store.close(); // twice does nothing more
@@ -165,10 +165,10 @@ class InMemoryMaintenanceTest {
     ticker.advance(Duration.ofSeconds(1));
     flaky.failing.set(true);
     scheduler.tasks.get(0).run(); // logged, not thrown: a scheduler would stop a task that throws
-    assertThat(store.trackedKeys(perSecond)).isEqualTo(10);
+    assertThat(admin(store).trackedKeys(perSecond)).isEqualTo(10);
     flaky.failing.set(false);
     scheduler.tasks.get(0).run();
-    assertThat(store.trackedKeys(perSecond)).isZero();
+    assertThat(admin(store).trackedKeys(perSecond)).isZero();
   }
 
   @Test
@@ -185,7 +185,7 @@ class InMemoryMaintenanceTest {
       charge(store, perSecond, "k", 100);
       ticker.advance(Duration.ofSeconds(1));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (store.trackedKeys(perSecond) > 0) { // the shared thread runs a step every second
+      while (admin(store).trackedKeys(perSecond) > 0) { // the shared thread runs a step every second
         assertThat(System.nanoTime()).as("swept within 30 s").isLessThan(deadline);
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
       }
@@ -241,17 +241,17 @@ class InMemoryMaintenanceTest {
         // the map's removal of an entry retired at the round's start (its node gone, the map's
         // size counter not yet lowered), so it must settle to exactly the number of keys.
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (store.trackedKeys(once) != keys && System.nanoTime() < deadline) {
+        while (admin(store).trackedKeys(once) != keys && System.nanoTime() < deadline) {
           Thread.onSpinWait();
         }
-        assertThat(store.trackedKeys(once)).isEqualTo(keys);
+        assertThat(admin(store).trackedKeys(once)).isEqualTo(keys);
         ticker.advance(Duration.ofSeconds(1));
       }
     }
     for (int i = 0; i < 2 * keys / 7 + 2; i++) {
       store.cleanUp();
     }
-    assertThat(store.trackedKeys(once)).isZero();
+    assertThat(admin(store).trackedKeys(once)).isZero();
   }
 
   /** Keeps each task and its future; runs nothing unless the test does. */
@@ -267,5 +267,10 @@ class InMemoryMaintenanceTest {
       futures.add(f);
       return f;
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -25,18 +25,18 @@ class InMemoryStoreTest {
     InMemoryStore store = new InMemoryStore(ticker, 100, 100);
     store.acquire(budget, "a", 1, Composition.SEQUENTIAL);
     store.cleanUp();
-    assertThat(store.trackedKeys(budget)).isEqualTo(1); // "a" is not fresh yet
+    assertThat(admin(store).trackedKeys(budget)).isEqualTo(1); // "a" is not fresh yet
     ticker.advanceMillis(999);
     store.acquire(budget, "b", 2, Composition.SEQUENTIAL);
     store.cleanUp();
-    assertThat(store.trackedKeys(budget)).isEqualTo(2);
+    assertThat(admin(store).trackedKeys(budget)).isEqualTo(2);
     ticker.advanceMillis(1001); // a: window empty, bucket full; b: bucket 1.001 of 2
     store.acquire(budget, "c", 1, Composition.SEQUENTIAL);
-    assertThat(store.trackedKeys(budget)).isEqualTo(3); // calls do no housekeeping
+    assertThat(admin(store).trackedKeys(budget)).isEqualTo(3); // calls do no housekeeping
     store.cleanUp();
-    assertThat(store.inspect(budget, "a")).isEmpty();
-    assertThat(store.inspect(budget, "b")).isPresent();
-    assertThat(store.trackedKeys(budget)).isEqualTo(2);
+    assertThat(admin(store).inspect(budget, "a")).isEmpty();
+    assertThat(admin(store).inspect(budget, "b")).isPresent();
+    assertThat(admin(store).trackedKeys(budget)).isEqualTo(2);
   }
 
   @Test
@@ -47,7 +47,7 @@ class InMemoryStoreTest {
     ticker.advance(Duration.ofDays(30));
     store.cleanUp();
     store.cleanUp();
-    assertThat(store.inspect(oneShot, "a")).isPresent();
+    assertThat(admin(store).inspect(oneShot, "a")).isPresent();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isTrue();
     assertThat(store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL).allowed()).isFalse();
   }
@@ -65,7 +65,7 @@ class InMemoryStoreTest {
         .isEqualTo(Reason.BURST_LIMIT); // a's empty bucket was not reset to make room
     ticker.advance(Duration.ofSeconds(2)); // a and b are fresh again: the new key's step drops them
     assertThat(store.acquire(budget, "c", 1, Composition.SEQUENTIAL).allowed()).isTrue();
-    assertThat(store.trackedKeys(budget)).isEqualTo(1);
+    assertThat(admin(store).trackedKeys(budget)).isEqualTo(1);
   }
 
   @Test
@@ -125,7 +125,7 @@ class InMemoryStoreTest {
       return n;
     });
     assertThat(allowed.stream().mapToInt(Integer::intValue).sum()).isEqualTo(80_000);
-    assertThat(store.inspect(x, "shared").orElseThrow().windowUsed()).isEqualTo(80_000);
+    assertThat(admin(store).inspect(x, "shared").orElseThrow().windowUsed()).isEqualTo(80_000);
   }
 
   private static void awaitUninterruptibly(CountDownLatch latch) {
@@ -177,5 +177,10 @@ class InMemoryStoreTest {
     Reservation denied = store.reserve(levels, keys, 1, 600, Composition.SEQUENTIAL);
     assertThat(denied.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
     assertThat(denied.decision().retryAfterMs()).isEqualTo(50_000); // the 600 leave at t0 + 60 s
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link RateLimitStore#top} of the in-memory store: exact up to 2,048 keys, and above, ranked from
+ * {@link StoreAdministration#top} of the in-memory store: exact up to 2,048 keys, and above, ranked from
  * the candidates maintenance found, reading at most 2,048 entries per call whatever the number of
  * keys tracked.
  */
@@ -55,20 +55,20 @@ class InMemoryTopTest {
       call(store, tenAnHour, "heavy-" + h, 9 - h); // use 0.9, 0.8, ... 0.5
     }
     long reads = store.topReads();
-    assertThat(store.top(tenAnHour, 5)).isEmpty(); // no pass has run: no candidates yet
+    assertThat(admin(store).top(tenAnHour, 5)).isEmpty(); // no pass has run: no candidates yet
     assertThat(store.topReads() - reads).isZero();
 
     int steps = completePass(store, table);
     assertThat(steps).isEqualTo(11); // 1,000,005 keys, 100,000 a step
 
     reads = store.topReads();
-    List<KeySnapshot> top = store.top(tenAnHour, 5);
+    List<KeySnapshot> top = admin(store).top(tenAnHour, 5);
     assertThat(store.topReads() - reads).isLessThanOrEqualTo(KeyTable.TOP_EXACT_KEYS);
     assertThat(keys(top)).containsExactly("heavy-0", "heavy-1", "heavy-2", "heavy-3", "heavy-4");
     assertThat(top).extracting(KeySnapshot::windowUsed).containsExactly(9L, 8L, 7L, 6L, 5L);
 
     reads = store.topReads();
-    List<KeySnapshot> thousand = store.top(tenAnHour, 1_000);
+    List<KeySnapshot> thousand = admin(store).top(tenAnHour, 1_000);
     assertThat(store.topReads() - reads).isLessThanOrEqualTo(KeyTable.TOP_EXACT_KEYS);
     assertThat(thousand).hasSize(1_000).isSortedAccordingTo(KeySnapshot.BUSIEST_FIRST);
     assertThat(keys(thousand.subList(0, 5))).isEqualTo(keys(top));
@@ -79,11 +79,11 @@ class InMemoryTopTest {
     // A key that gets busy after the pass is listed once maintenance has examined it again;
     // the states listed are always read at the call.
     call(store, tenAnHour, "quiet-999999", 9); // use 1.0 now
-    assertThat(keys(store.top(tenAnHour, 1))).containsExactly("heavy-0");
+    assertThat(keys(admin(store).top(tenAnHour, 1))).containsExactly("heavy-0");
     call(store, tenAnHour, "heavy-0", 1);
-    assertThat(store.top(tenAnHour, 1).get(0).windowUsed()).isEqualTo(10);
+    assertThat(admin(store).top(tenAnHour, 1).get(0).windowUsed()).isEqualTo(10);
     completePass(store, table);
-    assertThat(keys(store.top(tenAnHour, 2))).containsExactly("heavy-0", "quiet-999999");
+    assertThat(keys(admin(store).top(tenAnHour, 2))).containsExactly("heavy-0", "quiet-999999");
   }
 
   @Test
@@ -94,13 +94,13 @@ class InMemoryTopTest {
     }
     call(store, tenAnHour, "busy", 3);
     long reads = store.topReads();
-    assertThat(keys(store.top(tenAnHour, 1))).containsExactly("busy"); // exact, no step ran
+    assertThat(keys(admin(store).top(tenAnHour, 1))).containsExactly("busy"); // exact, no step ran
     assertThat(store.topReads() - reads).isEqualTo(KeyTable.TOP_EXACT_KEYS);
 
     call(store, tenAnHour, "busier", 4); // 2,049 keys: from now on, candidates only
-    assertThat(store.top(tenAnHour, 1)).isEmpty();
+    assertThat(admin(store).top(tenAnHour, 1)).isEmpty();
     store.cleanUp();
-    assertThat(keys(store.top(tenAnHour, 2))).containsExactly("busier", "busy");
+    assertThat(keys(admin(store).top(tenAnHour, 2))).containsExactly("busier", "busy");
   }
 
   @Test
@@ -110,10 +110,10 @@ class InMemoryTopTest {
     for (int i = 0; i < 10_000; i++) {
       call(store, tenAnHour, "quiet-" + i, 1);
     }
-    assertThat(store.top(tenAnHour, 5)).isEmpty();
+    assertThat(admin(store).top(tenAnHour, 5)).isEmpty();
     assertThat(store.cleanUp()).isEqualTo(1_000);
     assertThat(table.keys.midPass()).isTrue();
-    assertThat(store.top(tenAnHour, 5)).hasSize(5);
+    assertThat(admin(store).top(tenAnHour, 5)).hasSize(5);
   }
 
   @Test
@@ -127,7 +127,7 @@ class InMemoryTopTest {
     CompletableFuture<Integer> reader = CompletableFuture.supplyAsync(() -> {
       int answers = 0;
       while (!done.get()) {
-        List<KeySnapshot> top = store.top(tenAnHour, 50);
+        List<KeySnapshot> top = admin(store).top(tenAnHour, 50);
         assertThat(top).hasSizeLessThanOrEqualTo(50).isSortedAccordingTo(KeySnapshot.BUSIEST_FIRST);
         answers++;
       }
@@ -159,7 +159,7 @@ class InMemoryTopTest {
     }
     assertThat(admitted.stream().mapToLong(Integer::longValue).sum()).isEqualTo(expected);
     for (int k = 0; k < keys; k++) {
-      assertThat(store.inspect(tenAnHour, "k" + k).orElseThrow().windowUsed())
+      assertThat(admin(store).inspect(tenAnHour, "k" + k).orElseThrow().windowUsed())
           .isEqualTo(Math.min(10, 3 * (k % 10 + 1)));
       if (k % 10 >= 3) {
         busiest.add("k" + k); // the keys at 10 of 10
@@ -174,6 +174,11 @@ class InMemoryTopTest {
       store.cleanUp();
     } while (table.keys.midPass());
     busiest.sort(null);
-    assertThat(keys(store.top(tenAnHour, 50))).isEqualTo(busiest.subList(0, 50));
+    assertThat(keys(admin(store).top(tenAnHour, 50))).isEqualTo(busiest.subList(0, 50));
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

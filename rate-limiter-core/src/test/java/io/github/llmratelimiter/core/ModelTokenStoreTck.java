@@ -22,7 +22,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
   }
 
   private long used(Budget b, String key) {
-    return store.inspect(b, key).map(KeySnapshot::modelTokensUsed).orElse(0L);
+    return admin().inspect(b, key).map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
   @ParameterizedTest
@@ -66,7 +66,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     Reservation r = reserve(b, "t", 101, Composition.SEQUENTIAL);
     assertThat(r.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
     assertThat(r.decision().retryable()).isFalse();
-    assertThat(store.inspect(b, "t").map(KeySnapshot::windowUsed).orElse(0L)).isZero();
+    assertThat(admin().inspect(b, "t").map(KeySnapshot::windowUsed).orElse(0L)).isZero();
   }
 
   @ParameterizedTest
@@ -113,7 +113,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
         ModelTokenLimit.perMinute(1000));
     Reservation r = reserve(b, "t", 1000, Composition.SEQUENTIAL);
     store.reconcile(r, 0);
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.modelTokensUsed()).isZero();
     assertThat(s.windowUsed()).isEqualTo(1);
   }
@@ -138,7 +138,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     reserve(b, "t", 100, Composition.SEQUENTIAL);
     Reservation denied = reserve(b, "t", 50, Composition.SEQUENTIAL);
     assertThat(denied.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.windowUsed()).isEqualTo(2);
     assertThat(s.tokens()).isEqualTo(3.0);
     assertThat(s.modelTokensUsed()).isEqualTo(100);
@@ -151,7 +151,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     reserve(b, "t", 100, Composition.RESERVE_COMMIT);
     assertThat(reserve(b, "t", 50, Composition.RESERVE_COMMIT).decision().reason())
         .isEqualTo(Reason.TPM_LIMIT);
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.windowUsed()).isEqualTo(1);
     assertThat(s.tokens()).isEqualTo(4.0);
     assertThat(s.modelTokensUsed()).isEqualTo(100);
@@ -270,7 +270,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     reserve(b, "light", 100, Composition.SEQUENTIAL);
     reserve(b, "heavy", 900, Composition.SEQUENTIAL);
     reserve(b, "middle", 500, Composition.SEQUENTIAL);
-    assertThat(store.top(b, 3)).extracting(KeySnapshot::modelTokensUsed)
+    assertThat(admin().top(b, 3)).extracting(KeySnapshot::modelTokensUsed)
         .containsExactly(900L, 500L, 100L);
   }
 
@@ -332,7 +332,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     Budget b = new Budget("batch", new WindowLimit(2, Duration.ofMinutes(1)), new BucketLimit(3, 0),
         ModelTokenLimit.perMinute(1000));
     store.chargeModelTokens(List.of(b), List.of("t"), 300);
-    KeySnapshot s = store.inspect(b, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(b, "t").orElseThrow();
     assertThat(s.modelTokensUsed()).isEqualTo(300);
     assertThat(s.windowUsed()).as("no request slot").isZero();
     assertThat(s.tokens()).as("no bucket permit").isEqualTo(3.0);
@@ -368,8 +368,8 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     store.chargeModelTokensAsync(levels, keys, 100).toCompletableFuture().join();
     assertThat(used(perKey, "tenant")).isEqualTo(300);
     assertThat(used(model, "tenant|gpt-4o")).isEqualTo(300);
-    assertThat(store.inspect(slots, "tenant")).as("a level without model tokens is left alone").isEmpty();
-    assertThat(store.inspect(perKey, "tenant").orElseThrow().windowUsed()).isZero();
+    assertThat(admin().inspect(slots, "tenant")).as("a level without model tokens is left alone").isEmpty();
+    assertThat(admin().inspect(perKey, "tenant").orElseThrow().windowUsed()).isZero();
     Reservation r = store.reserve(levels, keys, 1, 201, Composition.RESERVE_COMMIT);
     assertThat(r.decision().reason()).isEqualTo(Reason.TPM_LIMIT);
     assertThat(r.decision().level()).isEqualTo("per-model");
@@ -383,7 +383,7 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
   void aChargeOfNothingDoesNothingAndBadInputIsRejectedNamingIt() {
     Budget b = tpm("tpm", 1000);
     store.chargeModelTokens(List.of(b), List.of("t"), 0);
-    assertThat(store.inspect(b, "t")).isEmpty();
+    assertThat(admin().inspect(b, "t")).isEmpty();
     assertThatIllegalArgumentException()
         .isThrownBy(() -> store.chargeModelTokens(List.of(b), List.of("t"), -1))
         .withMessageContaining("modelTokens").withMessageContaining("-1");
@@ -396,6 +396,6 @@ public abstract class ModelTokenStoreTck extends StoreTckSupport {
     assertThatIllegalArgumentException()
         .isThrownBy(() -> store.chargeModelTokensAsync(List.of(b), List.of("t"), -2))
         .withMessageContaining("modelTokens");
-    assertThat(store.inspect(b, "t")).isEmpty();
+    assertThat(admin().inspect(b, "t")).isEmpty();
   }
 }

@@ -51,9 +51,9 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     Decision after = store.acquire(free, "t", 1, mode);
     assertThat(after.allowed()).isTrue();
     assertThat(after.remaining()).isZero();
-    assertThat(store.inspect(free, "t").orElseThrow().windowUsed()).isEqualTo(60);
-    assertThat(store.inspect(free, "t").orElseThrow().windowLimit()).isEqualTo(60);
-    assertThat(store.inspect(pro, "t").orElseThrow().windowLimit()).isEqualTo(600);
+    assertThat(admin().inspect(free, "t").orElseThrow().windowUsed()).isEqualTo(60);
+    assertThat(admin().inspect(free, "t").orElseThrow().windowLimit()).isEqualTo(60);
+    assertThat(admin().inspect(pro, "t").orElseThrow().windowLimit()).isEqualTo(600);
   }
 
   // ---- bucket: its level is clamped to the new capacity, and refills at the new rate ----
@@ -86,8 +86,8 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     Decision fast = store.acquire(big, "t", 1, mode); // 2 s at 1/s: 2 tokens
     assertThat(fast.allowed()).isTrue();
     assertThat(fast.remaining()).isEqualTo(1);
-    assertThat(store.inspect(big, "t").orElseThrow().capacity()).isEqualTo(10.0);
-    assertThat(store.inspect(small, "t").orElseThrow().tokens()).isEqualTo(1.0);
+    assertThat(admin().inspect(big, "t").orElseThrow().capacity()).isEqualTo(10.0);
+    assertThat(admin().inspect(small, "t").orElseThrow().tokens()).isEqualTo(1.0);
   }
 
   @ParameterizedTest
@@ -112,7 +112,7 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     store.acquire(free, "idle", 1, Composition.SEQUENTIAL);
     ticker.advanceMillis(1_000); // both back to 2 of 2: full under free
     // a fresh state reads as untracked, or as full
-    store.inspect(free, "touched").ifPresent(s -> assertThat(s.tokens()).isEqualTo(2.0));
+    admin().inspect(free, "touched").ifPresent(s -> assertThat(s.tokens()).isEqualTo(2.0));
     // the inspection brought "touched" to now under free's limits, which left it fresh: forgotten
     assertThat(store.acquire(pro, "touched", 1, Composition.SEQUENTIAL).remaining()).isEqualTo(3);
     // no call saw "idle" fresh: its level, 1 token a second ago, refills at pro's rate
@@ -134,7 +134,7 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     assertThat(d.level()).isEqualTo("org");
     ticker.advanceMillis(1); // the org's window empties; the key's bucket was forgotten: 5, not 2
     assertThat(store.acquire(List.of(org, pro), keys, 1, rc).remaining()).isEqualTo(1);
-    assertThat(store.inspect(pro, "k").orElseThrow().tokens()).isEqualTo(4.0);
+    assertThat(admin().inspect(pro, "k").orElseThrow().tokens()).isEqualTo(4.0);
   }
 
   // ---- model tokens: the entries in the window count against the new limit ----
@@ -187,7 +187,7 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     assertThat(third.allowed()).isTrue(); // 3 of pro's 4
     assertThat(third.remaining()).isEqualTo(1);
     ticker.advanceMillis(30_000); // the free lease expired, pro's ones hold
-    KeySnapshot s = store.inspect(pro, "t").orElseThrow();
+    KeySnapshot s = admin().inspect(pro, "t").orElseThrow();
     assertThat(s.inFlight()).isEqualTo(2);
     assertThat(s.concurrencyLimit()).isEqualTo(4);
   }
@@ -210,30 +210,30 @@ public abstract class PlanChangeStoreTck extends StoreTckSupport {
     assertThat(pro.allowed()).isTrue();
     assertThat(pro.remaining()).isEqualTo(2); // the key's bucket: 5 less 3 calls
     long orgCalls = mode == Composition.SEQUENTIAL ? 4 : 3; // a sequential deny charged the org
-    assertThat(store.inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(orgCalls);
-    assertThat(store.inspect(keyPro, "k").orElseThrow().windowUsed()).isEqualTo(3);
+    assertThat(admin().inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(orgCalls);
+    assertThat(admin().inspect(keyPro, "k").orElseThrow().windowUsed()).isEqualTo(3);
   }
 
   // ---- which plan a key has ----
 
   @Test
   void aPlanAssignedToAKeyIsReadBackChangedAndCleared() {
-    assertThat(store.assignedPlan("t")).isEmpty();
-    store.assignPlan("t", "pro");
-    store.assignPlan("u:with{odd}chars", "free");
-    assertThat(store.assignedPlan("t")).contains("pro");
-    store.assignPlan("t", "enterprise");
-    assertThat(store.assignedPlan("t")).contains("enterprise");
-    store.assignPlan("t", null);
-    assertThat(store.assignedPlan("t")).isEmpty();
-    assertThat(store.assignedPlan("u:with{odd}chars")).contains("free");
-    store.assignPlan("nobody", null); // clearing nothing does nothing
-    assertThat(store.assignedPlan("nobody")).isEmpty();
-    assertThatIllegalArgumentException().isThrownBy(() -> store.assignPlan(" ", "pro"))
+    assertThat(plans().assignedPlan("t")).isEmpty();
+    plans().assignPlan("t", "pro");
+    plans().assignPlan("u:with{odd}chars", "free");
+    assertThat(plans().assignedPlan("t")).contains("pro");
+    plans().assignPlan("t", "enterprise");
+    assertThat(plans().assignedPlan("t")).contains("enterprise");
+    plans().assignPlan("t", null);
+    assertThat(plans().assignedPlan("t")).isEmpty();
+    assertThat(plans().assignedPlan("u:with{odd}chars")).contains("free");
+    plans().assignPlan("nobody", null); // clearing nothing does nothing
+    assertThat(plans().assignedPlan("nobody")).isEmpty();
+    assertThatIllegalArgumentException().isThrownBy(() -> plans().assignPlan(" ", "pro"))
         .withMessageContaining("key");
-    assertThatIllegalArgumentException().isThrownBy(() -> store.assignPlan("t", " "))
+    assertThatIllegalArgumentException().isThrownBy(() -> plans().assignPlan("t", " "))
         .withMessageContaining("plan");
-    assertThatIllegalArgumentException().isThrownBy(() -> store.assignedPlan(""))
+    assertThatIllegalArgumentException().isThrownBy(() -> plans().assignedPlan(""))
         .withMessageContaining("key");
   }
 

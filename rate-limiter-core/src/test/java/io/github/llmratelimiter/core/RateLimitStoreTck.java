@@ -52,7 +52,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   }
 
   /**
-   * Returns how the store under test names {@code key} in {@link RateLimitStore#top}: the key
+   * Returns how the store under test names {@code key} in {@link StoreAdministration#top}: the key
    * itself, unless the store keeps only a one-way form of keys (a store that hashes secrets);
    * {@code inspect} and {@code reset} always take the key itself.
    *
@@ -64,11 +64,11 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   }
 
   private long windowUsed(Budget budget, String key) {
-    return store.inspect(budget, key).map(KeySnapshot::windowUsed).orElse(0L);
+    return admin().inspect(budget, key).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   private double tokens(Budget budget, String key) {
-    return store.inspect(budget, key).map(KeySnapshot::tokens).orElse(budget.bucket().capacity());
+    return admin().inspect(budget, key).map(KeySnapshot::tokens).orElse(budget.bucket().capacity());
   }
 
   // ---- sliding-window log ----
@@ -312,12 +312,12 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
           .isEqualTo(detailed.allow("t", cost).allowed());
       ticker.advanceMillis(700);
     }
-    KeySnapshot a = store.inspect(detailed.budget(), "t").orElseThrow();
-    KeySnapshot b = store.inspect(bare.budget(), "t").orElseThrow();
+    KeySnapshot a = admin().inspect(detailed.budget(), "t").orElseThrow();
+    KeySnapshot b = admin().inspect(bare.budget(), "t").orElseThrow();
     assertThat(b.windowUsed()).isEqualTo(a.windowUsed());
     assertThat(b.tokens()).isEqualTo(a.tokens());
     assertThat(bare.tryAcquire("t", 3)).isFalse(); // never fits: nothing charged
-    assertThat(store.inspect(bare.budget(), "t").orElseThrow().windowUsed()).isEqualTo(b.windowUsed());
+    assertThat(admin().inspect(bare.budget(), "t").orElseThrow().windowUsed()).isEqualTo(b.windowUsed());
   }
 
   @ParameterizedTest
@@ -548,8 +548,8 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     assertThat(store.acquire(b, "t", 1e-10, Composition.SEQUENTIAL).allowed()).isTrue();
     ticker.advance(Duration.ofDays(1));
     runMaintenance();
-    assertThat(store.trackedKeys(b)).isEqualTo(1);
-    assertThat(store.inspect(b, "t")).hasValueSatisfying(
+    assertThat(admin().trackedKeys(b)).isEqualTo(1);
+    assertThat(admin().inspect(b, "t")).hasValueSatisfying(
         s -> assertThat(s.tokens()).isEqualTo(1 - 1e-10)); // not forgotten, so not granted back
   }
 
@@ -706,7 +706,7 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
   void inspectShowsTheStateOfAKeyAndNothingForAnUnknownOne() {
     GatewayLimiter limiter = gateway(10, 4, 1, Composition.SEQUENTIAL);
     limiter.allow("t", 3);
-    KeySnapshot s = store.inspect(limiter.budget(), "t").orElseThrow();
+    KeySnapshot s = admin().inspect(limiter.budget(), "t").orElseThrow();
     assertThat(s.budget()).isEqualTo("gw");
     assertThat(s.key()).isEqualTo("t");
     assertThat(s.windowUsed()).isEqualTo(1);
@@ -715,8 +715,8 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     assertThat(s.capacity()).isEqualTo(4.0);
     assertThat(s.nextFreeMs()).isZero();
     limiter.allow("t");
-    assertThat(store.inspect(limiter.budget(), "t").orElseThrow().nextFreeMs()).isEqualTo(1000);
-    assertThat(store.inspect(limiter.budget(), "nobody")).isEmpty();
+    assertThat(admin().inspect(limiter.budget(), "t").orElseThrow().nextFreeMs()).isEqualTo(1000);
+    assertThat(admin().inspect(limiter.budget(), "nobody")).isEmpty();
   }
 
   @Test
@@ -729,9 +729,9 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     limiter.allow("busy");
     limiter.allow("middle");
     limiter.allow("middle");
-    List<KeySnapshot> top = store.top(limiter.budget(), 2);
+    List<KeySnapshot> top = admin().top(limiter.budget(), 2);
     assertThat(top).extracting(KeySnapshot::key).containsExactly(topKey("busy"), topKey("middle"));
-    assertThat(store.trackedKeys(limiter.budget())).isEqualTo(3);
+    assertThat(admin().trackedKeys(limiter.budget())).isEqualTo(3);
   }
 
   @Test
@@ -739,8 +739,8 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     GatewayLimiter limiter = gateway(1, 1, 0, Composition.SEQUENTIAL);
     limiter.allow("t");
     assertThat(limiter.allow("t").allowed()).isFalse();
-    assertThat(store.reset(limiter.budget(), "t")).isTrue();
-    assertThat(store.reset(limiter.budget(), "t")).isFalse();
+    assertThat(admin().reset(limiter.budget(), "t")).isTrue();
+    assertThat(admin().reset(limiter.budget(), "t")).isFalse();
     assertThat(limiter.allow("t").allowed()).isTrue();
   }
 
@@ -751,20 +751,20 @@ public abstract class RateLimitStoreTck extends StoreTckSupport {
     one.allow("t");
     one.allow("u:with{odd}chars");
     store.acquire(other, "t", 1, Composition.SEQUENTIAL);
-    store.assignPlan("t", "pro");
+    plans().assignPlan("t", "pro");
     assertThat(one.allow("t").allowed()).isFalse();
     assertThat(store.acquire(other, "t", 1, Composition.SEQUENTIAL).allowed()).isFalse();
 
-    store.resetAll();
+    admin().resetAll();
 
-    assertThat(store.trackedKeys(one.budget())).isZero();
-    assertThat(store.trackedKeys(other)).isZero();
-    assertThat(store.inspect(other, "t")).isEmpty();
-    assertThat(store.assignedPlan("t")).isEmpty();
+    assertThat(admin().trackedKeys(one.budget())).isZero();
+    assertThat(admin().trackedKeys(other)).isZero();
+    assertThat(admin().inspect(other, "t")).isEmpty();
+    assertThat(plans().assignedPlan("t")).isEmpty();
     assertThat(one.allow("t").allowed()).isTrue();
     assertThat(one.allow("u:with{odd}chars").allowed()).isTrue();
     assertThat(store.acquire(other, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
-    store.resetAll(); // twice, and on what it just counted again
+    admin().resetAll(); // twice, and on what it just counted again
     assertThat(one.allow("t").allowed()).isTrue();
   }
 

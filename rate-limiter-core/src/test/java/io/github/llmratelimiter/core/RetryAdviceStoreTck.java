@@ -65,7 +65,7 @@ public abstract class RetryAdviceStoreTck extends StoreTckSupport {
     } else {
       // the burst deny kept its window slot (5 of 5): the advised wait is not enough
       assertThat(retry.reason()).as(retry.toString()).isEqualTo(Reason.RPM_LIMIT);
-      assertThat(store.inspect(b, "t").orElseThrow().windowUsed()).isEqualTo(5);
+      assertThat(admin().inspect(b, "t").orElseThrow().windowUsed()).isEqualTo(5);
       admittedAfterAdvice(retry, () -> acquire(b, mode));
     }
   }

@@ -49,7 +49,7 @@ public class SlotsLincheckTest {
   /** The slots the org holds now (the key's are the same calls'). */
   @Operation
   public long inFlight() {
-    return store.inspect(free, "acme").map(KeySnapshot::inFlight).orElse(0L);
+    return admin(store).inspect(free, "acme").map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Operation
@@ -72,5 +72,10 @@ public class SlotsLincheckTest {
         .actorsBefore(2)
         .actorsAfter(2)
         .check(getClass());
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

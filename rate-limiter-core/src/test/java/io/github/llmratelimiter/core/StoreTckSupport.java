@@ -36,6 +36,26 @@ public abstract class StoreTckSupport {
    */
   protected void runMaintenance() {}
 
+  /**
+   * Returns the administration of the store under test, which every store under these suites
+   * offers.
+   *
+   * @return the store's administration
+   */
+  protected StoreAdministration admin() {
+    return store.administration().orElseThrow();
+  }
+
+  /**
+   * Returns the plan assignments of the store under test, which every store under these suites
+   * keeps.
+   *
+   * @return the store's plan assignments
+   */
+  protected PlanAssignments plans() {
+    return store.planAssignments().orElseThrow();
+  }
+
   @BeforeEach
   void createStore() throws Exception {
     ticker = new ManualTicker();

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
-import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.Ticker;
 import java.time.Duration;
 import java.util.Iterator;
@@ -12,7 +12,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The default {@link RateLimitPlanResolver}: a key's plan is the assignment the store keeps ({@link
- * RateLimitStore#assignedPlan}), else the default plan, read through a bounded local cache so that
+ * PlanAssignments#assignedPlan}), else the default plan, read through a bounded local cache so that
  * a decision in steady state asks the store nothing more.
  *
  * <ul>
@@ -22,7 +22,7 @@ import org.jspecify.annotations.Nullable;
  *       instance sees an assignment made anywhere within {@code refresh} of it.
  *   <li>A key not cached (or whose plan is too old) is read on the calling thread by {@link #plan},
  *       and by {@link #planAsync} through the store's asynchronous read ({@link
- *       RateLimitStore#assignedPlanAsync}: one command, no thread of its own, nothing queued here),
+ *       PlanAssignments#assignedPlanAsync}: one command, no thread of its own, nothing queued here),
  *       which never blocks its caller; at most one read per key is in flight.
  *   <li>While the store cannot answer, a key keeps the plan last read (or gets the default plan
  *       when none was), and is read again at its next call.
@@ -35,7 +35,7 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
 
   private static final System.Logger LOG = System.getLogger(CachingPlanResolver.class.getName());
 
-  private final RateLimitStore store;
+  private final PlanAssignments store;
   private final RateLimitPolicies policies;
   private final Ticker ticker;
   private final long refreshNanos;
@@ -53,7 +53,7 @@ final class CachingPlanResolver implements RateLimitPlanResolver {
    */
   private record Entry(String plan, boolean assigned, long readAt) {}
 
-  CachingPlanResolver(RateLimitStore store, RateLimitPolicies policies, Ticker ticker,
+  CachingPlanResolver(PlanAssignments store, RateLimitPolicies policies, Ticker ticker,
       Duration refresh, int maxKeys) {
     if (store == null || policies == null || ticker == null || refresh == null) {
       throw new IllegalArgumentException("store, policies, ticker and refresh must not be null");

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
-import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.Ticker;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -77,16 +77,17 @@ public interface RateLimitPlanResolver extends AutoCloseable {
 
   /**
    * Returns the default resolver: the plan the store keeps assigned to a key ({@link
-   * RateLimitStore#assignedPlan}), else the default plan, through a
-   * bounded local cache. A plan read less than {@code refresh} ago is used without asking the store;
-   * one older than half of it is read again in the background, so that a key in steady use never
-   * waits for its plan and every instance sees an assignment within {@code refresh}. {@link #assign}
-   * writes to the store and to this cache. A key not cached is read on the calling thread by {@link
-   * #plan} and through the store's asynchronous read ({@link RateLimitStore#assignedPlanAsync}) by
+   * PlanAssignments#assignedPlan}), else the default plan, through a bounded local cache. A plan
+   * read less than {@code refresh} ago is used without asking the store; one older than half of it
+   * is read again in the background, so that a key in steady use never waits for its plan and every
+   * instance sees an assignment within {@code refresh}. {@link #assign} writes to the store and to
+   * this cache. A key not cached is read on the calling thread by {@link
+   * #plan} and through the store's asynchronous read ({@link PlanAssignments#assignedPlanAsync}) by
    * {@link #planAsync}, which never blocks. While the store cannot answer, a key keeps the plan last
    * read (or the default plan). Once closed, it reads nothing more in the background.
    *
-   * @param store the store that keeps assignments
+   * @param assignments the store's plan assignments ({@link
+   *     io.github.llmratelimiter.core.RateLimitStore#planAssignments()})
    * @param policies the policies, whose plans an assignment must name
    * @param ticker the time a cached plan's age is measured on
    * @param refresh the longest a cached plan is used, positive
@@ -95,9 +96,9 @@ public interface RateLimitPlanResolver extends AutoCloseable {
    * @throws IllegalArgumentException on a null argument, a refresh that is not positive or {@code
    *     maxKeys} below 1
    */
-  static RateLimitPlanResolver caching(RateLimitStore store, RateLimitPolicies policies,
+  static RateLimitPlanResolver caching(PlanAssignments assignments, RateLimitPolicies policies,
       Ticker ticker, Duration refresh, int maxKeys) {
-    return new CachingPlanResolver(store, policies, ticker, refresh, maxKeys);
+    return new CachingPlanResolver(assignments, policies, ticker, refresh, maxKeys);
   }
 
   /**

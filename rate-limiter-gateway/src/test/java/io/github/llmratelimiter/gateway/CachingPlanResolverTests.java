@@ -6,12 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -34,7 +34,8 @@ class CachingPlanResolverTests {
 
   private final ManualTicker ticker = new ManualTicker();
   private final RateLimitStore memory = RateLimitStore.inMemory(ticker);
-  private final CountingStore store = new CountingStore(memory);
+  private final PlanAssignments plans = memory.planAssignments().orElseThrow();
+  private final CountingPlans store = new CountingPlans(plans);
   private final RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
       .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null))
       .plan("free").plan("pro").defaultPlan("free").build();
@@ -46,7 +47,7 @@ class CachingPlanResolverTests {
     memory.close();
   }
 
-  private CachingPlanResolver resolver(RateLimitStore on, int maxKeys) {
+  private CachingPlanResolver resolver(PlanAssignments on, int maxKeys) {
     CachingPlanResolver r = new CachingPlanResolver(on, policies, ticker, REFRESH, maxKeys);
     resolvers.add(r);
     return r;
@@ -66,7 +67,7 @@ class CachingPlanResolverTests {
     CachingPlanResolver resolver = resolver(store, 100);
     assertThat(resolver.plan(KEY)).isEqualTo("free");
     assertThat(store.reads.get()).isEqualTo(1);
-    memory.assignPlan(KEY, "pro"); // another instance assigns
+    plans.assignPlan(KEY, "pro"); // another instance assigns
     for (int i = 0; i < 1000; i++) {
       assertThat(resolver.plan(KEY)).isEqualTo("free");
       assertThat(resolver.planAsync(KEY).toCompletableFuture().isDone()).isTrue();
@@ -85,7 +86,7 @@ class CachingPlanResolverTests {
     CachingPlanResolver resolver = resolver(store, 100);
     store.background.set(false); // background reads are lost: only the bound remains
     assertThat(resolver.plan(KEY)).isEqualTo("free");
-    memory.assignPlan(KEY, "pro");
+    plans.assignPlan(KEY, "pro");
     ticker.advance(REFRESH.minusNanos(1));
     assertThat(resolver.plan(KEY)).isEqualTo("free");
     ticker.advanceNanos(1);
@@ -96,29 +97,29 @@ class CachingPlanResolverTests {
   @Test
   void anAssignmentOnOneInstanceIsSeenAtOnceThereAndWithinTheRefreshOnAnother() {
     CachingPlanResolver here = resolver(store, 100);
-    CountingStore otherStore = new CountingStore(memory);
+    CountingPlans otherStore = new CountingPlans(plans);
     otherStore.background.set(false); // only the bound: no background read helps
     CachingPlanResolver there = resolver(otherStore, 100);
     assertThat(there.plan(KEY)).isEqualTo("free");
     here.assign(KEY, "pro");
     assertThat(here.plan(KEY)).isEqualTo("pro");
     assertThat(here.assigned(KEY)).isTrue();
-    assertThat(memory.assignedPlan(KEY)).hasValue("pro");
+    assertThat(plans.assignedPlan(KEY)).hasValue("pro");
     assertThat(there.plan(KEY)).isEqualTo("free");
     ticker.advance(REFRESH);
     assertThat(there.plan(KEY)).isEqualTo("pro");
     here.assign(KEY, null);
     assertThat(here.plan(KEY)).isEqualTo("free");
     assertThat(here.assigned(KEY)).isFalse();
-    assertThat(memory.assignedPlan(KEY)).isEmpty();
+    assertThat(plans.assignedPlan(KEY)).isEmpty();
     assertThatThrownBy(() -> here.assign(KEY, "gold"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'gold'");
-    assertThat(memory.assignedPlan(KEY)).isEmpty();
+    assertThat(plans.assignedPlan(KEY)).isEmpty();
   }
 
   @Test
   void anAssignmentToAPlanNoLongerConfiguredCountsAsTheDefault() {
-    memory.assignPlan(KEY, "gold");
+    plans.assignPlan(KEY, "gold");
     CachingPlanResolver resolver = resolver(store, 100);
     assertThat(resolver.plan(KEY)).isEqualTo("free");
     assertThat(resolver.assigned(KEY)).isFalse();
@@ -127,13 +128,13 @@ class CachingPlanResolverTests {
   @Test
   void whileTheStoreFailsAKeyKeepsThePlanLastReadOrGetsTheDefault() {
     CachingPlanResolver resolver = resolver(store, 100);
-    memory.assignPlan(KEY, "pro");
+    plans.assignPlan(KEY, "pro");
     assertThat(resolver.plan(KEY)).isEqualTo("pro");
     store.failing.set(true);
     ticker.advance(REFRESH.multipliedBy(3));
     assertThat(resolver.plan(KEY)).isEqualTo("pro");
     assertThat(resolver.plan("sk-never-seen-0123456789")).isEqualTo("free");
-    memory.assignPlan("sk-never-seen-0123456789", "pro");
+    plans.assignPlan("sk-never-seen-0123456789", "pro");
     store.failing.set(false);
     assertThat(resolver.plan("sk-never-seen-0123456789")).as("read again once the store answers")
         .isEqualTo("pro");
@@ -142,7 +143,7 @@ class CachingPlanResolverTests {
   @Test
   void aMissReadAsynchronouslyWaitsForTheStoresReplyWithoutBlocking() throws Exception {
     CachingPlanResolver resolver = resolver(store, 100);
-    memory.assignPlan(KEY, "pro");
+    plans.assignPlan(KEY, "pro");
     CompletableFuture<Optional<String>> reply = new CompletableFuture<>();
     store.nextReply = reply;
     CompletableFuture<String> plan = resolver.planAsync(KEY).toCompletableFuture();
@@ -158,7 +159,7 @@ class CachingPlanResolverTests {
   @Test
   void anAsynchronousReadTheStoreFailsGivesThePlanLastReadOrTheDefault() throws Exception {
     CachingPlanResolver resolver = resolver(store, 100);
-    memory.assignPlan(KEY, "pro");
+    plans.assignPlan(KEY, "pro");
     assertThat(resolver.plan(KEY)).isEqualTo("pro");
     ticker.advance(REFRESH);
     store.nextReply = CompletableFuture.failedFuture(new IllegalStateException("no answer"));
@@ -186,10 +187,12 @@ class CachingPlanResolverTests {
   }
 
   /**
-   * A store that counts plan reads, can fail them, can lose asynchronous (background) reads, and
+   * A store's plan assignments that count their reads, can fail them, can lose asynchronous (background) reads, and
    * can answer the next asynchronous read with a reply the test completes.
    */
-  private static final class CountingStore extends ForwardingStore {
+  private static final class CountingPlans implements PlanAssignments {
+
+    private final PlanAssignments delegate;
 
     final AtomicInteger reads = new AtomicInteger();
     final AtomicInteger asyncReads = new AtomicInteger();
@@ -197,8 +200,8 @@ class CachingPlanResolverTests {
     final AtomicBoolean background = new AtomicBoolean(true);
     volatile CompletableFuture<Optional<String>> nextReply;
 
-    CountingStore(RateLimitStore delegate) {
-      super(delegate);
+    CountingPlans(PlanAssignments delegate) {
+      this.delegate = delegate;
     }
 
     @Override
@@ -221,7 +224,12 @@ class CachingPlanResolverTests {
       if (!background.get()) {
         return new CompletableFuture<>(); // never answered: background reads are lost
       }
-      return super.assignedPlanAsync(key);
+      return PlanAssignments.super.assignedPlanAsync(key); // reads through assignedPlan, counted
+    }
+
+    @Override
+    public void assignPlan(String key, String plan) {
+      delegate.assignPlan(key, plan);
     }
   }
 }

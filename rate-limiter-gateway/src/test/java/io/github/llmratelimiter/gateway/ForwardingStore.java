@@ -3,9 +3,10 @@ package io.github.llmratelimiter.gateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import java.util.List;
 import java.util.Optional;
 
@@ -41,16 +42,6 @@ public abstract class ForwardingStore implements RateLimitStore {
   }
 
   @Override
-  public Optional<String> assignedPlan(String key) {
-    return delegate.assignedPlan(key);
-  }
-
-  @Override
-  public void assignPlan(String key, String plan) {
-    delegate.assignPlan(key, plan);
-  }
-
-  @Override
   public void reconcile(Reservation reservation, long actual) {
     delegate.reconcile(reservation, actual);
   }
@@ -61,22 +52,12 @@ public abstract class ForwardingStore implements RateLimitStore {
   }
 
   @Override
-  public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    return delegate.inspect(budget, key);
+  public Optional<PlanAssignments> planAssignments() {
+    return delegate.planAssignments();
   }
 
   @Override
-  public List<KeySnapshot> top(Budget budget, int limit) {
-    return delegate.top(budget, limit);
-  }
-
-  @Override
-  public boolean reset(Budget budget, String key) {
-    return delegate.reset(budget, key);
-  }
-
-  @Override
-  public long trackedKeys(Budget budget) {
-    return delegate.trackedKeys(budget);
+  public Optional<StoreAdministration> administration() {
+    return delegate.administration();
   }
 }

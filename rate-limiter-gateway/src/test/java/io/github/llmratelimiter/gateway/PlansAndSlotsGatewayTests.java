@@ -11,6 +11,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.core.StoreAdministration;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +50,8 @@ class PlansAndSlotsGatewayTests {
             new Budget("chat", WindowLimit.perMinute(60), null, null, ConcurrencyLimit.of(5)), Map.of())
         .defaultPlan("free")
         .build();
-    resolver = RateLimitPlanResolver.caching(store, policies, ticker, Duration.ofSeconds(5), 1000);
+    resolver = RateLimitPlanResolver.caching(store.planAssignments().orElseThrow(), policies, ticker,
+        Duration.ofSeconds(5), 1000);
     RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
         () -> List.of((outcome, nanos) -> observed.add(outcome)), resolver);
     gateway = RateLimitGateway.builder(enforcer, JSON).build();
@@ -90,12 +92,12 @@ class PlansAndSlotsGatewayTests {
 
   private long windowUsed() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+    return admin(store).inspect(chat, KEY).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   private long inFlight() {
     Budget chat = gateway.enforcer().policies().policy("chat").budgets(RateLimitKey.of(KEY, null)).get(0);
-    return store.inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
+    return admin(store).inspect(chat, KEY).map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
@@ -239,5 +241,10 @@ class PlansAndSlotsGatewayTests {
     assertThat(r.problem().toString()).doesNotContain(KEY);
     assertThat(new String(r.problem().toString().getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8))
         .contains("CONCURRENCY_LIMIT");
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

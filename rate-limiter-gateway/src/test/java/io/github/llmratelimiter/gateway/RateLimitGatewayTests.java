@@ -553,7 +553,8 @@ class RateLimitGatewayTests {
     String stored = policy.keys(key).get(0);
     gateway.chargeModelTokens(null, key, 900);
     gateway.chargeModelTokensAsync(null, key, 50).toCompletableFuture().join();
-    KeySnapshot s = gateway.enforcer().store().inspect(budget, stored).orElseThrow();
+    KeySnapshot s = gateway.enforcer().store().administration().orElseThrow()
+        .inspect(budget, stored).orElseThrow();
     assertThat(s.modelTokensUsed()).isEqualTo(950);
     assertThat(s.windowUsed()).as("no request slot").isZero();
     assertThat(gateway.resolveKey(KEY, "gpt-4o-mini")).isNotEqualTo(key);

@@ -265,7 +265,7 @@ final class FallbackStore implements AutoCloseable {
   /** Forgets the state of every share and every mirrored call. */
   void resetAll() {
     for (Share s : shares) {
-      s.store.resetAll();
+      s.store.administration().orElseThrow().resetAll();
     }
     mirrored.clear();
   }

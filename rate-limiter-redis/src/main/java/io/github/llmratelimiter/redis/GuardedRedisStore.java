@@ -3,30 +3,21 @@ package io.github.llmratelimiter.redis;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -43,7 +34,9 @@ import org.jspecify.annotations.Nullable;
  * <p>One failed call does not switch the store to the policy: a circuit breaker (Resilience4j)
  * opens when the failure rate over the last calls reaches its threshold, and then the policy
  * answers every call without waiting on Redis until the retry interval has passed; a few probe
- * calls then decide whether it closes again.
+ * calls then decide whether it closes again ({@link RedisBreaker}). The heartbeats and the health
+ * check ({@link RedisHeartbeat}), the administration ({@link GuardedAdministration}) and the plan
+ * assignments ({@link GuardedPlans}) go through the same breaker.
  */
 final class GuardedRedisStore implements RedisRateLimitStore {
 
@@ -53,96 +46,27 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final Replies replies;
   private final FailurePolicy policy;
   private final @Nullable FallbackStore fallback;
-  private final CircuitBreaker breaker;
+  private final RedisBreaker breaker;
+  private final RedisHeartbeat heartbeat;
+  private final GuardedAdministration administration;
+  private final GuardedPlans plans;
   private final long retryMs;
-  private final LongAdder errors = new LongAdder();
   private final LongAdder refunds = new LongAdder();
-  private final long instanceId = ThreadLocalRandom.current().nextLong(1L << 52);
-  private final long heartbeatTtlMs;
   private final ScheduledExecutorService timer;
-  private final long heartbeatMs;
-  private final long pingMillis;
-  static final long PING_MILLIS = 300;
-
-  /** The circuit breaker's settings. */
-  record BreakerSettings(float failureRateThreshold, int slidingWindowSize,
-      int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
 
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
-      BreakerSettings settings, Duration heartbeatInterval, Ticker clock,
+      RedisBreaker.Settings settings, Duration heartbeatInterval, Ticker clock,
       ScheduledExecutorService timer) {
     this.redis = redis;
     this.replies = redis.replies();
     this.policy = policy;
     this.retryMs = Math.max(1, retryInterval.toMillis());
     this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, retryMs) : null;
-    this.breaker = CircuitBreaker.of("ratelimiter-redis", CircuitBreakerConfig.custom()
-        .failureRateThreshold(settings.failureRateThreshold())
-        // lock-free: a reply is recorded on whichever thread completes the call, an event loop
-        // included, which must never park behind another thread's record
-        .slidingWindow(settings.slidingWindowSize(), settings.minimumNumberOfCalls(),
-            CircuitBreakerConfig.SlidingWindowType.COUNT_BASED,
-            CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
-        .permittedNumberOfCallsInHalfOpenState(settings.permittedCallsInHalfOpenState())
-        .waitDurationInOpenState(retryInterval)
-        .recordException(e -> true)
-        .clock(new TickerClock(clock))
-        .build());
-    breaker.getEventPublisher().onStateTransition(e -> {
-      switch (e.getStateTransition().getToState()) {
-        case OPEN -> LOG.log(Level.WARNING,
-            "Redis rate-limit store unavailable; failure policy {0} answers, Redis is asked again"
-                + " in {1} ms", policy, Long.toString(retryMs));
-        case CLOSED -> LOG.log(Level.INFO,
-            "Redis rate-limit store answers again: decisions are shared again");
-        default -> { }
-      }
-    });
-    this.heartbeatTtlMs = 3 * heartbeatInterval.toMillis();
-    this.pingMillis = Math.max(1, Math.min(PING_MILLIS,
-        TimeUnit.NANOSECONDS.toMillis(replies.silenceNanos())));
+    this.breaker = new RedisBreaker(settings, retryInterval, retryMs, policy, clock);
+    this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
+    this.administration = new GuardedAdministration(redis, breaker, fallback);
+    this.plans = new GuardedPlans(redis, breaker, fallback != null);
     this.timer = timer;
-    this.heartbeatMs = heartbeatInterval.toMillis();
-  }
-
-  /**
-   * A new timer for a store: one daemon thread that sends the heartbeats and checks the calls
-   * that wait for Redis (see {@link Replies}).
-   */
-  static ScheduledExecutorService newTimer() {
-    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
-      Thread t = new Thread(r, "ratelimiter-redis-timer");
-      t.setDaemon(true);
-      return t;
-    });
-    executor.setRemoveOnCancelPolicy(true);
-    return executor;
-  }
-
-  /** A {@link Clock} on the store's ticker, for the circuit breaker's open-state wait. */
-  private static final class TickerClock extends Clock {
-    private final Ticker ticker;
-
-    TickerClock(Ticker ticker) {
-      this.ticker = ticker;
-    }
-
-    @Override
-    public ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-      return this;
-    }
-
-    @Override
-    public Instant instant() {
-      long nanos = ticker.read();
-      return Instant.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L),
-          Math.floorMod(nanos, 1_000_000_000L));
-    }
   }
 
   /**
@@ -150,51 +74,16 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    * failure opens the circuit breaker, since Redis is known to be unavailable.
    */
   void start(Duration wait) {
-    try {
-      redis.warmUp(wait);
-      heartbeat().join();
-    } catch (RedisException e) {
-      failed(e, 0);
-      breaker.transitionToOpenState();
-    }
-    timer.scheduleWithFixedDelay(this::heartbeat, heartbeatMs, heartbeatMs,
-        TimeUnit.MILLISECONDS);
+    heartbeat.start(wait);
   }
 
   /**
-   * Marks this instance live in Redis and takes the live count for the fallback's shares; a
-   * failure counts for the circuit breaker like any call. Never blocks (it runs on the timer that
-   * also checks the waiting calls).
+   * Marks this instance live in Redis now, as the timer does at every interval (for tests).
    *
    * @return a future that completes once the heartbeat is answered or has failed
    */
   CompletableFuture<Void> heartbeat() {
-    if (!breaker.tryAcquirePermission()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    long start = System.nanoTime();
-    CompletableFuture<Long> sent;
-    try {
-      sent = redis.heartbeat(instanceId, heartbeatTtlMs);
-    } catch (RedisException e) {
-      failed(e, start);
-      return CompletableFuture.completedFuture(null);
-    } catch (RuntimeException e) {
-      breaker.releasePermission();
-      LOG.log(Level.WARNING, "Redis rate-limit store heartbeat failed", e);
-      return CompletableFuture.completedFuture(null);
-    }
-    return replies.within(sent, start).handle((live, failure) -> {
-      if (failure != null) {
-        failed(Replies.redisException(failure), start);
-      } else {
-        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-        if (fallback != null) {
-          fallback.instances((int) Math.min(Integer.MAX_VALUE, live));
-        }
-      }
-      return null;
-    });
+    return heartbeat.beat();
   }
 
   @Override
@@ -283,9 +172,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     long start = System.nanoTime();
     try {
       replies.await(send.get(), start);
-      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      breaker.succeeded(start);
     } catch (RedisException e) {
-      failed(e, start);
+      breaker.failed(e, start);
     } catch (RuntimeException e) {
       breaker.releasePermission();
       throw e;
@@ -302,7 +191,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     try {
       sent = send.get();
     } catch (RedisException e) {
-      failed(e, start);
+      breaker.failed(e, start);
       return CompletableFuture.completedFuture(null);
     } catch (RuntimeException e) {
       breaker.releasePermission();
@@ -310,9 +199,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     }
     return replies.within(sent, start).handle((done, failure) -> {
       if (failure == null) {
-        breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        breaker.succeeded(start);
       } else {
-        failed(Replies.redisException(failure), start);
+        breaker.failed(Replies.redisException(failure), start);
       }
       return null;
     });
@@ -445,10 +334,10 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private Reservation finish(LuaRateLimitStore.Call call, long start, @Nullable AcquireReply reply,
       @Nullable Throwable failure) {
     if (reply == null) {
-      failed(Replies.redisException(failure), start);
+      breaker.failed(Replies.redisException(failure), start);
       return outage(call);
     }
-    breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+    breaker.succeeded(start);
     Reservation r = LuaRateLimitStore.decode(call, reply);
     if (fallback != null && r.decision().allowed()) {
       fallback.mirror(call, r);
@@ -488,16 +377,6 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return new Reservation(d, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
   }
 
-  private void failed(RedisException e, long start) {
-    errors.increment();
-    if (start != 0) {
-      breaker.onError(System.nanoTime() - start, TimeUnit.NANOSECONDS, e);
-    }
-    // Lettuce's messages name the failure (timeout, refused connection, server error), never keys.
-    LOG.log(Level.DEBUG, "Redis rate-limit store call failed ({0}: {1})",
-        e.getClass().getSimpleName(), e.getMessage());
-  }
-
   private FallbackStore fallback() {
     FallbackStore f = fallback;
     if (f == null) {
@@ -506,154 +385,19 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return f;
   }
 
-  /**
-   * Monitoring calls, under the same circuit breaker as decisions: while it is open, the fallback
-   * answers if there is one, else they throw.
-   */
-  private <T> T admin(Supplier<T> onRedis, Supplier<T> onFallback) {
-    if (!breaker.tryAcquirePermission()) {
-      if (fallback != null) {
-        return onFallback.get();
-      }
-      throw new IllegalStateException("the Redis rate-limit store is unavailable");
-    }
-    long start = System.nanoTime();
-    try {
-      T t = onRedis.get();
-      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      return t;
-    } catch (RedisException e) {
-      failed(e, start);
-      if (fallback != null) {
-        return onFallback.get();
-      }
-      throw new IllegalStateException(
-          "the Redis rate-limit store is unavailable (" + e.getClass().getSimpleName() + ")", e);
-    } catch (RuntimeException e) {
-      breaker.releasePermission();
-      throw e;
-    }
+  @Override
+  public Optional<PlanAssignments> planAssignments() {
+    return Optional.of(plans);
   }
 
   @Override
-  public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    Checks.notBlank("key", key);
-    redis.budget(budget);
-    return admin(() -> redis.inspect(budget, key),
-        () -> fallback().store().inspect(fallback().scaled(budget), key));
-  }
-
-  @Override
-  public List<KeySnapshot> top(Budget budget, int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
-    }
-    redis.budget(budget);
-    return admin(() -> redis.top(budget, limit),
-        () -> fallback().store().top(fallback().scaled(budget), limit));
-  }
-
-  @Override
-  public boolean reset(Budget budget, String key) {
-    Checks.notBlank("key", key);
-    redis.budget(budget);
-    return admin(() -> redis.reset(budget, key),
-        () -> fallback().store().reset(fallback().scaled(budget), key));
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>It forgets the state in Redis (every key under the store's prefix but the live-instance
-   * set), and the fallback's local state; while Redis does not answer, it throws whatever the
-   * policy: a reset that left Redis's counts in place would not be one.
-   */
-  @Override
-  public void resetAll() {
-    admin(() -> {
-      redis.resetAll();
-      return null;
-    }, () -> {
-      throw new IllegalStateException("the Redis rate-limit store is unavailable");
-    });
-    if (fallback != null) {
-      fallback.resetAll();
-    }
-  }
-
-  @Override
-  public long trackedKeys(Budget budget) {
-    redis.budget(budget);
-    return admin(() -> redis.trackedKeys(budget),
-        () -> fallback().store().trackedKeys(fallback().scaled(budget)));
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>Assignments live in Redis only: while Redis does not answer, this throws whatever the
-   * policy, so that a resolver keeps the plan it knew instead of taking the key for unassigned.
-   */
-  @Override
-  public Optional<String> assignedPlan(String key) {
-    Checks.notBlank("key", key);
-    return admin(() -> redis.assignedPlan(key), () -> {
-      throw new IllegalStateException("the Redis rate-limit store is unavailable");
-    });
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>One {@code GET}, under the same circuit breaker and command timeout as decisions; while
-   * Redis does not answer, the stage fails whatever the policy, as {@link #assignedPlan} throws.
-   */
-  @Override
-  public CompletionStage<Optional<String>> assignedPlanAsync(String key) {
-    Checks.notBlank("key", key);
-    if (!breaker.tryAcquirePermission()) {
-      return CompletableFuture.failedFuture(
-          new IllegalStateException("the Redis rate-limit store is unavailable"));
-    }
-    long start = System.nanoTime();
-    CompletableFuture<String> sent;
-    try {
-      sent = redis.submitAssignedPlan(key);
-    } catch (RedisException e) {
-      failed(e, start);
-      return CompletableFuture.failedFuture(
-          new IllegalStateException("the Redis rate-limit store is unavailable", e));
-    } catch (RuntimeException e) {
-      breaker.releasePermission();
-      throw e;
-    }
-    return replies.within(sent, start).handle((plan, failure) -> {
-      if (failure != null) {
-        failed(Replies.redisException(failure), start);
-        throw new IllegalStateException("the Redis rate-limit store is unavailable");
-      }
-      breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-      return Optional.ofNullable(plan);
-    });
-  }
-
-  @Override
-  public void assignPlan(String key, @Nullable String plan) {
-    Checks.notBlank("key", key);
-    if (plan != null) {
-      Checks.notBlank("plan", plan);
-    }
-    admin(() -> {
-      redis.assignPlan(key, plan);
-      return null;
-    }, () -> {
-      throw new IllegalStateException("the Redis rate-limit store is unavailable");
-    });
+  public Optional<StoreAdministration> administration() {
+    return Optional.of(administration);
   }
 
   @Override
   public long errorCount() {
-    return errors.sum();
+    return breaker.errorCount();
   }
 
   /** How many calls answered by the policy were refunded on Redis when their reply came late. */
@@ -668,12 +412,12 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public boolean degraded() {
-    return breaker.getState() != CircuitBreaker.State.CLOSED;
+    return breaker.degraded();
   }
 
   /** The circuit breaker's configuration, for tests. */
   CircuitBreakerConfig breakerConfig() {
-    return breaker.getCircuitBreakerConfig();
+    return breaker.config();
   }
 
   /** The Redis side, for tests. */
@@ -684,27 +428,12 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   /**
    * {@inheritDoc}
    *
-   * <p>Waits at most the shorter of the command timeout and {@value #PING_MILLIS} ms. An answer
-   * while the circuit breaker is open lets its probe calls through at once.
+   * <p>Waits at most the shorter of the command timeout and {@value RedisHeartbeat#PING_MILLIS}
+   * ms. An answer while the circuit breaker is open lets its probe calls through at once.
    */
   @Override
   public boolean ping() {
-    try {
-      redis.ping().get(pingMillis, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException | TimeoutException | RuntimeException e) {
-      return false;
-    }
-    if (breaker.getState() == CircuitBreaker.State.OPEN) {
-      try {
-        breaker.transitionToHalfOpenState();
-      } catch (RuntimeException raced) {
-        // another caller moved the breaker meanwhile: its state stands
-      }
-    }
-    return true;
+    return heartbeat.ping();
   }
 
   @Override

@@ -1,29 +1,21 @@
 package io.github.llmratelimiter.redis;
 
-import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
-import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
-import io.github.llmratelimiter.core.WindowLimit;
-import io.lettuce.core.KeyScanCursor;
-import io.lettuce.core.ScanArgs;
-import io.lettuce.core.codec.StringCodec;
-import io.lettuce.core.output.IntegerOutput;
+import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -45,7 +37,6 @@ final class LuaRateLimitStore implements RateLimitStore {
   static final long TICKER_MIN_TTL_MS = 3_600_000L;
 
   private static final LuaScript ACQUIRE = LuaScript.load("acquire.lua");
-  private static final LuaScript INSPECT = LuaScript.load("inspect.lua");
   private static final LuaScript RECONCILE = LuaScript.load("reconcile.lua");
   private static final LuaScript REFUND = LuaScript.load("refund.lua");
   private static final LuaScript RELEASE = LuaScript.load("release.lua");
@@ -57,7 +48,6 @@ final class LuaRateLimitStore implements RateLimitStore {
    * an in-memory fallback, and stay exact in Lua's doubles.
    */
   static final long RESERVATION_ID_BASE = 1L << 52;
-  private static final int SCAN_COUNT = 1000;
 
   private final RedisLink link;
   private final RedisKeys layout;
@@ -66,6 +56,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final Replies replies;
   /** The server's clock as this process knows it; {@code null} when time is the ticker's. */
   private final @Nullable RedisClock serverClock;
+  private final RedisPlans plans;
+  private final RedisAdministration administration;
 
   LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies) {
     this.link = link;
@@ -73,6 +65,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     this.ticker = ticker;
     this.replies = replies;
     this.serverClock = ticker == null ? new RedisClock(System.nanoTime()) : null;
+    this.plans = new RedisPlans(link, layout);
+    this.administration = new RedisAdministration(this, link, layout);
   }
 
   /**
@@ -119,8 +113,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
-    Checks.notNull("levels", levels);
-    Checks.notNull("keys", keys);
+    Args.notNull("levels", levels);
+    Args.notNull("keys", keys);
     if (levels.isEmpty()) {
       throw new IllegalArgumentException("levels must not be empty, but was " + levels);
     }
@@ -132,8 +126,8 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   private Call planAll(List<Budget> levels, List<String> keys, double cost, long estimate,
       boolean reserve, Composition composition) {
-    Checks.positiveFinite("cost", cost);
-    Checks.notNull("composition", composition);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
     checkLevels(levels, keys);
     if (!reserve) {
       for (Budget b : levels) {
@@ -153,7 +147,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private void checkLevels(List<Budget> levels, List<String> keys) {
     Set<String> names = new HashSet<>();
     for (int i = 0; i < levels.size(); i++) {
-      Checks.notBlank("keys[" + i + "]", keys.get(i));
+      Args.notBlank("keys[" + i + "]", keys.get(i));
       Budget b = budget(levels.get(i));
       if (!names.add(b.name())) {
         throw new IllegalArgumentException(
@@ -164,9 +158,9 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   /** Validates a single-budget call; see {@link #plan(List, List, double, Composition)}. */
   Call plan(Budget budget, String key, double cost, Composition composition) {
-    Checks.notBlank("key", key);
-    Checks.positiveFinite("cost", cost);
-    Checks.notNull("composition", composition);
+    Args.notBlank("key", key);
+    Args.positiveFinite("cost", cost);
+    Args.notNull("composition", composition);
     budget(budget);
     checkNoSlots(budget);
     return new Call(List.of(budget), List.of(key), cost, 0, false, composition,
@@ -196,8 +190,8 @@ final class LuaRateLimitStore implements RateLimitStore {
    * The budget as the scripts see it (its defaults', or a variant's over the same keys); checks
    * it, and that its name always comes with the same defaults in this store.
    */
-  private ScriptBudget scripted(@Nullable Budget budget) {
-    Checks.notNull("budget", budget);
+  ScriptBudget scripted(@Nullable Budget budget) {
+    Args.notNull("budget", budget);
     ScriptBudget known = budgets.get(budget.name()); // a known budget: a read, no lock
     if (known == null) {
       ScriptBudget added = new ScriptBudget(budget.defaults(), layout, ticker != null);
@@ -390,7 +384,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * @throws IllegalArgumentException on bad input
    */
   boolean planReconcile(@Nullable Reservation reservation, long actualModelTokens) {
-    Checks.notNull("reservation", reservation);
+    Args.notNull("reservation", reservation);
     if (actualModelTokens < 0) {
       throw new IllegalArgumentException(
           "actualModelTokens must be >= 0, but was " + actualModelTokens);
@@ -506,7 +500,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * @throws IllegalArgumentException on bad input
    */
   boolean planRelease(@Nullable Reservation reservation) {
-    Checks.notNull("reservation", reservation);
+    Args.notNull("reservation", reservation);
     if (!reservation.holdsSlots()) {
       return false;
     }
@@ -565,167 +559,30 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   @Override
-  public Optional<String> assignedPlan(String key) {
-    Checks.notBlank("key", key);
-    return Optional.ofNullable(link.commands().get(layout.plan(key)));
-  }
-
-  /** Sends the read of a key's plan assignment: one {@code GET}, its reply on Lettuce's loop. */
-  CompletableFuture<String> submitAssignedPlan(String key) {
-    Checks.notBlank("key", key);
-    String planKey = layout.plan(key);
-    return link.async().thenCompose(redis -> redis.get(planKey).toCompletableFuture());
+  public Optional<PlanAssignments> planAssignments() {
+    return Optional.of(plans);
   }
 
   @Override
-  public void assignPlan(String key, @Nullable String plan) {
-    Checks.notBlank("key", key);
-    if (plan == null) {
-      link.commands().del(layout.plan(key));
-    } else {
-      link.commands().set(layout.plan(key), Checks.notBlank("plan", plan));
-    }
+  public Optional<StoreAdministration> administration() {
+    return Optional.of(administration);
   }
 
-  @Override
-  public Optional<KeySnapshot> inspect(Budget budget, String key) {
-    Checks.notBlank("key", key);
-    budget(budget);
-    return busiest(budget, key, layout.part(key),
-        new LinkedHashSet<>(keysOf(budget, key).values()));
+  /** The plan assignments on Redis, unguarded. */
+  RedisPlans redisPlans() {
+    return plans;
   }
 
-  /**
-   * The Redis keys that hold {@code key}'s state under {@code budget}, each with the part of its
-   * root key.
-   */
-  private Map<String, String> keysOf(Budget budget, String key) {
-    String keyPart = layout.part(key);
-    Map<String, String> rootByRedisKey = new LinkedHashMap<>();
-    for (String redisKey : scan(layout.pattern(budget.name(), key))) {
-      String[] parts = layout.parse(redisKey);
-      if (parts != null && parts[1].equals(keyPart)) {
-        rootByRedisKey.put(redisKey, parts[0]);
-      }
-    }
-    return rootByRedisKey;
-  }
-
-  /**
-   * The most used state of a key (shown as {@code shown}, stored as {@code keyPart}) over the root
-   * keys it was charged under.
-   */
-  private Optional<KeySnapshot> busiest(
-      Budget budget, String shown, String keyPart, Set<String> rootParts) {
-    KeySnapshot best = null;
-    for (String rootPart : rootParts) {
-      KeySnapshot s = snapshot(budget, rootPart, keyPart, shown);
-      if (s != null && (best == null || s.utilization() > best.utilization())) {
-        best = s;
-      }
-    }
-    return Optional.ofNullable(best);
-  }
-
-  private @Nullable KeySnapshot snapshot(
-      Budget budget, String rootPart, String keyPart, String shown) {
-    ScriptBudget scripted = scripted(budget);
-    String[] keys = scripted.levelKeys(layout.level(rootPart, budget.name(), keyPart));
-    List<Object> r = INSPECT.run(link.commands(), LuaScript.list(), keys, timeNumbers(3),
-        new byte[][] {scripted.levelArg}, 1);
-    if (r.isEmpty()) {
-      return null;
-    }
-    WindowLimit w = budget.window();
-    BucketLimit b = budget.bucket();
-    ModelTokenLimit m = budget.modelTokens();
-    ConcurrencyLimit c = budget.concurrency();
-    return new KeySnapshot(budget.name(), shown, asLong(r.get(0)), w == null ? 0 : w.limit(),
-        asDouble(r.get(1)), b == null ? 0 : b.capacity(), asLong(r.get(2)), asLong(r.get(3)),
-        m == null ? 0 : m.limit(), asLong(r.get(4)), c == null ? 0 : c.limit());
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>When the store hashes keys (the default), the snapshots name each key by its hashed form
-   * ({@link RedisRateLimitStore#hashedKey(String)}): the key in clear is not in Redis.
-   */
-  @Override
-  public List<KeySnapshot> top(Budget budget, int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
-    }
-    budget(budget);
-    List<KeySnapshot> all = new ArrayList<>();
-    for (Map.Entry<String, Set<String>> e : rootsByKey(budget).entrySet()) {
-      busiest(budget, layout.shown(e.getKey()), e.getKey(), e.getValue()).ifPresent(all::add);
-    }
-    all.sort(KeySnapshot.BUSIEST_FIRST);
-    return List.copyOf(all.subList(0, Math.min(limit, all.size())));
-  }
-
-
-  @Override
-  public boolean reset(Budget budget, String key) {
-    Checks.notBlank("key", key);
-    budget(budget);
-    Set<String> found = keysOf(budget, key).keySet();
-    return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
-  }
-
-  /**
-   * {@inheritDoc}
-   *
-   * <p>It deletes every key under the store's prefix that holds a key's state, a reservation
-   * sequence or a plan (<code>&lt;prefix&gt;:{*</code>), on every master of a Cluster; the set of live
-   * instances stays.
-   */
-  @Override
-  public void resetAll() {
-    List<String> found = scan(layout.everyKeyPattern());
-    RedisClusterCommands<String, String> redis = link.commands();
-    for (int from = 0; from < found.size(); from += SCAN_COUNT) {
-      redis.del(found.subList(from, Math.min(found.size(), from + SCAN_COUNT)).toArray(String[]::new));
-    }
-  }
-
-  @Override
-  public long trackedKeys(Budget budget) {
-    budget(budget);
-    return rootsByKey(budget).size();
-  }
-
-  /** The key parts of {@code budget}, each with the parts of the roots it sits under. */
-  private Map<String, Set<String>> rootsByKey(Budget budget) {
-    Map<String, Set<String>> byKey = new LinkedHashMap<>();
-    for (String redisKey : scan(layout.pattern(budget.name()))) {
-      String[] parts = layout.parse(redisKey);
-      if (parts != null) {
-        byKey.computeIfAbsent(parts[1], k -> new LinkedHashSet<>()).add(parts[0]);
-      }
-    }
-    return byKey;
-  }
-
-  /** Every key matching the pattern, on every master of a Cluster; may hold duplicates. */
-  private List<String> scan(String pattern) {
-    RedisClusterCommands<String, String> redis = link.commands();
-    ScanArgs args = ScanArgs.Builder.matches(pattern).limit(SCAN_COUNT);
-    KeyScanCursor<String> cursor = redis.scan(args);
-    List<String> keys = new ArrayList<>(cursor.getKeys());
-    while (!cursor.isFinished()) {
-      cursor = redis.scan(cursor, args);
-      keys.addAll(cursor.getKeys());
-    }
-    return keys;
+  /** The administration on Redis, unguarded. */
+  RedisAdministration redisAdministration() {
+    return administration;
   }
 
   /** Connects, waiting up to {@code wait}, and loads the scripts; throws on failure. */
   void warmUp(Duration wait) {
     RedisClusterCommands<String, String> redis = link.commands(wait);
     redis.scriptLoad(ACQUIRE.source);
-    redis.scriptLoad(INSPECT.source);
+    redis.scriptLoad(RedisAdministration.INSPECT.source);
     redis.scriptLoad(RECONCILE.source);
     redis.scriptLoad(REFUND.source);
     redis.scriptLoad(RELEASE.source);
@@ -743,7 +600,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * them (see lib.lua): now (NaN: the server's {@code TIME}), time units per millisecond, the least
    * TTL in milliseconds.
    */
-  private double[] timeNumbers(int size) {
+  double[] timeNumbers(int size) {
     double[] numbers = new double[size];
     if (ticker == null) {
       numbers[0] = Double.NaN;
@@ -754,20 +611,6 @@ final class LuaRateLimitStore implements RateLimitStore {
       numbers[2] = TICKER_MIN_TTL_MS;
     }
     return numbers;
-  }
-
-  /** A script's number; {@code inf} (no limit at a level) saturates as a Java cast does. */
-  private static long asLong(Object o) {
-    if (o instanceof Long l) {
-      return l;
-    }
-    String s = o.toString();
-    return s.endsWith("inf") ? (s.startsWith("-") ? Long.MIN_VALUE : Long.MAX_VALUE)
-        : (long) Double.parseDouble(s);
-  }
-
-  private static double asDouble(Object o) {
-    return o instanceof Long l ? l : Double.parseDouble(o.toString());
   }
 
   @Override

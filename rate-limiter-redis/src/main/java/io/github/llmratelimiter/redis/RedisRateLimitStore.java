@@ -1,23 +1,17 @@
 package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
-import io.lettuce.core.ClientOptions;
+import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
 import io.lettuce.core.SslOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.Delay;
-import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,16 +38,19 @@ import org.jspecify.annotations.Nullable;
  * GatewayLimiter limiter = GatewayLimiter.builder().requestsPerMinute(60).store(store).build();
  * }</pre>
  *
- * <p>Limiter keys are API keys and other secrets: by default the store names them in Redis only by
- * a hash ({@link #hashedKey(String)}), so {@link #top} reports hashed keys, while {@link #inspect}
- * and {@link #reset} take keys in clear and hash them the same way. {@link Builder#hashKeys
- * hashKeys(false)} keeps them readable.
+ * <p>It keeps plan assignments ({@link #planAssignments()}) and offers administration ({@link
+ * #administration()}), both under the same circuit breaker as decisions.
  *
- * <p>{@link #inspect}, {@link #top}, {@link #reset} and {@link #trackedKeys} find keys with {@code
- * SCAN} (on every master of a Cluster): they cost time in the number of keys in the database and
- * are meant for monitoring, not for the request path. A lower level of a hierarchy keeps its state
- * per root key (the hash tag); these methods look under every root key, and {@code inspect} reports
- * the most used state found.
+ * <p>Limiter keys are API keys and other secrets: by default the store names them in Redis only by
+ * a hash ({@link #hashedKey(String)}), so {@link StoreAdministration#top} reports hashed keys,
+ * while {@link StoreAdministration#inspect} and {@link StoreAdministration#reset} take keys in
+ * clear and hash them the same way. {@link Builder#hashKeys hashKeys(false)} keeps them readable.
+ *
+ * <p>The administration finds keys with {@code SCAN} (on every master of a Cluster): its calls cost
+ * time in the number of keys in the database and are meant for monitoring, not for the request
+ * path. A lower level of a hierarchy keeps its state per root key (the hash tag); the
+ * administration looks under every root key, and {@code inspect} reports the most used state
+ * found.
  */
 public interface RedisRateLimitStore extends RateLimitStore {
 
@@ -67,7 +64,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if the URI is blank or malformed
    */
   static Builder builder(String uri) {
-    Checks.notBlank("uri", uri);
+    Args.notBlank("uri", uri);
     try {
       return builder(RedisURI.create(uri));
     } catch (RuntimeException e) {
@@ -89,7 +86,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisURI uri) {
-    return new Builder(Checks.notNull("uri", uri), null, null, null);
+    return new Builder(Args.notNull("uri", uri), null, null, null);
   }
 
   /**
@@ -101,7 +98,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if {@code seeds} is null or empty
    */
   static Builder cluster(List<RedisURI> seeds) {
-    Checks.notNull("seeds", seeds);
+    Args.notNull("seeds", seeds);
     if (seeds.isEmpty()) {
       throw new IllegalArgumentException("seeds must not be empty, but was " + seeds);
     }
@@ -118,7 +115,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisClient client, RedisURI uri) {
-    return new Builder(Checks.notNull("uri", uri), null, Checks.notNull("client", client), null);
+    return new Builder(Args.notNull("uri", uri), null, Args.notNull("client", client), null);
   }
 
   /**
@@ -129,12 +126,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @return a new builder
    */
   static Builder builder(RedisClusterClient client) {
-    return new Builder(null, null, null, Checks.notNull("client", client));
+    return new Builder(null, null, null, Args.notNull("client", client));
   }
 
   /**
    * Returns the form in which a store that hashes keys (the default) names {@code key} in Redis
-   * and in {@link #top}: {@code #} followed by the first 128 bits of the SHA-256 of its UTF-8
+   * and in {@link StoreAdministration#top}: {@code #} followed by the first 128 bits of the SHA-256 of its UTF-8
    * bytes, in base64url without padding (23 characters in all).
    *
    * @param key a limiter key in clear
@@ -142,7 +139,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
    * @throws IllegalArgumentException if the key is null or blank
    */
   static String hashedKey(String key) {
-    return RedisKeys.hash(Checks.notBlank("key", key));
+    return RedisKeys.hash(Args.notBlank("key", key));
   }
 
   /**
@@ -263,9 +260,10 @@ public interface RedisRateLimitStore extends RateLimitStore {
 
     /**
      * Sets whether limiter keys (API keys, tenants) are hashed in Redis key names (default {@code
-     * true}): with hashing, Redis never holds a key in clear and {@link #top} names keys by their
-     * {@link #hashedKey(String) hashed form}; without, key names and {@code top} are readable.
-     * Stores sharing a prefix must agree on this setting, or they do not share budgets.
+     * true}): with hashing, Redis never holds a key in clear and {@link StoreAdministration#top}
+     * names keys by their {@link #hashedKey(String) hashed form}; without, key names and {@code
+     * top} are readable. Stores sharing a prefix must agree on this setting, or they do not share
+     * budgets.
      *
      * @param hashKeys whether to hash keys
      * @return this builder
@@ -280,7 +278,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * fails once no reply at all has come on the store's connection for this long since it was
      * sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
      * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
-     * connection and for a monitoring call ({@link #inspect}, {@link #top}, ...); a health check's
+     * connection and for a monitoring call (those of {@link #administration()}); a health check's
      * {@code PING} waits at most the shorter of this and 300 ms.
      *
      * @param commandTimeout the timeout, positive
@@ -371,16 +369,16 @@ public interface RedisRateLimitStore extends RateLimitStore {
     /**
      * Keys the hashes that name limiter keys in Redis (when {@link #hashKeys} is on, the default):
      * HMAC-SHA-256 under {@code secret} instead of plain SHA-256, so that a hash seen in Redis or
-     * in {@link #top} cannot be reversed by hashing guessed keys. Stores sharing a prefix must use
-     * the same secret, or they do not share budgets; {@link #hashedKey(String)} is then not the
-     * form keys take.
+     * in {@link StoreAdministration#top} cannot be reversed by hashing guessed keys. Stores sharing
+     * a prefix must use the same secret, or they do not share budgets; {@link #hashedKey(String)}
+     * is then not the form keys take.
      *
      * @param secret the secret, at least 16 bytes
      * @return this builder
      * @throws IllegalArgumentException if the secret is null or shorter than 16 bytes
      */
     public Builder hashSecret(byte[] secret) {
-      Checks.notNull("secret", secret);
+      Args.notNull("secret", secret);
       if (secret.length < 16) {
         throw new IllegalArgumentException(
             "secret must have at least 16 bytes, but had " + secret.length);
@@ -397,7 +395,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder failurePolicy(FailurePolicy failurePolicy) {
-      this.failurePolicy = Checks.notNull("failurePolicy", failurePolicy);
+      this.failurePolicy = Args.notNull("failurePolicy", failurePolicy);
       return this;
     }
 
@@ -409,7 +407,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder clientResources(ClientResources clientResources) {
-      this.clientResources = Checks.notNull("clientResources", clientResources);
+      this.clientResources = Args.notNull("clientResources", clientResources);
       return this;
     }
 
@@ -425,7 +423,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      *     apply
      */
     public Builder sslOptions(SslOptions sslOptions) {
-      Checks.notNull("sslOptions", sslOptions);
+      Args.notNull("sslOptions", sslOptions);
       if (client != null || clusterClient != null) {
         throw new IllegalStateException("sslOptions apply to a client the store creates; set them"
             + " in the ClientOptions of the client given to the builder");
@@ -447,7 +445,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
      * @return this builder
      */
     public Builder ticker(Ticker ticker) {
-      this.ticker = Checks.notNull("ticker", ticker);
+      this.ticker = Args.notNull("ticker", ticker);
       return this;
     }
 
@@ -472,69 +470,14 @@ public interface RedisRateLimitStore extends RateLimitStore {
       }
       Duration connectTimeout =
           commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
-      RedisLink link;
-      EventLoopWatch loop = null;
-      if (client != null) {
-        link = RedisLink.standalone(client, uri, commandTimeout, null);
-      } else if (clusterClient != null) {
-        link = RedisLink.cluster(clusterClient, commandTimeout, null);
-      } else {
-        ClientResources shared = clientResources;
-        EventLoopWatch watch = new EventLoopWatch(shared != null ? shared.nettyCustomizer() : null);
-        loop = watch;
-        // the application's resources are shared as they are (event loops, timer), the watch added
-        ClientResources resources = shared != null
-            ? shared.mutate().nettyCustomizer(watch).build()
-            : DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(
-                    Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))
-                .nettyCustomizer(watch)
-                .build();
-        Runnable releaseResources = shared != null ? () -> {} : () -> resources.shutdown();
-        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
-        if (seeds != null) {
-          RedisClusterClient c = RedisClusterClient.create(resources, seeds);
-          ClusterClientOptions.Builder options = ClusterClientOptions.builder();
-          if (sslOptions != null) {
-            options.sslOptions(sslOptions);
-          }
-          c.setOptions(options
-              .autoReconnect(true)
-              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-              .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
-              .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                  .enableAllAdaptiveRefreshTriggers()
-                  .enablePeriodicRefresh(Duration.ofSeconds(30))
-                  .build())
-              .build());
-          link = RedisLink.cluster(c, commandTimeout, () -> {
-            c.shutdown();
-            releaseResources.run();
-          });
-        } else {
-          RedisClient c = RedisClient.create(resources);
-          ClientOptions.Builder options = ClientOptions.builder();
-          if (sslOptions != null) {
-            options.sslOptions(sslOptions);
-          }
-          c.setOptions(options
-              .autoReconnect(true)
-              .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-              .socketOptions(socket)
-              .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
-              .build());
-          link = RedisLink.standalone(c, uri, commandTimeout, () -> {
-            c.shutdown();
-            releaseResources.run();
-          });
-        }
-      }
-      ScheduledExecutorService timer = GuardedRedisStore.newTimer();
-      LuaRateLimitStore redis = new LuaRateLimitStore(link, new RedisKeys(keyPrefix, hashKeys, hashSecret),
-          ticker, new Replies(commandTimeout.toNanos(), maxWait.toNanos(), loop, timer));
+      RedisConnection connection = RedisConnection.open(uri, seeds, client, clusterClient,
+          clientResources, sslOptions, commandTimeout, connectTimeout);
+      ScheduledExecutorService timer = RedisHeartbeat.newTimer();
+      LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
+          new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker,
+          new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer));
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
-          new GuardedRedisStore.BreakerSettings(failureRateThreshold, slidingWindowSize,
+          new RedisBreaker.Settings(failureRateThreshold, slidingWindowSize,
               minimumNumberOfCalls, permittedCallsInHalfOpenState),
           heartbeatInterval, ticker != null ? ticker : Ticker.system(), timer);
       store.start(connectTimeout);
@@ -555,7 +498,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     private static Duration positive(String name, @Nullable Duration value) {
-      Checks.notNull(name, value);
+      Args.notNull(name, value);
       if (value.isNegative() || value.isZero()) {
         throw new IllegalArgumentException(name + " must be > 0, but was " + value);
       }

@@ -202,7 +202,8 @@ class FallbackStoreTest {
       Reservation own = fallback.decide(call);
       assertThat(own.decision().allowed()).isTrue();
       fallback.reconcile(own, 20);
-      assertThat(fallback.store().inspect(fallback.scaled(chat), "k:m").orElseThrow()
+      assertThat(fallback.store().administration().orElseThrow()
+          .inspect(fallback.scaled(chat), "k:m").orElseThrow()
           .modelTokensUsed()).as("the mirrored 100 and the reconciled 20").isEqualTo(120);
     }
   }

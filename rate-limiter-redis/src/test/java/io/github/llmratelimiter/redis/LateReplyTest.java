@@ -10,8 +10,10 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.List;
@@ -48,7 +50,7 @@ class LateReplyTest {
   }
 
   private static long windowUsed(RedisRateLimitStore store, Budget b, String key) {
-    return store.inspect(b, key).map(KeySnapshot::windowUsed).orElse(0L);
+    return admin(store).inspect(b, key).map(KeySnapshot::windowUsed).orElse(0L);
   }
 
   @Test
@@ -89,7 +91,7 @@ class LateReplyTest {
       await("the script took a slot on Redis", () -> inFlight(check, slots) == 2);
       proxy.release();
       await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
-      KeySnapshot s = check.inspect(slots, "t").orElseThrow();
+      KeySnapshot s = admin(check).inspect(slots, "t").orElseThrow();
       assertThat(s.inFlight()).as("the other call's slot stays").isEqualTo(1);
       assertThat(s.windowUsed()).isEqualTo(1);
       check.release(held);
@@ -98,7 +100,7 @@ class LateReplyTest {
   }
 
   private static long inFlight(RedisRateLimitStore store, Budget b) {
-    return store.inspect(b, "t").map(KeySnapshot::inFlight).orElse(0L);
+    return admin(store).inspect(b, "t").map(KeySnapshot::inFlight).orElse(0L);
   }
 
   @Test
@@ -143,7 +145,7 @@ class LateReplyTest {
       assertThat(answered.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
       // on Redis the call was denied at "key" after "org" took its window slot and 500 tokens
       await("the late reply refunded", () -> RedisStores.refundCount(store) == 1);
-      KeySnapshot s = check.inspect(org, "t").orElseThrow();
+      KeySnapshot s = admin(check).inspect(org, "t").orElseThrow();
       assertThat(s.windowUsed()).isEqualTo(1);
       assertThat(s.modelTokensUsed()).isEqualTo(100);
     }
@@ -196,7 +198,7 @@ class LateReplyTest {
       assertThat(lua.refund(late, reply).join()).isTrue();
       // without the late call: 10, then 6 after the other call, 8 two seconds later; with it and
       // its refund: 4 now, plus the cost less the refill since it ran, 5 - 3 = 2
-      double tokens = store.inspect(bucket, "k").orElseThrow().tokens();
+      double tokens = admin(store).inspect(bucket, "k").orElseThrow().tokens();
       assertThat(tokens).isEqualTo(6.0).isLessThanOrEqualTo(8.0);
     }
   }
@@ -232,5 +234,10 @@ class LateReplyTest {
       assertThat(System.nanoTime() - deadline).as(what + " within 10 s").isNegative();
       LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

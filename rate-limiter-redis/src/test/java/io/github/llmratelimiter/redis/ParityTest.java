@@ -139,8 +139,8 @@ abstract class ParityTest {
           open.add(new Reservation[] {expected, actual});
         }
         for (int i = 0; i < levels.size(); i++) {
-          assertSameState(memory.inspect(levels.get(i), keys.get(i)),
-              redis.inspect(levels.get(i), keys.get(i)), op);
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
         }
       }
       assertThat(redis.errorCount()).isZero();
@@ -265,8 +265,8 @@ abstract class ParityTest {
           open.add(new Reservation[] {expected, actual});
         }
         for (int i = 0; i < levels.size(); i++) {
-          assertSameState(memory.inspect(levels.get(i), keys.get(i)),
-              redis.inspect(levels.get(i), keys.get(i)), op);
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
         }
       }
       assertThat(slotDenies).as("CONCURRENCY_LIMIT denies").isGreaterThan(20);
@@ -296,8 +296,8 @@ abstract class ParityTest {
     void assertSameStateEvery(int ops, RateLimitStore memory, RateLimitStore redis, int op) {
       if (op % ops == 0) {
         for (int i = 0; i < levels.size(); i++) {
-          assertSameState(memory.inspect(levels.get(i), keys.get(i)),
-              redis.inspect(levels.get(i), keys.get(i)), op);
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
         }
       }
     }

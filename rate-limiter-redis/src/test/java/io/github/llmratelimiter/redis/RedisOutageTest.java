@@ -11,8 +11,10 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisClient;
@@ -119,7 +121,7 @@ class RedisOutageTest {
         case FAIL_OPEN -> {
           assertThat(first).isEqualTo(Decision.allow(0, 0, "rpm"));
           assertThat(third).isEqualTo(first);
-          assertThatIllegalStateException().isThrownBy(() -> store.inspect(TWO_PER_MINUTE, "t"))
+          assertThatIllegalStateException().isThrownBy(() -> admin(store).inspect(TWO_PER_MINUTE, "t"))
               .withMessageContaining("unavailable").withMessageNotContaining("t\"");
         }
         case FAIL_CLOSED -> {
@@ -135,7 +137,7 @@ class RedisOutageTest {
           assertThat(first.remaining()).isZero();
           assertThat(second.reason()).isEqualTo(Reason.RPM_LIMIT);
           assertThat(third.reason()).isEqualTo(Reason.RPM_LIMIT);
-          assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(2);
+          assertThat(admin(store).inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(2);
         }
       }
 
@@ -190,7 +192,7 @@ class RedisOutageTest {
       assertThat(after.holdsSlots()).isTrue();
       assertThat(LuaRateLimitStore.fromRedis(after)).isTrue();
       store.release(after);
-      assertThat(store.inspect(two, "t")).isEmpty();
+      assertThat(admin(store).inspect(two, "t")).isEmpty();
     }
   }
 
@@ -222,15 +224,17 @@ class RedisOutageTest {
   @EnumSource(FailurePolicy.class)
   void aPlanAssignmentIsNeverAnsweredByThePolicy(FailurePolicy policy) {
     try (RedisRateLimitStore store = store(policy)) {
-      store.assignPlan("t", "pro");
+      store.planAssignments().orElseThrow().assignPlan("t", "pro");
       server.stop();
       // unknown is not "unassigned": a resolver keeps the plan it knew
-      assertThatIllegalStateException().isThrownBy(() -> store.assignedPlan("t"))
+      assertThatIllegalStateException().isThrownBy(() -> store.planAssignments().orElseThrow()
+          .assignedPlan("t"))
           .withMessageContaining("unavailable");
-      assertThat(store.assignedPlanAsync("t").toCompletableFuture())
+      assertThat(store.planAssignments().orElseThrow().assignedPlanAsync("t").toCompletableFuture())
           .failsWithin(Duration.ofSeconds(10)).withThrowableOfType(ExecutionException.class)
           .withCauseInstanceOf(IllegalStateException.class);
-      assertThatIllegalStateException().isThrownBy(() -> store.assignPlan("t", "free"))
+      assertThatIllegalStateException().isThrownBy(() -> store.planAssignments().orElseThrow()
+          .assignPlan("t", "free"))
           .withMessageContaining("unavailable");
     }
   }
@@ -287,7 +291,7 @@ class RedisOutageTest {
       GuardedRedisStore guarded = (GuardedRedisStore) store;
       await("the late call refunded", () -> guarded.refundCount() == 1);
       // only the first call stays charged: the 503 charged nothing
-      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(admin(store).inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
       assertThat(acquire(store, "t").remaining()).isZero();
     }
   }
@@ -315,7 +319,7 @@ class RedisOutageTest {
       }
       GuardedRedisStore guarded = (GuardedRedisStore) store;
       await("the late call refunded", () -> guarded.refundCount() == 1);
-      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(admin(store).inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
     }
   }
 
@@ -337,7 +341,7 @@ class RedisOutageTest {
         server.thaw();
       }
       // calls on the connection run in order: once this one is answered, the late one has run
-      assertThat(store.inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(admin(store).inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
       assertThat(((GuardedRedisStore) store).refundCount()).isZero();
     }
   }
@@ -390,7 +394,7 @@ class RedisOutageTest {
           .isIn(Reason.CONCURRENCY_LIMIT, Reason.TPM_LIMIT);
       a.reconcile(first, 20);
       a.releaseAsync(first).toCompletableFuture().join();
-      KeySnapshot held = a.inspect(chat, "t:m").orElseThrow(); // the share, while Redis is out
+      KeySnapshot held = admin(a).inspect(chat, "t:m").orElseThrow(); // the share, while Redis is out
       assertThat(held.modelTokensUsed()).as("the estimate replaced by the usage").isEqualTo(20);
       Reservation third = a.reserve(levels, keys, 1, 200, Composition.SEQUENTIAL);
       assertThat(third.decision().allowed()).as("the slot and the tokens given back").isTrue();
@@ -483,5 +487,10 @@ class RedisOutageTest {
     } finally {
       client.shutdown();
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -11,8 +11,10 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.sync.RedisCommands;
@@ -94,16 +96,16 @@ class RedisStoreBehaviourTest {
         RedisRateLimitStore other = serverTimeStore(neighbour)) {
       store.acquire(List.of(ORG, KEY, MODEL), List.of("acme", "k1", "k1/gpt"), 1,
           Composition.SEQUENTIAL);
-      store.assignPlan("k1", "pro");
+      store.planAssignments().orElseThrow().assignPlan("k1", "pro");
       other.acquire(KEY, "k1", 1, Composition.SEQUENTIAL);
       redis.zadd(prefix + ":instances", 1, "instance-a");
       assertThat(redis.keys(prefix + ":{*")).hasSize(4);
 
-      store.resetAll();
+      admin(store).resetAll();
 
       assertThat(redis.keys(prefix + ":*")).containsExactly(prefix + ":instances");
       assertThat(redis.keys(neighbour + ":{*")).containsExactly(neighbour + ":{k1}:key:k1:s");
-      assertThat(store.assignedPlan("k1")).isEmpty();
+      assertThat(store.planAssignments().orElseThrow().assignedPlan("k1")).isEmpty();
     }
   }
 
@@ -138,7 +140,7 @@ class RedisStoreBehaviourTest {
       ticker.advance(Duration.ofSeconds(2)); // the bucket is full again
       assertThat(store.acquire(BUCKET_ONLY, "b", 0.5, Composition.SEQUENTIAL).allowed()).isTrue();
       ticker.advance(Duration.ofSeconds(1));
-      assertThat(store.inspect(BUCKET_ONLY, "b")).isEmpty();
+      assertThat(admin(store).inspect(BUCKET_ONLY, "b")).isEmpty();
       assertThat(redis.exists(prefix + ":{b}:bucket-only:b:s")).isZero();
     }
   }
@@ -249,9 +251,9 @@ class RedisStoreBehaviourTest {
       assertThat(written).noneMatch(k -> k.endsWith(":s")).anyMatch(k -> k.endsWith(":seq"));
       assertThat(written).filteredOn(k -> !k.endsWith(":seq"))
           .allSatisfy(k -> assertThat(redis.pttl(k)).as(k + " expires").isBetween(1L, 61_000L));
-      assertThat(store.inspect(perKey, "k1").orElseThrow().modelTokensUsed()).isEqualTo(501);
-      assertThat(store.inspect(perModel, "k1|gpt").orElseThrow().modelTokensUsed()).isEqualTo(501);
-      assertThat(store.inspect(ORG, "acme")).as("a level without model tokens").isEmpty();
+      assertThat(admin(store).inspect(perKey, "k1").orElseThrow().modelTokensUsed()).isEqualTo(501);
+      assertThat(admin(store).inspect(perModel, "k1|gpt").orElseThrow().modelTokensUsed()).isEqualTo(501);
+      assertThat(admin(store).inspect(ORG, "acme")).as("a level without model tokens").isEmpty();
     }
   }
 
@@ -260,15 +262,17 @@ class RedisStoreBehaviourTest {
     String prefix = TestRedis.freshPrefix();
     try (RedisRateLimitStore one = TestRedis.gatewayInstance(prefix);
         RedisRateLimitStore two = TestRedis.gatewayInstance(prefix)) {
-      one.assignPlan("sk-secret-1", "pro");
-      assertThat(two.assignedPlan("sk-secret-1")).contains("pro");
-      assertThat(two.assignedPlanAsync("sk-secret-1").toCompletableFuture().join()).contains("pro");
-      assertThat(two.assignedPlanAsync("sk-other-1").toCompletableFuture().join()).isEmpty();
+      one.planAssignments().orElseThrow().assignPlan("sk-secret-1", "pro");
+      assertThat(two.planAssignments().orElseThrow().assignedPlan("sk-secret-1")).contains("pro");
+      assertThat(two.planAssignments().orElseThrow()
+          .assignedPlanAsync("sk-secret-1").toCompletableFuture().join()).contains("pro");
+      assertThat(two.planAssignments().orElseThrow()
+          .assignedPlanAsync("sk-other-1").toCompletableFuture().join()).isEmpty();
       String hashed = RedisRateLimitStore.hashedKey("sk-secret-1");
       assertThat(redis.keys(prefix + ":*")).contains(prefix + ":{" + hashed + "}:plan")
           .noneMatch(k -> k.contains("sk-secret-1"));
-      two.assignPlan("sk-secret-1", null);
-      assertThat(one.assignedPlan("sk-secret-1")).isEmpty();
+      two.planAssignments().orElseThrow().assignPlan("sk-secret-1", null);
+      assertThat(one.planAssignments().orElseThrow().assignedPlan("sk-secret-1")).isEmpty();
     }
   }
 
@@ -281,7 +285,7 @@ class RedisStoreBehaviourTest {
       redis.scriptFlush();
       assertThat(store.acquire(b, "t", 1, Composition.SEQUENTIAL).remaining()).isEqualTo(1);
       redis.scriptFlush();
-      assertThat(store.inspect(b, "t").orElseThrow().windowUsed()).isEqualTo(2);
+      assertThat(admin(store).inspect(b, "t").orElseThrow().windowUsed()).isEqualTo(2);
       assertThat(store.errorCount()).isZero();
       assertThat(store.degraded()).isFalse();
     }
@@ -294,7 +298,7 @@ class RedisStoreBehaviourTest {
         RedisRateLimitStore two = serverTimeStore(TestRedis.freshPrefix())) {
       assertThat(one.acquire(b, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
       assertThat(two.acquire(b, "t", 1, Composition.SEQUENTIAL).allowed()).isTrue();
-      assertThat(one.trackedKeys(b)).isEqualTo(1);
+      assertThat(admin(one).trackedKeys(b)).isEqualTo(1);
     }
   }
 
@@ -320,12 +324,12 @@ class RedisStoreBehaviourTest {
     try (RedisRateLimitStore store = serverTimeStore(TestRedis.freshPrefix())) {
       odd.forEach(k -> store.acquire(b, k, 1, Composition.SEQUENTIAL));
       store.acquire(b, "*", 1, Composition.SEQUENTIAL);
-      assertThat(store.trackedKeys(b)).isEqualTo(odd.size());
-      assertThat(store.top(b, 10).stream().map(s -> s.key()).collect(Collectors.toSet()))
+      assertThat(admin(store).trackedKeys(b)).isEqualTo(odd.size());
+      assertThat(admin(store).top(b, 10).stream().map(s -> s.key()).collect(Collectors.toSet()))
           .isEqualTo(odd);
-      assertThat(store.inspect(b, "*").orElseThrow().windowUsed()).isEqualTo(2);
-      assertThat(store.reset(b, "*")).isTrue();
-      assertThat(store.trackedKeys(b)).isEqualTo(odd.size() - 1);
+      assertThat(admin(store).inspect(b, "*").orElseThrow().windowUsed()).isEqualTo(2);
+      assertThat(admin(store).reset(b, "*")).isTrue();
+      assertThat(admin(store).trackedKeys(b)).isEqualTo(odd.size() - 1);
     }
   }
 
@@ -351,9 +355,9 @@ class RedisStoreBehaviourTest {
       assertThat(redis.keys(prefix + ":{*"))
           .containsExactly(prefix + ":{" + keyedHash + "}:key:" + keyedHash + ":s");
       assertThat(keyedHash).isNotEqualTo(RedisRateLimitStore.hashedKey(apiKey));
-      assertThat(one.top(KEY, 10)).extracting(KeySnapshot::key).containsExactly(keyedHash);
-      assertThat(two.inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(3);
-      assertThat(other.inspect(KEY, apiKey)).isEmpty();
+      assertThat(admin(one).top(KEY, 10)).extracting(KeySnapshot::key).containsExactly(keyedHash);
+      assertThat(admin(two).inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(3);
+      assertThat(admin(other).inspect(KEY, apiKey)).isEmpty();
     }
     assertThatIllegalArgumentException().isThrownBy(() -> RedisRateLimitStore.builder("redis://x")
         .hashSecret(new byte[15])).withMessageContaining("secret").withMessageContaining("15");
@@ -376,14 +380,14 @@ class RedisStoreBehaviourTest {
       assertThat(keys).noneMatch(k -> k.contains("sk-live") || k.contains("acme"));
       assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
 
-      assertThat(store.inspect(KEY, apiKey).orElseThrow().key()).isEqualTo(apiKey);
-      assertThat(store.inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(1);
-      assertThat(store.top(KEY, 10)).extracting(KeySnapshot::key)
+      assertThat(admin(store).inspect(KEY, apiKey).orElseThrow().key()).isEqualTo(apiKey);
+      assertThat(admin(store).inspect(KEY, apiKey).orElseThrow().windowUsed()).isEqualTo(1);
+      assertThat(admin(store).top(KEY, 10)).extracting(KeySnapshot::key)
           .containsExactly(RedisRateLimitStore.hashedKey(apiKey));
-      assertThat(store.trackedKeys(KEY)).isEqualTo(1);
-      assertThat(store.reset(KEY, apiKey)).isTrue();
-      assertThat(store.inspect(KEY, apiKey)).isEmpty();
-      assertThat(store.inspect(ORG, "acme")).isPresent();
+      assertThat(admin(store).trackedKeys(KEY)).isEqualTo(1);
+      assertThat(admin(store).reset(KEY, apiKey)).isTrue();
+      assertThat(admin(store).inspect(KEY, apiKey)).isEmpty();
+      assertThat(admin(store).inspect(ORG, "acme")).isPresent();
     }
   }
 
@@ -414,5 +418,10 @@ class RedisStoreBehaviourTest {
       }
     }
     return calls;
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -7,7 +7,9 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -59,8 +61,8 @@ class SharedRedisConcurrencyTest {
     List<Decision> all = hammer((store, thread) -> store.acquire(b, "hot", 1, mode));
     assertThat(all).filteredOn(Decision::allowed).hasSize(100);
     assertThat(all).filteredOn(d -> d.reason() == Reason.RPM_LIMIT).hasSize(all.size() - 100);
-    assertThat(one.inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(100);
-    assertThat(two.inspect(b, "hot").orElseThrow().tokens()).isEqualTo(900.0);
+    assertThat(admin(one).inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(100);
+    assertThat(admin(two).inspect(b, "hot").orElseThrow().tokens()).isEqualTo(900.0);
   }
 
   @ParameterizedTest
@@ -71,7 +73,7 @@ class SharedRedisConcurrencyTest {
     List<Decision> all = hammer((store, thread) -> store.acquire(b, "hot", 0.5, mode));
     assertThat(all).filteredOn(Decision::allowed).hasSize(150);
     long expectedWindow = mode == Composition.SEQUENTIAL ? all.size() : 150; // burst denies stay counted
-    assertThat(one.inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(expectedWindow);
+    assertThat(admin(one).inspect(b, "hot").orElseThrow().windowUsed()).isEqualTo(expectedWindow);
   }
 
   @ParameterizedTest
@@ -84,7 +86,7 @@ class SharedRedisConcurrencyTest {
         store.acquire(List.of(org, key), List.of("acme", "k" + thread % 5), 1, mode));
     long allowed = all.stream().filter(Decision::allowed).count();
     long keyDenies = all.stream().filter(d -> d.denied() && d.level().equals("key")).count();
-    assertThat(one.inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(90);
+    assertThat(admin(one).inspect(org, "acme").orElseThrow().windowUsed()).isEqualTo(90);
     if (mode == Composition.RESERVE_COMMIT) {
       assertThat(allowed).isEqualTo(90);
     } else {
@@ -92,7 +94,7 @@ class SharedRedisConcurrencyTest {
     }
     for (int k = 0; k < 5; k++) {
       // a key whose thread started after the org level was full was never charged: untracked
-      assertThat(two.inspect(key, "k" + k).map(KeySnapshot::windowUsed).orElse(0L))
+      assertThat(admin(two).inspect(key, "k" + k).map(KeySnapshot::windowUsed).orElse(0L))
           .isLessThanOrEqualTo(25);
     }
   }
@@ -132,5 +134,10 @@ class SharedRedisConcurrencyTest {
     } finally {
       pool.shutdownNow();
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -84,8 +86,8 @@ class SharedRedisModelTokenTest {
       allowed += r[2];
     }
     assertThat(actual).isLessThanOrEqualTo(20_000 + under);
-    assertThat(one.inspect(b, "tenant").orElseThrow().modelTokensUsed()).isEqualTo(actual);
-    assertThat(two.inspect(b, "tenant").orElseThrow().windowUsed())
+    assertThat(admin(one).inspect(b, "tenant").orElseThrow().modelTokensUsed()).isEqualTo(actual);
+    assertThat(admin(two).inspect(b, "tenant").orElseThrow().windowUsed())
         .isEqualTo(mode == Composition.SEQUENTIAL ? 360 : allowed); // sequential TPM denies stay counted
     assertThat(actual).isGreaterThan(15_000); // the budget was used up, not starved
   }
@@ -96,5 +98,10 @@ class SharedRedisModelTokenTest {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

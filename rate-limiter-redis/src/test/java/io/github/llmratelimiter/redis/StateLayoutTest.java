@@ -9,6 +9,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.nio.charset.StandardCharsets;
@@ -51,7 +52,7 @@ class StateLayoutTest {
       assertThat(state.width()).isEqualTo(8);
       assertThat(state.admissions()).hasSize(10_000).isSorted();
       assertThat(state.first()).isEqualTo(2);
-      assertThat(store.inspect(big, "t").orElseThrow().windowUsed()).isEqualTo(10_000);
+      assertThat(admin(store).inspect(big, "t").orElseThrow().windowUsed()).isEqualTo(10_000);
     }
   }
 
@@ -166,9 +167,9 @@ class StateLayoutTest {
     StoredState.write(prefix + ":{v}:old:v:s", "not a state".getBytes(StandardCharsets.UTF_8));
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).hashKeys(false)
         .build()) {
-      assertThat(store.trackedKeys(b)).isEqualTo(1); // only v has a key of this layout
-      assertThat(store.inspect(b, "t")).isEmpty();
-      assertThat(store.top(b, 10)).isEmpty(); // v's value reads as a fresh state
+      assertThat(admin(store).trackedKeys(b)).isEqualTo(1); // only v has a key of this layout
+      assertThat(admin(store).inspect(b, "t")).isEmpty();
+      assertThat(admin(store).top(b, 10)).isEmpty(); // v's value reads as a fresh state
       for (String key : new String[] {"t", "u", "v"}) {
         Decision d = store.acquire(b, key, 1, Composition.SEQUENTIAL);
         assertThat(d.allowed()).as(key).isTrue();
@@ -176,10 +177,15 @@ class StateLayoutTest {
       }
       assertThat(StoredState.read(prefix + ":{v}:old:v:s").admissions())
           .containsExactly(ticker.read());
-      assertThat(store.trackedKeys(b)).isEqualTo(3);
-      assertThat(store.reset(b, "t")).isTrue();
+      assertThat(admin(store).trackedKeys(b)).isEqualTo(3);
+      assertThat(admin(store).reset(b, "t")).isTrue();
       assertThat(redis.exists(prefix + ":{t}:old:t:w", prefix + ":{t}:old:t:b")).isEqualTo(2);
       assertThat(store.errorCount()).isZero();
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -84,8 +84,12 @@ public final class RateLimiterAutoConfiguration {
   @ConditionalOnMissingBean
   RateLimitPlanResolver rateLimitPlanResolver(RateLimitStore store, RateLimitPolicies policies,
       ObjectProvider<Ticker> ticker, RateLimiterProperties properties) {
-    return RateLimitPlanResolver.caching(store, policies, ticker.getIfAvailable(Ticker::system),
-        properties.getPlanRefresh(), properties.getPlanCacheMaxKeys());
+    // a store that keeps no plans leaves every key on the default plan, and takes no assignment
+    return store.planAssignments()
+        .map(assignments -> RateLimitPlanResolver.caching(assignments, policies,
+            ticker.getIfAvailable(Ticker::system), properties.getPlanRefresh(),
+            properties.getPlanCacheMaxKeys()))
+        .orElseGet(() -> RateLimitPlanResolver.fixed(policies.defaultPlan()));
   }
 
   @Bean

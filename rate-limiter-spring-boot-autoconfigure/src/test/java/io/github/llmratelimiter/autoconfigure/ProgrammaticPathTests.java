@@ -7,6 +7,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -131,7 +132,7 @@ class ProgrammaticPathTests {
     RateLimitPolicy chat = policies.policy("chat");
     RateLimitKey key = RateLimitKey.of(API_KEY, model);
     Budget budget = chat.budgets(key).get(0);
-    return store.inspect(budget, chat.keys(key).get(0)).map(KeySnapshot::modelTokensUsed).orElse(0L);
+    return admin(store).inspect(budget, chat.keys(key).get(0)).map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
   @Test
@@ -187,5 +188,10 @@ class ProgrammaticPathTests {
         completions.complete(API_KEY, "gpt-4o", "hi", 10).join();
       }
     });
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

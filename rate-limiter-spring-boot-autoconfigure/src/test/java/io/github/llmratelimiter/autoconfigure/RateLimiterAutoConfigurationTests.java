@@ -1,11 +1,13 @@
 package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.gateway.ForwardingStore;
@@ -19,6 +21,7 @@ import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -244,6 +247,29 @@ class RateLimiterAutoConfigurationTests {
           assertThat(enforcer.acquire(null, RateLimitKey.of("sk-free-0123456789", null), 1).plan())
               .isEqualTo("default");
         });
+  }
+
+  @Test
+  void runWhenTheStoreKeepsNoPlansShouldGiveEveryKeyTheDefaultPlanAndTakeNoAssignment() {
+    RateLimitStore memory = RateLimitStore.inMemory();
+    RateLimitStore decisionsOnly = new ForwardingStore(memory) {
+      @Override
+      public Optional<PlanAssignments> planAssignments() {
+        return Optional.empty();
+      }
+    };
+    runner.withPropertyValues("ratelimiter.plans.pro.policies.default.rpm.limit=100")
+        .withBean(RateLimitStore.class, () -> decisionsOnly)
+        .run(context -> {
+          RateLimitPlanResolver resolver = context.getBean(RateLimitPlanResolver.class);
+          assertThat(resolver.plan("sk-any-0123456789")).isEqualTo("default");
+          assertThatThrownBy(() -> resolver.assign("sk-any-0123456789", "pro"))
+              .isInstanceOf(UnsupportedOperationException.class);
+          assertThat(context.getBean(RateLimitEnforcer.class)
+              .acquire(null, RateLimitKey.of("sk-any-0123456789", null), 1).plan())
+              .isEqualTo("default");
+        });
+    memory.close();
   }
 
   @Configuration(proxyBeanMethods = false)

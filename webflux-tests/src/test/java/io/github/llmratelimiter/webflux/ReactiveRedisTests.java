@@ -61,7 +61,8 @@ class ReactiveRedisTests {
   private static long windowUsed(ConfigurableApplicationContext app, String apiKey) {
     RateLimitPolicy chat = app.getBean(RateLimitPolicies.class).policy("chat");
     RateLimitKey key = RateLimitKey.of(apiKey, "gpt-4o");
-    return store(app).inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
+    return store(app).administration().orElseThrow()
+        .inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
         .map(KeySnapshot::windowUsed).orElse(0L);
   }
 

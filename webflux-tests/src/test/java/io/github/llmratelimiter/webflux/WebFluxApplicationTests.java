@@ -136,7 +136,8 @@ class WebFluxApplicationTests {
     RateLimitKey limited = RateLimitKey.of(key, null);
     // the body's own usage (50) was not read over the handler's settlement
     assertThat(app.getBean(RateLimitStore.class)
-        .inspect(llm.budgets(limited).get(0), llm.keys(limited).get(0))
+        .administration().orElseThrow()
+            .inspect(llm.budgets(limited).get(0), llm.keys(limited).get(0))
         .map(KeySnapshot::modelTokensUsed)).hasValue(7L);
   }
 

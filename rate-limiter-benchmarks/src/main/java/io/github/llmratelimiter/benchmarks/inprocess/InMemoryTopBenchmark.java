@@ -4,6 +4,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
@@ -21,7 +22,7 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * {@link RateLimitStore#top} of the default in-memory store at many tracked keys: what one {@code
+ * {@link StoreAdministration#top} of the default in-memory store at many tracked keys: what one {@code
  * GET /actuator/ratelimiter?top=N} costs per budget.
  *
  * <p>Uses only {@code RateLimitStore.inMemory(ticker, max)}, {@code acquire} and {@code top}, so
@@ -46,11 +47,13 @@ public class InMemoryTopBenchmark {
 
   private final Budget budget = new Budget("top", new WindowLimit(10, Duration.ofHours(1)), null);
   private RateLimitStore store;
+  private StoreAdministration admin;
 
   /** Tracks the keys and waits until {@code top} ranks them. */
   @Setup
   public void setUp() {
     store = RateLimitStore.inMemory(Ticker.system(), 2L * keys + 10);
+    admin = store.administration().orElseThrow();
     for (int i = 0; i < keys; i++) {
       Check.allowed(store.acquire(budget, "quiet-" + i, 1, Composition.SEQUENTIAL));
     }
@@ -60,7 +63,7 @@ public class InMemoryTopBenchmark {
       }
     }
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (!busiest(store.top(budget, 1))) {
+    while (!busiest(admin.top(budget, 1))) {
       if (System.nanoTime() > deadline) {
         throw new IllegalStateException("top(1) did not name busy-0 within two minutes");
       }
@@ -81,7 +84,7 @@ public class InMemoryTopBenchmark {
   /** The busiest key. */
   @Benchmark
   public List<KeySnapshot> top1() {
-    List<KeySnapshot> top = store.top(budget, 1);
+    List<KeySnapshot> top = admin.top(budget, 1);
     if (!busiest(top)) {
       throw new IllegalStateException("top(1) lost busy-0: " + top);
     }
@@ -91,7 +94,7 @@ public class InMemoryTopBenchmark {
   /** The endpoint's default list of 20. */
   @Benchmark
   public List<KeySnapshot> top20() {
-    List<KeySnapshot> top = store.top(budget, 20);
+    List<KeySnapshot> top = admin.top(budget, 20);
     if (top.size() != 20 || !busiest(top)) {
       throw new IllegalStateException("top(20) is not the 20 busiest: " + top);
     }

@@ -121,8 +121,9 @@ public final class TrackedKeyFootprint {
             Check.allowed(store.acquire(budget, key, 1, Composition.SEQUENTIAL));
           }
         }
-        if (store.trackedKeys(budget) != keys) {
-          throw new IllegalStateException("tracked " + store.trackedKeys(budget) + " keys");
+        long tracked = store.administration().orElseThrow().trackedKeys(budget);
+        if (tracked != keys) {
+          throw new IllegalStateException("tracked " + tracked + " keys");
         }
         return store;
       }

@@ -6,6 +6,7 @@ import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.KeyMasking;
@@ -62,11 +63,16 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * hash ({@code #} and 22 base64url characters): the most used keys then show that hash as {@code
  * key}, without {@code id} or model, since the key in clear is nowhere to be read. Looking up or
  * resetting a key by the API key in clear works as with any store.
+ *
+ * <p>Key states are read and reset through the store's {@linkplain RateLimitStore#administration()
+ * administration}: with a store that offers none, the report lists no budget, a key shows its plan
+ * and limits without state, and a reset resets nothing.
  */
 @Endpoint(id = "ratelimiter", defaultAccess = Access.READ_ONLY)
 public final class RateLimiterEndpoint {
 
   private final RateLimitStore store;
+  private final @Nullable StoreAdministration administration;
   private final RateLimitPolicies policies;
   private final RateLimitPlanResolver plans;
   private final KeyIds ids;
@@ -101,6 +107,7 @@ public final class RateLimiterEndpoint {
   public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
       RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop) {
     this.store = store;
+    this.administration = store.administration().orElse(null);
     this.policies = policies;
     this.plans = plans;
     this.ids = ids;
@@ -126,12 +133,13 @@ public final class RateLimiterEndpoint {
     Map<String, PolicyView> views = new LinkedHashMap<>();
     policies.all().forEach((name, p) -> views.put(name, PolicyView.of(p)));
     List<BudgetState> budgets = new ArrayList<>();
-    for (Budget b : policies.allBudgets()) {
+    StoreAdministration admin = administration;
+    for (Budget b : admin == null ? List.<Budget>of() : policies.allBudgets()) {
       List<KeyState> keys = new ArrayList<>();
-      for (KeySnapshot s : store.top(b, n)) {
+      for (KeySnapshot s : admin.top(b, n)) {
         keys.add(state(s));
       }
-      budgets.add(new BudgetState(b.name(), store.trackedKeys(b), keys));
+      budgets.add(new BudgetState(b.name(), admin.trackedKeys(b), keys));
     }
     return new Report(policies.composition().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
         store.getClass().getSimpleName(), policies.defaultPolicy(), views, budgets);
@@ -156,7 +164,8 @@ public final class RateLimiterEndpoint {
     for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
       // read under the key's plan: the state shows the limits its calls carry
       Budget budget = underPlan.getOrDefault(e.getKey().name(), e.getKey());
-      Optional<KeySnapshot> s = store.inspect(budget, e.getValue());
+      Optional<KeySnapshot> s = administration == null ? Optional.empty()
+          : administration.inspect(budget, e.getValue());
       s.ifPresent(snapshot -> states.add(state(snapshot)));
     }
     boolean assigned = plans.assigned(apiKey);
@@ -238,18 +247,23 @@ public final class RateLimiterEndpoint {
     String apiKey = resolve(key);
     int reset = 0;
     for (Map.Entry<Budget, String> e : storeKeys(apiKey, model)) {
-      if (store.reset(e.getKey(), e.getValue())) {
+      if (administration != null && administration.reset(e.getKey(), e.getValue())) {
         reset++;
       }
     }
     return new ResetReport(KeyMasking.mask(apiKey), ids.id(apiKey), reset);
   }
 
+  /** The {@code max-top} most used keys of a budget; none without administration. */
+  private List<KeySnapshot> top(Budget budget) {
+    return administration == null ? List.of() : administration.top(budget, maxTop);
+  }
+
   /** The API key a selector names: a tracked key whose id it is, else the selector itself. */
   private String resolve(String selector) {
     if (KeyIds.isId(selector)) {
       for (Budget b : policies.allBudgets()) {
-        for (KeySnapshot s : store.top(b, maxTop)) {
+        for (KeySnapshot s : top(b)) {
           String apiKey = apiKeyOf(s);
           if (apiKey != null && ids.id(apiKey).equals(selector)) {
             return apiKey;
@@ -284,7 +298,7 @@ public final class RateLimiterEndpoint {
         }
         if (level.scope() == KeyScope.API_KEY_AND_MODEL) {
           // models without an override share the level's budget, one entry per model: find them
-          for (KeySnapshot s : store.top(level.budget(), maxTop)) {
+          for (KeySnapshot s : top(level.budget())) {
             if (apiKey.equals(apiKeyOf(s))) {
               add(keys, seen, level.budget(), s.key());
             }

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.autoconfigure.memory;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -19,13 +20,13 @@ import org.springframework.boot.health.contributor.Health;
  */
 final class InMemoryStoreHealthIndicator extends AbstractHealthIndicator {
 
-  private final RateLimitStore store;
+  private final StoreAdministration store;
   private final RateLimitPolicies policies;
   private final long maxKeysPerBudget;
 
   InMemoryStoreHealthIndicator(RateLimitStore store, RateLimitPolicies policies, long maxKeysPerBudget) {
     super("In-memory rate-limit store health check failed");
-    this.store = store;
+    this.store = store.administration().orElseThrow(); // the in-memory store always offers it
     this.policies = policies;
     this.maxKeysPerBudget = maxKeysPerBudget;
   }

@@ -4,6 +4,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
@@ -12,6 +13,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * Records decisions: the counter {@value #DECISIONS} tagged {@code policy}, {@code plan} (the plan
  * the call was decided under, one of the configured plans: a bounded set), {@code result} ({@code
  * allowed} / {@code denied}) and {@code reason}; the timer {@value #LATENCY} tagged {@code policy};
- * and the gauge {@value #TRACKED_KEYS} tagged {@code budget}. For tokens-per-window budgets: the
+ * and, when the store offers {@linkplain RateLimitStore#administration() administration}, the gauge
+ * {@value #TRACKED_KEYS} tagged {@code budget}. For tokens-per-window budgets: the
  * counter {@value #MODEL_TOKENS} (model tokens the settled calls used) tagged {@code policy}, and
  * the distribution summary {@value #RECONCILE_DELTA} of {@code |estimate - actual|} tagged {@code
  * policy} and {@code direction} ({@code over}: refunded, {@code under}: charged extra, {@code
@@ -51,8 +54,9 @@ final class RateLimitMetrics implements RateLimitObserver {
 
   RateLimitMetrics(MeterRegistry registry, RateLimitStore store, RateLimitPolicies policies) {
     this.registry = registry;
-    for (Budget budget : policies.allBudgets()) {
-      Gauge.builder(TRACKED_KEYS, store, s -> s.trackedKeys(budget))
+    StoreAdministration admin = store.administration().orElse(null);
+    for (Budget budget : admin == null ? List.<Budget>of() : policies.allBudgets()) {
+      Gauge.builder(TRACKED_KEYS, store, s -> admin.trackedKeys(budget))
           .description("Keys the rate-limit store tracks for a budget")
           .tag("budget", budget.name())
           .register(registry);

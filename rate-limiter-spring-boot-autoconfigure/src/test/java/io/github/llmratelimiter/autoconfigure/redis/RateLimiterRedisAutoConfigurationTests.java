@@ -6,6 +6,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.KeyIds;
 import io.github.llmratelimiter.gateway.KeyMasking;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
@@ -150,7 +151,7 @@ class RateLimiterRedisAutoConfigurationTests {
             }
             RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
             assertThat(store.errorCount()).isZero();
-            assertThat(store.trackedKeys(enforcer.policies().policy(null).budgets(
+            assertThat(admin(store).trackedKeys(enforcer.policies().policy(null).budgets(
                 RateLimitKey.of("x", null)).get(0))).isEqualTo(20);
           });
     } finally {
@@ -266,5 +267,10 @@ class RateLimiterRedisAutoConfigurationTests {
         .withClassLoader(new FilteredClassLoader(HealthIndicator.class, MeterRegistry.class))
         .run(context -> assertThat(context).hasSingleBean(RedisRateLimitStore.class)
             .doesNotHaveBean("rateLimiterHealthIndicator").doesNotHaveBean("rateLimitStoreMetrics"));
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -88,7 +88,8 @@ final class RedisGateways {
   static long windowUsed(ConfigurableApplicationContext app, String apiKey) {
     RateLimitPolicy chat = app.getBean(RateLimitPolicies.class).policy("chat");
     RateLimitKey key = RateLimitKey.of(apiKey, MODEL);
-    return store(app).inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
+    return store(app).administration().orElseThrow()
+        .inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
         .map(KeySnapshot::windowUsed).orElse(0L);
   }
 }

@@ -170,7 +170,8 @@ class RedisPlansWebTests {
         // the instance dies with its call in flight: nothing releases the slot
       }
       RateLimitPolicy chat = survivor.getBean(RateLimitEnforcer.class).policies().policy("chat");
-      assertThat(RedisGateways.store(survivor).inspect(chat.budgets(call).get(0), chat.keys(call).get(0))
+      assertThat(RedisGateways.store(survivor).administration().orElseThrow()
+          .inspect(chat.budgets(call).get(0), chat.keys(call).get(0))
           .map(KeySnapshot::inFlight)).hasValue(1L);
       long deniedAt = System.nanoTime();
       HttpResponse<String> denied = chat(survivor, key);

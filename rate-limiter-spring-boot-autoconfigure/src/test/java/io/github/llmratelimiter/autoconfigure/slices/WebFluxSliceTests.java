@@ -35,7 +35,7 @@ class WebFluxSliceTests {
 
   @AfterEach
   void forgetEveryLimit() {
-    store.resetAll();
+    store.administration().orElseThrow().resetAll();
   }
 
   private WebTestClient.ResponseSpec chat(String tenant) {
@@ -58,7 +58,7 @@ class WebFluxSliceTests {
     }
     client.get().uri("/reactive/hello?user=ann").exchange().expectStatus().isEqualTo(429)
         .expectHeader().valueEquals("retry-after-ms", "60000");
-    store.resetAll();
+    store.administration().orElseThrow().resetAll();
     client.get().uri("/reactive/hello?user=ann").exchange().expectStatus().isOk();
   }
 }

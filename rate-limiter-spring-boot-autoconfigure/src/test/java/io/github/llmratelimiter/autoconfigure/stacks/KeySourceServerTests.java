@@ -42,7 +42,8 @@ class KeySourceServerTests {
   private static long windowUsed(ConfigurableApplicationContext app, String policy, String key) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy(policy);
     RateLimitKey k = RateLimitKey.of(key, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(k).get(0), p.keys(k).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow()
+        .inspect(p.budgets(k).get(0), p.keys(k).get(0))
         .map(KeySnapshot::windowUsed).orElse(0L);
   }
 

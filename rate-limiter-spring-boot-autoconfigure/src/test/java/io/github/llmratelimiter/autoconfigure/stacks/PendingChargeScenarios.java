@@ -74,7 +74,8 @@ abstract class PendingChargeScenarios {
   private long snapshot(String apiKey, ToLongFunction<KeySnapshot> field) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("held");
     RateLimitKey key = RateLimitKey.of(apiKey, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow()
+        .inspect(p.budgets(key).get(0), p.keys(key).get(0))
         .map(field::applyAsLong).orElse(0L);
   }
 

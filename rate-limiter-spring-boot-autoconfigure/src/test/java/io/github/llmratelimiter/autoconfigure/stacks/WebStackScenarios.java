@@ -16,6 +16,7 @@ import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp.StreamGates;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
@@ -183,7 +184,7 @@ public abstract class WebStackScenarios {
     RateLimitStore store = app.getBean(RateLimitStore.class);
     long used = 0;
     for (int i = 0; i < p.levels().size(); i++) {
-      used += store.inspect(p.budgets(key).get(i), p.keys(key).get(i))
+      used += admin(store).inspect(p.budgets(key).get(i), p.keys(key).get(i))
           .map(KeySnapshot::windowUsed).orElse(0L);
     }
     return used;
@@ -192,7 +193,8 @@ public abstract class WebStackScenarios {
   private long modelTokensUsed(String apiKey) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("llm");
     RateLimitKey key = RateLimitKey.of(apiKey, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow()
+        .inspect(p.budgets(key).get(0), p.keys(key).get(0))
         .map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
@@ -1170,7 +1172,8 @@ public abstract class WebStackScenarios {
   private long inFlight(String apiKey) {
     RateLimitPolicy p = app.getBean(RateLimitPolicies.class).policy("slots");
     RateLimitKey key = RateLimitKey.of(apiKey, null);
-    return app.getBean(RateLimitStore.class).inspect(p.budgets(key).get(0), p.keys(key).get(0))
+    return app.getBean(RateLimitStore.class).administration().orElseThrow()
+        .inspect(p.budgets(key).get(0), p.keys(key).get(0))
         .map(KeySnapshot::inFlight).orElse(0L);
   }
 
@@ -1302,5 +1305,10 @@ public abstract class WebStackScenarios {
       assertThat(refused.body()).isEqualTo("{\"detail\":\"The console answers GET and HEAD only.\","
           + "\"status\":405,\"title\":\"Method Not Allowed\"}");
     }
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

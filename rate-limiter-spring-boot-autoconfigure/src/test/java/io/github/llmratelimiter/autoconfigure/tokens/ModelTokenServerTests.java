@@ -12,6 +12,7 @@ import io.github.llmratelimiter.autoconfigure.Reconciliations;
 import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway.StreamGate;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -98,7 +99,7 @@ class ModelTokenServerTests {
   }
 
   private long used(String policy, String key) {
-    return store.inspect(policies.policy(policy).budgets(RateLimitKey.of(key, null)).get(0), key)
+    return admin(store).inspect(policies.policy(policy).budgets(RateLimitKey.of(key, null)).get(0), key)
         .map(KeySnapshot::modelTokensUsed).orElse(0L);
   }
 
@@ -236,5 +237,10 @@ class ModelTokenServerTests {
     assertThat(JsonPath.<Integer>read(report.body(), "$.policies.llm.levels[0].budget.tpmLimit"))
         .isEqualTo(100);
     assertThat(state.body()).doesNotContain(key);
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

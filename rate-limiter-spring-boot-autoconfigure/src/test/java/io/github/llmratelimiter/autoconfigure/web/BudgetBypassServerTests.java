@@ -10,6 +10,7 @@ import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
 import io.github.llmratelimiter.autoconfigure.RawHttp;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
@@ -256,7 +257,7 @@ class BudgetBypassServerTests {
   private long windowUsed(String apiKey, String model) {
     RateLimitPolicy chat = policies.policy("chat");
     RateLimitKey key = RateLimitKey.of(apiKey, model);
-    return store.inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
+    return admin(store).inspect(chat.budgets(key).get(0), chat.keys(key).get(0))
         .map(KeySnapshot::windowUsed).orElse(0L);
   }
 
@@ -525,5 +526,10 @@ class BudgetBypassServerTests {
   private static byte[] padded(String json, int size) {
     String open = json.substring(0, json.length() - 1);
     return (open + " ".repeat(size - json.length()) + "}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -14,6 +14,7 @@ import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import java.time.Duration;
@@ -51,11 +52,11 @@ class ModelTokenWebTests {
     }
 
     long modelTokensUsed() {
-      return store.inspect(budget, KEY).map(KeySnapshot::modelTokensUsed).orElse(0L);
+      return admin(store).inspect(budget, KEY).map(KeySnapshot::modelTokensUsed).orElse(0L);
     }
 
     long requestsCounted() {
-      return store.inspect(budget, KEY).map(KeySnapshot::windowUsed).orElse(0L);
+      return admin(store).inspect(budget, KEY).map(KeySnapshot::windowUsed).orElse(0L);
     }
   }
 
@@ -180,5 +181,10 @@ class ModelTokenWebTests {
       assertThat(g.settled().pending()).isZero();
       assertThat(g.modelTokensUsed()).isEqualTo(7);
     });
+  }
+
+  /** The store's administration, which every store under test here offers. */
+  private static StoreAdministration admin(RateLimitStore store) {
+    return store.administration().orElseThrow();
   }
 }

@@ -424,7 +424,8 @@ class RateLimitWebTests {
       mvc.perform(get("/v1/routed").header("X-API-Key", "sk-other-key-000000")).andExpect(status().isOk());
       var policies = context.getBean(io.github.llmratelimiter.gateway.RateLimitPolicies.class);
       assertThat(context.getBean(RateLimitStore.class)
-          .trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
+          .administration().orElseThrow()
+              .trackedKeys(policies.policy("routed").levels().get(0).budget())).isEqualTo(2);
     });
   }
 
@@ -462,25 +463,26 @@ class RateLimitWebTests {
     }
 
     @Override
-    public java.util.Optional<io.github.llmratelimiter.core.KeySnapshot> inspect(
-        io.github.llmratelimiter.core.Budget budget, String key) {
-      return java.util.Optional.empty();
+    public io.github.llmratelimiter.core.Reservation reserve(
+        java.util.List<io.github.llmratelimiter.core.Budget> levels, java.util.List<String> keys,
+        double cost, long estimatedModelTokens, io.github.llmratelimiter.core.Composition composition) {
+      throw new IllegalStateException("store unreachable");
     }
 
     @Override
-    public java.util.List<io.github.llmratelimiter.core.KeySnapshot> top(
-        io.github.llmratelimiter.core.Budget budget, int limit) {
-      return java.util.List.of();
+    public void reconcile(io.github.llmratelimiter.core.Reservation reservation, long actualModelTokens) {
+      throw new IllegalStateException("store unreachable");
     }
 
     @Override
-    public boolean reset(io.github.llmratelimiter.core.Budget budget, String key) {
-      return false;
+    public void chargeModelTokens(java.util.List<io.github.llmratelimiter.core.Budget> levels,
+        java.util.List<String> keys, long modelTokens) {
+      throw new IllegalStateException("store unreachable");
     }
 
     @Override
-    public long trackedKeys(io.github.llmratelimiter.core.Budget budget) {
-      return 0;
+    public void release(io.github.llmratelimiter.core.Reservation reservation) {
+      throw new IllegalStateException("store unreachable");
     }
   }
 }

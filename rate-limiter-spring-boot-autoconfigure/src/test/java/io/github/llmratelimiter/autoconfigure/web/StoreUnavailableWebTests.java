@@ -10,11 +10,10 @@ import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
-import java.util.Optional;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
@@ -69,23 +68,25 @@ class StoreUnavailableWebTests {
     }
 
     @Override
-    public Optional<KeySnapshot> inspect(Budget budget, String key) {
-      return Optional.empty();
+    public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+        long estimatedModelTokens, Composition composition) {
+      return new Reservation(acquire(levels, keys, cost, composition), levels, keys,
+          estimatedModelTokens, 0, 0, 0);
     }
 
     @Override
-    public List<KeySnapshot> top(Budget budget, int limit) {
-      return List.of();
+    public void reconcile(Reservation reservation, long actualModelTokens) {
+      // a denied call reserved nothing
     }
 
     @Override
-    public boolean reset(Budget budget, String key) {
-      return false;
+    public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
+      // the store cannot be reached: the charge is lost, as a distributed store's would be
     }
 
     @Override
-    public long trackedKeys(Budget budget) {
-      return 0;
+    public void release(Reservation reservation) {
+      // a denied call holds no slot
     }
   }
 }

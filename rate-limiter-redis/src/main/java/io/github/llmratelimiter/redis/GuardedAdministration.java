@@ -1,0 +1,93 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.StoreAdministration;
+import io.github.llmratelimiter.core.internal.Args;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The administration of a {@link GuardedRedisStore}: Redis's, under the same circuit breaker as
+ * decisions. While the breaker is open or Redis fails, the local fallback answers from this
+ * instance's share if there is one, else the call throws an {@link IllegalStateException}; {@link
+ * #resetAll} always throws then.
+ */
+final class GuardedAdministration implements StoreAdministration {
+
+  private final LuaRateLimitStore store;
+  private final RedisAdministration redis;
+  private final RedisBreaker breaker;
+  private final @Nullable FallbackStore fallback;
+
+  GuardedAdministration(LuaRateLimitStore store, RedisBreaker breaker,
+      @Nullable FallbackStore fallback) {
+    this.store = store;
+    this.redis = store.redisAdministration();
+    this.breaker = breaker;
+    this.fallback = fallback;
+  }
+
+  @Override
+  public Optional<KeySnapshot> inspect(Budget budget, String key) {
+    Args.notBlank("key", key);
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.inspect(budget, key),
+        f == null ? null : () -> local(f).inspect(f.scaled(budget), key));
+  }
+
+  @Override
+  public List<KeySnapshot> top(Budget budget, int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
+    }
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.top(budget, limit),
+        f == null ? null : () -> local(f).top(f.scaled(budget), limit));
+  }
+
+  @Override
+  public boolean reset(Budget budget, String key) {
+    Args.notBlank("key", key);
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.reset(budget, key),
+        f == null ? null : () -> local(f).reset(f.scaled(budget), key));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>It forgets the state in Redis (every key under the store's prefix but the live-instance
+   * set), and the fallback's local state; while Redis does not answer, it throws whatever the
+   * policy: a reset that left Redis's counts in place would not be one.
+   */
+  @Override
+  public void resetAll() {
+    breaker.call(() -> {
+      redis.resetAll();
+      return null;
+    }, fallback == null ? null : () -> {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    });
+    if (fallback != null) {
+      fallback.resetAll();
+    }
+  }
+
+  @Override
+  public long trackedKeys(Budget budget) {
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.trackedKeys(budget),
+        f == null ? null : () -> local(f).trackedKeys(f.scaled(budget)));
+  }
+
+  /** The administration of this instance's share in the fallback. */
+  private static StoreAdministration local(FallbackStore fallback) {
+    return fallback.store().administration().orElseThrow();
+  }
+}

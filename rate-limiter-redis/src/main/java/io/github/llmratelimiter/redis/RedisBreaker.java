@@ -1,0 +1,144 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.Ticker;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.lettuce.core.RedisException;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The circuit breaker (Resilience4j) in front of one store's Redis, and the count of the calls
+ * that failed. It opens when the failure rate over the last calls reaches its threshold; while it
+ * is open, nothing is asked of Redis until the retry interval has passed, and then a few probe
+ * calls decide whether it closes again.
+ */
+final class RedisBreaker {
+
+  private static final System.Logger LOG = System.getLogger(RedisRateLimitStore.class.getName());
+
+  private final CircuitBreaker breaker;
+  private final LongAdder errors = new LongAdder();
+
+  /** The circuit breaker's settings. */
+  record Settings(float failureRateThreshold, int slidingWindowSize,
+      int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
+
+  RedisBreaker(Settings settings, Duration retryInterval, long retryMs, FailurePolicy policy,
+      Ticker clock) {
+    this.breaker = CircuitBreaker.of("ratelimiter-redis", CircuitBreakerConfig.custom()
+        .failureRateThreshold(settings.failureRateThreshold())
+        // lock-free: a reply is recorded on whichever thread completes the call, an event loop
+        // included, which must never park behind another thread's record
+        .slidingWindow(settings.slidingWindowSize(), settings.minimumNumberOfCalls(),
+            CircuitBreakerConfig.SlidingWindowType.COUNT_BASED,
+            CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
+        .permittedNumberOfCallsInHalfOpenState(settings.permittedCallsInHalfOpenState())
+        .waitDurationInOpenState(retryInterval)
+        .recordException(e -> true)
+        .clock(new TickerClock(clock))
+        .build());
+    breaker.getEventPublisher().onStateTransition(e -> {
+      switch (e.getStateTransition().getToState()) {
+        case OPEN -> LOG.log(Level.WARNING,
+            "Redis rate-limit store unavailable; failure policy {0} answers, Redis is asked again"
+                + " in {1} ms", policy, Long.toString(retryMs));
+        case CLOSED -> LOG.log(Level.INFO,
+            "Redis rate-limit store answers again: decisions are shared again");
+        default -> { }
+      }
+    });
+  }
+
+  /** Whether a call may go to Redis now; a permission taken must be answered or released. */
+  boolean tryAcquirePermission() {
+    return breaker.tryAcquirePermission();
+  }
+
+  /** Gives back a permission whose call never reached Redis (bad input, a bug). */
+  void releasePermission() {
+    breaker.releasePermission();
+  }
+
+  /** Records a call sent at {@code start} ({@code System.nanoTime()}) that Redis answered. */
+  void succeeded(long start) {
+    breaker.onSuccess(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * Counts a failed call; one sent at {@code start} (not 0) also counts for the circuit breaker.
+   */
+  void failed(RedisException e, long start) {
+    errors.increment();
+    if (start != 0) {
+      breaker.onError(System.nanoTime() - start, TimeUnit.NANOSECONDS, e);
+    }
+    // Lettuce's messages name the failure (timeout, refused connection, server error), never keys.
+    LOG.log(Level.DEBUG, "Redis rate-limit store call failed ({0}: {1})",
+        e.getClass().getSimpleName(), e.getMessage());
+  }
+
+  /** Opens the circuit breaker: Redis is known to be unavailable. */
+  void open() {
+    breaker.transitionToOpenState();
+  }
+
+  /** Lets the probe calls through at once when the breaker is open: Redis answered a check. */
+  void probeNow() {
+    if (breaker.getState() == CircuitBreaker.State.OPEN) {
+      try {
+        breaker.transitionToHalfOpenState();
+      } catch (RuntimeException raced) {
+        // another caller moved the breaker meanwhile: its state stands
+      }
+    }
+  }
+
+  /** Whether the breaker is other than closed: the failure policy answers (some) calls. */
+  boolean degraded() {
+    return breaker.getState() != CircuitBreaker.State.CLOSED;
+  }
+
+  /** How many calls to Redis failed. */
+  long errorCount() {
+    return errors.sum();
+  }
+
+  /** The breaker's configuration, for tests. */
+  CircuitBreakerConfig config() {
+    return breaker.getCircuitBreakerConfig();
+  }
+
+  /**
+   * Runs a monitoring call under the breaker: while it is open, or when Redis fails, {@code
+   * onFallback} answers if given, else an {@link IllegalStateException} is thrown.
+   */
+  <T> T call(Supplier<T> onRedis, @Nullable Supplier<T> onFallback) {
+    if (!breaker.tryAcquirePermission()) {
+      if (onFallback != null) {
+        return onFallback.get();
+      }
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    }
+    long start = System.nanoTime();
+    try {
+      T t = onRedis.get();
+      succeeded(start);
+      return t;
+    } catch (RedisException e) {
+      failed(e, start);
+      if (onFallback != null) {
+        return onFallback.get();
+      }
+      throw new IllegalStateException(
+          "the Redis rate-limit store is unavailable (" + e.getClass().getSimpleName() + ")", e);
+    } catch (RuntimeException e) {
+      breaker.releasePermission();
+      throw e;
+    }
+  }
+}
