@@ -5,7 +5,6 @@ import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.
 import static org.springframework.test.web.servlet.result.MockMvcResultMatchers.status;
 
 import io.github.llmratelimiter.core.RateLimitStore;
-import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,7 +51,8 @@ class ChatLimitsTest {
 
   @AfterEach
   void forgetEveryLimit() {
-    admin(store).resetAll(); // every test starts with full budgets, in memory or on Redis
+    // every test starts with full budgets, in memory or on Redis
+    store.administration().orElseThrow().resetAll();
   }
 
   @Test
@@ -85,14 +85,9 @@ class ChatLimitsTest {
     mvc.perform(get("/v1/hello?user=bob"));
     mvc.perform(get("/v1/hello?user=bob")).andExpect(status().isTooManyRequests());
 
-    admin(store).resetAll();
+    store.administration().orElseThrow().resetAll();
 
     mvc.perform(get("/v1/hello?user=bob")).andExpect(status().isOk())
         .andExpect(header().string("x-ratelimit-remaining-requests", "1"));
-  }
-
-  /** The store's administration, which every store under test here offers. */
-  private static StoreAdministration admin(RateLimitStore store) {
-    return store.administration().orElseThrow();
   }
 }
