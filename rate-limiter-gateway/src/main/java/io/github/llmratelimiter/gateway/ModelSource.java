@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.gateway.internal.BodyModel;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 

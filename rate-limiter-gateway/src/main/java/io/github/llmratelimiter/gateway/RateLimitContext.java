@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.gateway.internal.BodyModel;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.gateway.internal.KeyMasking;
 import org.jspecify.annotations.Nullable;
 
 /**

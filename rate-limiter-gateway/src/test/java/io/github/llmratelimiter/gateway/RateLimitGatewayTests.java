@@ -12,6 +12,7 @@ import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.gateway.JsonReader;
-import io.github.llmratelimiter.gateway.UsageScanner;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;

@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.gateway.UsageScanner;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.endpoint;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
-import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.internal.KeyIds;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import java.nio.charset.StandardCharsets;
 import org.apache.commons.logging.Log;

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.gateway;
 
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.MissingApiKeyException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;

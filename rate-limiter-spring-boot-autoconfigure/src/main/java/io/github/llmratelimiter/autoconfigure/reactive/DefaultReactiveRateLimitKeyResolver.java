@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.gateway.BodyModel;
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.BodyModel;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.reactive;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
-import io.github.llmratelimiter.gateway.UsageScanner;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.ByteBuffer;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;

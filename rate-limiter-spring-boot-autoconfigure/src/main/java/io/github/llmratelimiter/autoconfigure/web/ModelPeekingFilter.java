@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RequestBody;

@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
-import io.github.llmratelimiter.gateway.UsageScanner;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;

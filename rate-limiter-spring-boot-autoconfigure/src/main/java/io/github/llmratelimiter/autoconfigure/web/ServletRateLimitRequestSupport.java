@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;

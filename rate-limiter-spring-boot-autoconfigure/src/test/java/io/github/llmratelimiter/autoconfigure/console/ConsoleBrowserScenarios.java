@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.gateway.KeyMasking;
+import io.github.llmratelimiter.gateway.internal.KeyMasking;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

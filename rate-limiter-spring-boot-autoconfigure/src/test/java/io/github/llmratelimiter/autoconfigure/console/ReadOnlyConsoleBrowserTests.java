@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.stacks.WebStackScenarios;
-import io.github.llmratelimiter.gateway.KeyMasking;
+import io.github.llmratelimiter.gateway.internal.KeyMasking;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

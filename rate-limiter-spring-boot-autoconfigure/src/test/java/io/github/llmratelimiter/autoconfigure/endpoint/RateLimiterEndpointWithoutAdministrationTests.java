@@ -8,7 +8,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.gateway.ForwardingStore;
-import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.internal.KeyIds;
 import io.github.llmratelimiter.gateway.KeyScope;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpointAutoConfiguration;
-import io.github.llmratelimiter.gateway.KeyIds;
+import io.github.llmratelimiter.gateway.internal.KeyIds;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RunningRedis;
 import org.junit.jupiter.api.Test;

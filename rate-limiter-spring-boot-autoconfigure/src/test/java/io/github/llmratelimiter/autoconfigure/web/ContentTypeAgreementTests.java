@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.web;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.gateway.HttpFields;
+import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
 /**
  * Renders API keys safely: wherever this module shows a key (responses, logs, the Actuator

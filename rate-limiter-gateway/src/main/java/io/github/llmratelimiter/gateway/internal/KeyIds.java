@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;

@@ -1,5 +1,6 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
+import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import java.net.InetAddress;
 import java.net.URLDecoder;
 import java.net.UnknownHostException;

@@ -1,7 +1,8 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.gateway.RateLimitKey;
 import org.junit.jupiter.api.Test;
 
 class KeyMaskingTests {

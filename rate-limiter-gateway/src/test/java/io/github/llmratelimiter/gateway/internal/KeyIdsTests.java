@@ -1,8 +1,9 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.github.llmratelimiter.gateway.TestHmac;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.HexFormat;

@@ -1,5 +1,6 @@
-package io.github.llmratelimiter.gateway;
+package io.github.llmratelimiter.gateway.internal;
 
+import io.github.llmratelimiter.gateway.JsonReader;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
