@@ -1,8 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.aspect;
 
-import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.CallSlots;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.KeySource;

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitedHandlers;
 import io.github.llmratelimiter.gateway.RateLimited;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,9 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
-import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.RateLimitContext;

@@ -1,8 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
-import io.github.llmratelimiter.autoconfigure.ReactiveStages;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.internal.ReactiveStages;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;

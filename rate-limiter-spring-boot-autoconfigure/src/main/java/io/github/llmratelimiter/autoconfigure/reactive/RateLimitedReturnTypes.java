@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
+import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitedHandlers;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import org.springframework.beans.factory.ObjectProvider;

@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
-import io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;

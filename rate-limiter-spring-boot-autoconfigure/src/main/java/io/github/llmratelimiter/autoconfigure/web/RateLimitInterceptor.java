@@ -1,8 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
-import io.github.llmratelimiter.autoconfigure.RateLimitedHandlers;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitedHandlers;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitContext;

@@ -1,8 +1,8 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes;
+import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
 import io.github.llmratelimiter.gateway.RateLimitGateway;

@@ -1,7 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.web;
 
-import io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport;
-import io.github.llmratelimiter.autoconfigure.RateLimitRoutes.Route;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes.Route;
 import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import io.github.llmratelimiter.gateway.KeySource;

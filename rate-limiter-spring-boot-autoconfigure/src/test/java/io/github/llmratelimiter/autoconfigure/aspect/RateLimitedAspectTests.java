@@ -7,6 +7,8 @@ import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterFailureAnalyzerAccess;
 import io.github.llmratelimiter.autoconfigure.TestGateway;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
+import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -164,8 +166,8 @@ class RateLimitedAspectTests {
   static class UserAspect {
     @org.springframework.context.annotation.Bean
     RateLimitedAspect myAspect(io.github.llmratelimiter.gateway.RateLimitGateway gateway,
-        org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.RateLimitRequestSupport> r,
-        org.springframework.beans.factory.ObjectProvider<io.github.llmratelimiter.autoconfigure.ReactiveRateLimitRequestSupport> rr,
+        org.springframework.beans.factory.ObjectProvider<RateLimitRequestSupport> r,
+        org.springframework.beans.factory.ObjectProvider<ReactiveRateLimitRequestSupport> rr,
         org.springframework.beans.factory.BeanFactory bf) {
       return new RateLimitedAspect(gateway, r, rr, bf);
     }

@@ -1,5 +1,8 @@
-package io.github.llmratelimiter.autoconfigure;
+package io.github.llmratelimiter.autoconfigure.internal;
 
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
+import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
+import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.KeySource;

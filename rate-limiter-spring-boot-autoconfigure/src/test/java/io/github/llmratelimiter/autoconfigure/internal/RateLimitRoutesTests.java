@@ -1,8 +1,10 @@
-package io.github.llmratelimiter.autoconfigure;
+package io.github.llmratelimiter.autoconfigure.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
+import io.github.llmratelimiter.autoconfigure.RouteKeyRequest;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.KeySource;

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure;
+package io.github.llmratelimiter.autoconfigure.internal;
 
 /**
  * Marks the bean that enforces {@link io.github.llmratelimiter.gateway.RateLimited}: while one

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure;
+package io.github.llmratelimiter.autoconfigure.internal;
 
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
