@@ -269,7 +269,7 @@ public final class MarkdownReport {
         .append("up for the whole run: the limiter off (`ratelimiter.enabled=false`) and on (the ")
         .append("sample's policies, limits high enough that nothing is denied). Servlet: the ")
         .append("sample gateway (`sample-app`'s executable jar, Spring MVC on Tomcat). Reactive: ")
-        .append("`webflux-tests`' `bench.BenchGateway` (WebFlux on Netty, the sample's policies, ")
+        .append("`integration-tests/webflux`' `bench.BenchGateway` (WebFlux on Netty, the sample's policies, ")
         .append("an echo handler answering the same shape with its usage). Each gateway is warmed ")
         .append("up, then measured in alternating slices (off, on, on, off, ...) so that the ")
         .append("machine's other load falls on both; a closed-loop Java client (JDK `HttpClient`, ")
