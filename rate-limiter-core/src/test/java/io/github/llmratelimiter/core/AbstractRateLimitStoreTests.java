@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>A subclass supplies a fresh, empty store that reads time from the given ticker ({@link
  * StoreTckSupport#newStore}). Every
- * scenario of the seed is here, in both composition modes, through the public limiters, so the
+ * scenario of the composed check is here, in both composition modes, through the public limiters, so the
  * gateway, the hierarchy and the modes are shown to run unchanged on the store.
  */
 public abstract class AbstractRateLimitStoreTests extends StoreTckSupport {
@@ -226,7 +226,7 @@ public abstract class AbstractRateLimitStoreTests extends StoreTckSupport {
     assertThat(store.acquire(b, "t", 2, Composition.SEQUENTIAL).allowed()).isTrue();
   }
 
-  // ---- the gateway (the seed's composition) ----
+  // ---- the gateway (window then bucket, under one lock) ----
 
   @ParameterizedTest
   @EnumSource(Composition.class)
@@ -277,7 +277,7 @@ public abstract class AbstractRateLimitStoreTests extends StoreTckSupport {
 
   @Test
   void sequentialBurstDenialsCanFillTheWindow() {
-    // The seed's failure mode "RPM slot spent on a burst deny", made visible.
+    // Sequential order's known cost, "RPM slot spent on a burst deny", made visible.
     GatewayLimiter limiter = gateway(3, 1, 0.001, Composition.SEQUENTIAL);
     assertThat(limiter.allow("t").allowed()).isTrue();
     assertThat(limiter.allow("t").reason()).isEqualTo(Reason.BURST_LIMIT);
@@ -346,7 +346,7 @@ public abstract class AbstractRateLimitStoreTests extends StoreTckSupport {
   @ParameterizedTest
   @EnumSource(Composition.class)
   void twoThreadsOneTenantOneTokenLeftRoomInTheWindow(Composition mode) throws Exception {
-    // The seed's design scenario.
+    // Two callers race for the last token of one tenant whose window still has room.
     GatewayLimiter limiter = gateway(10, 2, 0, mode);
     assertThat(limiter.allow("t").allowed()).isTrue(); // one token left, window has room
     List<Decision> results = runConcurrently(2, () -> limiter.allow("t"));

@@ -141,7 +141,7 @@ class MarkdownReportTests {
       new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0),
       new Figure("Floor", "", "twoMapGetsTwoLocksNanoTime", 1, 30e6, 1e6, 0));
 
-  private static final List<LoadFigure> ISSUE_15_LOADS = List.of(
+  private static final List<LoadFigure> USER_PATH_LOADS = List.of(
       new LoadFigure(LoadFigure.REDIS_PIPELINED, "window + bucket", 32, 10, 500_000, 50_000, 0.5,
           2.0, 40, 1.0),
       new LoadFigure(LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, "model tokens", 32, 10, 400_000,
@@ -164,8 +164,8 @@ class MarkdownReportTests {
       new ScalingRound(3, false, 10e6, 17e6), new ScalingRound(4, true, 10e6, 16e6));
 
   @Test
-  void issue15TargetsAreJudgedOnTheirOwnFiguresOfTheSameRun() {
-    List<Targets.Outcome> outcomes = Targets.issue15(HIERARCHY, ISSUE_15_LOADS, MEMORY, SCALING);
+  void userPathTargetsAreJudgedOnTheirOwnFiguresOfTheSameRun() {
+    List<Targets.Outcome> outcomes = Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING);
     assertThat(outcome(outcomes, "1. HTTP, servlet").verdict()).isEqualTo("not measured");
     assertThat(outcome(outcomes, "1. HTTP, reactive")).satisfies(o -> {
       assertThat(o.measured()).startsWith("0.90 × (9,000 ÷ 10,000 requests/s); p99 8.00 ms on");
@@ -212,14 +212,14 @@ class MarkdownReportTests {
 
   @Test
   void reportHasTheMemoryAndScalingTablesAndBothStacks() {
-    String md = MarkdownReport.render(HIERARCHY, ISSUE_15_LOADS, MEMORY, SCALING, CONTEXT);
-    assertThat(md).contains("## Targets (issue 15)", "## Targets (issue 7)",
+    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING, CONTEXT);
+    assertThat(md).contains("## Targets on the paths users run", "## Targets of the composed check",
         "| store | 1,000,000 | 216 |", "| Bucket4j Caffeine | 1,000,000 | 430 |",
         "| 2 | 2 threads | 10.00 M | 8.00 M | 0.80 |",
         "| reactive | on | WebFlux | 9,000 | 1.70 ms | 8.00 ms | 180,000 |",
         "limiter on ÷ off, reactive: 0.90", "| raw | 100,000 |",
         "| HierarchicalLimiter | SEQUENTIAL | allowed, 1 key, 2 levels | 1 | 21.00 M | 1.00 M | 48.0 | 1.05 |");
-    assertThat(md.indexOf("## Targets (issue 15)")).isLessThan(md.indexOf("## Targets (issue 7)"));
+    assertThat(md.indexOf("## Targets on the paths users run")).isLessThan(md.indexOf("## Targets of the composed check"));
   }
 
   private static Targets.Outcome outcome(List<Targets.Outcome> outcomes, String prefix) {
