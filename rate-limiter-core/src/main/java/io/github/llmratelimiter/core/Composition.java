@@ -4,7 +4,7 @@ package io.github.llmratelimiter.core;
 public enum Composition {
 
   /**
-   * The seed's order, under one lock: the window first, then the bucket (then the model tokens).
+   * The default order, under one lock: the window first, then the bucket (then the model tokens).
    * An RPM deny charges nothing; a burst deny leaves the window's timestamp counted (it is not
    * rolled back). Slots for calls in flight are checked before the window, so a {@link
    * Reason#CONCURRENCY_LIMIT} deny charges nothing at its level either, and are taken only when

@@ -6,7 +6,7 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The seed's composed limiter: a sliding-window log (requests per window) and a token bucket
+ * The composed limiter: a sliding-window log (requests per window) and a token bucket
  * (bursts) applied to each key under one lock.
  *
  * <p>In {@link Composition#SEQUENTIAL} (the default) the window runs first: a full window returns

@@ -244,7 +244,7 @@ final class InMemoryStore implements RateLimitStore {
 
   /**
    * One level, under the entry's lock: the slots first (a free check: the slot itself is taken
-   * only once the whole call is admitted, {@link #takeSlots}), then in the seed's order the request
+   * only once the whole call is admitted, {@link #takeSlots}), then in sequential order the request
    * window, the bucket and the model-token window. Charges what the composition says and returns
    * {@link Reason#OK} or the denying component's reason; in sequential composition what ran before
    * a deny stays charged.
@@ -593,7 +593,7 @@ final class InMemoryStore implements RateLimitStore {
       for (int i = 0; i < n; i++, e = e.held) {
         Reason r = apply(tables[i], e, now, cost, estimate, id, composition);
         if (r != Reason.OK) {
-          // levels before i stay charged, as the seed's order implies; those after it are untouched
+          // levels before i stay charged, as sequential order specifies; those after it are untouched
           Decision d = verdict ? VERDICT_DENIED : sequentialDeny(tables, first, i, e, now, cost,
               estimate, r);
           forgetFresh(tables, first, i);

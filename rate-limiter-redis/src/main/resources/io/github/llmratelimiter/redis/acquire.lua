@@ -102,7 +102,7 @@ for i = 1, n do
     elseif over then
       c = 3
     end
-    -- a window that admitted stays charged whatever denies after it (the seed's order)
+    -- a window that admitted stays charged whatever denies after it (sequential order)
     local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
       limit, window, capacity, refill, (c == 0 or c == 2 or c == 3) and limit > 0,
       (c == 0 or c == 3) and capacity > 0 and cost or 0)

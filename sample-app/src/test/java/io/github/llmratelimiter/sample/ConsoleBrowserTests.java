@@ -2,7 +2,7 @@ package io.github.llmratelimiter.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.console.ConsoleBrowserScenarios;
+import io.github.llmratelimiter.autoconfigure.console.AbstractConsoleBrowserTests;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import java.net.URI;
@@ -33,7 +33,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
     properties = "ratelimiter.console.refresh=1s")
-class ConsoleBrowserTests extends ConsoleBrowserScenarios {
+class ConsoleBrowserTests extends AbstractConsoleBrowserTests {
 
   private static final String SCREENSHOT = "console.screenshot";
 

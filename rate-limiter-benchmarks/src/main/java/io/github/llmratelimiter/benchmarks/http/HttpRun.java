@@ -90,10 +90,10 @@ public final class HttpRun {
   }
 
   /**
-   * Runs the reactive benchmark gateway of {@code webflux-tests} (WebFlux on Netty, the sample's
+   * Runs the reactive benchmark gateway of {@code integration-tests/webflux} (WebFlux on Netty, the sample's
    * policies) as {@link #run(Path, Duration, Duration)} runs the sample gateway.
    *
-   * @param module the {@code webflux-tests} module's directory, built with {@code package}
+   * @param module the {@code integration-tests/webflux} module's directory, built with {@code package}
    * @param warmup each gateway's warm-up
    * @param measure each gateway's measured period, in {@value #SLICES} slices
    * @return the figures, off first

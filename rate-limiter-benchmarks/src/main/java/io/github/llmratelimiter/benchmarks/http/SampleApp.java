@@ -20,7 +20,7 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A gateway under test in a JVM of its own on a free loopback port, its Actuator on another free
  * loopback port, with extra application arguments: the sample gateway ({@code sample-app}'s
- * executable jar), or the reactive benchmark gateway of {@code webflux-tests} (a main class on that
+ * executable jar), or the reactive benchmark gateway of {@code integration-tests/webflux} (a main class on that
  * module's test class path); stopped by {@link #close()}, and at the latest when this JVM exits.
  */
 final class SampleApp implements AutoCloseable {
@@ -42,7 +42,7 @@ final class SampleApp implements AutoCloseable {
     Runtime.getRuntime().addShutdownHook(new Thread(this::close));
   }
 
-  /** The reactive benchmark gateway's main class, on the test class path of {@code webflux-tests}. */
+  /** The reactive benchmark gateway's main class, on the test class path of {@code integration-tests/webflux}. */
   static final String REACTIVE_MAIN = "io.github.llmratelimiter.webflux.bench.BenchGateway";
 
   /**
@@ -61,9 +61,9 @@ final class SampleApp implements AutoCloseable {
   }
 
   /**
-   * The JVM arguments that launch the reactive benchmark gateway from {@code webflux-tests}.
+   * The JVM arguments that launch the reactive benchmark gateway from {@code integration-tests/webflux}.
    *
-   * @param module the module's directory, {@code webflux-tests}
+   * @param module the module's directory, {@code integration-tests/webflux}
    * @return {@code -cp}, its test classes and test class path, and the main class
    * @throws IllegalArgumentException if the module was not built with {@code package}
    */
@@ -72,7 +72,7 @@ final class SampleApp implements AutoCloseable {
     Path classpath = module.resolve("target/bench-classpath.txt");
     if (!Files.isRegularFile(classpath) || !Files.isDirectory(classes)) {
       throw new IllegalArgumentException("no test class path of the reactive gateway in "
-          + module.toAbsolutePath() + "; build it with ./mvnw -pl webflux-tests -am package "
+          + module.toAbsolutePath() + "; build it with ./mvnw -pl integration-tests/webflux -am package "
           + "-DskipTests");
     }
     return List.of("-cp", classes.toAbsolutePath() + java.io.File.pathSeparator

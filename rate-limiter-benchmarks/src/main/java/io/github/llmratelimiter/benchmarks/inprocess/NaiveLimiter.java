@@ -7,7 +7,7 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The naive baseline: what a team writes in an afternoon. Per key, in a {@link ConcurrentHashMap},
  * an {@code ArrayDeque<Long>} log of admitted calls and a token bucket, both under the entry's
- * monitor, in the seed's order (window, then bucket; a burst deny keeps its timestamp).
+ * monitor, in sequential order (window, then bucket; a burst deny keeps its timestamp).
  */
 final class NaiveLimiter {
 

@@ -48,7 +48,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * #LOAD_SECONDS}), {@code --http-warmup SECONDS} (each gateway's warm-up before the HTTP runs,
  * default {@value #HTTP_WARMUP_SECONDS}), {@code --sample-app JAR} (default {@code
  * sample-app/target/sample-app.jar}), {@code --reactive-module DIR} (the module of the reactive
- * gateway, default {@code webflux-tests}), and these JMH options, which override the suite's
+ * gateway, default {@code integration-tests/webflux}), and these JMH options, which override the suite's
  * defaults: {@code -f}, {@code -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code
  * -jvmArgsAppend}. A benchmark that gets a wrong answer throws, and the run fails.
  */
@@ -88,7 +88,7 @@ public final class SuiteRunner {
     Path notes = Path.of("bench/notes.md");
     String only = "";
     Path sampleApp = Path.of("sample-app/target/sample-app.jar");
-    Path reactiveModule = Path.of("webflux-tests");
+    Path reactiveModule = Path.of("integration-tests/webflux");
     Duration loadWarmup = Duration.ofSeconds(LOAD_WARMUP_SECONDS);
     Duration loadMeasure = Duration.ofSeconds(LOAD_SECONDS);
     Duration httpWarmup = Duration.ofSeconds(HTTP_WARMUP_SECONDS);

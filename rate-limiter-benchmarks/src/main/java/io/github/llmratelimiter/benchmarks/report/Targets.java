@@ -6,9 +6,9 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The targets of issues 7 and 15, each judged on figures of one run: {@link #issue15} for the
- * paths users run (HTTP, hierarchies, Redis CPU, memory per key, scaling), {@link #evaluate} for
- * the earlier ones.
+ * The benchmark targets, each judged on figures of one run: {@link #userPaths} for the paths
+ * users run (HTTP, hierarchies, Redis CPU, memory per key, scaling), {@link #evaluate} for the
+ * composed check in process, on Redis and over HTTP.
  */
 public final class Targets {
 
@@ -40,7 +40,7 @@ public final class Targets {
    * Judges every target on {@code figures}.
    *
    * @param figures the figures of one run
-   * @return one outcome per target, in the issue's order
+   * @return one outcome per target, in the report's order
    */
   public static List<Outcome> evaluate(List<Figure> figures) {
     return evaluate(figures, List.of());
@@ -51,7 +51,7 @@ public final class Targets {
    *
    * @param figures the JMH figures of one run
    * @param loads the load runs of the same run (pipelined Redis, HTTP)
-   * @return one outcome per target, in the issue's order
+   * @return one outcome per target, in the report's order
    */
   public static List<Outcome> evaluate(List<Figure> figures, List<LoadFigure> loads) {
     List<Outcome> outcomes = new ArrayList<>();
@@ -150,15 +150,15 @@ public final class Targets {
   private static final String HIERARCHY = "HierarchicalLimiter";
 
   /**
-   * Judges the targets of issue 15 on the figures of one run.
+   * Judges the targets on the paths users run on the figures of one run.
    *
    * @param figures the JMH figures
    * @param loads the load runs (pipelined Redis, HTTP on both stacks)
    * @param memory the heap retained per tracked key, per subject
    * @param scaling the rounds of 1 and 2 threads
-   * @return one outcome per target, in the issue's order
+   * @return one outcome per target, in the report's order
    */
-  public static List<Outcome> issue15(List<Figure> figures, List<LoadFigure> loads,
+  public static List<Outcome> userPaths(List<Figure> figures, List<LoadFigure> loads,
       List<MemoryFigure> memory, List<ScalingRound> scaling) {
     List<Outcome> outcomes = new ArrayList<>();
     outcomes.add(http(loads, "1. HTTP, servlet stack: the sample gateway with the limiter on ÷ off "

@@ -3,11 +3,11 @@ package io.github.llmratelimiter.autoconfigure.console;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
+import io.github.llmratelimiter.autoconfigure.stacks.AbstractWebStackScenarioTests;
 import io.github.llmratelimiter.autoconfigure.stacks.ScenarioApp;
-import io.github.llmratelimiter.autoconfigure.stacks.WebStackScenarios;
+import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.internal.KeyIds;
 import io.github.llmratelimiter.gateway.internal.KeyMasking;
-import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,7 +47,7 @@ class ConsolePlanBrowserTests {
     try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ScenarioApp.class, StandIn.class)
         .web(WebApplicationType.SERVLET).run(args.toArray(String[]::new));
         ConsoleBrowser browser = ConsoleBrowser.start()) {
-      int port = WebStackScenarios.port(app);
+      int port = AbstractWebStackScenarioTests.port(app);
       String key = "sk-console-plan-tenant-9a9a";
       String masked = KeyMasking.mask(key);
       assertThat(send(port, key)).isEqualTo(200);

@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.stacks.WebStackScenarios;
+import io.github.llmratelimiter.autoconfigure.stacks.AbstractWebStackScenarioTests;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import java.net.URI;
@@ -23,7 +23,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * (3 a minute per key). Besides the shared scenarios: a model name a client makes up, markup
  * included, shows as text and runs nothing.
  */
-class ReactiveConsoleBrowserTests extends ConsoleBrowserScenarios {
+class ReactiveConsoleBrowserTests extends AbstractConsoleBrowserTests {
 
   private final HttpClient http = HttpClient.newHttpClient();
   private ConfigurableApplicationContext app;
@@ -31,10 +31,10 @@ class ReactiveConsoleBrowserTests extends ConsoleBrowserScenarios {
 
   @BeforeAll
   void startApplication() {
-    app = WebStackScenarios.start(WebApplicationType.REACTIVE, "ratelimiter.console.enabled=true",
+    app = AbstractWebStackScenarioTests.start(WebApplicationType.REACTIVE, "ratelimiter.console.enabled=true",
         "ratelimiter.console.refresh=1s", "management.endpoints.web.exposure.include=ratelimiter,metrics",
         "management.endpoint.ratelimiter.access=unrestricted");
-    port = WebStackScenarios.port(app);
+    port = AbstractWebStackScenarioTests.port(app);
   }
 
   @AfterAll

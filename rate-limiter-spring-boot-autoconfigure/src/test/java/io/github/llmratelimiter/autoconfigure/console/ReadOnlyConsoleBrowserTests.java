@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.console;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.github.llmratelimiter.autoconfigure.stacks.WebStackScenarios;
+import io.github.llmratelimiter.autoconfigure.stacks.AbstractWebStackScenarioTests;
 import io.github.llmratelimiter.gateway.internal.KeyMasking;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,10 +22,10 @@ class ReadOnlyConsoleBrowserTests {
 
   @Test
   void aReadOnlyEndpointGetsADetailWithoutActions() throws Exception {
-    try (ConfigurableApplicationContext app = WebStackScenarios.start(WebApplicationType.SERVLET,
+    try (ConfigurableApplicationContext app = AbstractWebStackScenarioTests.start(WebApplicationType.SERVLET,
         "ratelimiter.console.enabled=true", "ratelimiter.console.refresh=1s");
         ConsoleBrowser browser = ConsoleBrowser.start()) {
-      int port = WebStackScenarios.port(app);
+      int port = AbstractWebStackScenarioTests.port(app);
       String key = "sk-console-read-only-tenant-4d4d";
       HttpClient http = HttpClient.newHttpClient();
       assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/routed"))

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import org.springframework.boot.WebApplicationType;
 
 /** The shared web scenarios on the reactive stack with the Redis store. */
-class RedisReactiveStackScenarioTests extends RedisStackScenarios {
+class RedisReactiveStackScenarioTests extends AbstractRedisStackScenarioTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import org.springframework.boot.WebApplicationType;
 
 /** The shared web scenarios on the servlet stack with the Redis store. */
-class RedisServletStackScenarioTests extends RedisStackScenarios {
+class RedisServletStackScenarioTests extends AbstractRedisStackScenarioTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -35,7 +35,7 @@ class KeySourceServerTests {
   }
 
   private static WebTestClient client(ConfigurableApplicationContext app) {
-    return WebTestClient.bindToServer().baseUrl("http://localhost:" + WebStackScenarios.port(app))
+    return WebTestClient.bindToServer().baseUrl("http://localhost:" + AbstractWebStackScenarioTests.port(app))
         .responseTimeout(Duration.ofSeconds(30)).build();
   }
 
@@ -50,7 +50,7 @@ class KeySourceServerTests {
   @ParameterizedTest(name = "{0}, {1}")
   @MethodSource("stacksAndStrategies")
   void aForwardedClientAddressIsHonouredWhenTheServerIsToldTo(WebApplicationType stack, String strategy) {
-    try (ConfigurableApplicationContext app = WebStackScenarios.start(stack,
+    try (ConfigurableApplicationContext app = AbstractWebStackScenarioTests.start(stack,
         "server.forward-headers-strategy=" + strategy)) {
       WebTestClient client = client(app);
       for (int r = 1; r >= 0; r--) {
@@ -73,7 +73,7 @@ class KeySourceServerTests {
   @MethodSource("stacksAndStrategies")
   void anIpv6ClientIsChargedAsItsSlash64WhicheverAddressOfItItSends(
       WebApplicationType stack, String strategy) {
-    try (ConfigurableApplicationContext app = WebStackScenarios.start(stack,
+    try (ConfigurableApplicationContext app = AbstractWebStackScenarioTests.start(stack,
         "server.forward-headers-strategy=" + strategy)) {
       WebTestClient client = client(app);
       // an attacker rotating through its own /64 (limit 2): one budget, however the address is written
@@ -98,12 +98,12 @@ class KeySourceServerTests {
   @EnumSource(names = {"SERVLET", "REACTIVE"})
   void keysThatGiveNothingShareTheAnonymousKeyWhenMissingKeysAreAnonymous(WebApplicationType stack)
       throws Exception {
-    try (ConfigurableApplicationContext app = WebStackScenarios.start(stack,
+    try (ConfigurableApplicationContext app = AbstractWebStackScenarioTests.start(stack,
         "ratelimiter.missing-key=anonymous")) {
       WebTestClient client = client(app);
       client.post().uri("/keyed/tenant").exchange().expectStatus().isOk();
       client.get().uri("/keyed/principal").exchange().expectStatus().isOk();
-      Response blank = RawHttp.send(WebStackScenarios.port(app), "POST /keyed/tenant HTTP/1.1",
+      Response blank = RawHttp.send(AbstractWebStackScenarioTests.port(app), "POST /keyed/tenant HTTP/1.1",
           List.of(RawHttp.header("X-Tenant", "  ")), new byte[0]);
       assertThat(blank.status()).isEqualTo(429);
       assertThat(windowUsed(app, "keyed", "anonymous")).isEqualTo(2);

@@ -31,7 +31,7 @@ class LargeFormStackTests {
         .map(p -> "--" + p).toArray(String[]::new);
     try (ConfigurableApplicationContext app = new SpringApplicationBuilder(ScenarioApp.class).web(stack).run(args)) {
       byte[] form = ("model=gpt-4o&pad=" + "x".repeat(300_000)).getBytes(StandardCharsets.ISO_8859_1);
-      Response ok = RawHttp.send(WebStackScenarios.port(app), "POST /v1/form HTTP/1.1",
+      Response ok = RawHttp.send(AbstractWebStackScenarioTests.port(app), "POST /v1/form HTTP/1.1",
           List.of(header("X-API-Key", "sk-large-form-0123456789"),
               header("Content-Type", "application/x-www-form-urlencoded"),
               header("Content-Length", Integer.toString(form.length))), form);

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The console's server scenarios on WebFlux. */
-class ReactiveConsoleServerTests extends ConsoleServerScenarios {
+class ReactiveConsoleServerTests extends AbstractConsoleServerTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The pending-charge scenarios on WebFlux. */
-class ReactivePendingChargeTests extends PendingChargeScenarios {
+class ReactivePendingChargeTests extends AbstractPendingChargeTests {
 
   @Override
   protected WebApplicationType stack() {

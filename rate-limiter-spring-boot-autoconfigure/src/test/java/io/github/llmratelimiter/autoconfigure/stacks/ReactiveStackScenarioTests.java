@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The scenarios on WebFlux, beside the servlet stack on the class path. */
-class ReactiveStackScenarioTests extends WebStackScenarios {
+class ReactiveStackScenarioTests extends AbstractWebStackScenarioTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -24,9 +24,9 @@ class RouterFunctionStackTests {
   @EnumSource(names = {"SERVLET", "REACTIVE"})
   void theHandlerTheDispatcherPicksDecidesWhichDeclarationCharges(WebApplicationType stack) {
     try (ConfigurableApplicationContext app =
-        WebStackScenarios.start(RouterFunctionApp.class, stack, RouterFunctionApp.PROPERTIES)) {
+        AbstractWebStackScenarioTests.start(RouterFunctionApp.class, stack, RouterFunctionApp.PROPERTIES)) {
       WebTestClient client = WebTestClient.bindToServer()
-          .baseUrl("http://localhost:" + WebStackScenarios.port(app))
+          .baseUrl("http://localhost:" + AbstractWebStackScenarioTests.port(app))
           .responseTimeout(Duration.ofSeconds(30)).build();
       List<Integer> statuses = new ArrayList<>();
       List<String> served = new ArrayList<>();

@@ -21,7 +21,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * core's order, which docs/core.md documents: a burst deny keeps its window slot, so the advised
  * wait is not enough when that slot fills the window; a window deny and a model-token deny whose
  * window has room are cleared by their wait. (The starter's default, reserve-commit, is checked on
- * both stacks by {@link WebStackScenarios}.)
+ * both stacks by {@link AbstractWebStackScenarioTests}.)
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SequentialRetryHttpTests {
@@ -31,7 +31,7 @@ class SequentialRetryHttpTests {
 
   @BeforeAll
   void start() {
-    app = WebStackScenarios.start(WebApplicationType.SERVLET, "ratelimiter.composition=sequential");
+    app = AbstractWebStackScenarioTests.start(WebApplicationType.SERVLET, "ratelimiter.composition=sequential");
   }
 
   @AfterAll
@@ -41,7 +41,7 @@ class SequentialRetryHttpTests {
 
   private HttpResponse<String> send(String path, String key, String body) throws Exception {
     HttpRequest.Builder b = HttpRequest.newBuilder(
-            URI.create("http://localhost:" + WebStackScenarios.port(app) + path))
+            URI.create("http://localhost:" + AbstractWebStackScenarioTests.port(app) + path))
         .header("X-API-Key", key).timeout(Duration.ofSeconds(30));
     b = body == null ? b.GET() : b.header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(body));

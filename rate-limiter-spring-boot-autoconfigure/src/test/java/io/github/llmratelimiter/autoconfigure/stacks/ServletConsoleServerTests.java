@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The console's server scenarios on Spring MVC, on Tomcat. */
-class ServletConsoleServerTests extends ConsoleServerScenarios {
+class ServletConsoleServerTests extends AbstractConsoleServerTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The pending-charge scenarios on Spring MVC. */
-class ServletPendingChargeTests extends PendingChargeScenarios {
+class ServletPendingChargeTests extends AbstractPendingChargeTests {
 
   @Override
   protected WebApplicationType stack() {

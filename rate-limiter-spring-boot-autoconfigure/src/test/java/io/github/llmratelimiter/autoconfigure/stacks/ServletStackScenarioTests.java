@@ -3,7 +3,7 @@ package io.github.llmratelimiter.autoconfigure.stacks;
 import org.springframework.boot.WebApplicationType;
 
 /** The scenarios on Spring MVC, on Tomcat. */
-class ServletStackScenarioTests extends WebStackScenarios {
+class ServletStackScenarioTests extends AbstractWebStackScenarioTests {
 
   @Override
   protected WebApplicationType stack() {

@@ -77,8 +77,8 @@ class StackBytesTests {
 
   @Test
   void theSameRequestsGetTheSameBytesOnBothStacks() throws Exception {
-    try (ConfigurableApplicationContext servlet = WebStackScenarios.start(WebApplicationType.SERVLET);
-        ConfigurableApplicationContext reactive = WebStackScenarios.start(WebApplicationType.REACTIVE)) {
+    try (ConfigurableApplicationContext servlet = AbstractWebStackScenarioTests.start(WebApplicationType.SERVLET);
+        ConfigurableApplicationContext reactive = AbstractWebStackScenarioTests.start(WebApplicationType.REACTIVE)) {
       int statuses429 = 0;
       for (Call c : calls()) {
         Response mvc = send(servlet, c);
@@ -94,7 +94,7 @@ class StackBytesTests {
   }
 
   private static Response send(ConfigurableApplicationContext app, Call c) throws Exception {
-    return RawHttp.send(WebStackScenarios.port(app), c.requestLine(), c.headers(),
+    return RawHttp.send(AbstractWebStackScenarioTests.port(app), c.requestLine(), c.headers(),
         c.body().getBytes(StandardCharsets.UTF_8));
   }
 

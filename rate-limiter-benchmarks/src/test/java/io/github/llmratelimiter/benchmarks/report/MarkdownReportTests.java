@@ -1,0 +1,228 @@
+package io.github.llmratelimiter.benchmarks.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MarkdownReportTests {
+
+  private static final MarkdownReport.Context CONTEXT = new MarkdownReport.Context(
+      new Machine(2, "Test CPU", "1 kB", "Linux", "Test JVM"), Map.of("JMH", "1.37"),
+      "test settings", "closed loop, test", "bench/run -wi 1", "1.00 0.50 0.20", "1.10 0.60 0.30", 1.5,
+      "- tried a thing");
+
+  private static final List<Figure> FIGURES = List.of(
+      new Figure("GatewayLimiter", "SEQUENTIAL", "allowedOneKey", 1, 30e6, 1e6, 0.001),
+      new Figure("GatewayLimiter", "SEQUENTIAL", "allowedOwnKey", 2, 45e6, 1e6, 0.002),
+      new Figure("GatewayLimiter", "SEQUENTIAL", "allowedTenThousandKeys", 1, 12e6, 1e6, 0.0),
+      new Figure("GatewayLimiter", "SEQUENTIAL", "deniedRpmOneKey", 1, 40e6, 1e6, 48.0),
+      new Figure("GatewayLimiter", "RESERVE_COMMIT", "allowedOneKey", 1, 29e6, 1e6, 0.0),
+      new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0),
+      new Figure("Bucket4j", "", "deniedOneKey", 1, 20e6, 1e6, 128.0),
+      new Figure("Naive", "", "allowedTenThousandKeys", 1, 5e6, 1e6, 24.0),
+      new Figure("Floor", "", "mapGetLockNanoTime", 1, 40e6, 1e6, 0.0));
+
+  @Test
+  void targetsAreJudgedOnRatiosOfTheSameRun() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(FIGURES);
+    assertThat(outcomes.get(0).measured()).startsWith("1.50 ×");
+    assertThat(outcomes.get(0).verdict()).isEqualTo("met");
+    assertThat(outcomes.get(0).measured()).endsWith("the floor (map get + lock + nanoTime) is 2.00 × Bucket4j");
+    assertThat(outcomes.get(1).verdict()).isEqualTo("not measured"); // no tryAcquire figure
+    assertThat(outcomes.get(2).measured()).startsWith("2.40 ×");
+    assertThat(outcomes.get(2).verdict()).isEqualTo("missed");
+    assertThat(outcomes.get(4).verdict()).isEqualTo("missed"); // the RPM deny allocates 48 B
+    assertThat(outcomes.get(4).measured()).contains("denied (window full), 1 key: 48.0");
+    assertThat(outcomes.get(5).verdict()).isEqualTo("not measured");
+    assertThat(outcomes.get(6).measured()).startsWith("1.50 ×");
+    assertThat(outcomes.get(6).verdict()).isEqualTo("missed");
+    assertThat(outcomes).extracting(Targets.Outcome::verdict).contains("not measured");
+  }
+
+  @Test
+  void missingFiguresAreNotMeasuredRatherThanMissed() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(List.of(FIGURES.get(0)));
+    assertThat(outcomes.get(0).verdict()).isEqualTo("not measured");
+    assertThat(outcomes.get(4).verdict()).isEqualTo("not measured"); // 0 B/op so far, 4 cases missing
+  }
+
+  @Test
+  void tableHasEveryFigureWithRatiosToEachPeerOnTheSameCase() {
+    String md = MarkdownReport.render(FIGURES, CONTEXT);
+    assertThat(md).contains(
+        "| GatewayLimiter | SEQUENTIAL | allowed, 1 key | 1 | 30.00 M | 1.00 M | 0.0 | 1.50 | – | – | – |");
+    assertThat(md).contains(
+        "| GatewayLimiter | SEQUENTIAL | denied (window full), 1 key | 1 | 40.00 M | 1.00 M | 48.0 | 2.00 |");
+    assertThat(md).contains("| Bucket4j | – | allowed, 1 key | 1 | 20.00 M | 1.00 M | 128.0 | – |");
+    assertThat(md.lines().filter(l -> l.startsWith("| GatewayLimiter") || l.startsWith("| Bucket4j")
+        || l.startsWith("| Naive") || l.startsWith("| Floor"))).hasSize(FIGURES.size());
+    assertThat(md).contains("| Floor | – | mapGetLockNanoTime | 1 | 40.00 M | 1.00 M | 0.0 | – | – | – | – |");
+    assertThat(md).contains("- CPU: Test CPU", "- Processors: 2", "- JVM: Test JVM", "- JMH: 1.37",
+        "bench/run -wi 1", "## Profiling notes", "- tried a thing");
+  }
+
+  @Test
+  void sequentialRowsComeBeforeReserveCommitAndOneThreadBeforeTwo() {
+    String md = MarkdownReport.render(FIGURES, CONTEXT);
+    assertThat(md.indexOf("| GatewayLimiter | SEQUENTIAL | allowed, 1 key | 1"))
+        .isLessThan(md.indexOf("| GatewayLimiter | RESERVE_COMMIT | allowed, 1 key | 1"));
+    assertThat(md.indexOf("| Naive |")).isLessThan(md.indexOf("| GatewayLimiter | SEQUENTIAL | allowed, own key"));
+  }
+
+  private static final List<Figure> REDIS = List.of(
+      new Figure("RedisStore", "", "allowedOneKey", 1, 12_000, 500, 900),
+      new Figure("Evalsha", "", "evalshaReturnOne", 1, 13_000, 500, 300),
+      new Figure("RedisStore", "", "allowedOneKey", 8, 60_000, 1_000, 900),
+      new Figure("RedisStore", "", "allowedThousandKeys", 8, 61_000, 1_000, 900),
+      new Figure("Bucket4jLettuce", "", "allowedOneKey", 8, 10_000, 1_000, 2000),
+      new Figure("Bucket4j", "", "allowedOneKey", 8, 20e6, 1e6, 128.0));
+
+  private static final List<LoadFigure> LOADS = List.of(
+      new LoadFigure(LoadFigure.REDIS_PIPELINED, "1,000 keys", 32, 20, 1_000_000, 50_000, 0.5, 2.0,
+          80, 1.0),
+      new LoadFigure(LoadFigure.HTTP_OFF, "POST", 16, 20, 200_000, 10_000, 1.5, 6.0,
+          Double.NaN, Double.NaN),
+      new LoadFigure(LoadFigure.HTTP_ON, "POST", 16, 20, 192_000, 9_600, 1.6, 7.0,
+          Double.NaN, Double.NaN));
+
+  @Test
+  void redisAndHttpTargetsAreJudgedOnTheirOwnFigures() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(REDIS, LOADS);
+    assertThat(outcomes).extracting(Targets.Outcome::target).contains(
+        "Redis: exactly one round trip per decision",
+        "Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1` (sequential, 1 key)",
+        "Redis: 8 threads on one hot key ≥ 5 × Bucket4j-Lettuce");
+    assertThat(outcome(outcomes, "Redis: exactly one")).satisfies(o -> {
+      assertThat(o.verdict()).isEqualTo("met");
+      assertThat(o.measured()).startsWith("1.000 commands per decision");
+    });
+    assertThat(outcome(outcomes, "Redis: 1 thread").measured()).startsWith("0.92 × (12.0 k ÷ 13.0 k");
+    assertThat(outcome(outcomes, "Redis: 1 thread").verdict()).isEqualTo("met");
+    assertThat(outcome(outcomes, "Redis: 8 threads").measured()).startsWith("6.00 ×");
+    assertThat(outcome(outcomes, "Redis: 8 threads").verdict()).isEqualTo("met");
+    assertThat(outcome(outcomes, "Redis: a pipelined").measured())
+        .isEqualTo("50,000 decisions/s from 32 threads; Redis CPU 80 % of one core, 16.0 µs per decision");
+    assertThat(outcome(outcomes, "HTTP").measured()).startsWith("0.96 × (9,600 ÷ 10,000 requests/s); p99 7.00 ms on, 6.00 ms off");
+    assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("met");
+  }
+
+  @Test
+  void missingRedisAndHttpRunsAreNotMeasured() {
+    List<Targets.Outcome> outcomes = Targets.evaluate(FIGURES, List.of(LOADS.get(2)));
+    assertThat(outcome(outcomes, "Redis: exactly one").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "Redis: 1 thread").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("not measured");
+  }
+
+  @Test
+  void redisFiguresHaveATableOfTheirOwnWithRatiosToTheirPeers() {
+    String md = MarkdownReport.render(REDIS, LOADS, CONTEXT);
+    assertThat(md).contains("| RedisStore | allowed, 1 key | 1 | 12.0 k | 0.5 k | 900.0 | 0.92 | – |");
+    assertThat(md).contains("| RedisStore | allowed, 1 key | 8 | 60.0 k | 1.0 k | 900.0 | – | 6.00 |");
+    assertThat(md).contains("| RedisStore | allowed, 1,000 keys | 8 | 61.0 k");
+    assertThat(md).contains("| 1,000 keys | 50,000 | 0.500 ms | 2.000 ms | 80 % | 16.0 µs | 1.000 |");
+    assertThat(md).contains("| servlet | off | POST | 10,000 | 1.50 ms | 6.00 ms | 200,000 |",
+        "| servlet | on | POST | 9,600 | 1.60 ms | 7.00 ms | 192,000 |",
+        "limiter on ÷ off, servlet: 0.96",
+        "- Load runs: closed loop, test");
+    // the in-process table never compares a Redis row with the in-process Bucket4j
+    assertThat(md.lines().filter(l -> l.startsWith("| RedisStore | –"))).isEmpty();
+  }
+
+  private static final List<Figure> HIERARCHY = List.of(
+      new Figure("HierarchicalLimiter", "SEQUENTIAL", "allowedTwoLevelsOneKey", 1, 21e6, 1e6, 48),
+      new Figure("HierarchicalLimiter", "RESERVE_COMMIT", "allowedTwoLevelsOneKey", 1, 19e6, 1e6,
+          48),
+      new Figure("HierarchicalLimiter", "SEQUENTIAL", "allowedOneKey", 1, 15e6, 1e6, 56),
+      new Figure("HierarchicalLimiter", "SEQUENTIAL", "tryAcquireTwoLevelsOneKey", 1, 25e6, 1e6,
+          0.01),
+      new Figure("Bucket4j", "", "allowedOneKey", 1, 20e6, 1e6, 128.0),
+      new Figure("Floor", "", "twoMapGetsTwoLocksNanoTime", 1, 30e6, 1e6, 0));
+
+  private static final List<LoadFigure> USER_PATH_LOADS = List.of(
+      new LoadFigure(LoadFigure.REDIS_PIPELINED, "window + bucket", 32, 10, 500_000, 50_000, 0.5,
+          2.0, 40, 1.0),
+      new LoadFigure(LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, "model tokens", 32, 10, 400_000,
+          40_000, 0.5, 2.0, 52, 1.0),
+      new LoadFigure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw", 32, 10, 1_000_000, 100_000, 0.2, 1.0,
+          30, 1.0),
+      new LoadFigure(LoadFigure.HTTP_REACTIVE_OFF, "WebFlux", 16, 20, 200_000, 10_000, 1.5, 6.0,
+          Double.NaN, Double.NaN),
+      new LoadFigure(LoadFigure.HTTP_REACTIVE_ON, "WebFlux", 16, 20, 180_000, 9_000, 1.7, 8.0,
+          Double.NaN, Double.NaN));
+
+  private static final List<MemoryFigure> MEMORY = List.of(
+      new MemoryFigure("window-bucket", "store", 1_000_000, 216),
+      new MemoryFigure("window-bucket-model-tokens", "store with tokens", 1_000_000, 400),
+      new MemoryFigure("bucket4j-map", "Bucket4j map", 1_000_000, 375),
+      new MemoryFigure("bucket4j-caffeine", "Bucket4j Caffeine", 1_000_000, 430));
+
+  private static final List<ScalingRound> SCALING = List.of(
+      new ScalingRound(1, false, 10e6, 19e6), new ScalingRound(2, true, 10e6, 8e6),
+      new ScalingRound(3, false, 10e6, 17e6), new ScalingRound(4, true, 10e6, 16e6));
+
+  @Test
+  void userPathTargetsAreJudgedOnTheirOwnFiguresOfTheSameRun() {
+    List<Targets.Outcome> outcomes = Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING);
+    assertThat(outcome(outcomes, "1. HTTP, servlet").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "1. HTTP, reactive")).satisfies(o -> {
+      assertThat(o.measured()).startsWith("0.90 × (9,000 ÷ 10,000 requests/s); p99 8.00 ms on");
+      assertThat(o.verdict()).isEqualTo("missed");
+    });
+    assertThat(outcome(outcomes, "2. Two-level")).satisfies(o -> {
+      assertThat(o.measured()).startsWith("1.05 × (21.00 M ÷ 20.00 M ops/s)")
+          .endsWith("reserve-then-commit 0.95 ×; tryAcquire 1.25 ×; the floor of two locked "
+              + "levels on the system clock (2 map gets + 2 locks + 1 nanoTime, no limiter logic) "
+              + "1.50 ×");
+      assertThat(o.verdict()).isEqualTo("met");
+    });
+    assertThat(outcome(outcomes, "2. Three-level").measured()).startsWith("0.75 ×");
+    assertThat(outcome(outcomes, "2. Three-level").verdict()).isEqualTo("missed");
+    // 56 B at three levels breaks the 48 B bound, whatever is not measured
+    assertThat(outcome(outcomes, "2. Hierarchy allow").verdict()).isEqualTo("missed");
+    assertThat(outcome(outcomes, "2. Hierarchy allow").measured())
+        .contains("seq. allowed, 1 key, 3 levels: 56.0");
+    // 0.01 B/op is allocation-free; the other cases were not run
+    assertThat(outcome(outcomes, "2. Hierarchy tryAcquire").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "3. Composed").verdict()).isEqualTo("not measured");
+    assertThat(outcome(outcomes, "4. Redis CPU per decision, pipelined, window + bucket ≤"))
+        .satisfies(o -> {
+          assertThat(o.measured()).startsWith("8.0 µs (50,000 decisions/s")
+              .endsWith("raw EVALSHA `return 1` pipelined alike: 3.0 µs (100,000 calls/s)");
+          assertThat(o.verdict()).isEqualTo("met");
+        });
+    assertThat(outcome(outcomes, "4. Redis CPU per decision, pipelined, window + bucket + model")
+        .verdict()).isEqualTo("missed"); // 13 µs
+    assertThat(outcome(outcomes, "5. Heap per tracked key, 1,000,000 keys, window + bucket ≤"))
+        .satisfies(o -> {
+          assertThat(o.measured()).startsWith("216 B per key; Bucket4j map 375 B (0.58 ×)");
+          assertThat(o.verdict()).isEqualTo("met");
+        });
+    // more than the map's Bucket4j, less than the cache's: missed
+    assertThat(outcome(outcomes, "5. Heap per tracked key, 1,000,000 keys, window + bucket + model")
+        .verdict()).isEqualTo("missed");
+    assertThat(outcome(outcomes, "6. 2 threads")).satisfies(o -> {
+      assertThat(o.measured())
+          .isEqualTo("median 1.65 ×, spread 0.80 to 1.90 over 4 rounds (1.90, 0.80, 1.70, 1.60)");
+      assertThat(o.verdict()).isEqualTo("met");
+    });
+  }
+
+  @Test
+  void reportHasTheMemoryAndScalingTablesAndBothStacks() {
+    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING, CONTEXT);
+    assertThat(md).contains("## Targets on the paths users run", "## Targets of the composed check",
+        "| store | 1,000,000 | 216 |", "| Bucket4j Caffeine | 1,000,000 | 430 |",
+        "| 2 | 2 threads | 10.00 M | 8.00 M | 0.80 |",
+        "| reactive | on | WebFlux | 9,000 | 1.70 ms | 8.00 ms | 180,000 |",
+        "limiter on ÷ off, reactive: 0.90", "| raw | 100,000 |",
+        "| HierarchicalLimiter | SEQUENTIAL | allowed, 1 key, 2 levels | 1 | 21.00 M | 1.00 M | 48.0 | 1.05 |");
+    assertThat(md.indexOf("## Targets on the paths users run")).isLessThan(md.indexOf("## Targets of the composed check"));
+  }
+
+  private static Targets.Outcome outcome(List<Targets.Outcome> outcomes, String prefix) {
+    return outcomes.stream().filter(o -> o.target().startsWith(prefix)).findFirst().orElseThrow();
+  }
+}

@@ -1,0 +1,383 @@
+package io.github.llmratelimiter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Differential test: random calls (hierarchies, both modes, fractional costs, equal timestamps,
+ * window and refill boundaries, keys moving between the variants of a budget at random, slots
+ * taken, released and expiring) on the in-memory store and the Redis store under one ticker must
+ * give equal decisions, call for call, and equal monitoring snapshots.
+ */
+abstract class AbstractParityTests {
+
+  /** The Redis store under test, on {@code ticker}. */
+  abstract RedisRateLimitStore.Builder redis(Ticker ticker);
+
+  private static final Budget ORG = Budget.of("org",
+      new WindowLimit(7, Duration.ofSeconds(2)), new BucketLimit(5, 2.5));
+  private static final Budget USER = Budget.of("user",
+      new WindowLimit(4, Duration.ofMillis(700)), new BucketLimit(2.5, 0.7));
+  private static final Budget MODEL = new Budget("model:x", null, new BucketLimit(3, 3));
+  private static final Budget WINDOW_ONLY = new Budget("window-only",
+      new WindowLimit(3, Duration.ofMillis(250)), null);
+  private static final Budget ONE_SHOT = new Budget("one-shot", null, new BucketLimit(4, 0));
+  private static final Budget MINUTE = Budget.of("per-minute",
+      WindowLimit.perMinute(10), new BucketLimit(1.5, 0.1));
+
+  @ParameterizedTest
+  @ValueSource(longs = {1, 2, 3})
+  void randomCallsDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        RandomCall c = RandomCall.next(rnd);
+        c.assertSameDecision(memory, redis, op);
+        c.assertSameStateEvery(10, memory, redis, op);
+      }
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {6, 7, 8})
+  void callsRefundedWhenTheyRanLeaveNoTrace(long seed) {
+    // a call the failure policy answered, whose late reply was refunded: on Redis only, the
+    // in-memory store never sees it, and every later decision and state must still agree
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      LuaRateLimitStore lua = ((GuardedRedisStore) redis).lua();
+      int refunded = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        RandomCall c = RandomCall.next(rnd);
+        if (rnd.nextInt(3) == 0) {
+          LuaRateLimitStore.Call call = lua.plan(c.levels(), c.keys(), c.cost(), c.mode());
+          if (call.decided() == null) {
+            long sent = System.nanoTime();
+            AcquireReply reply = lua.replies().await(lua.submit(call, sent + 60_000_000_000L), sent);
+            if (lua.refund(call, reply).join()) {
+              refunded++;
+            }
+          }
+        } else {
+          c.assertSameDecision(memory, redis, op);
+        }
+        c.assertSameStateEvery(10, memory, redis, op);
+      }
+      assertThat(refunded).as("calls that charged something, then were refunded").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  private static final Budget TPM_ORG = new Budget("tpm-org",
+      new WindowLimit(20, Duration.ofSeconds(3)), new BucketLimit(8, 4),
+      new ModelTokenLimit(5000, Duration.ofSeconds(2)));
+  private static final Budget TPM_KEY = new Budget("tpm-key", null, null,
+      new ModelTokenLimit(1500, Duration.ofMillis(700)));
+
+  @ParameterizedTest
+  @ValueSource(longs = {4, 5})
+  void randomReservationsAndReconciliationsDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    List<Reservation[]> open = new ArrayList<>();
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      for (int op = 0; op < 300; op++) {
+        advance(ticker, rnd);
+        if (!open.isEmpty() && rnd.nextInt(3) == 0) {
+          Reservation[] pair = open.remove(rnd.nextInt(open.size()));
+          long actual = rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(2000);
+          memory.reconcile(pair[0], actual);
+          redis.reconcile(pair[1], actual);
+          continue;
+        }
+        String org = "o" + rnd.nextInt(2);
+        List<Budget> levels = rnd.nextBoolean() ? List.of(TPM_ORG) : List.of(TPM_ORG, TPM_KEY);
+        List<String> keys = levels.size() == 1 ? List.of(org) : List.of(org, org + "/k" + rnd.nextInt(2));
+        long estimate = rnd.nextInt(5) == 0 ? 6000 : rnd.nextInt(1200);
+        double cost = rnd.nextBoolean() ? 1 : 0.75;
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        Reservation expected = memory.reserve(levels, keys, cost, estimate, mode);
+        Reservation actual = redis.reserve(levels, keys, cost, estimate, mode);
+        String what = "op " + op + ": " + keys + " estimate " + estimate + " " + mode;
+        assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+        assertThat(actual.reserved()).as(what).isEqualTo(expected.reserved());
+        // a level a sequential deny never reached too: both stores report it as of now
+        assertThat(actual.remainingModelTokens()).as(what)
+            .isEqualTo(expected.remainingModelTokens());
+        assertThat(actual.modelTokensResetMs()).as(what).isEqualTo(expected.modelTokensResetMs());
+        if (expected.reserved()) {
+          open.add(new Reservation[] {expected, actual});
+        }
+        for (int i = 0; i < levels.size(); i++) {
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
+        }
+      }
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  /** The in-memory store under test: nothing drops its keys but the calls (as Redis on a ticker). */
+  private static RateLimitStore memory(ManualTicker ticker) {
+    return RateLimitStore.inMemory(ticker, 1_000_000, task -> new CompletableFuture<Void>());
+  }
+
+  /**
+   * Each budget of {@link #pick} with two plans besides its defaults: the same components over
+   * the same windows, smaller and larger limits, slower and faster refills.
+   */
+  private static Budget plan(Random rnd, Budget b) {
+    int plan = rnd.nextInt(3);
+    if (plan == 0) {
+      return b;
+    }
+    double scale = plan == 1 ? 0.4 : 2.5;
+    WindowLimit w = b.window();
+    BucketLimit k = b.bucket();
+    return b.variant(
+        w == null ? null : new WindowLimit(Math.max(1, Math.round(w.limit() * scale)), w.window()),
+        k == null ? null : new BucketLimit(k.capacity() * scale, k.refillPerSecond() * scale),
+        null, null);
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {9, 10, 11})
+  void keysMovingBetweenPlansDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = memory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      int variants = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        RandomCall c = RandomCall.next(rnd);
+        List<Budget> levels = new ArrayList<>();
+        for (Budget b : c.levels()) {
+          levels.add(plan(rnd, b));
+        }
+        variants += levels.stream().filter(Budget::isVariant).count();
+        RandomCall moved = new RandomCall(levels, c.keys(), c.cost(), c.mode());
+        moved.assertSameDecision(memory, redis, op);
+        moved.assertSameStateEvery(5, memory, redis, op);
+      }
+      assertThat(variants).as("calls made with a plan's limits").isGreaterThan(200);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  private static final Budget SLOT_ORG = new Budget("slot-org",
+      new WindowLimit(10, Duration.ofSeconds(2)), new BucketLimit(4, 2), null,
+      new ConcurrencyLimit(3, Duration.ofMillis(1500)));
+  private static final Budget SLOT_KEY = new Budget("slot-key", null, null,
+      new ModelTokenLimit(2000, Duration.ofSeconds(1)), new ConcurrencyLimit(2, Duration.ofSeconds(1)));
+
+  /** The slot budgets' plans: other limits and other leases over the same state. */
+  private static Budget slotPlan(Random rnd, Budget b) {
+    ConcurrencyLimit c = b.concurrency();
+    switch (rnd.nextInt(3)) {
+      case 0:
+        return b;
+      case 1:
+        return b.variant(b.window(), b.bucket(),
+            b.modelTokens() == null ? null : new ModelTokenLimit(800, Duration.ofSeconds(1)),
+            new ConcurrencyLimit(1, Duration.ofMillis(700)));
+      default:
+        return b.variant(b.window() == null ? null : new WindowLimit(20, Duration.ofSeconds(2)),
+            b.bucket(), b.modelTokens(), new ConcurrencyLimit(c.limit() + 3, Duration.ofSeconds(3)));
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(longs = {12, 13, 14})
+  void slotsTakenReleasedAndExpiringDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    List<Reservation[]> open = new ArrayList<>();
+    try (RateLimitStore memory = memory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      int slotDenies = 0;
+      int released = 0;
+      for (int op = 0; op < 400; op++) {
+        advance(ticker, rnd);
+        if (!open.isEmpty() && rnd.nextInt(3) == 0) {
+          Reservation[] pair = open.get(rnd.nextInt(open.size()));
+          if (rnd.nextInt(4) > 0) {
+            open.remove(pair); // else released again later: a second release does nothing
+          }
+          if (rnd.nextBoolean()) {
+            long actual = rnd.nextInt(1500);
+            memory.reconcile(pair[0], actual);
+            redis.reconcile(pair[1], actual);
+          }
+          memory.release(pair[0]);
+          redis.release(pair[1]);
+          released++;
+          continue;
+        }
+        String org = "o" + rnd.nextInt(2);
+        List<Budget> levels = rnd.nextBoolean() ? List.of(slotPlan(rnd, SLOT_ORG))
+            : List.of(slotPlan(rnd, SLOT_ORG), slotPlan(rnd, SLOT_KEY));
+        List<String> keys = levels.size() == 1 ? List.of(org) : List.of(org, org + "/k" + rnd.nextInt(2));
+        long estimate = rnd.nextInt(900);
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        Reservation expected = memory.reserve(levels, keys, 1, estimate, mode);
+        Reservation actual = redis.reserve(levels, keys, 1, estimate, mode);
+        String what = "op " + op + ": " + keys + " " + levels + " estimate " + estimate + " " + mode;
+        assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+        assertThat(actual.holdsSlots()).as(what).isEqualTo(expected.holdsSlots());
+        assertThat(actual.reserved()).as(what).isEqualTo(expected.reserved());
+        assertThat(actual.remainingModelTokens()).as(what)
+            .isEqualTo(expected.remainingModelTokens());
+        if (expected.decision().reason() == Reason.CONCURRENCY_LIMIT) {
+          slotDenies++;
+        }
+        if (expected.holdsSlots()) {
+          open.add(new Reservation[] {expected, actual});
+        }
+        for (int i = 0; i < levels.size(); i++) {
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
+        }
+      }
+      assertThat(slotDenies).as("CONCURRENCY_LIMIT denies").isGreaterThan(20);
+      assertThat(released).as("releases").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  /** A random call: a hierarchy or a single budget, a cost and a composition mode. */
+  private record RandomCall(List<Budget> levels, List<String> keys, double cost, Composition mode) {
+
+    static RandomCall next(Random rnd) {
+      List<Budget> levels = new ArrayList<>();
+      List<String> keys = new ArrayList<>();
+      pick(rnd, levels, keys);
+      double cost = AbstractParityTests.cost(rnd);
+      return new RandomCall(levels, keys, cost,
+          rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT);
+    }
+
+    void assertSameDecision(RateLimitStore memory, RateLimitStore redis, int op) {
+      Decision expected = memory.acquire(levels, keys, cost, mode);
+      assertThat(redis.acquire(levels, keys, cost, mode))
+          .as("op %d: %s %s cost %s %s", op, names(levels), keys, cost, mode).isEqualTo(expected);
+    }
+
+    void assertSameStateEvery(int ops, RateLimitStore memory, RateLimitStore redis, int op) {
+      if (op % ops == 0) {
+        for (int i = 0; i < levels.size(); i++) {
+          assertSameState(memory.administration().orElseThrow().inspect(levels.get(i), keys.get(i)),
+              redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
+        }
+      }
+    }
+  }
+
+  /**
+   * Equal snapshots, where a fresh one equals none (the Redis store reports fresh keys as
+   * untracked; the in-memory store drops them at its next sweep). Tokens may differ in the last
+   * bits: a sweep of the in-memory store refills its keys in more steps.
+   */
+  private static void assertSameState(Optional<KeySnapshot> memory, Optional<KeySnapshot> redis, int op) {
+    Optional<KeySnapshot> m = memory.filter(s -> !fresh(s));
+    Optional<KeySnapshot> rd = redis.filter(s -> !fresh(s));
+    assertThat(rd.isPresent()).as("op %d: %s vs %s", op, memory, redis).isEqualTo(m.isPresent());
+    if (rd.isPresent()) {
+      KeySnapshot r = rd.get();
+      KeySnapshot e = m.get();
+      assertThat(r.tokens()).as("op %d", op).isCloseTo(e.tokens(), within(1e-12));
+      assertThat(new KeySnapshot(r.budget(), r.key(), r.windowUsed(), r.windowLimit(), e.tokens(),
+          r.capacity(), r.nextFreeMs(), r.modelTokensUsed(), r.modelTokenLimit(), r.inFlight(),
+          r.concurrencyLimit()))
+          .as("op %d", op).isEqualTo(e);
+    }
+  }
+
+  /** Looks fresh: a model-token window of zero-token entries still counts as tracked in either store. */
+  private static boolean fresh(KeySnapshot s) {
+    return s.windowUsed() == 0 && s.modelTokensUsed() == 0 && s.inFlight() == 0
+        && s.tokens() >= s.capacity() - 1e-9;
+  }
+
+  private static void advance(ManualTicker ticker, Random rnd) {
+    switch (rnd.nextInt(8)) {
+      case 0, 1 -> { } // equal timestamps
+      case 2 -> ticker.advanceNanos(1 + rnd.nextInt(1000));
+      case 3 -> ticker.advanceNanos(999_999);
+      case 4 -> ticker.advance(Duration.ofMillis(250));
+      case 5 -> ticker.advance(Duration.ofMillis(rnd.nextInt(400)));
+      case 6 -> ticker.advanceNanos(rnd.nextInt(2_000_000_000));
+      default -> ticker.advance(Duration.ofMillis(100));
+    }
+  }
+
+  private static double cost(Random rnd) {
+    switch (rnd.nextInt(6)) {
+      case 0: return 0.5;
+      case 1: return 2.3;
+      case 2: return rnd.nextBoolean() ? 1e-3 : 1e-9; // 1e-9: at a unit cost's tolerance
+      case 3: return 1 + rnd.nextInt(5); // sometimes above a level's capacity
+      default: return 1.0;
+    }
+  }
+
+  /** A hierarchy org > user > model, or a single budget; each lower key belongs to one org. */
+  private static void pick(Random rnd, List<Budget> levels, List<String> keys) {
+    String org = "org-" + rnd.nextInt(2);
+    String user = org + "/u" + rnd.nextInt(2);
+    switch (rnd.nextInt(6)) {
+      case 0 -> add(levels, keys, ORG, org);
+      case 1 -> {
+        add(levels, keys, ORG, org);
+        add(levels, keys, USER, user);
+      }
+      case 2 -> {
+        add(levels, keys, ORG, org);
+        add(levels, keys, USER, user);
+        add(levels, keys, MODEL, user + "/gpt");
+      }
+      case 3 -> add(levels, keys, WINDOW_ONLY, "w{" + rnd.nextInt(2) + "}:*");
+      case 4 -> add(levels, keys, ONE_SHOT, "one-" + rnd.nextInt(2));
+      default -> add(levels, keys, MINUTE, "m-" + rnd.nextInt(2));
+    }
+  }
+
+  private static void add(List<Budget> levels, List<String> keys, Budget b, String key) {
+    levels.add(b);
+    keys.add(key);
+  }
+
+  private static List<String> names(List<Budget> levels) {
+    return levels.stream().map(Budget::name).toList();
+  }
+}
