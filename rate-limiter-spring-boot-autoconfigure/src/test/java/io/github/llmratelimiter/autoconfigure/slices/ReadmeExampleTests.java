@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Keeps the "Testing your limits" examples of docs/testing.md true: they must be {@link
- * ChatController} and {@link ChatLimitsTest} as compiled and run here, less their package lines and
+ * ChatController} and {@link ChatLimitsTests} as compiled and run here, less their package lines and
  * Javadoc comments.
  */
 class ReadmeExampleTests {
@@ -26,7 +26,7 @@ class ReadmeExampleTests {
     int controller = readme.indexOf("```java\n", section) + "```java\n".length();
     int test = readme.indexOf("```java\n", controller) + "```java\n".length();
     assertThat(block(readme, controller)).isEqualTo(compiled("ChatController.java"));
-    assertThat(block(readme, test)).isEqualTo(compiled("ChatLimitsTest.java"));
+    assertThat(block(readme, test)).isEqualTo(compiled("ChatLimitsTests.java"));
   }
 
   private static String block(String readme, int start) {

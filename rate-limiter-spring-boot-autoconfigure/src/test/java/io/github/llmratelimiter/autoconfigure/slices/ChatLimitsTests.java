@@ -21,7 +21,7 @@ import org.springframework.test.web.servlet.MockMvc;
     "ratelimiter.web.routes[0].include=/v1/chat",
     "ratelimiter.web.routes[0].policy=chat",
     "ratelimiter.web.routes[0].key-expression=header('X-Tenant')"})
-class ChatLimitsTest {
+class ChatLimitsTests {
 
   // time moves only when a test moves it
   static final class TestTicker implements Ticker {
