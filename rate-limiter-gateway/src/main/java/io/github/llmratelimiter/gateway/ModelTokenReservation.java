@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * {@code usage} of a JSON body or of the last usage chunk of a {@code text/event-stream}, a refund
  * for a failed call, else the estimate kept. Gateway code that knows the usage another way, or knows
  * the upstream call failed, settles it itself (in a Spring MVC application through {@code
- * io.github.llmratelimiter.autoconfigure.web.ModelTokens#current()}). Only the first settlement
+ * io.github.llmratelimiter.autoconfigure.servlet.ModelTokens#current()}). Only the first settlement
  * counts; later ones return {@code false} and change nothing. {@link #reconcileAsync} and {@link
  * #settleAsync} settle through the store's asynchronous API, for a caller that must not block.
  */

@@ -11,8 +11,8 @@ import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestS
 import io.github.llmratelimiter.autoconfigure.metrics.RateLimiterMetricsAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.reactive.ReactiveRateLimitKeyResolver;
-import io.github.llmratelimiter.autoconfigure.web.RateLimitKeyResolver;
-import io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.servlet.RateLimitKeyResolver;
+import io.github.llmratelimiter.autoconfigure.servlet.RateLimiterServletAutoConfiguration;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
@@ -36,7 +36,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 class RateLimiterConditionsTests {
 
   private static final AutoConfigurations ALL = AutoConfigurations.of(
-      RateLimiterAutoConfiguration.class, RateLimiterWebAutoConfiguration.class,
+      RateLimiterAutoConfiguration.class, RateLimiterServletAutoConfiguration.class,
       RateLimiterReactiveAutoConfiguration.class,
       RateLimiterAspectAutoConfiguration.class, RateLimiterEndpointAutoConfiguration.class,
       RateLimiterMetricsAutoConfiguration.class);

@@ -25,7 +25,7 @@ public class TestGateway {
       JacksonAutoConfiguration.class, HttpMessageConvertersAutoConfiguration.class,
       WebMvcAutoConfiguration.class, AopAutoConfiguration.class,
       RateLimiterAutoConfiguration.class,
-      io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration.class,
+      io.github.llmratelimiter.autoconfigure.servlet.RateLimiterServletAutoConfiguration.class,
       io.github.llmratelimiter.autoconfigure.aspect.RateLimiterAspectAutoConfiguration.class);
 
   @Bean

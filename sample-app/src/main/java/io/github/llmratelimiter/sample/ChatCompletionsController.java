@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.sample;
 
-import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
+import io.github.llmratelimiter.autoconfigure.servlet.ModelTokens;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -41,7 +41,7 @@ import org.springframework.util.ReflectionUtils;
  * nothing).
  */
 @AutoConfiguration(after = RateLimiterAutoConfiguration.class, afterName = {
-    "io.github.llmratelimiter.autoconfigure.web.RateLimiterWebAutoConfiguration",
+    "io.github.llmratelimiter.autoconfigure.servlet.RateLimiterServletAutoConfiguration",
     "io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoConfiguration"})
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.aspect.enabled", matchIfMissing = true)

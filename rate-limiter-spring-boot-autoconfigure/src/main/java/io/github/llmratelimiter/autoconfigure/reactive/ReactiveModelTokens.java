@@ -9,7 +9,7 @@ import reactor.core.publisher.Mono;
  * Finds the {@link ModelTokenReservation} of a WebFlux request that a tokens-per-window (TPM) budget
  * admitted, so gateway code can settle it itself, without blocking: with the usage its upstream
  * client reported, or with a refund when the upstream call failed. The reactive counterpart of
- * {@link io.github.llmratelimiter.autoconfigure.web.ModelTokens}.
+ * {@link io.github.llmratelimiter.autoconfigure.servlet.ModelTokens}.
  *
  * <pre>{@code
  * return upstream.call(request)

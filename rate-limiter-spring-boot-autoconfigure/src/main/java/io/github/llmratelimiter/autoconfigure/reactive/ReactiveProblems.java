@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.web.RateLimitProblemDetails;
+import io.github.llmratelimiter.autoconfigure.servlet.RateLimitProblemDetails;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitRejection;
 import java.util.List;

@@ -1,6 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.web.RateLimitProblemDetails;
+import io.github.llmratelimiter.autoconfigure.servlet.RateLimitProblemDetails;
 import io.github.llmratelimiter.gateway.InvalidRateLimitRequestException;
 import io.github.llmratelimiter.gateway.MissingApiKeyException;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;

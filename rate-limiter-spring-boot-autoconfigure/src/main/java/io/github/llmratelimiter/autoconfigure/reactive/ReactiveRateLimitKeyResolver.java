@@ -11,7 +11,7 @@ import org.springframework.web.server.ServerWebExchange;
  * Bearer <key>} or {@code X-API-Key} (rejecting a request whose keys differ) and the model from the
  * source a route chose ({@link ModelSource}): the JSON body's {@code "model"} (or a form body's
  * {@code model} field), else the {@code model} query parameter. It is the reactive counterpart of
- * {@link io.github.llmratelimiter.autoconfigure.web.RateLimitKeyResolver}, and reads the same.
+ * {@link io.github.llmratelimiter.autoconfigure.servlet.RateLimitKeyResolver}, and reads the same.
  *
  * <p>The resolver must read the same credential as the application's authentication: a request is
  * charged to the key this resolver returns. It is called on the request's event loop and must not

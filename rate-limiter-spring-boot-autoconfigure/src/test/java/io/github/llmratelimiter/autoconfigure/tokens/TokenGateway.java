@@ -2,7 +2,7 @@ package io.github.llmratelimiter.autoconfigure.tokens;
 
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.Reconciliations;
-import io.github.llmratelimiter.autoconfigure.web.ModelTokens;
+import io.github.llmratelimiter.autoconfigure.servlet.ModelTokens;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;

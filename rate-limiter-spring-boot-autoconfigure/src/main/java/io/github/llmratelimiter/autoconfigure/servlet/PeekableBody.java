@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import java.io.IOException;
 import java.io.InputStream;

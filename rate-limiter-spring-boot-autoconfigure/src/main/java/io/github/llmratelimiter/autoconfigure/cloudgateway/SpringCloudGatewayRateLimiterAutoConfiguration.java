@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.gateway;
+package io.github.llmratelimiter.autoconfigure.cloudgateway;
 
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.gateway.RateLimitGateway;

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.gateway;
+package io.github.llmratelimiter.autoconfigure.cloudgateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
@@ -36,10 +36,10 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @ConditionalOnClass({DispatcherServlet.class, HttpServletRequest.class})
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.web.enabled", matchIfMissing = true)
-public final class RateLimiterWebAutoConfiguration {
+public final class RateLimiterServletAutoConfiguration {
 
   /** Creates the auto-configuration; Spring instantiates it. */
-  RateLimiterWebAutoConfiguration() {}
+  RateLimiterServletAutoConfiguration() {}
 
   @Bean
   @ConditionalOnMissingBean

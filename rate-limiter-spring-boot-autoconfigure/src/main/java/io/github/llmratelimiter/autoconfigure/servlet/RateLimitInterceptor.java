@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes.Route;

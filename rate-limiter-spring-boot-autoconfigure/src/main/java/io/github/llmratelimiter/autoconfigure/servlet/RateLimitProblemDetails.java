@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import io.github.llmratelimiter.gateway.RateLimitProblem;
 import io.github.llmratelimiter.gateway.RateLimitRejection;

@@ -1,4 +1,4 @@
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import static io.github.llmratelimiter.autoconfigure.RawHttp.header;
 import static org.assertj.core.api.Assertions.assertThat;

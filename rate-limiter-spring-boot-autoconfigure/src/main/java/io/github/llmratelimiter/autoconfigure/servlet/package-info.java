@@ -5,6 +5,6 @@
  * one request attribute.
  */
 @NullMarked
-package io.github.llmratelimiter.autoconfigure.web;
+package io.github.llmratelimiter.autoconfigure.servlet;
 
 import org.jspecify.annotations.NullMarked;
