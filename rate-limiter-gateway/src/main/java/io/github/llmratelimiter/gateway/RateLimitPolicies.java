@@ -213,10 +213,10 @@ public final class RateLimitPolicies {
       notNull("scope", scope);
       notNull("budget", budget);
       notNull("models", models);
-      models.forEach((model, b) -> {
-        checkName("model name", model);
-        notNull("the budget of model '" + model + "'", b);
-      });
+      checkModels(models);
+      if (parent != null) {
+        checkName("parent", parent);
+      }
       if (levels.containsKey(name)) {
         throw new IllegalArgumentException("policy '" + name + "' was already added");
       }
@@ -272,6 +272,7 @@ public final class RateLimitPolicies {
       notNull("policy", policy);
       notNull("budget", budget);
       notNull("models", models);
+      checkModels(models);
       Map<String, Override> overrides = plans.get(name);
       if (overrides.containsKey(policy)) {
         throw new IllegalArgumentException(
@@ -389,8 +390,8 @@ public final class RateLimitPolicies {
               + "' lead back to it: " + seen);
         }
         if (!levels.containsKey(current)) {
-          throw new IllegalArgumentException("the parent of a policy must be one of the policies "
-              + levels.keySet() + ", but was '" + current + "'");
+          throw new IllegalArgumentException("the parent of policy '" + parent(current)
+              + "' must be one of the policies " + levels.keySet() + ", but was '" + current + "'");
         }
         chain.add(0, own.get(current));
       }
@@ -406,6 +407,23 @@ public final class RateLimitPolicies {
 
     /** A plan's limits on one policy's own level. */
     private record Override(Budget budget, Map<String, Budget> models) {}
+
+    /** The policy whose parent is {@code policy}, for a message. */
+    private String parent(String policy) {
+      for (Map.Entry<String, @Nullable String> e : parents.entrySet()) {
+        if (policy.equals(e.getValue())) {
+          return e.getKey();
+        }
+      }
+      return policy;
+    }
+
+    private static void checkModels(Map<String, Budget> models) {
+      models.forEach((model, b) -> {
+        checkName("model name", model);
+        notNull("the budget of model '" + model + "'", b);
+      });
+    }
 
     private static void checkName(String what, String name) {
       if (name == null || name.isBlank() || name.indexOf('{') >= 0 || name.indexOf('}') >= 0

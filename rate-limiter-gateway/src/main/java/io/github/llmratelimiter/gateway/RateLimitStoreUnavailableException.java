@@ -1,8 +1,10 @@
 package io.github.llmratelimiter.gateway;
 
 /**
- * Thrown when the store fails to decide and {@code ratelimiter.store-failure} is {@code deny}; a web
- * front door turns it into a 503 problem response ({@link RateLimitGateway#reject}). A store that answers for itself while
+ * Thrown when the store fails to decide and the {@link StoreFailure} is not {@link
+ * StoreFailure#ALLOW}: {@code deny}, or {@code local-fallback} when the store has no fallback or its
+ * fallback cannot answer. A web front door turns it into a 503 problem response ({@link
+ * RateLimitGateway#reject}). A store that answers for itself while
  * its backend is down (a Redis store with the fail-closed policy) denies with {@link
  * io.github.llmratelimiter.core.Reason#STORE_UNAVAILABLE} instead; that deny becomes the same 503,
  * with the store's retry time.

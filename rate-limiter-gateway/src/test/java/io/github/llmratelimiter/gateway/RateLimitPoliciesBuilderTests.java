@@ -90,6 +90,16 @@ class RateLimitPoliciesBuilderTests {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'chat'");
     assertThatThrownBy(() -> chatUnderPerKey().plan(" "))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("plan name");
+    assertThatThrownBy(() -> chatUnderPerKey().plan("pro", "chat", perMinute("chat", 1),
+        java.util.Collections.singletonMap("a/b", perMinute("chat/a", 1))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("model name")
+        .hasMessageContaining("'a/b'");
+    assertThatThrownBy(() -> chatUnderPerKey().plan("pro", "chat", perMinute("chat", 1),
+        java.util.Collections.singletonMap("gpt-4o", null)))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'gpt-4o'");
+    assertThatThrownBy(() -> chatUnderPerKey()
+        .policy("orphan", KeyScope.API_KEY, perMinute("orphan", 1), Map.of(), " "))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("parent");
   }
 
   @Test
@@ -101,7 +111,8 @@ class RateLimitPoliciesBuilderTests {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'chta'");
     assertThatThrownBy(() -> chatUnderPerKey()
         .policy("orphan", KeyScope.API_KEY, perMinute("orphan", 1), Map.of(), "nobody").build())
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'nobody'");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'nobody'")
+        .hasMessageContaining("policy 'orphan'");
     assertThatThrownBy(() -> RateLimitPolicies.builder(Composition.SEQUENTIAL)
         .policy("a", KeyScope.API_KEY, perMinute("a", 1), Map.of(), "b")
         .policy("b", KeyScope.API_KEY, perMinute("b", 1), Map.of(), "a")

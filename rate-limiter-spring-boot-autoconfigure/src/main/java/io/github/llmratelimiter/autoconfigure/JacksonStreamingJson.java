@@ -43,7 +43,7 @@ final class JacksonStreamingJson {
 
   /**
    * Reads the model tokens an OpenAI-shaped JSON object reports, as {@link
-   * io.github.llmratelimiter.gateway.UsageScanner#usage(Map)}
+   * io.github.llmratelimiter.gateway.internal.UsageScanner#usage(Map)}
    * reads them from the parsed object.
    *
    * @return the usage, or {@code null} when the object carries none or the bytes are not one JSON

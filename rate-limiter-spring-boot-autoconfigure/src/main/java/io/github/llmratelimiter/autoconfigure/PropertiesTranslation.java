@@ -24,9 +24,11 @@ import org.springframework.util.unit.DataSize;
 /**
  * The one translation of the bound {@code ratelimiter.*} properties into the model the gateway
  * enforces: the policies and plans ({@link RateLimitPolicies}), the model-token estimator and the
- * body limits. It alone knows property paths: it resolves what each level inherits (a model from
- * its policy, a policy from the top level, a plan from the policy as configured) and names the
- * property of the first invalid value ({@link InvalidRateLimitPropertyException}).
+ * body limits. It resolves what each level inherits (a model from its policy, a policy from the
+ * top level, a plan from the policy as configured) and names the property of the first invalid
+ * value ({@link InvalidRateLimitPropertyException}); the gateway's model it builds knows no
+ * property. The auto-configurations check the few properties of the beans they build themselves
+ * (the Redis store, the in-memory store's maintenance, the console, the routes) the same way.
  */
 final class PropertiesTranslation {
 

@@ -28,7 +28,7 @@ public final class RouteKeyRequest {
    *
    * @param method the request's HTTP method
    * @param path the request's path within the application
-   * @param clientIp the client's address ({@link io.github.llmratelimiter.gateway.HttpFields#clientAddress}), or {@code null}
+   * @param clientIp the client's address ({@link io.github.llmratelimiter.gateway.internal.HttpFields#clientAddress}), or {@code null}
    * @param principal the authenticated principal's name, or {@code null}
    * @param headers the value of a header by name, or {@code null} ({@link #oneValue} for a header
    *     sent more than once)
@@ -68,7 +68,7 @@ public final class RouteKeyRequest {
    * Returns the client's address ({@code clientIp}): the connection's remote address, rewritten
    * from forwarded headers only by the server's own support ({@code
    * server.forward-headers-strategy}); an IPv6 client is its /64 network, as {@link
-   * io.github.llmratelimiter.gateway.HttpFields#clientAddress} names it.
+   * io.github.llmratelimiter.gateway.internal.HttpFields#clientAddress} names it.
    *
    * @return the address, or {@code null} when the server knows none
    */

@@ -66,6 +66,7 @@ final class PropertiesDoc {
     for (Map<String, Object> p : properties) {
       String name = (String) p.get("name");
       StringBuilder description = new StringBuilder(text(p.get("description")));
+      description.append(deprecation(p.get("deprecation")));
       description.append(values(hints.get(name), "Values"));
       description.append(values(hints.get(name + ".keys"), "Keys, for example"));
       md.append("| `").append(name).append("` | ").append(cell(type((String) p.get("type"))))
@@ -104,6 +105,19 @@ final class PropertiesDoc {
     }
     return "`" + (value instanceof List<?> list ? String.join(",", list.stream().map(String::valueOf).toList())
         : String.valueOf(value)) + "`";
+  }
+
+  /** " Deprecated: use …, …." for a deprecated property, else nothing. */
+  @SuppressWarnings("unchecked")
+  private static String deprecation(Object deprecation) {
+    if (deprecation == null) {
+      return "";
+    }
+    Map<String, Object> d = (Map<String, Object>) deprecation;
+    Object replacement = d.get("replacement");
+    Object reason = d.get("reason");
+    return " **Deprecated**" + (replacement == null ? "" : ": use `" + replacement + "`")
+        + (reason == null ? "" : ", " + text(reason)) + ".";
   }
 
   private static String text(Object description) {

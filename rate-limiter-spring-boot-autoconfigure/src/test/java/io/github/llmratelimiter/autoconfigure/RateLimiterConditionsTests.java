@@ -13,11 +13,20 @@ import io.github.llmratelimiter.autoconfigure.reactive.RateLimiterReactiveAutoCo
 import io.github.llmratelimiter.autoconfigure.reactive.ReactiveRateLimitKeyResolver;
 import io.github.llmratelimiter.autoconfigure.servlet.RateLimitKeyResolver;
 import io.github.llmratelimiter.autoconfigure.servlet.RateLimiterServletAutoConfiguration;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.gateway.KeyScope;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
+import io.github.llmratelimiter.gateway.StoreFailure;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import org.aspectj.weaver.Advice;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -110,6 +119,24 @@ class RateLimiterConditionsTests {
       assertThat(new RateLimiterFailureAnalyzer().analyze(context.getStartupFailure()).getDescription())
           .contains("'ratelimiter.web.routes[0].include[0]'").contains("a Spring path pattern");
     });
+  }
+
+  @Test
+  void runWhenOnlyAWebAdapterRunsOnTheApplicationsGatewayShouldBindTheWebPropertiesItself() {
+    RateLimitGateway gateway = RateLimitGateway.builder(new RateLimitEnforcer(
+        RateLimitStore.inMemory(), RateLimitPolicies.builder(Composition.SEQUENTIAL)
+            .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(1), null))
+            .build(), StoreFailure.DENY, List::of), Json.READER).build();
+    new WebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimiterServletAutoConfiguration.class))
+        .withBean(RateLimitGateway.class, () -> gateway)
+        .run(context -> assertThat(context).hasNotFailed()
+            .hasSingleBean(RateLimiterWebProperties.class));
+    new ReactiveWebApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(RateLimiterReactiveAutoConfiguration.class))
+        .withBean(RateLimitGateway.class, () -> gateway)
+        .run(context -> assertThat(context).hasNotFailed()
+            .hasSingleBean(RateLimiterWebProperties.class));
   }
 
   @Test

@@ -1,9 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
-import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
-import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
+import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
+import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
 import io.github.llmratelimiter.autoconfigure.internal.ReactiveRateLimitRequestSupport;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import org.springframework.beans.factory.BeanFactory;
@@ -14,6 +14,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.http.codec.ServerCodecConfigurer;
@@ -36,6 +37,7 @@ import reactor.core.publisher.Mono;
 @ConditionalOnClass({DispatcherHandler.class, Mono.class})
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.web.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimiterWebProperties.class)
 public final class RateLimiterReactiveAutoConfiguration {
 
   /** Creates the auto-configuration; Spring instantiates it. */

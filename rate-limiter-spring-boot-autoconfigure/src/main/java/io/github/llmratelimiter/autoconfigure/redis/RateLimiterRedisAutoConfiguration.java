@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.gateway.StoreFailure;
 import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
@@ -137,7 +138,12 @@ public final class RateLimiterRedisAutoConfiguration {
     if (deprecated != null) {
       return FailurePolicy.valueOf(deprecated.name());
     }
-    return switch (properties.getStoreFailure()) {
+    StoreFailure storeFailure = properties.getStoreFailure();
+    if (storeFailure == null) {
+      throw new InvalidRateLimitPropertyException(
+          "ratelimiter.store-failure", null, "local-fallback, deny or allow");
+    }
+    return switch (storeFailure) {
       case DENY -> FailurePolicy.FAIL_CLOSED;
       case ALLOW -> FailurePolicy.FAIL_OPEN;
       case LOCAL_FALLBACK -> FailurePolicy.LOCAL_FALLBACK;

@@ -96,7 +96,8 @@ public class RateLimiterRedisProperties {
 
   @Deprecated(since = "0.1.0")
   @DeprecatedConfigurationProperty(replacement = "ratelimiter.store-failure", since = "0.1.0",
-      reason = "one setting says what a store failure does, on every store")
+      reason = "one setting says what a store failure does, on every store: fail-open is allow,"
+          + " fail-closed is deny, local-fallback is local-fallback")
   public @Nullable FailurePolicy getFailurePolicy() {
     return failurePolicy;
   }

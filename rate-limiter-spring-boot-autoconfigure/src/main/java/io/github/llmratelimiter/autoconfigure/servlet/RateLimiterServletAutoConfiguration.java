@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.servlet;
 
+import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
+import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
 import io.github.llmratelimiter.autoconfigure.internal.AnnotationEnforcement;
 import io.github.llmratelimiter.autoconfigure.internal.RateLimitRequestSupport;
 import io.github.llmratelimiter.autoconfigure.internal.RateLimitRoutes;
-import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
-import io.github.llmratelimiter.autoconfigure.RateLimiterWebProperties;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.beans.factory.BeanFactory;
@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.web.servlet.DispatcherServlet;
@@ -36,6 +37,7 @@ import org.springframework.web.servlet.config.annotation.WebMvcConfigurer;
 @ConditionalOnClass({DispatcherServlet.class, HttpServletRequest.class})
 @ConditionalOnBean(RateLimitGateway.class)
 @ConditionalOnBooleanProperty(name = "ratelimiter.web.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RateLimiterWebProperties.class)
 public final class RateLimiterServletAutoConfiguration {
 
   /** Creates the auto-configuration; Spring instantiates it. */
