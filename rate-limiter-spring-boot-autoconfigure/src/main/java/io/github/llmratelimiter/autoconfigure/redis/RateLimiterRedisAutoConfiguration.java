@@ -1,10 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.redis;
 
+import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.StoreFailure;
-import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
@@ -16,6 +16,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -54,6 +56,7 @@ import org.springframework.context.annotation.Bean;
 @EnableConfigurationProperties({RateLimiterProperties.class, RateLimiterRedisProperties.class})
 public final class RateLimiterRedisAutoConfiguration {
 
+  private static final Log LOG = LogFactory.getLog(RateLimiterRedisAutoConfiguration.class);
   private static final String PREFIX = "ratelimiter.redis.";
   private static final String DURATION_RANGE = "a positive duration, for example 250ms or 1s";
 
@@ -136,6 +139,8 @@ public final class RateLimiterRedisAutoConfiguration {
       RateLimiterRedisProperties redis) {
     RateLimiterRedisProperties.FailurePolicy deprecated = redis.getFailurePolicy();
     if (deprecated != null) {
+      LOG.warn("ratelimiter.redis.failure-policy is deprecated: set ratelimiter.store-failure"
+          + " instead (fail-open is allow, fail-closed is deny, local-fallback is local-fallback)");
       return FailurePolicy.valueOf(deprecated.name());
     }
     StoreFailure storeFailure = properties.getStoreFailure();
