@@ -229,6 +229,16 @@ public abstract class AbstractRetryAdviceStoreTests extends StoreTckSupport {
     assertThat(refused.get(1).level()).isEqualTo("cap2");
     assertThat(admin().inspect(ten, "t").orElseThrow().tokens()).isEqualTo(2);
     assertThat(store.acquire(ten, "t", 2, mode).allowed()).as("nothing was charged").isTrue();
+
+    // an estimate above the model-token limit, with 60 of 100 tokens in the window
+    Budget tpm = new Budget("tpm100", null, null, ModelTokenLimit.perMinute(100));
+    assertThat(reserve(tpm, "m", 60, mode).decision().allowed()).isTrue();
+    Decision tooMany = reserve(tpm, "m", 101, mode).decision();
+    assertThat(tooMany.reason()).as(tooMany.toString()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    assertThat(tooMany.remaining()).as(tooMany.toString()).isZero();
+    assertThat(tooMany.resetAfterMs()).as(tooMany.toString()).isZero();
+    assertThat(tooMany.retryable()).as(tooMany.toString()).isFalse();
+    assertThat(admin().inspect(tpm, "m").orElseThrow().modelTokensUsed()).isEqualTo(60);
   }
 
   /**
