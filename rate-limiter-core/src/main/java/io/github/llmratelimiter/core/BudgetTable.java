@@ -464,13 +464,18 @@ final class BudgetTable {
    * {@link #TOLERANCE}, {@code (cost - cost * TOLERANCE - tokens) / refillPerSecond * 1000}
    * rounded up, is the estimate, which floating point may put a few milliseconds off; it is then
    * moved 1 ms at a time (at most {@value #RETRY_STEPS} steps each way) until the test holds at R
-   * and not at R - 1. Admission only grows with the time waited, so that R is the first.
+   * and not at R - 1. Admission only grows with the time waited, so that R is the first. A cost
+   * above the capacity, which no wait admits (a snapshot's unit-cost call under a capacity below
+   * 1), gets the estimate as it is.
    */
   long tokensMs(KeyEntry e, long now, double cost) {
     double tokens = e.tokens;
     double since = (double) (now - e.refilledAt); // 0, unless the clock went back
     double estimate = Math.ceil((cost - cost * TOLERANCE - tokens) * 1000.0 / refillPerSecond);
     long ms = estimate >= 1 ? (long) estimate : 1;
+    if (cost > capacity) {
+      return ms;
+    }
     for (int i = 0; i < RETRY_STEPS && ms > 1 && admitsAfter(tokens, since, ms - 1, cost); i++) {
       ms--;
     }

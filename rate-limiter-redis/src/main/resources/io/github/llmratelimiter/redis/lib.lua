@@ -91,12 +91,17 @@ end
 -- test that a call at now + R runs (load, then tokens + cost * 1e-9 >= cost) admit it, so a client
 -- that waits R is admitted and one that waits R - 1 is not. The exact wait less the tolerance,
 -- rounded up, is the estimate; it is moved 1 ms at a time (at most 64 steps each way) until the
--- call passes at R and not at R - 1. The same operations as Java's, in the same order.
+-- call passes at R and not at R - 1. The same operations as Java's, in the same order. A cost
+-- above the capacity, which no wait admits (inspect.lua's unit-cost call under a capacity below 1),
+-- gets the estimate as it is.
 local function tokensMs(refill, perUnit, capacity, cost, tokens, at)
   local since = now - at -- 0, unless the server's clock went back
   local ms = math.ceil((cost - cost * 1e-9 - tokens) * 1000.0 / refill)
   if not (ms >= 1) then
     ms = 1
+  end
+  if cost > capacity then
+    return ms
   end
   local i = 0
   while i < 64 and ms > 1
