@@ -323,7 +323,7 @@ final class BudgetTable {
       ms = Math.max(ms, windowMs(e, now));
     }
     if (bucketShort(e, cost) && refillPerSecond > 0) {
-      ms = Math.max(ms, tokensMs(cost, e.tokens));
+      ms = Math.max(ms, tokensMs(e, now, cost));
     }
     return ms;
   }
@@ -376,7 +376,7 @@ final class BudgetTable {
     } else if (component == Reason.RPM_LIMIT) {
       return windowMs(e, now);
     } else if (component == Reason.BURST_LIMIT) {
-      return refillPerSecond == 0 ? 0 : tokensMs(cost, e.tokens);
+      return refillPerSecond == 0 ? 0 : tokensMs(e, now, cost);
     }
     return modelTokensRetryMs(e, now, estimate);
   }
@@ -451,17 +451,49 @@ final class BudgetTable {
   }
 
   /**
-   * Milliseconds until the bucket, holding {@code tokens}, admits a call of {@code cost}: the exact
-   * wait, {@code (cost - tokens) / refillPerSecond * 1000}, less half the {@link #TOLERANCE} of the
-   * cost, rounded up; at least 1. The tolerance admits the call from the instant the bucket lacks
-   * less than it, so this is the first whole millisecond at which the call passes, and the half
-   * kept in reserve is far above the floating-point error of the refill: a client that waits it
-   * is admitted if nothing else arrives. It is at most 1 ms below the exact wait rounded up.
+   * The most steps by which {@link #tokensMs} moves its estimate, each way: the estimate is within
+   * a few milliseconds of the answer for capacities up to 10^9 and refills down to 10^-3 a second.
    */
-  long tokensMs(double cost, double tokens) {
-    double ms = (cost - tokens) * 1000.0 / refillPerSecond;
-    double slack = cost * TOLERANCE * 500.0 / refillPerSecond;
-    return Math.max(1, (long) Math.ceil(ms - slack));
+  private static final int RETRY_STEPS = 64;
+
+  /**
+   * Milliseconds until the bucket of {@code e}, short of {@code cost} at {@code now}, admits a
+   * call of {@code cost} if nothing else arrives: the first whole millisecond R, at least 1, at
+   * which {@link #admitsAfter} holds, the very test and refill a call at {@code now + R} runs, so
+   * a client that waits R is admitted and one that waits R - 1 is not. The exact wait less the
+   * {@link #TOLERANCE}, {@code (cost - cost * TOLERANCE - tokens) / refillPerSecond * 1000}
+   * rounded up, is the estimate, which floating point may put a few milliseconds off; it is then
+   * moved 1 ms at a time (at most {@value #RETRY_STEPS} steps each way) until the test holds at R
+   * and not at R - 1. Admission only grows with the time waited, so that R is the first. A cost
+   * above the capacity, which no wait admits (a snapshot's unit-cost call under a capacity below
+   * 1), gets the estimate as it is.
+   */
+  long tokensMs(KeyEntry e, long now, double cost) {
+    double tokens = e.tokens;
+    double since = (double) (now - e.refilledAt); // 0, unless the clock went back
+    double estimate = Math.ceil((cost - cost * TOLERANCE - tokens) * 1000.0 / refillPerSecond);
+    long ms = estimate >= 1 ? (long) estimate : 1;
+    if (cost > capacity) {
+      return ms;
+    }
+    for (int i = 0; i < RETRY_STEPS && ms > 1 && admitsAfter(tokens, since, ms - 1, cost); i++) {
+      ms--;
+    }
+    for (int i = 0; i < RETRY_STEPS && !admitsAfter(tokens, since, ms, cost); i++) {
+      ms++;
+    }
+    return ms;
+  }
+
+  /**
+   * Whether a bucket holding {@code tokens}, last refilled {@code since} ns before now, admits a
+   * call of {@code cost} {@code ms} milliseconds from now: {@link KeyEntry#refill} then {@link
+   * #bucketShort}, in the same operations (the refill's elapsed time as a double, times the refill
+   * per nanosecond, added, capped at the capacity; then the tolerance).
+   */
+  private boolean admitsAfter(double tokens, double since, long ms, double cost) {
+    double refilled = Math.min(capacity, tokens + (since + ms * 1e6) * refillPerNano);
+    return refilled + cost * TOLERANCE >= cost;
   }
 
   /**

@@ -21,17 +21,20 @@ import io.github.llmratelimiter.core.internal.Args;
  * @param remaining how many more unit-cost calls every budget admits now, after this decision (whole
  *     requests): the smallest over every component of every level (slots for calls in flight
  *     included: the slots left), counting what a sequential deny charged and the levels it never
- *     reached as they stand
+ *     reached as they stand; 0 for a {@link Reason#COST_EXCEEDS_CAPACITY} deny, which no state is
+ *     read for
  * @param retryAfterMs for a retryable deny, the milliseconds (rounded up to the first whole
- *     millisecond at which the call passes) after which the reported component admits the call if
- *     nothing else arrives: in sequential composition the denying component (a component that
+ *     millisecond at which the call passes: for a bucket, the one at which its refill and admission
+ *     test admit the call, never a millisecond later) after which the reported component admits the
+ *     call if nothing else arrives: in sequential composition the denying component (a component that
  *     deny charged, or one it never reached, may still deny then), in reserve-then-commit every
  *     component; 0 otherwise. For slots ({@link Reason#CONCURRENCY_LIMIT}) "nothing else" means
  *     no call in flight ends either: the wait until a lease expires, an upper bound
  * @param resetAfterMs the milliseconds (rounded up) until the components of the deciding level (of
  *     every level when allowed) are fully replenished: windows empty, buckets exactly at capacity;
  *     a bucket that does not refill contributes nothing, nor do slots held (they free when their
- *     calls end, which no clock tells)
+ *     calls end, which no clock tells); 0 for a {@link Reason#COST_EXCEEDS_CAPACITY} deny, which no
+ *     state is read for
  * @param reason why the call was allowed or denied
  * @param retryable whether waiting can ever turn this deny into an allow ({@code true} when
  *     allowed); in reserve-then-commit composition {@code false} whenever any component can never

@@ -40,7 +40,9 @@ public interface RateLimitStore extends AutoCloseable {
    * @param keys one key per level, in the same order
    * @param cost the call's cost in bucket tokens, finite and positive (the window counts 1)
    * @param composition the composition mode
-   * @return the decision; a deny names the level that denied
+   * @return the decision; a deny names the level that denied. A cost above a level's bucket
+   *     capacity is refused with {@link Reason#COST_EXCEEDS_CAPACITY} before any state is read:
+   *     nothing charged, {@code remaining} 0 and {@code resetAfterMs} 0
    * @throws IllegalArgumentException on a blank key, a bad cost, mismatched lists, duplicate names,
    *     or a level that limits concurrency (call {@link #reserve}, whose reservation releases the
    *     slot)
@@ -71,7 +73,9 @@ public interface RateLimitStore extends AutoCloseable {
    * (the same atomic step in a distributed store): in sequential composition a {@link
    * Reason#TPM_LIMIT} deny leaves the request timestamp and the bucket debit charged; in
    * reserve-then-commit composition it charges nothing. An estimate above a level's model-token
-   * limit is denied with {@link Reason#COST_EXCEEDS_CAPACITY} before anything is charged.
+   * limit is denied with {@link Reason#COST_EXCEEDS_CAPACITY} before any state is read, as a cost
+   * above a level's bucket capacity is: nothing charged, {@code remaining} 0 and {@code
+   * resetAfterMs} 0.
    *
    * <p>The concurrency check runs first within each level: slots all held deny with {@link
    * Reason#CONCURRENCY_LIMIT} before the level's window, and the slots are taken only once every

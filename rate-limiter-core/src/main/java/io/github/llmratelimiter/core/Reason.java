@@ -41,7 +41,11 @@ public enum Reason {
 
   /**
    * The call costs more tokens than the bucket can ever hold, or estimates more model tokens than
-   * the model-token window admits: waiting never helps, and nothing was charged.
+   * the model-token window admits: waiting never helps, and nothing was charged. The call is
+   * refused from its cost and its levels' limits alone, before any state is read (on Redis, with
+   * no round trip), so the deny reports {@code remaining} 0 and {@code resetAfterMs} 0 (and {@code
+   * retryAfterMs} 0, not retryable), whatever the levels hold, the same on every store; the level
+   * it names is the first, root first, that can never admit the call.
    */
   COST_EXCEEDS_CAPACITY,
 

@@ -7,10 +7,12 @@ package io.github.llmratelimiter.core;
  * holds them, less a tolerance of 10<sup>-9</sup> of the cost that absorbs floating-point error (so
  * no cost, however small, passes an empty bucket); otherwise it denies with {@link
  * Reason#BURST_LIMIT} and retries once the deficit has refilled ({@code deficit / refillPerSecond}
- * seconds), rounded up to the first whole millisecond at which the call passes. With a refill of 0
+ * seconds, less the tolerance), rounded up to the first whole millisecond at which the call
+ * passes. With a refill of 0
  * that wait is 0 and the decision is not {@linkplain Decision#retryable() retryable}: waiting never
  * refills the bucket, and a client must not read the 0 as "retry now". A cost above capacity is
- * denied with {@link Reason#COST_EXCEEDS_CAPACITY}. Thread-safe: each key has its own lock.
+ * denied with {@link Reason#COST_EXCEEDS_CAPACITY}, before the key's state is read: remaining 0,
+ * reset 0. Thread-safe: each key has its own lock.
  */
 public final class TokenBucket {
 

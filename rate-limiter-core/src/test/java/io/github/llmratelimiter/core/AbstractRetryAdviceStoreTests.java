@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Random;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The store test suite for the retry advice, one deny reason at a time, in both compositions: a
@@ -202,5 +204,148 @@ public abstract class AbstractRetryAdviceStoreTests extends StoreTckSupport {
     assertThat(acquire(b, Composition.RESERVE_COMMIT).reason()).isEqualTo(Reason.BURST_LIMIT);
     ticker.advanceMillis(1);
     assertThat(acquire(b, Composition.RESERVE_COMMIT).allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aCostNoCapacityCanHoldIsRefusedBeforeAnyStateIsRead(Composition mode) {
+    Budget ten = new Budget("cap10", null, new BucketLimit(10, 1));
+    Budget two = new Budget("cap2", null, new BucketLimit(2, 1));
+    assertThat(store.acquire(ten, "t", 8, mode).remaining()).isEqualTo(2);
+    // the bucket holds 2 of 10, and the components would say 2 calls remain, 8 s until full: the
+    // refusal reads no state and reports remaining 0 and reset 0, on every store
+    List<Decision> refused = List.of(
+        store.acquire(ten, "t", 10.5, mode),
+        store.acquire(List.of(ten, two), List.of("t", "t/two"), 2.0000000005, mode),
+        store.reserve(List.of(ten, two), List.of("t", "t/two"), 2.0000000005, 0, mode).decision());
+    for (Decision d : refused) {
+      assertThat(d.reason()).as(d.toString()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+      assertThat(d.remaining()).as(d.toString()).isZero();
+      assertThat(d.resetAfterMs()).as(d.toString()).isZero();
+      assertThat(d.retryAfterMs()).as(d.toString()).isZero();
+      assertThat(d.retryable()).as(d.toString()).isFalse();
+    }
+    assertThat(refused.get(0).level()).isEqualTo("cap10");
+    assertThat(refused.get(1).level()).isEqualTo("cap2");
+    assertThat(admin().inspect(ten, "t").orElseThrow().tokens()).isEqualTo(2);
+    assertThat(store.acquire(ten, "t", 2, mode).allowed()).as("nothing was charged").isTrue();
+
+    // an estimate above the model-token limit, with 60 of 100 tokens in the window
+    Budget tpm = new Budget("tpm100", null, null, ModelTokenLimit.perMinute(100));
+    assertThat(reserve(tpm, "m", 60, mode).decision().allowed()).isTrue();
+    Decision tooMany = reserve(tpm, "m", 101, mode).decision();
+    assertThat(tooMany.reason()).as(tooMany.toString()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    assertThat(tooMany.remaining()).as(tooMany.toString()).isZero();
+    assertThat(tooMany.resetAfterMs()).as(tooMany.toString()).isZero();
+    assertThat(tooMany.retryable()).as(tooMany.toString()).isFalse();
+    assertThat(admin().inspect(tpm, "m").orElseThrow().modelTokensUsed()).isEqualTo(60);
+  }
+
+  /**
+   * Calls {@code cost} on the twin keys {@code "a"} and {@code "b"}, which have seen the same
+   * calls at the same instants, and checks that the advised retry R is the first whole millisecond
+   * at which the call passes: at now + R - 1 it is denied on "a", at now + R admitted on "b" (each
+   * key called once after the deny, so neither probe changes the other's state). Returns R, or -1
+   * when the call passes now (on both keys).
+   */
+  private long firstPassingMillisecond(Budget b, double cost, Composition mode) {
+    Decision a = store.acquire(b, "a", cost, mode);
+    Decision twin = store.acquire(b, "b", cost, mode);
+    if (a.allowed()) {
+      assertThat(twin.allowed()).as(a + " then " + twin).isTrue();
+      return -1;
+    }
+    String what = b + " cost " + cost + " " + mode + ": " + a;
+    assertThat(a.reason()).as(what).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(twin).as(what).isEqualTo(a);
+    long retry = a.retryAfterMs();
+    assertThat(retry).as(what).isPositive();
+    if (retry > 1) {
+      ticker.advanceMillis(retry - 1);
+      Decision early = store.acquire(b, "a", cost, mode);
+      assertThat(early.allowed()).as(what + " then 1 ms early " + early).isFalse();
+      ticker.advanceMillis(1);
+    } else {
+      ticker.advanceMillis(retry);
+    }
+    Decision again = store.acquire(b, "b", cost, mode);
+    assertThat(again.allowed()).as(what + " then " + again).isTrue();
+    return retry;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aLargeSlowBucketsRetryIsItsFirstPassingMillisecond(Composition mode) {
+    // a million tokens regained at 0.001 a second: emptied, a million more pass 999,999,999 s on
+    Budget b = new Budget("million-slow", null, new BucketLimit(1_000_000, 0.001));
+    assertThat(store.acquire(b, "a", 1_000_000, mode).allowed()).isTrue();
+    assertThat(store.acquire(b, "b", 1_000_000, mode).allowed()).isTrue();
+    assertThat(firstPassingMillisecond(b, 1_000_000, mode)).isEqualTo(999_999_999_000L);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aNearlyFullLargeBucketsRetryIsItsFirstPassingMillisecond(Composition mode) {
+    Budget b = new Budget("million-0.3", null, new BucketLimit(1_000_000, 0.3));
+    assertThat(store.acquire(b, "a", 0.7, mode).allowed()).isTrue();
+    assertThat(store.acquire(b, "b", 0.7, mode).allowed()).isTrue();
+    assertThat(firstPassingMillisecond(b, 999_999.9999999995, mode)).isEqualTo(2_330);
+  }
+
+  /**
+   * Random buckets of capacities from 1 to 10^9 refilled at 10^-3 to 10 a second, emptied in part
+   * or in full, a random time later denied a cost that waits up to 10^4 s: each advised retry is
+   * the first whole millisecond at which the call passes ({@link #firstPassingMillisecond}). Every
+   * trial's keys are new, and the time waited stays within 2^53 ns of the ticker's origin.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {31, 32, 33})
+  void largeAndSlowBucketsAdviseTheirFirstPassingMillisecond(long seed) {
+    Random rnd = new Random(seed);
+    int checked = 0;
+    for (int trial = 0; trial < 120; trial++) {
+      Composition mode = trial % 2 == 0 ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+      double capacity = switch (rnd.nextInt(4)) {
+        case 0 -> 1e9;
+        case 1 -> Math.pow(10, rnd.nextInt(10));
+        default -> Math.min(1e9, Math.pow(10, 9 * rnd.nextDouble()));
+      };
+      double refill = switch (rnd.nextInt(4)) {
+        case 0 -> 1e-3;
+        case 1 -> new double[] {0.3, 1.0 / 3, 0.7, 0.001 * 7}[rnd.nextInt(4)];
+        default -> Math.pow(10, -3 + 4 * rnd.nextDouble());
+      };
+      double waitSeconds = Math.pow(10, -3 + 7 * rnd.nextDouble());
+      double first;
+      double cost;
+      switch (rnd.nextInt(3)) {
+        case 0 -> { // emptied, then a cost it regains within the wait
+          first = capacity;
+          cost = Math.min(capacity, refill * waitSeconds);
+        }
+        case 1 -> { // a little spent, then (nearly) all of it
+          first = Math.min(capacity, refill * waitSeconds);
+          cost = capacity * (1 - rnd.nextInt(8) * 1e-16);
+        }
+        default -> { // some spent, then more than what is left
+          first = capacity * rnd.nextDouble();
+          cost = Math.min(capacity, capacity - first + refill * waitSeconds);
+        }
+      }
+      if (!(first > 0 && cost > 0)) {
+        continue;
+      }
+      Budget b = new Budget("slow-" + trial, null, new BucketLimit(capacity, refill));
+      if (!store.acquire(b, "a", first, mode).allowed()
+          || !store.acquire(b, "b", first, mode).allowed()) {
+        continue;
+      }
+      ticker.advanceNanos(rnd.nextInt(3) == 0 ? 0 : rnd.nextInt(1_000_000_000));
+      if (firstPassingMillisecond(b, cost, mode) < 0) {
+        continue;
+      }
+      checked++;
+    }
+    assertThat(checked).as("retries checked").isGreaterThan(60);
   }
 }

@@ -121,7 +121,8 @@ for i = 1, n do
         math.max(1, ceilMs(nth(s, width, base, first, size - limit) + window - now))
     elseif c == 2 then
       -- a bucket that never refills: not retryable (retry 0 must never read as "retry now")
-      reason, retry = 'BURST_LIMIT', refill > 0 and tokensMs(refill, cost, tokens) or 0
+      reason, retry = 'BURST_LIMIT', refill > 0
+        and tokensMs(refill, perUnit, capacity, cost, tokens, at) or 0
     elseif c == 3 then
       reason, retry = 'TPM_LIMIT', T.retryMs(L, estimate)
     end
@@ -149,7 +150,7 @@ for i = 1, n do
       if refill == 0 then
         c, wait = 'BURST_LIMIT', 0
       else
-        local w = tokensMs(refill, cost, tokens)
+        local w = tokensMs(refill, perUnit, capacity, cost, tokens, at)
         if not c or w > wait then
           c, wait = 'BURST_LIMIT', w
         end

@@ -42,7 +42,7 @@ if limit > 0 and size >= limit then
   ms = math.max(ms, ceilMs(nth(s, width, base, first, size - limit) + window - now))
 end
 if capacity > 0 and tokens + 1e-9 < 1.0 and refill > 0 then
-  ms = math.max(ms, tokensMs(refill, 1.0, tokens))
+  ms = math.max(ms, tokensMs(refill, perUnit, capacity, 1.0, tokens, at))
 end
 local f = '%.17g'
 return {string.format(f, size), string.format(f, tokens), string.format(f, ms),

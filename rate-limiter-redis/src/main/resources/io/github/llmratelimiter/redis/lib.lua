@@ -85,15 +85,38 @@ local function ceilMs(units)
   return q
 end
 
--- Milliseconds until a bucket holding tokens, refilled at refill per second, admits a call of
--- cost: the exact wait less half the tolerance of the cost, rounded up, at least 1
--- (BudgetTable.tokensMs)
-local function tokensMs(refill, cost, tokens)
-  local up = math.ceil((cost - tokens) * 1000.0 / refill - cost * 1e-9 * 500.0 / refill)
-  if up < 1 then
-    return 1
+-- Milliseconds until a bucket (capacity, refill per second, refill per time unit) holding tokens
+-- as of at, short of cost now, admits a call of cost if nothing else arrives
+-- (BudgetTable.tokensMs): the first whole millisecond R, at least 1, at which the refill and the
+-- test that a call at now + R runs (load, then tokens + cost * 1e-9 >= cost) admit it, so a client
+-- that waits R is admitted and one that waits R - 1 is not. The exact wait less the tolerance,
+-- rounded up, is the estimate; it is moved 1 ms at a time (at most 64 steps each way) until the
+-- call passes at R and not at R - 1. The same operations as Java's, in the same order. A cost
+-- above the capacity, which no wait admits (inspect.lua's unit-cost call under a capacity below 1),
+-- gets the estimate as it is.
+local function tokensMs(refill, perUnit, capacity, cost, tokens, at)
+  local since = now - at -- 0, unless the server's clock went back
+  local ms = math.ceil((cost - cost * 1e-9 - tokens) * 1000.0 / refill)
+  if not (ms >= 1) then
+    ms = 1
   end
-  return up
+  if cost > capacity then
+    return ms
+  end
+  local i = 0
+  while i < 64 and ms > 1
+      and math.min(capacity, tokens + (since + (ms - 1) * unitsPerMs) * perUnit) + cost * 1e-9
+        >= cost do
+    ms = ms - 1
+    i = i + 1
+  end
+  i = 0
+  while i < 64
+      and math.min(capacity, tokens + (since + ms * unitsPerMs) * perUnit) + cost * 1e-9 < cost do
+    ms = ms + 1
+    i = i + 1
+  end
+  return ms
 end
 
 -- Milliseconds to regain deficit tokens at refill per second, rounded up, at least 1: until the

@@ -147,6 +147,57 @@ abstract class AbstractParityTests {
     }
   }
 
+  /**
+   * Buckets of capacities up to 10^9 refilled at down to 10^-3 a second, drained and called again
+   * with costs that wait up to 10^4 s, at random instants: the same decisions (retries included)
+   * and snapshots (the next free millisecond included) on both stores.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {15, 16})
+  void largeAndSlowBucketsDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(seed);
+    try (RateLimitStore memory = memory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      int retries = 0;
+      for (int trial = 0; trial < 30; trial++) {
+        double capacity = rnd.nextBoolean() ? Math.pow(10, rnd.nextInt(10))
+            : Math.min(1e9, Math.pow(10, 9 * rnd.nextDouble()));
+        double refill = rnd.nextBoolean() ? 1e-3 : Math.pow(10, -3 + 4 * rnd.nextDouble());
+        List<Budget> levels = List.of(new Budget("slow-" + trial, null,
+            new BucketLimit(capacity, refill)));
+        List<String> keys = List.of("k");
+        for (int op = 0; op < 12; op++) {
+          double cost = switch (rnd.nextInt(4)) {
+            case 0 -> capacity;
+            case 1 -> capacity * (1 - rnd.nextInt(8) * 1e-16);
+            case 2 -> capacity * rnd.nextDouble();
+            default -> Math.min(capacity, refill * Math.pow(10, -3 + 7 * rnd.nextDouble()));
+          };
+          Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+          if (!(cost > 0)) {
+            continue;
+          }
+          RandomCall c = new RandomCall(levels, keys, cost, mode);
+          Decision d = memory.acquire(levels, keys, cost, mode);
+          assertThat(redis.acquire(levels, keys, cost, mode))
+              .as("trial %d op %d: capacity %s refill %s cost %s %s", trial, op, capacity, refill,
+                  cost, mode)
+              .isEqualTo(d);
+          c.assertSameStateEvery(1, memory, redis, op);
+          if (d.retryable() && d.retryAfterMs() > 0 && d.retryAfterMs() < 10_000_000) {
+            retries++;
+            ticker.advanceMillis(rnd.nextBoolean() ? d.retryAfterMs() : d.retryAfterMs() - 1);
+          } else {
+            ticker.advanceNanos(rnd.nextInt(1_000_000_000));
+          }
+        }
+      }
+      assertThat(retries).as("retries waited").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
   /** The in-memory store under test: nothing drops its keys but the calls (as Redis on a ticker). */
   private static RateLimitStore memory(ManualTicker ticker) {
     return RateLimitStore.inMemory(ticker, 1_000_000, task -> new CompletableFuture<Void>());
