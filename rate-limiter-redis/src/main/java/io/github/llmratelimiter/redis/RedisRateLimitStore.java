@@ -28,6 +28,13 @@ import org.jspecify.annotations.Nullable;
  * included. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
  * expires once its state would be fresh again, except a non-refilling bucket that was charged.
  *
+ * <p>A slot for a call in flight counts only while the store that took it renews it: every third
+ * of the {@linkplain Builder#slotLease slot lease} the store renews the slots of all its calls in
+ * flight in one {@code EVALSHA} (one per Cluster hash slot that holds some), so a call keeps its
+ * slot for as long as it runs, up to its lease timeout (the last-resort cap), while the slots of an
+ * instance that crashed, or whose release never reached Redis, free themselves within one slot
+ * lease.
+ *
  * <p>While Redis does not answer within the command timeout, the {@link FailurePolicy} decides;
  * Redis is tried again after the retry interval, and the store recovers by itself. Bad input is
  * rejected with an {@link IllegalArgumentException} before Redis is asked.
