@@ -65,7 +65,13 @@ final class SlotRenewal {
 
   /** Renews the tracked slots every third of the slot lease on {@code timer}. */
   void start(ScheduledExecutorService timer) {
-    timer.scheduleWithFixedDelay(this::renew, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
+    timer.scheduleWithFixedDelay(() -> {
+      try {
+        renew();
+      } catch (RuntimeException e) { // an escaped exception would end the renewals for good
+        LOG.log(Level.WARNING, "Redis rate-limit store slot renewal failed", e);
+      }
+    }, intervalMs, intervalMs, TimeUnit.MILLISECONDS);
   }
 
   /** Tracks the slots of a call Redis admitted, until it is released or its lease timeout passes. */
