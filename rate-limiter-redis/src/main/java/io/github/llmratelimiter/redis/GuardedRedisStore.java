@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * opens when the failure rate over the last calls reaches its threshold, and then the policy
  * answers every call without waiting on Redis until the retry interval has passed; a few probe
  * calls then decide whether it closes again ({@link RedisBreaker}). The heartbeats and the health
- * check ({@link RedisHeartbeat}), the administration ({@link GuardedAdministration}) and the plan
+ * check ({@link RedisHeartbeat}), the renewals of slots ({@link SlotRenewal}), the administration ({@link GuardedAdministration}) and the plan
  * assignments ({@link GuardedPlans}) go through the same breaker.
  */
 final class GuardedRedisStore implements RedisRateLimitStore {
