@@ -7,7 +7,9 @@ import java.time.Duration;
  * A limit on the calls of a key in flight at once (LiteLLM's {@code max_parallel_requests}): an
  * admitted call holds one slot from its admission until it is {@linkplain RateLimitStore#release
  * released}, or until its lease expires, {@code leaseTimeout} after its admission on the store's
- * clock, so that a caller that crashed never holds a key's slots for longer.
+ * clock: a last-resort cap, so that a caller that crashed never holds a key's slots for longer. A
+ * store shared by several processes may free a slot sooner once the process that holds it stops
+ * renewing it (the Redis store's slot lease).
  *
  * <p>Only {@link RateLimitStore#reserve} takes slots, since only its {@link Reservation} can give
  * them back; {@link RateLimitStore#acquire} rejects a budget with this limit.

@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -15,6 +17,13 @@ import org.junit.jupiter.params.provider.EnumSource;
  * The store test suite for concurrency budgets (calls in flight): a call reserves a slot, holds it
  * until it is released or its lease expires on the store's clock. Every store that supports
  * {@link RateLimitStore#release} must pass it unchanged.
+ *
+ * <p>A store shared by several processes (Redis) holds a slot only while the process that took it
+ * renews it, every third of a slot lease: the tests of slot leases take slots through a second
+ * store, the holder ({@link #newHolder}), renew them ({@link #renewSlots}) as the ticker moves, and
+ * crash it ({@link #crash}). A store whose slots live in the holder's own process (the in-memory
+ * store) is its own holder and needs no renewal; its slots are held until released or until their
+ * lease timeout, and the tests of a crashed holder do not apply to it.
  */
 public abstract class AbstractConcurrencyStoreTests extends StoreTckSupport {
 
@@ -23,6 +32,37 @@ public abstract class AbstractConcurrencyStoreTests extends StoreTckSupport {
   private static Budget slots(String name, long limit) {
     return new Budget(name, null, null, null, ConcurrencyLimit.of(limit));
   }
+
+  /** The slot lease of the holders in the tests of slot leases. */
+  private static final Duration SLOT_LEASE = Duration.ofSeconds(5);
+
+  /**
+   * Returns a second store on the state of the store under test and on its ticker, whose slots are
+   * held only while it renews them, for {@code slotLease} after each renewal; {@code null} for a
+   * store whose slots are held until released or until their lease timeout, which the tests then
+   * use as its own holder.
+   *
+   * @param slotLease how long a slot counts after it was taken or last renewed
+   * @return the holder, or {@code null}
+   */
+  protected @Nullable RateLimitStore newHolder(Duration slotLease) throws Exception {
+    return null;
+  }
+
+  /**
+   * Renews now the slots the holder's calls in flight hold, as the holder does in the background.
+   *
+   * @param holder a store from {@link #newHolder}, or the store under test
+   */
+  protected void renewSlots(RateLimitStore holder) {}
+
+  /**
+   * Ends a holder from {@link #newHolder} as a crash does: it releases nothing and renews nothing
+   * from then on.
+   *
+   * @param holder a store from {@link #newHolder}
+   */
+  protected void crash(RateLimitStore holder) {}
 
   private long inFlight(Budget b, String key) {
     return admin().inspect(b, key).map(KeySnapshot::inFlight).orElse(0L);
@@ -306,5 +346,107 @@ public abstract class AbstractConcurrencyStoreTests extends StoreTckSupport {
       return null;
     });
     assertThat(inFlight(b, "hot")).isZero();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aLiveHolderKeepsItsSlotsOverManySlotLeasesAndTheLeaseTimeoutStillCapsThem(Composition mode)
+      throws Exception {
+    RateLimitStore created = newHolder(SLOT_LEASE);
+    RateLimitStore holder = created != null ? created : store;
+    try {
+      Budget b = new Budget("par", null, null, null, new ConcurrencyLimit(2, Duration.ofMinutes(1)));
+      assertThat(holder.reserve(List.of(b), List.of("t"), 1, 0, mode).decision().allowed()).isTrue();
+      assertThat(holder.reserve(List.of(b), List.of("t"), 1, 0, mode).decision().allowed()).isTrue();
+      for (int i = 1; i <= 19; i++) { // renewed every 3 s: 57 s, over eleven slot leases
+        ticker.advanceMillis(3_000);
+        renewSlots(holder);
+        Decision denied = reserve(b, "t", 0, mode).decision();
+        assertThat(denied.reason()).as("after %d s", 3 * i).isEqualTo(Reason.CONCURRENCY_LIMIT);
+        // an upper bound that holds even if the holder lives on: the first lease's timeout
+        assertThat(denied.retryAfterMs()).as("after %d s", 3 * i).isEqualTo(60_000 - 3_000L * i);
+      }
+      ticker.advanceMillis(3_000);
+      renewSlots(holder); // renews nothing past the lease timeout, the last-resort cap
+      assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+      assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+    } finally {
+      if (created != null) {
+        created.close();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aReleaseEndsTheRenewalsAndNoRenewalTakesTheSlotAgain(Composition mode) throws Exception {
+    RateLimitStore created = newHolder(SLOT_LEASE);
+    RateLimitStore holder = created != null ? created : store;
+    try {
+      Budget b = slots("par", 1);
+      Reservation held = holder.reserve(List.of(b), List.of("t"), 1, 0, mode);
+      assertThat(held.decision().allowed()).isTrue();
+      ticker.advanceMillis(3_000);
+      renewSlots(holder);
+      holder.release(held);
+      renewSlots(holder);
+      Reservation next = reserve(b, "t", 0, mode);
+      assertThat(next.decision().allowed()).as("the released slot").isTrue();
+      renewSlots(holder);
+      assertThat(inFlight(b, "t")).isEqualTo(1);
+      store.release(next);
+      assertThat(inFlight(b, "t")).isZero();
+    } finally {
+      if (created != null) {
+        created.close();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void theSlotsOfACrashedHolderFreeWithinOneSlotLease(Composition mode) throws Exception {
+    RateLimitStore holder = newHolder(SLOT_LEASE);
+    Assumptions.assumeTrue(holder != null, "slots live in the holder's process");
+    try {
+      Budget b = slots("par", 2);
+      assertThat(holder.reserve(List.of(b), List.of("t"), 1, 0, mode).decision().allowed()).isTrue();
+      assertThat(holder.reserve(List.of(b), List.of("t"), 1, 0, mode).decision().allowed()).isTrue();
+      ticker.advanceMillis(4_000);
+      renewSlots(holder); // the last renewal: both slots count until 9 s
+      crash(holder);
+      Decision denied = reserve(b, "t", 0, mode).decision();
+      assertThat(denied.reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+      assertThat(denied.retryAfterMs()).as("an upper bound: the lease timeout")
+          .isEqualTo(LEASE.toMillis() - 4_000);
+      ticker.advanceMillis(SLOT_LEASE.toMillis() - 1);
+      assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+      ticker.advanceMillis(1);
+      assertThat(inFlight(b, "t")).isZero();
+      assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+      assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+    } finally {
+      holder.close();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aSlotNotRenewedWithinItsSlotLeaseExpiresAndNoRenewalTakesItAgain(Composition mode)
+      throws Exception {
+    RateLimitStore holder = newHolder(SLOT_LEASE);
+    Assumptions.assumeTrue(holder != null, "slots live in the holder's process");
+    try {
+      Budget b = slots("par", 1);
+      assertThat(holder.reserve(List.of(b), List.of("t"), 1, 0, mode).decision().allowed()).isTrue();
+      ticker.advance(SLOT_LEASE); // Redis out of reach of the holder for a whole slot lease
+      renewSlots(holder);
+      assertThat(inFlight(b, "t")).isZero();
+      assertThat(reserve(b, "t", 0, mode).decision().allowed()).isTrue();
+      renewSlots(holder);
+      assertThat(reserve(b, "t", 0, mode).decision().reason()).isEqualTo(Reason.CONCURRENCY_LIMIT);
+    } finally {
+      holder.close();
+    }
   }
 }

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * concurrency.limit}), to be given back exactly once when the call ends: its response completes,
  * its stream ends, its client disconnects or its handler fails. A front door releases them when the
  * response is over ({@link RateLimitGateway#finish}); a slot never released frees itself when its
- * lease expires ({@code concurrency.lease-timeout}).
+ * lease expires ({@code concurrency.lease-timeout}, the last-resort cap), and on Redis sooner,
+ * once the instance that holds it stops renewing it ({@code ratelimiter.redis.slot-lease}).
  *
  * <p>Only the first release counts; later ones return {@code false} and change nothing, so every
  * path that sees the end of a call may release it. Thread-safe.

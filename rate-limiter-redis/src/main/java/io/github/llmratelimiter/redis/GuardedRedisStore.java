@@ -35,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * opens when the failure rate over the last calls reaches its threshold, and then the policy
  * answers every call without waiting on Redis until the retry interval has passed; a few probe
  * calls then decide whether it closes again ({@link RedisBreaker}). The heartbeats and the health
- * check ({@link RedisHeartbeat}), the administration ({@link GuardedAdministration}) and the plan
+ * check ({@link RedisHeartbeat}), the renewals of slots ({@link SlotRenewal}), the administration ({@link GuardedAdministration}) and the plan
  * assignments ({@link GuardedPlans}) go through the same breaker.
  */
 final class GuardedRedisStore implements RedisRateLimitStore {
@@ -48,6 +48,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final @Nullable FallbackStore fallback;
   private final RedisBreaker breaker;
   private final RedisHeartbeat heartbeat;
+  private final SlotRenewal renewal;
   private final GuardedAdministration administration;
   private final GuardedPlans plans;
   private final long retryMs;
@@ -55,7 +56,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final ScheduledExecutorService timer;
 
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
-      RedisBreaker.Settings settings, Duration heartbeatInterval, Ticker clock,
+      RedisBreaker.Settings settings, Duration heartbeatInterval, Duration slotLease, Ticker clock,
       ScheduledExecutorService timer) {
     this.redis = redis;
     this.replies = redis.replies();
@@ -64,17 +65,34 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, retryMs) : null;
     this.breaker = new RedisBreaker(settings, retryInterval, retryMs, policy, clock);
     this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
+    this.renewal = new SlotRenewal(redis, breaker, clock, slotLease);
     this.administration = new GuardedAdministration(redis, breaker, fallback);
     this.plans = new GuardedPlans(redis, breaker, fallback != null);
     this.timer = timer;
   }
 
   /**
-   * Connects and loads the scripts, waiting up to {@code wait}, then starts the heartbeats; a
-   * failure opens the circuit breaker, since Redis is known to be unavailable.
+   * Connects and loads the scripts, waiting up to {@code wait}, then starts the heartbeats and the
+   * renewal of slots; a failure opens the circuit breaker, since Redis is known to be unavailable.
    */
   void start(Duration wait) {
     heartbeat.start(wait);
+    renewal.start(timer);
+  }
+
+  /**
+   * Renews the slots of this instance's calls in flight now, as the timer does every third of the
+   * slot lease (for tests).
+   *
+   * @return a future that completes once every renewal is answered or has failed
+   */
+  CompletableFuture<Void> renewSlots() {
+    return renewal.renew();
+  }
+
+  /** The calls in flight whose slots this instance renews (for tests). */
+  int renewedCalls() {
+    return renewal.tracked();
   }
 
   /**
@@ -131,8 +149,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   /**
    * Gives back on Redis the slots of a reservation Redis made (and the slots its mirror holds in
-   * the fallback), and on the fallback those of one the fallback made. A release that cannot reach
-   * Redis is lost (and counted as an error): the leases expire by themselves.
+   * the fallback), and on the fallback those of one the fallback made. Its slots are no longer
+   * renewed from then on, so a release that cannot reach Redis is lost (and counted as an error)
+   * only until they expire by themselves, within one slot lease.
    */
   @Override
   public void release(Reservation reservation) {
@@ -154,6 +173,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    * returns whether Redis holds slots of it too.
    */
   private boolean onRedisAfterFallback(Reservation reservation) {
+    renewal.forget(reservation);
     if (fallback != null) {
       fallback.release(reservation);
     }
@@ -341,6 +361,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     Reservation r = LuaRateLimitStore.decode(call, reply);
     if (fallback != null && r.decision().allowed()) {
       fallback.mirror(call, r);
+    }
+    if (r.holdsSlots()) {
+      renewal.track(r);
     }
     return r;
   }

@@ -41,6 +41,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript REFUND = LuaScript.load("refund.lua");
   private static final LuaScript RELEASE = LuaScript.load("release.lua");
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat.lua");
+  private static final LuaScript RENEW = LuaScript.load("renew.lua");
   private static final LuaScript CHARGE_MODEL_TOKENS = LuaScript.load("charge-model-tokens.lua");
 
   /**
@@ -58,9 +59,13 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final @Nullable RedisClock serverClock;
   private final RedisPlans plans;
   private final RedisAdministration administration;
+  /** The slot lease in the scripts' time units (see acquire.lua and renew.lua). */
+  private final double slotLeaseUnits;
 
-  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies) {
+  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies,
+      Duration slotLease) {
     this.link = link;
+    this.slotLeaseUnits = ticker == null ? slotLease.toNanos() / 1000.0 : slotLease.toNanos();
     this.layout = layout;
     this.ticker = ticker;
     this.replies = replies;
@@ -222,13 +227,14 @@ final class LuaRateLimitStore implements RateLimitStore {
     int n = levels.size();
     ScriptBudget[] scripted = scripted(levels);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(9);
+    double[] numbers = timeNumbers(10);
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
     numbers[6] = call.estimate();
     numbers[7] = call.reserve() ? RESERVATION_ID_BASE : 0;
     numbers[8] = serverClock == null ? 0 : serverClock.notAfter(deadlineNanos);
+    numbers[9] = slotLeaseUnits;
     int keyCount = keyCount(scripted);
     String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
     byte[][] levelArgs = new byte[n][];
@@ -521,6 +527,18 @@ final class LuaRateLimitStore implements RateLimitStore {
    * from the slots of every level that limits concurrency.
    */
   CompletableFuture<List<Object>> submitRelease(Reservation reservation) {
+    // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
+    double[] numbers = {0, 1, 0, reservation.id()};
+    String[] keys = slotKeys(reservation);
+    return watched(link.async().thenCompose(redis ->
+        RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
+  /**
+   * The slots keys of a reservation made here: one per level that limits concurrency, root first,
+   * all under the root's hash tag.
+   */
+  String[] slotKeys(Reservation reservation) {
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
     String root = reservation.keys().get(0);
@@ -535,11 +553,39 @@ final class LuaRateLimitStore implements RateLimitStore {
         slots.add(all[k - 1]);
       }
     }
-    // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
-    double[] numbers = {0, 1, 0, reservation.id()};
-    String[] keys = slots.toArray(String[]::new);
+    return slots.toArray(String[]::new);
+  }
+
+  /**
+   * Sends one renewal of slots to Redis: one script call that makes each listed slot that still
+   * counts expire a slot lease from now, never after its lease timeout; completes with the number
+   * of slots renewed.
+   *
+   * @param keys slots keys (on a Cluster, all in one hash slot)
+   * @param ids per key, the reservation ids of its slots to renew
+   */
+  CompletableFuture<Long> submitRenew(String[] keys, long[][] ids) {
+    int size = 4 + keys.length;
+    for (long[] of : ids) {
+      size += of.length;
+    }
+    double[] numbers = timeNumbers(size); // ARGV[1] (see renew.lua)
+    numbers[3] = slotLeaseUnits;
+    int at = 4;
+    for (long[] of : ids) {
+      numbers[at++] = of.length;
+      for (long id : of) {
+        numbers[at++] = id;
+      }
+    }
     return watched(link.async().thenCompose(redis ->
-        RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+        RENEW.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)))
+        .thenApply(reply -> (Long) reply.get(0));
+  }
+
+  /** Whether this store's Redis is a Cluster, where one script's keys share one hash slot. */
+  boolean cluster() {
+    return link.cluster();
   }
 
   /** Whether a reservation's id was numbered by a Redis store (not by an in-memory fallback). */
@@ -587,6 +633,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(REFUND.source);
     redis.scriptLoad(RELEASE.source);
     redis.scriptLoad(HEARTBEAT.source);
+    redis.scriptLoad(RENEW.source);
     redis.scriptLoad(CHARGE_MODEL_TOKENS.source);
     if (serverClock != null) {
       List<String> time = redis.time();

@@ -34,6 +34,7 @@ final class RedisLink implements AutoCloseable {
   private final Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector;
   private final @Nullable Runnable release;
   private final Duration timeout;
+  private final boolean cluster;
   private @Nullable CompletableFuture<? extends StatefulConnection<String, String>> pending;
   private volatile @Nullable RedisClusterCommands<String, String> commands;
   private volatile @Nullable RedisClusterAsyncCommands<String, String> async;
@@ -42,10 +43,17 @@ final class RedisLink implements AutoCloseable {
   private RedisLink(
       Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector,
       Duration timeout,
-      @Nullable Runnable release) {
+      @Nullable Runnable release,
+      boolean cluster) {
     this.connector = connector;
     this.release = release;
     this.timeout = timeout;
+    this.cluster = cluster;
+  }
+
+  /** Whether this is a link to a Redis Cluster, where one script's keys share one hash slot. */
+  boolean cluster() {
+    return cluster;
   }
 
   /**
@@ -55,7 +63,7 @@ final class RedisLink implements AutoCloseable {
   static RedisLink standalone(RedisClient client, RedisURI uri, Duration timeout,
       @Nullable Runnable release) {
     return new RedisLink(() -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
-        timeout, release);
+        timeout, release, false);
   }
 
   /** A link to a Cluster; see {@link #standalone}. */
@@ -64,7 +72,7 @@ final class RedisLink implements AutoCloseable {
     return new RedisLink(
         () -> client.refreshPartitionsAsync().toCompletableFuture() // a cluster connection needs them
             .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
-        timeout, release);
+        timeout, release, true);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.redis;
 
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
@@ -26,6 +27,13 @@ import org.jspecify.annotations.Nullable;
  * calls in flight (leases that expire on the server's clock; a release is one more {@code EVALSHA})
  * included. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
  * expires once its state would be fresh again, except a non-refilling bucket that was charged.
+ *
+ * <p>A slot for a call in flight counts only while the store that took it renews it: every third
+ * of the {@linkplain Builder#slotLease slot lease} the store renews the slots of all its calls in
+ * flight in one {@code EVALSHA} (one per Cluster hash slot that holds some), so a call keeps its
+ * slot for as long as it runs, up to its lease timeout (the last-resort cap), while the slots of an
+ * instance that crashed, or whose release never reached Redis, free themselves within one slot
+ * lease.
  *
  * <p>While Redis does not answer within the command timeout, the {@link FailurePolicy} decides;
  * Redis is tried again after the retry interval, and the store recovers by itself. Bad input is
@@ -196,6 +204,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
     /** The default heartbeat interval: 1 s (an instance counts as live for three intervals). */
     public static final Duration DEFAULT_HEARTBEAT_INTERVAL = Duration.ofSeconds(1);
 
+    /**
+     * The default slot lease: 5 s. A slot taken on Redis for a call in flight expires this long
+     * after it was taken or last renewed, and its holder renews it every third of it.
+     */
+    public static final Duration DEFAULT_SLOT_LEASE = Duration.ofSeconds(5);
+
     /** The default failure rate, in percent, at which the circuit breaker opens: 50. */
     public static final float DEFAULT_FAILURE_RATE_THRESHOLD = 50;
 
@@ -224,6 +238,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private @Nullable Duration maxWait;
     private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
     private Duration heartbeatInterval = DEFAULT_HEARTBEAT_INTERVAL;
+    private Duration slotLease = DEFAULT_SLOT_LEASE;
     private float failureRateThreshold = DEFAULT_FAILURE_RATE_THRESHOLD;
     private int slidingWindowSize = DEFAULT_SLIDING_WINDOW_SIZE;
     private int minimumNumberOfCalls = DEFAULT_MINIMUM_NUMBER_OF_CALLS;
@@ -367,6 +382,30 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
+     * Sets how long a slot taken on Redis for a call in flight (a budget's {@link
+     * ConcurrencyLimit}) counts without being renewed (default 5 s).
+     * The store renews the slots of its calls still in flight every third of this, all at once (one
+     * script call per interval on a standalone server, one per Cluster hash slot that holds some),
+     * so a call holds its slot for as long as it runs, up to its lease timeout, which stays the
+     * last-resort cap; a slot whose holder died, or whose release never reached Redis, frees itself
+     * within this long. Shorter frees a dead instance's slots sooner, at more renewal calls; it
+     * should stay well above the command timeout, or a slow renewal lets live slots expire.
+     *
+     * @param slotLease the lease, positive and at most a day
+     * @return this builder
+     * @throws IllegalArgumentException if the lease is null, not positive or longer than a day
+     */
+    public Builder slotLease(Duration slotLease) {
+      positive("slotLease", slotLease);
+      if (slotLease.compareTo(ConcurrencyLimit.MAX_LEASE) > 0) {
+        throw new IllegalArgumentException("slotLease must be at most "
+            + ConcurrencyLimit.MAX_LEASE + ", but was " + slotLease);
+      }
+      this.slotLease = slotLease;
+      return this;
+    }
+
+    /**
      * Keys the hashes that name limiter keys in Redis (when {@link #hashKeys} is on, the default):
      * HMAC-SHA-256 under {@code secret} instead of plain SHA-256, so that a hash seen in Redis or
      * in {@link StoreAdministration#top} cannot be reversed by hashing guessed keys. Stores sharing
@@ -475,11 +514,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
       ScheduledExecutorService timer = RedisHeartbeat.newTimer();
       LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
           new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker,
-          new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer));
+          new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer),
+          slotLease);
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
           new RedisBreaker.Settings(failureRateThreshold, slidingWindowSize,
               minimumNumberOfCalls, permittedCallsInHalfOpenState),
-          heartbeatInterval, ticker != null ? ticker : Ticker.system(), timer);
+          heartbeatInterval, slotLease, ticker != null ? ticker : Ticker.system(), timer);
       store.start(connectTimeout);
       return store;
     }

@@ -12,7 +12,9 @@
 --   levels; the estimated model tokens (0 for a plain acquire); the first reservation id of this
 --   store (0: no reservation; one is numbered only when some level limits model tokens or
 --   concurrency); the deadline: the call's caller stops waiting at this time (in the script's
---   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline)
+--   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline);
+--   the slot lease in time units: a slot taken expires this long after it was taken or last
+--   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns one string: eleven little-endian doubles, struct '<ddddddddddd', then the reason's name
 --   (ASCII): allowed (1|0), level (1-based), remaining, retryAfterMs, resetAfterMs, retryable
@@ -29,7 +31,8 @@
 -- The common case, one level in sequential mode without model tokens, runs straight through:
 -- one GET and one SET, no table per level.
 
-local cost, sequential, n, estimate, idBase, deadline = struct.unpack('<dddddd', ARGV[1], 25)
+local cost, sequential, n, estimate, idBase, deadline, slotLease =
+  struct.unpack('<ddddddd', ARGV[1], 25)
 if deadline > 0 and now > deadline then
   return struct.pack('<ddddddddddd', 0, 1, 0, 0, 0, 0, 0, 0, 0, now, 0) .. 'EXPIRED'
 end
@@ -195,7 +198,7 @@ for i = 1, n do
   local h = held and held[i]
   if h then
     if not denied and id ~= 0 then
-      C.take(h[1], id, h[4])
+      C.take(h[1], id, h[4], slotLease)
       h[2] = h[2] + 1
     end
     remaining = math.min(remaining, math.max(0, h[3] - h[2]))

@@ -20,8 +20,11 @@
 --      struct '<d', then the entries, oldest first (in time order, later ones after earlier ones
 --      of the same time), each '<ddd': its time, the reservation id, the model tokens; entries a
 --      whole window old leave from the head. A value not of this layout reads as empty.
---   c  the slots held by calls in flight: a sorted set of reservation ids, score = the time the
---      lease expires (a lease counts while now < its expiry)
+--   c  the slots held by calls in flight: a sorted set; member '<id> <cap>' ('%.17g' each): the
+--      reservation id and the time its lease ends whatever happens (taken + lease timeout); score:
+--      the time the slot expires unless its holder renews it, min(taken or last renewal + slot
+--      lease, cap) (renew.lua). A slot counts while now < its score. (A member that is a bare id
+--      has its cap as its score.)
 --   (t is passed, and exists, only for budgets with a model-token limit; c only for budgets with a
 --   concurrency limit; a level's keys are passed in this order: s, t, c)
 -- A state holds no limit: each call applies the limits it carries (a budget's, or a variant's of
@@ -457,20 +460,54 @@ local function slots()
     return redis.call('ZCARD', ckey)
   end
 
-  -- Milliseconds until held - limit + 1 leases have expired, so that one more call fits (from
-  -- the earliest expiry on: BudgetTable.slotsMs), at least 1.
-  function C.retryMs(ckey, held, limit)
-    local j = held - limit
-    local expiry = tonumber(redis.call('ZRANGE', ckey, j, j, 'WITHSCORES')[2])
-    return math.max(1, ceilMs(expiry - now))
+  -- The member of reservation id's slot whose lease ends at cap.
+  function C.member(id, cap)
+    return string.format('%.17g %.17g', id, cap)
   end
 
-  -- Takes a slot for reservation id, leased until now + lease (BudgetTable.takeSlot); the key
-  -- expires with its last lease.
-  function C.take(ckey, id, lease)
-    redis.call('ZADD', ckey, now + lease, id)
+  -- The cap of a member (see c above): when its lease ends whatever happens.
+  function C.cap(member, score)
+    local cap = string.match(member, ' (%S+)$')
+    return cap and tonumber(cap) or score
+  end
+
+  -- Milliseconds until held - limit + 1 leases have reached their caps, so that one more call fits
+  -- even if every holder lives and renews (from the earliest cap on: BudgetTable.slotsMs), at
+  -- least 1: an upper bound, since a slot frees sooner when its call ends or its holder dies.
+  function C.retryMs(ckey, held, limit)
+    local all = redis.call('ZRANGE', ckey, 0, -1, 'WITHSCORES')
+    local caps = {}
+    for j = 1, #all, 2 do
+      caps[#caps + 1] = C.cap(all[j], tonumber(all[j + 1]))
+    end
+    table.sort(caps)
+    return math.max(1, ceilMs(caps[held - limit + 1] - now))
+  end
+
+  -- Takes a slot for reservation id: its lease ends at now + lease at the latest (the cap,
+  -- BudgetTable.takeSlot), and sooner, now + slotLease, unless its holder renews it (slotLease 0:
+  -- at the cap); the key expires with its last slot.
+  function C.take(ckey, id, lease, slotLease)
+    local cap = now + lease
+    local expiry = cap
+    if slotLease > 0 and now + slotLease < cap then
+      expiry = now + slotLease
+    end
+    redis.call('ZADD', ckey, expiry, C.member(id, cap))
     local last = tonumber(redis.call('ZRANGE', ckey, -1, -1, 'WITHSCORES')[2])
     redis.call('PEXPIRE', ckey, math.max(ceilMs(last - now) + 1, minTtlMs))
+  end
+
+  -- Removes reservation id's slot from ckey; returns 1, or 0 when ckey holds none of it.
+  function C.remove(ckey, id)
+    local bare = string.format('%.17g', id)
+    local prefix = bare .. ' '
+    for _, m in ipairs(redis.call('ZRANGE', ckey, 0, -1)) do
+      if m == bare or string.sub(m, 1, #prefix) == prefix then
+        return redis.call('ZREM', ckey, m)
+      end
+    end
+    return 0
   end
 
   return C

@@ -66,7 +66,7 @@ for i = 1, n do
   end
   if slotLimit > 0 then
     if id ~= 0 then
-      redis.call('ZREM', KEYS[k], id)
+      slots().remove(KEYS[k], id)
     end
     k = k + 1
   end

@@ -10,6 +10,6 @@
 local id = struct.unpack('<d', ARGV[1], 25)
 local removed = 0
 for i = 1, #KEYS do
-  removed = removed + redis.call('ZREM', KEYS[i], id)
+  removed = removed + slots().remove(KEYS[i], id)
 end
 return {removed}

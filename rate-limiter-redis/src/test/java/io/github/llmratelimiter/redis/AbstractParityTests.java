@@ -271,15 +271,33 @@ abstract class AbstractParityTests {
   @ParameterizedTest
   @ValueSource(longs = {12, 13, 14})
   void slotsTakenReleasedAndExpiringDecideAsInMemory(long seed) {
+    slotsDecideAsInMemory(seed, redis(new ManualTicker()), false);
+  }
+
+  /**
+   * The same with a slot lease shorter than some leases (3 s) and longer than any one step of the
+   * ticker (under 2 s), the holder renewing its slots after each step, as it does every third of
+   * the slot lease: a call holds its slot until it is released or its lease timeout passes.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {12, 13, 14})
+  void slotsRenewedByTheirHolderDecideAsInMemory(long seed) {
+    slotsDecideAsInMemory(seed, redis(new ManualTicker()).slotLease(Duration.ofMillis(2_001)), true);
+  }
+
+  private void slotsDecideAsInMemory(long seed, RedisRateLimitStore.Builder builder, boolean renew) {
     ManualTicker ticker = new ManualTicker();
     Random rnd = new Random(seed);
     List<Reservation[]> open = new ArrayList<>();
     try (RateLimitStore memory = memory(ticker);
-        RedisRateLimitStore redis = redis(ticker).build()) {
+        RedisRateLimitStore redis = builder.ticker(ticker).build()) {
       int slotDenies = 0;
       int released = 0;
       for (int op = 0; op < 400; op++) {
         advance(ticker, rnd);
+        if (renew) {
+          ((GuardedRedisStore) redis).renewSlots().join();
+        }
         if (!open.isEmpty() && rnd.nextInt(3) == 0) {
           Reservation[] pair = open.get(rnd.nextInt(open.size()));
           if (rnd.nextInt(4) > 0) {

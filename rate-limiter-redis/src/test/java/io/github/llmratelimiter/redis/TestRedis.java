@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.redis;
 
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Ticker;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -75,18 +76,24 @@ public final class TestRedis {
         .build();
   }
 
-  /** A store on the shared standalone server, reading time from {@code ticker}, keys hashed. */
+  /**
+   * A store on the shared standalone server, reading time from {@code ticker}, keys hashed. Its
+   * slots count until their lease timeout unless released, as on the in-memory store, since a test's
+   * ticker may jump further than a renewal interval: tests of slot leases set their own.
+   */
   static RedisRateLimitStore.Builder standalone(Ticker ticker) {
     return RedisRateLimitStore.builder(standaloneClient(), standaloneUri())
         .keyPrefix(freshPrefix())
         .commandTimeout(TEST_TIMEOUT)
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .slotLease(ConcurrencyLimit.MAX_LEASE)
         .ticker(ticker);
   }
 
   /**
    * A store on the shared 3-master Cluster, reading time from {@code ticker}, with keys in clear
-   * (the standalone stores hash them, as by default, so both layouts run every suite).
+   * (the standalone stores hash them, as by default, so both layouts run every suite). Its slots
+   * count until their lease timeout unless released, as {@link #standalone}'s.
    */
   static RedisRateLimitStore.Builder cluster(Ticker ticker) {
     return RedisRateLimitStore.builder(clusterClient())
@@ -94,6 +101,7 @@ public final class TestRedis {
         .hashKeys(false)
         .commandTimeout(TEST_TIMEOUT)
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
+        .slotLease(ConcurrencyLimit.MAX_LEASE)
         .ticker(ticker);
   }
 

@@ -401,8 +401,10 @@ public class RateLimiterProperties {
     private @Nullable Long limit;
 
     /**
-     * The longest a call holds its slot: past it the slot is free even if the call never ended (an
-     * instance that crashed never holds a tenant's slots for longer); inherited when unset, else 10m.
+     * The longest a call holds its slot, a last-resort cap: past it the slot is free even if the
+     * call never ended. On Redis a slot also frees once its instance stops renewing it
+     * (ratelimiter.redis.slot-lease), so a crashed instance's slots free within the slot lease;
+     * inherited when unset, else 10m.
      */
     private @Nullable Duration leaseTimeout;
 

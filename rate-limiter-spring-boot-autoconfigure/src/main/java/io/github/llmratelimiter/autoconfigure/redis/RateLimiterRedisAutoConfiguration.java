@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.redis;
 import io.github.llmratelimiter.autoconfigure.InvalidRateLimitPropertyException;
 import io.github.llmratelimiter.autoconfigure.RateLimiterAutoConfiguration;
 import io.github.llmratelimiter.autoconfigure.RateLimiterProperties;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.gateway.StoreFailure;
 import io.github.llmratelimiter.redis.FailurePolicy;
@@ -78,6 +79,11 @@ public final class RateLimiterRedisAutoConfiguration {
     }
     Duration retry = positive("retry-interval", redis.getRetryInterval());
     Duration heartbeat = positive("heartbeat-interval", redis.getHeartbeatInterval());
+    Duration slotLease = positive("slot-lease", redis.getSlotLease());
+    if (slotLease.compareTo(ConcurrencyLimit.MAX_LEASE) > 0) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "slot-lease", slotLease,
+          "a positive duration of at most " + ConcurrencyLimit.MAX_LEASE.toHours() + "h");
+    }
     RateLimiterRedisProperties.CircuitBreaker breaker = redis.getCircuitBreaker();
     float rate = breaker.getFailureRateThreshold();
     if (!(rate > 0 && rate <= 100)) {
@@ -105,6 +111,7 @@ public final class RateLimiterRedisAutoConfiguration {
     builder.commandTimeout(timeout)
         .retryInterval(retry)
         .heartbeatInterval(heartbeat)
+        .slotLease(slotLease)
         .circuitBreaker(rate, window, minimum, probes)
         .failurePolicy(failurePolicy(properties, redis))
         .hashKeys(redis.isHashKeys());

@@ -36,6 +36,16 @@ public class RateLimiterRedisProperties {
    */
   private Duration heartbeatInterval = Duration.ofSeconds(1);
 
+  /**
+   * How long a slot taken on Redis for a call in flight (a policy's concurrency.limit) counts
+   * without being renewed; each instance renews the slots of its calls still in flight every third
+   * of this, in one Redis script per interval (one per hash slot on a Cluster). A call keeps its
+   * slot for as long as it runs, up to its concurrency.lease-timeout (the last-resort cap); the
+   * slots of an instance that crashed, or whose release never reached Redis, free themselves
+   * within this long. At most a day; keep it well above the command timeout.
+   */
+  private Duration slotLease = Duration.ofSeconds(5);
+
   /** When Redis counts as unavailable, so that the failure policy answers every request. */
   private final CircuitBreaker circuitBreaker = new CircuitBreaker();
 
@@ -88,6 +98,14 @@ public class RateLimiterRedisProperties {
 
   public void setHeartbeatInterval(Duration heartbeatInterval) {
     this.heartbeatInterval = heartbeatInterval;
+  }
+
+  public Duration getSlotLease() {
+    return slotLease;
+  }
+
+  public void setSlotLease(Duration slotLease) {
+    this.slotLease = slotLease;
   }
 
   public CircuitBreaker getCircuitBreaker() {

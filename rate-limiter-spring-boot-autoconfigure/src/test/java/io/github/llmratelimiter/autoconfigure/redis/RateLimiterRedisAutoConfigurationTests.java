@@ -221,6 +221,9 @@ class RateLimiterRedisAutoConfigurationTests {
       "ratelimiter.redis.command-timeout=0ms | 'ratelimiter.redis.command-timeout' has the value 'PT0S'",
       "ratelimiter.redis.command-timeout=soon | 'ratelimiter.redis.command-timeout' has the value 'soon'",
       "ratelimiter.redis.retry-interval=-1s | 'ratelimiter.redis.retry-interval' has the value 'PT-1S'",
+      "ratelimiter.redis.slot-lease=0s | 'ratelimiter.redis.slot-lease' has the value 'PT0S'",
+      "ratelimiter.redis.slot-lease=2d | 'ratelimiter.redis.slot-lease' has the value 'PT48H', but it"
+          + " must be a positive duration of at most 24h",
       "ratelimiter.redis.key-prefix=a b | 'ratelimiter.redis.key-prefix' has the value 'a b'",
       "ratelimiter.redis.failure-policy=sometimes | 'ratelimiter.redis.failure-policy' has the value"
           + " 'sometimes', but it must be one of fail-open, fail-closed, local-fallback",
