@@ -61,14 +61,8 @@ record RedisConnection(RedisLink link, @Nullable EventLoopWatch loop) {
     if (seeds != null) {
       RedisClusterClient c = RedisClusterClient.create(resources, seeds);
       ClusterClientOptions.Builder options = ClusterClientOptions.builder();
-      if (sslOptions != null) {
-        options.sslOptions(sslOptions);
-      }
+      common(options, sslOptions, socket);
       c.setOptions(options
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .socketOptions(socket)
-          .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
           .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
               .enableAllAdaptiveRefreshTriggers()
               .enablePeriodicRefresh(Duration.ofSeconds(30))
@@ -81,20 +75,28 @@ record RedisConnection(RedisLink link, @Nullable EventLoopWatch loop) {
     } else {
       RedisClient c = RedisClient.create(resources);
       ClientOptions.Builder options = ClientOptions.builder();
-      if (sslOptions != null) {
-        options.sslOptions(sslOptions);
-      }
-      c.setOptions(options
-          .autoReconnect(true)
-          .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-          .socketOptions(socket)
-          .timeoutOptions(TimeoutOptions.create()) // no expiry: a late reply is read, and refunded
-          .build());
+      common(options, sslOptions, socket);
+      c.setOptions(options.build());
       link = RedisLink.standalone(c, uri, commandTimeout, () -> {
         c.shutdown();
         releaseResources.run();
       });
     }
     return new RedisConnection(link, watch);
+  }
+
+  /**
+   * The options a standalone and a Cluster client share: TLS when given, reconnecting, commands
+   * rejected while disconnected, and no command expiry (a late reply is read, and refunded).
+   */
+  private static void common(ClientOptions.Builder options, @Nullable SslOptions sslOptions,
+      SocketOptions socket) {
+    if (sslOptions != null) {
+      options.sslOptions(sslOptions);
+    }
+    options.autoReconnect(true)
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        .socketOptions(socket)
+        .timeoutOptions(TimeoutOptions.create());
   }
 }
