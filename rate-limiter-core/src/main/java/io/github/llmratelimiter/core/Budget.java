@@ -2,7 +2,10 @@ package io.github.llmratelimiter.core;
 
 import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -51,6 +54,9 @@ import org.jspecify.annotations.Nullable;
  * @param bucket the burst bucket, or {@code null} for none
  * @param modelTokens the model tokens per window (TPM), or {@code null} for none
  * @param concurrency the most calls in flight at once, or {@code null} for none
+ * @param quotas the budgets over calendar periods (requests, model tokens or cost per hour, day,
+ *     week or month), distinct names; a variant may carry other quotas than its defaults (see
+ *     {@link QuotaLimit} for how their state is shared)
  * @param variantOf the defaults this budget is a variant of, or {@code null} when it is its own
  *     defaults
  */
@@ -60,22 +66,33 @@ public record Budget(
     @Nullable BucketLimit bucket,
     @Nullable ModelTokenLimit modelTokens,
     @Nullable ConcurrencyLimit concurrency,
+    List<QuotaLimit> quotas,
     @Nullable Budget variantOf) {
 
   /**
    * Validates the budget.
    *
-   * @throws IllegalArgumentException if the name is blank or holds a brace, every limit is null,
-   *     or a variant's name, components or window lengths differ from its defaults'
+   * @throws IllegalArgumentException if the name is blank or holds a brace, every limit is null
+   *     and there is no quota, two quotas share a name, or a variant's name, components or window
+   *     lengths differ from its defaults'
    */
   public Budget {
     Args.notBlank("name", name);
     if (name.indexOf('{') >= 0 || name.indexOf('}') >= 0) {
       throw new IllegalArgumentException("name must not contain '{' or '}', but was '" + name + "'");
     }
-    if (window == null && bucket == null && modelTokens == null && concurrency == null) {
-      throw new IllegalArgumentException("budget '" + name
-          + "' needs a window, a bucket, a model-token or a concurrency limit, but all were null");
+    quotas = List.copyOf(Args.notNull("quotas", quotas));
+    Set<String> quotaNames = new HashSet<>();
+    for (QuotaLimit q : quotas) {
+      if (!quotaNames.add(q.name())) {
+        throw new IllegalArgumentException("budget '" + name + "' has two quotas named '"
+            + q.name() + "': " + quotas);
+      }
+    }
+    if (window == null && bucket == null && modelTokens == null && concurrency == null
+        && quotas.isEmpty()) {
+      throw new IllegalArgumentException("budget '" + name + "' needs a window, a bucket, a"
+          + " model-token or a concurrency limit, or a quota, but all were null");
     }
     if (variantOf != null) {
       variantOf = variantOf.defaults();
@@ -91,6 +108,23 @@ public record Budget(
           variantOf.modelTokens == null ? null : variantOf.modelTokens.window());
       sameShape("concurrency", concurrency, variantOf.concurrency, null, null);
     }
+  }
+
+  /**
+   * Returns a budget that is a variant of {@code variantOf}, or its own defaults, without quotas.
+   *
+   * @param name the budget's name
+   * @param window the requests-per-window limit, or {@code null} for none
+   * @param bucket the burst bucket, or {@code null} for none
+   * @param modelTokens the model tokens per window, or {@code null} for none
+   * @param concurrency the most calls in flight at once, or {@code null} for none
+   * @param variantOf the defaults, or {@code null}
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket,
+      @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency,
+      @Nullable Budget variantOf) {
+    this(name, window, bucket, modelTokens, concurrency, List.of(), variantOf);
   }
 
   /** Checks that a variant's component is present exactly when its defaults' is, over one length. */
@@ -118,7 +152,7 @@ public record Budget(
    */
   public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket,
       @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency) {
-    this(name, window, bucket, modelTokens, concurrency, null);
+    this(name, window, bucket, modelTokens, concurrency, List.of(), null);
   }
 
   /**
@@ -132,7 +166,7 @@ public record Budget(
    */
   public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket,
       @Nullable ModelTokenLimit modelTokens) {
-    this(name, window, bucket, modelTokens, null, null);
+    this(name, window, bucket, modelTokens, null, List.of(), null);
   }
 
   /**
@@ -145,7 +179,7 @@ public record Budget(
    *     null
    */
   public Budget(String name, @Nullable WindowLimit window, @Nullable BucketLimit bucket) {
-    this(name, window, bucket, null, null, null);
+    this(name, window, bucket, null, null, List.of(), null);
   }
 
   /**
@@ -213,12 +247,57 @@ public record Budget(
    */
   public Budget variant(@Nullable WindowLimit window, @Nullable BucketLimit bucket,
       @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency) {
+    return variant(window, bucket, modelTokens, concurrency, quotas);
+  }
+
+  /**
+   * Returns a variant of this budget's defaults with other limits and quotas, like {@link
+   * #variant(WindowLimit, BucketLimit, ModelTokenLimit, ConcurrencyLimit)}; the quotas may be any.
+   *
+   * @param window the requests-per-window limit, present exactly when the defaults have one
+   * @param bucket the burst bucket, present exactly when the defaults have one
+   * @param modelTokens the model tokens per window, present exactly when the defaults limit them
+   * @param concurrency the calls in flight, present exactly when the defaults limit them
+   * @param quotas the quotas of the variant
+   * @return the variant
+   * @throws IllegalArgumentException as the other {@code variant}
+   */
+  public Budget variant(@Nullable WindowLimit window, @Nullable BucketLimit bucket,
+      @Nullable ModelTokenLimit modelTokens, @Nullable ConcurrencyLimit concurrency,
+      List<QuotaLimit> quotas) {
     Budget d = defaults();
     if (Objects.equals(window, d.window) && Objects.equals(bucket, d.bucket)
-        && Objects.equals(modelTokens, d.modelTokens) && Objects.equals(concurrency, d.concurrency)) {
+        && Objects.equals(modelTokens, d.modelTokens) && Objects.equals(concurrency, d.concurrency)
+        && d.quotas.equals(quotas)) {
       return d;
     }
-    return new Budget(name, window, bucket, modelTokens, concurrency, d);
+    return new Budget(name, window, bucket, modelTokens, concurrency, quotas, d);
+  }
+
+  /**
+   * Returns this budget with other quotas: a variant of its defaults with its own limits (the
+   * defaults themselves when the quotas are theirs).
+   *
+   * @param quotas the quotas
+   * @return the budget
+   */
+  public Budget withQuotas(List<QuotaLimit> quotas) {
+    return variant(window, bucket, modelTokens, concurrency, quotas);
+  }
+
+  /**
+   * Returns whether a call's estimate can ever fit every enforced quota of this budget.
+   *
+   * @param estimate the call's estimate
+   * @return {@code false} if an enforced quota's limit is below its amount
+   */
+  public boolean fitsQuotas(Consumption estimate) {
+    for (QuotaLimit q : quotas) {
+      if (q.enforce() && q.unit().amount(estimate) > q.limit()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -250,7 +329,8 @@ public record Budget(
    *     tokens
    */
   public Budget withModelTokens(ModelTokenLimit limit) {
-    return new Budget(name, window, bucket, Args.notNull("limit", limit), concurrency, variantOf);
+    return new Budget(name, window, bucket, Args.notNull("limit", limit), concurrency, quotas,
+        variantOf);
   }
 
   /**
@@ -262,6 +342,7 @@ public record Budget(
    *     concurrency
    */
   public Budget withConcurrency(ConcurrencyLimit limit) {
-    return new Budget(name, window, bucket, modelTokens, Args.notNull("limit", limit), variantOf);
+    return new Budget(name, window, bucket, modelTokens, Args.notNull("limit", limit), quotas,
+        variantOf);
   }
 }

@@ -61,6 +61,9 @@ final class BudgetTable {
   final int concurrencyLimit;
   final long leaseNanos;
 
+  /** Whether the budget has a quota: its calls are decided by {@code reserve} only. */
+  final boolean hasQuotas;
+
   /** The table of a budget's defaults, over a new key table. */
   BudgetTable(Budget defaults, int order, long maxKeys) {
     this(defaults, new KeyTable(defaults.name(), order, maxKeys), true);
@@ -91,6 +94,7 @@ final class BudgetTable {
     this.hasConcurrency = concurrency != null;
     this.concurrencyLimit = concurrency == null ? 0 : (int) concurrency.limit();
     this.leaseNanos = concurrency == null ? 0 : concurrency.leaseTimeout().toNanos();
+    this.hasQuotas = !budget.quotas().isEmpty();
   }
 
   /**
@@ -440,6 +444,11 @@ final class BudgetTable {
   /** Whether the budget admits a call of this cost and estimate at all (else {@link #neverFits}). */
   boolean fits(double cost, long estimate) {
     return budget.fits(cost) && budget.fitsModelTokens(estimate);
+  }
+
+  /** Whether the budget admits a call of this cost and estimate at all, its quotas included. */
+  boolean fits(double cost, Consumption estimate) {
+    return fits(cost, estimate.modelTokens()) && budget.fitsQuotas(estimate);
   }
 
   Decision neverFits() {

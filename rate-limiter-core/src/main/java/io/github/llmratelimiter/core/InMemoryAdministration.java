@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import io.github.llmratelimiter.core.internal.Args;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -86,7 +87,8 @@ final class InMemoryAdministration implements StoreAdministration {
   @Override
   public boolean reset(Budget budget, String key) {
     Args.notBlank("key", key);
-    return store.table(budget).keys.reset(key);
+    boolean quotas = store.quotaBook().reset(budget.name(), key);
+    return store.table(budget).keys.reset(key) | quotas;
   }
 
   @Override
@@ -94,7 +96,33 @@ final class InMemoryAdministration implements StoreAdministration {
     for (BudgetTable t : store.allTables()) {
       t.keys.resetAll();
     }
+    store.quotaBook().resetAll();
     plans.clear();
+  }
+
+  @Override
+  public List<QuotaStatus> quotas(Budget budget, String key) {
+    Args.notNull("budget", budget);
+    Args.notBlank("key", key);
+    Instant now = store.wallClock().instant();
+    List<QuotaStatus> statuses = new ArrayList<>();
+    for (QuotaLimit q : budget.quotas()) {
+      long start = q.period().start(now, q.zone()).toEpochMilli();
+      QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q, start);
+      long used = c == null ? 0 : c.used();
+      statuses.add(new QuotaStatus(budget.name(), q, used, start,
+          q.period().end(now, q.zone()).toEpochMilli(), List.of(), used >= q.limit()));
+    }
+    return statuses;
+  }
+
+  @Override
+  public List<QuotaSpend> topSpenders(Budget budget, QuotaLimit quota, int limit) {
+    Args.notNull("budget", budget);
+    Args.notNull("quota", quota);
+    Args.positive("limit", limit);
+    long start = quota.period().start(store.wallClock().instant(), quota.zone()).toEpochMilli();
+    return store.quotaBook().top(budget.name(), quota, start, limit);
   }
 
   @Override

@@ -2,6 +2,8 @@ package io.github.llmratelimiter.core;
 
 import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -35,6 +37,11 @@ final class InMemoryStore implements RateLimitStore {
   static final int DEFAULT_MAINTENANCE_STEP = 100_000;
 
   private final Ticker ticker;
+  /** The calendar's clock: quotas count over its periods. */
+  private final InstantSource wallClock;
+  private final QuotaBook quotaBook = new QuotaBook();
+  /** When the quota counters were last expired, epoch milliseconds. */
+  private volatile long quotasExpiredAt;
   private final long maxKeys;
   private final int maintenanceStep;
   private final ConcurrentHashMap<String, BudgetTable> tables = new ConcurrentHashMap<>();
@@ -48,7 +55,13 @@ final class InMemoryStore implements RateLimitStore {
 
   /** A store that nothing maintains until {@link #startMaintenance} is called. */
   InMemoryStore(Ticker ticker, long maxKeys, int maintenanceStep) {
+    this(ticker, InstantSource.system(), maxKeys, maintenanceStep);
+  }
+
+  /** A store whose quotas follow {@code wallClock}; nothing maintains it until started. */
+  InMemoryStore(Ticker ticker, InstantSource wallClock, long maxKeys, int maintenanceStep) {
     this.ticker = Args.notNull("ticker", ticker);
+    this.wallClock = Args.notNull("wallClock", wallClock);
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
@@ -56,8 +69,14 @@ final class InMemoryStore implements RateLimitStore {
 
   /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
   static InMemoryStore maintained(Ticker ticker, long maxKeys, MaintenanceScheduler scheduler) {
+    return maintained(ticker, InstantSource.system(), maxKeys, scheduler);
+  }
+
+  /** A maintained store whose quotas follow {@code wallClock}. */
+  static InMemoryStore maintained(Ticker ticker, InstantSource wallClock, long maxKeys,
+      MaintenanceScheduler scheduler) {
     Args.notNull("scheduler", scheduler);
-    InMemoryStore store = new InMemoryStore(ticker, maxKeys, DEFAULT_MAINTENANCE_STEP);
+    InMemoryStore store = new InMemoryStore(ticker, wallClock, maxKeys, DEFAULT_MAINTENANCE_STEP);
     store.startMaintenance(scheduler);
     return store;
   }
@@ -80,6 +99,7 @@ final class InMemoryStore implements RateLimitStore {
    * {@code ceil(2T / maintenanceStep) + 2} steps.
    */
   int cleanUp() {
+    expireQuotas();
     BudgetTable[] all = tables.values().toArray(new BudgetTable[0]);
     if (all.length == 0) {
       return 0;
@@ -97,6 +117,25 @@ final class InMemoryStore implements RateLimitStore {
       }
     }
     return examined; // every table's pass ended (or another step held one)
+  }
+
+  /** Drops the quota counters of periods long over, at most once a minute. */
+  private void expireQuotas() {
+    long nowMs = wallClock.millis();
+    if (nowMs - quotasExpiredAt >= 60_000L || nowMs < quotasExpiredAt) {
+      quotasExpiredAt = nowMs;
+      quotaBook.expire(nowMs);
+    }
+  }
+
+  /** The quota counters. */
+  QuotaBook quotaBook() {
+    return quotaBook;
+  }
+
+  /** The calendar's clock. */
+  InstantSource wallClock() {
+    return wallClock;
   }
 
   /** Stops the scheduled maintenance; calls keep working, and a full table still makes room. */
@@ -131,6 +170,10 @@ final class InMemoryStore implements RateLimitStore {
 
   /** The error of a plain acquire on a level that limits concurrency. */
   private static IllegalArgumentException needsReserve(BudgetTable t) {
+    if (t.hasQuotas) {
+      return new IllegalArgumentException("budget '" + t.name + "' has quotas ("
+          + t.budget.quotas() + "): call reserve, whose Reservation settles them");
+    }
     return new IllegalArgumentException("budget '" + t.name + "' limits concurrency ("
         + t.budget.concurrency() + "): call reserve, whose Reservation releases the slot");
   }
@@ -143,7 +186,7 @@ final class InMemoryStore implements RateLimitStore {
   /** One level, on a table resolved once by the caller (the hot path of {@link GatewayLimiter}). */
   Decision acquire(BudgetTable t, String key, double cost, Composition composition) {
     checkCall(key, cost, composition);
-    if (t.hasConcurrency) {
+    if (t.hasConcurrency || t.hasQuotas) {
       throw needsReserve(t);
     }
     if (!(cost <= t.maxCost)) {
@@ -168,7 +211,7 @@ final class InMemoryStore implements RateLimitStore {
   /** Like {@link #acquire(BudgetTable, String, double, Composition)}, telling only whether allowed. */
   boolean tryAcquire(BudgetTable t, String key, double cost, Composition composition) {
     checkCall(key, cost, composition);
-    if (t.hasConcurrency) {
+    if (t.hasConcurrency || t.hasQuotas) {
       throw needsReserve(t);
     }
     if (!(cost <= t.maxCost)) {
@@ -327,7 +370,7 @@ final class InMemoryStore implements RateLimitStore {
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
     for (BudgetTable t : tables) {
-      if (t.hasConcurrency) {
+      if (t.hasConcurrency || t.hasQuotas) {
         throw needsReserve(t);
       }
     }
@@ -336,25 +379,44 @@ final class InMemoryStore implements RateLimitStore {
         return verdict ? VERDICT_DENIED : t.neverFits();
       }
     }
-    return (Decision) decideAll(tables, lockOrder, keys, cost, 0, composition, false, verdict);
+    return (Decision) decideAll(tables, lockOrder, keys, cost, 0, null, composition, false,
+        verdict);
   }
 
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       long estimatedModelTokens, Composition composition) {
+    Args.notNegative("estimatedModelTokens", estimatedModelTokens);
+    return reserve(levels, keys, cost, new Consumption(1, estimatedModelTokens, 0), composition);
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition) {
     checkLists(levels, keys);
     checkKeys(keys);
     Args.positiveFinite("cost", cost);
-    Args.notNegative("estimatedModelTokens", estimatedModelTokens);
+    checkEstimate(estimate);
     Args.notNull("composition", composition);
     BudgetTable[] tables = tables(levels);
+    boolean quotas = false;
     for (BudgetTable t : tables) {
-      if (!t.fits(cost, estimatedModelTokens)) {
-        return new Reservation(t.neverFits(), levels, keys, estimatedModelTokens, 0, 0, 0);
+      if (!t.fits(cost, estimate)) {
+        return new Reservation(t.neverFits(), levels, keys, estimate.modelTokens(), 0, 0, 0);
       }
+      quotas |= t.hasQuotas;
     }
-    return (Reservation) decideAll(
-        tables, lockOrder(tables), keys, cost, estimatedModelTokens, composition, true, false);
+    return (Reservation) decideAll(tables, lockOrder(tables), keys, cost, estimate.modelTokens(),
+        quotas ? estimate : null, composition, true, false);
+  }
+
+  /** Checks a reservation's estimate: one request. */
+  static void checkEstimate(Consumption estimate) {
+    Args.notNull("estimate", estimate);
+    if (estimate.requests() != 1) {
+      throw new IllegalArgumentException(
+          "estimate must count 1 request, but was " + estimate.requests());
+    }
   }
 
   private static void checkLists(List<Budget> levels, List<String> keys) {
@@ -427,7 +489,8 @@ final class InMemoryStore implements RateLimitStore {
    * or {@link #VERDICT_DENIED}.
    */
   private Object decideAll(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
-      long estimate, Composition composition, boolean reserve, boolean verdict) {
+      long estimate, @Nullable Consumption quotaEstimate, Composition composition, boolean reserve,
+      boolean verdict) {
     while (true) {
       KeyEntry first = lockChain(tables, lockOrder, keys);
       if (first == null) {
@@ -443,8 +506,11 @@ final class InMemoryStore implements RateLimitStore {
       try {
         long now = ticker.read();
         long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
-        Decision d = decide(tables, first, now, cost, estimate, id, composition, verdict);
-        return reserve ? reservation(tables, first, now, keys, estimate, id, d) : d;
+        QuotaCall quotas = quotaEstimate == null ? null
+            : new QuotaCall(quotaBook, tables, keys, quotaEstimate, wallClock.millis());
+        Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, verdict);
+        return reserve ? reservation(tables, first, now, keys, estimate, id, d, quotas,
+            quotaEstimate) : d;
       } finally {
         unlockChain(first);
       }
@@ -501,7 +567,7 @@ final class InMemoryStore implements RateLimitStore {
   /** Whether a reservation on these levels holds anything: model tokens or slots. */
   private static boolean numbersReservation(BudgetTable[] tables) {
     for (BudgetTable t : tables) {
-      if (t.hasModelTokens || t.hasConcurrency) {
+      if (t.hasModelTokens || t.hasConcurrency || t.hasQuotas) {
         return true;
       }
     }
@@ -517,7 +583,8 @@ final class InMemoryStore implements RateLimitStore {
   }
 
   private static Reservation reservation(BudgetTable[] tables, KeyEntry first, long now,
-      List<String> keys, long estimate, long id, Decision d) {
+      List<String> keys, long estimate, long id, Decision d, @Nullable QuotaCall quotas,
+      @Nullable Consumption quotaEstimate) {
     long remainingTokens = Long.MAX_VALUE;
     long tokensReset = 0;
     KeyEntry e = first;
@@ -529,8 +596,12 @@ final class InMemoryStore implements RateLimitStore {
         tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(e, now));
       }
     }
+    if (quotas == null) {
+      return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
+          remainingTokens, tokensReset);
+    }
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
-        remainingTokens, tokensReset);
+        remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs, quotas.statuses());
   }
 
   /**
@@ -586,16 +657,25 @@ final class InMemoryStore implements RateLimitStore {
    * #VERDICT_DENIED} is returned.
    */
   private static Decision decide(BudgetTable[] tables, KeyEntry first, long now, double cost,
-      long estimate, long id, Composition composition, boolean verdict) {
+      long estimate, long id, @Nullable QuotaCall quotas, Composition composition,
+      boolean verdict) {
     int n = tables.length;
     if (composition == Composition.SEQUENTIAL) {
       KeyEntry e = first;
       for (int i = 0; i < n; i++, e = e.held) {
         Reason r = apply(tables[i], e, now, cost, estimate, id, composition);
+        if (r == Reason.OK && quotas != null) {
+          // the quotas run last in a level: what the level charged before them stays charged
+          if (quotas.denies(i)) {
+            r = Reason.QUOTA_EXCEEDED;
+          } else {
+            quotas.charge(i);
+          }
+        }
         if (r != Reason.OK) {
           // levels before i stay charged, as sequential order specifies; those after it are untouched
           Decision d = verdict ? VERDICT_DENIED : sequentialDeny(tables, first, i, e, now, cost,
-              estimate, r);
+              estimate, r, quotas);
           forgetFresh(tables, first, i);
           return d;
         }
@@ -605,8 +685,10 @@ final class InMemoryStore implements RateLimitStore {
       for (int i = 0; i < n; i++, e = e.held) {
         tables[i].normalize(e, now);
       }
-      if (denies(tables, first, cost, estimate)) {
-        Decision d = verdict ? VERDICT_DENIED : bindingDeny(tables, first, now, cost, estimate);
+      boolean quotaDenies = quotas != null && quotas.deniesAny();
+      if (quotaDenies || denies(tables, first, cost, estimate)) {
+        Decision d = verdict ? VERDICT_DENIED
+            : bindingDeny(tables, first, now, cost, estimate, quotas);
         forgetFresh(tables, first, n - 1);
         return d;
       }
@@ -615,6 +697,9 @@ final class InMemoryStore implements RateLimitStore {
         tables[i].chargeWindow(e, now);
         tables[i].chargeBucket(e, now, cost);
         tables[i].chargeModelTokens(e, now, estimate, id);
+      }
+      if (quotas != null) {
+        quotas.chargeAll();
       }
     }
     takeSlots(tables, first, now, id);
@@ -625,7 +710,8 @@ final class InMemoryStore implements RateLimitStore {
 
   /** The sequential deny of level {@code level} (entry {@code denying}) for {@code reason}. */
   private static Decision sequentialDeny(BudgetTable[] tables, KeyEntry first, int level,
-      KeyEntry denying, long now, double cost, long estimate, Reason reason) {
+      KeyEntry denying, long now, double cost, long estimate, Reason reason,
+      @Nullable QuotaCall quotas) {
     long remaining = Long.MAX_VALUE;
     KeyEntry e = first;
     for (int j = 0; j < tables.length; j++, e = e.held) {
@@ -633,8 +719,18 @@ final class InMemoryStore implements RateLimitStore {
           j <= level ? tables[j].remaining(e) : tables[j].remainingAt(e, now));
     }
     BudgetTable t = tables[level];
+    if (reason == Reason.QUOTA_EXCEEDED) {
+      return quotaDeny(t, denying, now, quotas.retryMs(level), remaining);
+    }
     return t.decision(denying, now, reason, t.retryMs(denying, now, cost, estimate, reason),
         remaining);
+  }
+
+  /** A deny of level {@code t} by its quotas, which clear in {@code retry} ms. */
+  private static Decision quotaDeny(BudgetTable t, KeyEntry e, long now, long retry,
+      long remaining) {
+    return new Decision(false, remaining, retry, Math.max(retry, t.resetMs(e, now)),
+        Reason.QUOTA_EXCEEDED, true, t.name);
   }
 
   /** The allowed decision of levels just charged: the fewest remaining, the latest reset. */
@@ -671,8 +767,8 @@ final class InMemoryStore implements RateLimitStore {
    * The reserve-then-commit deny of normalized levels of which at least one denies, charging
    * nothing.
    */
-  private static Decision bindingDeny(
-      BudgetTable[] tables, KeyEntry first, long now, double cost, long estimate) {
+  private static Decision bindingDeny(BudgetTable[] tables, KeyEntry first, long now, double cost,
+      long estimate, @Nullable QuotaCall quotas) {
     int level = -1;
     KeyEntry binding = first;
     Reason reason = Reason.OK;
@@ -683,16 +779,24 @@ final class InMemoryStore implements RateLimitStore {
       BudgetTable t = tables[i];
       remaining = Math.min(remaining, t.remaining(e));
       Reason c = t.binding(e, now, cost, estimate);
+      long wait = c == null ? 0 : t.retryMs(e, now, cost, estimate, c); // 0: never clears
+      long quotaWait = quotas == null ? 0 : quotas.retryMs(i);
+      if (quotaWait > 0 && (c == null || wait != 0 && quotaWait > wait)) {
+        c = Reason.QUOTA_EXCEEDED; // its period's end: a quota always clears
+        wait = quotaWait;
+      }
       if (c == null) {
         continue;
       }
-      long wait = t.retryMs(e, now, cost, estimate, c); // 0: never clears
       if (level < 0 || wait == 0 && retry != 0 || retry != 0 && wait > retry) {
         level = i;
         binding = e;
         reason = c;
         retry = wait;
       }
+    }
+    if (reason == Reason.QUOTA_EXCEEDED) {
+      return quotaDeny(tables[level], binding, now, retry, remaining);
     }
     return tables[level].decision(binding, now, reason, retry, remaining);
   }
@@ -701,9 +805,50 @@ final class InMemoryStore implements RateLimitStore {
   public void reconcile(Reservation reservation, long actualModelTokens) {
     Args.notNull("reservation", reservation);
     Args.notNegative("actualModelTokens", actualModelTokens);
-    if (!reservation.reserved()) {
-      return;
+    reconcile(reservation,
+        new Consumption(1, actualModelTokens, reservation.estimatedSpend()));
+  }
+
+  @Override
+  public void reconcile(Reservation reservation, Consumption actual) {
+    Args.notNull("reservation", reservation);
+    Args.notNull("actual", actual);
+    if (reservation.chargedQuotas()) {
+      settleQuotas(reservation, actual);
     }
+    if (reservation.reserved()) {
+      reconcileModelTokens(reservation, actual.modelTokens());
+    }
+  }
+
+  /**
+   * Moves every quota the reservation charged from its estimate to {@code actual}, in the period
+   * it was charged in.
+   */
+  private void settleQuotas(Reservation reservation, Consumption actual) {
+    Consumption estimate = reservation.estimated();
+    Instant at = Instant.ofEpochMilli(reservation.quotaAtMs());
+    List<Budget> levels = reservation.levels();
+    for (int i = 0; i < levels.size(); i++) {
+      Budget b = levels.get(i);
+      for (QuotaLimit q : b.quotas()) {
+        long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+        if (delta == 0) {
+          continue;
+        }
+        long start = q.period().start(at, q.zone()).toEpochMilli();
+        QuotaBook.Counter c = delta > 0
+            ? quotaBook.counter(b.name(), reservation.keys().get(i), q, start,
+                q.period().end(at, q.zone()).toEpochMilli())
+            : quotaBook.existing(b.name(), reservation.keys().get(i), q, start);
+        if (c != null) {
+          c.add(delta);
+        }
+      }
+    }
+  }
+
+  private void reconcileModelTokens(Reservation reservation, long actualModelTokens) {
     BudgetTable[] tables = tables(reservation.levels());
     int[] lockOrder = lockOrder(tables);
     List<String> keys = reservation.keys();

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -97,6 +98,99 @@ public interface RateLimitStore extends AutoCloseable {
       Composition composition);
 
   /**
+   * Decides one call like {@link #reserve(List, List, double, long, Composition)} and also checks
+   * and charges the {@linkplain QuotaLimit quotas} of every level, in the same atomic step: each
+   * quota counts the estimate's amount in its unit (1 request, the model tokens, or the cost) in
+   * the calendar period that holds the store's current time.
+   *
+   * <p>The quotas run last within a level. An enforced quota whose period has too little left for
+   * the estimate denies with {@link Reason#QUOTA_EXCEEDED}, retryable once the period ends (the
+   * wait is exactly the time until then): in reserve-then-commit composition nothing is charged
+   * anywhere; in sequential composition what ran before it stays charged, the quota itself is not
+   * charged. A shadow quota ({@code enforce} false) never denies and is charged like an enforced
+   * one. An estimate above an enforced quota's limit is refused with {@link
+   * Reason#COST_EXCEEDS_CAPACITY} before any state is read. The reservation reports where every
+   * quota stands ({@link Reservation#quotas()}), with the thresholds this decision crossed first.
+   * Settle it with {@link #reconcile(Reservation, Consumption)} once the call ends.
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume: 1 request, its model tokens, its cost
+   * @param composition the composition mode
+   * @return the decision with what was reserved
+   * @throws IllegalArgumentException on a blank key, a bad cost or estimate, or mismatched lists
+   * @throws UnsupportedOperationException if a level has a quota and this store keeps none
+   */
+  default Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition) {
+    requireNoQuotas(levels);
+    return reserve(levels, keys, cost, estimate.modelTokens(), composition);
+  }
+
+  /**
+   * Decides one call and charges its quotas like {@link #reserve(List, List, double, Consumption,
+   * Composition)} without blocking the caller on I/O (see {@link #acquireAsync}).
+   *
+   * @param levels the budgets, root first; names distinct
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume
+   * @param composition the composition mode
+   * @return a stage that completes with the decision and what was reserved
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition) {
+    return CompletableFuture.completedFuture(reserve(levels, keys, cost, estimate, composition));
+  }
+
+  /**
+   * Settles a reservation with what the call consumed: its model tokens as {@link
+   * #reconcile(Reservation, long)} does, and at every quota it charged, the estimate replaced by
+   * the actual amount in the period it was charged in (a call that failed is settled with {@link
+   * Consumption#NONE}: its request, tokens and cost are all refunded). Call it once per
+   * reservation; a reservation that charged nothing is ignored.
+   *
+   * @param reservation what {@code reserve} returned
+   * @param actual what the call consumed
+   * @throws IllegalArgumentException if an argument is null
+   * @throws UnsupportedOperationException if the reservation charged quotas and this store keeps
+   *     none
+   */
+  default void reconcile(Reservation reservation, Consumption actual) {
+    if (reservation.chargedQuotas()) {
+      throw new UnsupportedOperationException(getClass().getName() + " keeps no quotas");
+    }
+    reconcile(reservation, actual.modelTokens());
+  }
+
+  /**
+   * Settles a reservation like {@link #reconcile(Reservation, Consumption)} without blocking the
+   * caller on I/O.
+   *
+   * @param reservation what {@code reserve} or {@code reserveAsync} returned
+   * @param actual what the call consumed
+   * @return a stage that completes once the reservation is settled (or its settlement is lost to a
+   *     store failure)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  default CompletionStage<Void> reconcileAsync(Reservation reservation, Consumption actual) {
+    reconcile(reservation, actual);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /** Throws if a level has a quota: for stores that keep none. */
+  private void requireNoQuotas(List<Budget> levels) {
+    for (Budget b : levels) {
+      if (!b.quotas().isEmpty()) {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no quotas, but"
+            + " budget '" + b.name() + "' has " + b.quotas());
+      }
+    }
+  }
+
+  /**
    * Replaces a reservation's estimate with the model tokens the call actually used, at every level.
    *
    * <p>While the reservation's entry is still in a level's window its amount becomes {@code
@@ -105,6 +199,10 @@ public interface RateLimitStore extends AutoCloseable {
    * and an over-estimate has nothing left to refund. A failed call is reconciled with 0, which
    * refunds the whole estimate (its request-window slot stays charged). Call it once per
    * reservation; a reservation that reserved nothing is ignored.
+   *
+   * <p>Its quotas that count model tokens are settled with {@code actualModelTokens}; those that
+   * count requests or cost keep the estimate (settle them with {@link #reconcile(Reservation,
+   * Consumption)}).
    *
    * @param reservation what {@link #reserve} returned
    * @param actualModelTokens the model tokens used, at least 0
@@ -315,5 +413,22 @@ public interface RateLimitStore extends AutoCloseable {
   static RateLimitStore inMemory(
       Ticker ticker, long maxKeysPerBudget, MaintenanceScheduler scheduler) {
     return InMemoryStore.maintained(ticker, maxKeysPerBudget, scheduler);
+  }
+
+  /**
+   * Returns a new in-memory store like {@link #inMemory(Ticker, long, MaintenanceScheduler)} whose
+   * quotas follow the calendar of {@code wallClock} (the system's clock otherwise): a test drives
+   * both clocks.
+   *
+   * @param ticker the time source of windows, buckets and leases
+   * @param wallClock the clock of quota periods
+   * @param maxKeysPerBudget the most keys tracked per budget, at least 1
+   * @param scheduler what runs the maintenance
+   * @return a new in-memory store
+   * @throws IllegalArgumentException if an argument is null or the cap is below 1
+   */
+  static RateLimitStore inMemory(Ticker ticker, InstantSource wallClock, long maxKeysPerBudget,
+      MaintenanceScheduler scheduler) {
+    return InMemoryStore.maintained(ticker, wallClock, maxKeysPerBudget, scheduler);
   }
 }

@@ -40,6 +40,14 @@ public enum Reason {
   CONCURRENCY_LIMIT,
 
   /**
+   * A {@link QuotaLimit} had too little left this period for the call's estimate (1 request, its
+   * model tokens or its cost): nothing is charged at the quota; in sequential composition what ran
+   * before it stays charged, as for {@link #TPM_LIMIT}. It is retryable, and its wait is the time
+   * until the period ends, exactly.
+   */
+  QUOTA_EXCEEDED,
+
+  /**
    * The call costs more tokens than the bucket can ever hold, or estimates more model tokens than
    * the model-token window admits: waiting never helps, and nothing was charged. The call is
    * refused from its cost and its levels' limits alone, before any state is read (on Redis, with

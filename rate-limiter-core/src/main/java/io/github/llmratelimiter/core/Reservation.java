@@ -25,6 +25,11 @@ import java.util.function.Predicate;
  *     limit them ({@link Long#MAX_VALUE} when none does)
  * @param modelTokensResetMs milliseconds until the model-token windows are empty (0 when no level
  *     limits model tokens)
+ * @param estimatedSpend the cost reserved at the quotas that count it, micro-units
+ * @param quotaAtMs the instant (epoch milliseconds) at which the quotas were charged: the period
+ *     they were charged in, which {@code reconcile} settles (0 when no level has a quota)
+ * @param quotas where every quota of every level stands after the decision, root first, in each
+ *     level's order (empty when no level has a quota, or the store did not read them)
  */
 public record Reservation(
     Decision decision,
@@ -33,7 +38,10 @@ public record Reservation(
     long estimate,
     long id,
     long remainingModelTokens,
-    long modelTokensResetMs) {
+    long modelTokensResetMs,
+    long estimatedSpend,
+    long quotaAtMs,
+    List<QuotaStatus> quotas) {
 
   /**
    * Validates the reservation.
@@ -52,9 +60,47 @@ public record Reservation(
     Args.notNegative("id", id);
     Args.notNegative("remainingModelTokens", remainingModelTokens);
     Args.notNegative("modelTokensResetMs", modelTokensResetMs);
+    Args.notNegative("estimatedSpend", estimatedSpend);
+    quotas = List.copyOf(Args.notNull("quotas", quotas));
     if (id != 0 && !decision.allowed()) {
       throw new IllegalArgumentException("a denied call reserves nothing, but id was " + id);
     }
+  }
+
+  /**
+   * Returns a reservation without quotas.
+   *
+   * @param decision the decision on the call
+   * @param levels the budgets, root first
+   * @param keys one key per level
+   * @param estimate the model tokens reserved
+   * @param id the reservation's number, 0 when nothing was reserved
+   * @param remainingModelTokens model tokens still admitted now
+   * @param modelTokensResetMs milliseconds until the model-token windows are empty
+   */
+  public Reservation(Decision decision, List<Budget> levels, List<String> keys, long estimate,
+      long id, long remainingModelTokens, long modelTokensResetMs) {
+    this(decision, levels, keys, estimate, id, remainingModelTokens, modelTokensResetMs, 0, 0,
+        List.of());
+  }
+
+  /**
+   * Returns what this call reserved at its quotas: one request, its estimated model tokens and
+   * its estimated cost.
+   *
+   * @return the estimate
+   */
+  public Consumption estimated() {
+    return new Consumption(1, estimate, estimatedSpend);
+  }
+
+  /**
+   * Returns whether the call holds quota charges that {@code reconcile} settles.
+   *
+   * @return whether {@code id() != 0} and some level has a quota
+   */
+  public boolean chargedQuotas() {
+    return holdsAt(b -> !b.quotas().isEmpty());
   }
 
   /**

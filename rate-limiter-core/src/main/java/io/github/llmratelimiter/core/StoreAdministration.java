@@ -76,4 +76,30 @@ public interface StoreAdministration {
    * @return the number of tracked keys
    */
   long trackedKeys(Budget budget);
+
+  /**
+   * Returns where each quota of {@code budget} stands for a key in its current period, in the
+   * budget's order (what a call with these limits would be checked against; nothing is charged
+   * and no threshold reported).
+   *
+   * @param budget the budget (or a plan's variant of it), whose quotas are read
+   * @param key the key
+   * @return one status per quota; empty when the budget has none or the store keeps no quotas
+   */
+  default List<QuotaStatus> quotas(Budget budget, String key) {
+    return List.of();
+  }
+
+  /**
+   * Returns the keys that used the most of a quota in its current period, most first.
+   *
+   * @param budget the budget that holds the quota
+   * @param quota the quota
+   * @param limit the most keys returned, at least 1
+   * @return up to {@code limit} keys with what they used, most first; empty when the store keeps
+   *     no quotas
+   */
+  default List<QuotaSpend> topSpenders(Budget budget, QuotaLimit quota, int limit) {
+    return List.of();
+  }
 }

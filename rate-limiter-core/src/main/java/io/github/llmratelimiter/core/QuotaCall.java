@@ -1,0 +1,135 @@
+package io.github.llmratelimiter.core;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The quota step of one in-memory decision: the counters of every quota of every level for the
+ * period that holds the decision's instant, checked and charged while the call holds every
+ * level's entry lock.
+ */
+final class QuotaCall {
+
+  private final BudgetTable[] tables;
+  private final List<String> keys;
+  private final Consumption estimate;
+  final long nowMs;
+  /** Per level, per quota: its counter, its period's start and end. */
+  private final QuotaBook.Counter[][] counters;
+  private final long[][] starts;
+  private final long[][] ends;
+  /** Per level, per quota: whether the estimate did not fit (checked levels only). */
+  private final boolean[][] exceeded;
+
+  QuotaCall(QuotaBook book, BudgetTable[] tables, List<String> keys, Consumption estimate,
+      long nowMs) {
+    this.tables = tables;
+    this.keys = keys;
+    this.estimate = estimate;
+    this.nowMs = nowMs;
+    int n = tables.length;
+    counters = new QuotaBook.Counter[n][];
+    starts = new long[n][];
+    ends = new long[n][];
+    exceeded = new boolean[n][];
+    Instant now = Instant.ofEpochMilli(nowMs);
+    for (int i = 0; i < n; i++) {
+      List<QuotaLimit> quotas = tables[i].budget.quotas();
+      int m = quotas.size();
+      counters[i] = new QuotaBook.Counter[m];
+      starts[i] = new long[m];
+      ends[i] = new long[m];
+      exceeded[i] = new boolean[m];
+      for (int j = 0; j < m; j++) {
+        QuotaLimit q = quotas.get(j);
+        starts[i][j] = q.period().start(now, q.zone()).toEpochMilli();
+        ends[i][j] = q.period().end(now, q.zone()).toEpochMilli();
+        counters[i][j] = book.counter(tables[i].name, keys.get(i), q, starts[i][j], ends[i][j]);
+      }
+    }
+  }
+
+  /**
+   * Checks level {@code i}'s quotas against the estimate and records which did not fit; returns
+   * whether an enforced one denies.
+   */
+  boolean denies(int i) {
+    List<QuotaLimit> quotas = tables[i].budget.quotas();
+    boolean denies = false;
+    for (int j = 0; j < quotas.size(); j++) {
+      QuotaLimit q = quotas.get(j);
+      long amount = q.unit().amount(estimate);
+      long used = counters[i][j].used();
+      boolean over = used > q.limit() - amount;
+      exceeded[i][j] = over;
+      denies |= over && q.enforce();
+    }
+    return denies;
+  }
+
+  /** Whether any level's enforced quota denies (every level checked). */
+  boolean deniesAny() {
+    boolean denies = false;
+    for (int i = 0; i < tables.length; i++) {
+      denies |= denies(i);
+    }
+    return denies;
+  }
+
+  /**
+   * Milliseconds until every enforced quota of level {@code i} that denies has a new period: the
+   * latest of their period ends; 0 if none denies.
+   */
+  long retryMs(int i) {
+    List<QuotaLimit> quotas = tables[i].budget.quotas();
+    long retry = 0;
+    for (int j = 0; j < quotas.size(); j++) {
+      if (exceeded[i][j] && quotas.get(j).enforce()) {
+        retry = Math.max(retry, Math.max(1, ends[i][j] - nowMs));
+      }
+    }
+    return retry;
+  }
+
+  /** Charges level {@code i}'s quotas with the estimate. */
+  void charge(int i) {
+    List<QuotaLimit> quotas = tables[i].budget.quotas();
+    for (int j = 0; j < quotas.size(); j++) {
+      counters[i][j].add(quotas.get(j).unit().amount(estimate));
+    }
+  }
+
+  /** Charges every level's quotas with the estimate. */
+  void chargeAll() {
+    for (int i = 0; i < tables.length; i++) {
+      charge(i);
+    }
+  }
+
+  /**
+   * Where every quota stands after the decision, root first; marks and reports each threshold
+   * that the use now reaches and no decision reported before in the period.
+   */
+  List<QuotaStatus> statuses() {
+    List<QuotaStatus> statuses = new ArrayList<>();
+    for (int i = 0; i < tables.length; i++) {
+      List<QuotaLimit> quotas = tables[i].budget.quotas();
+      for (int j = 0; j < quotas.size(); j++) {
+        QuotaLimit q = quotas.get(j);
+        QuotaBook.Counter c = counters[i][j];
+        long used = c.used();
+        List<Integer> crossed = List.of();
+        for (int k = 0; k < q.thresholds().size(); k++) {
+          if (used >= q.thresholdAmount(k) && c.fire(q.thresholds().get(k))) {
+            crossed = crossed.isEmpty() ? new ArrayList<>() : crossed;
+            crossed.add(q.thresholds().get(k));
+          }
+        }
+        statuses.add(new QuotaStatus(tables[i].name, q, used, starts[i][j], ends[i][j], crossed,
+            exceeded[i][j]));
+      }
+    }
+    return statuses;
+  }
+}
