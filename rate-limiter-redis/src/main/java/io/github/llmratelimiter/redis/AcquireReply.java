@@ -15,7 +15,8 @@ import org.jspecify.annotations.Nullable;
  * remaining model tokens, model-token reset ms, the time the script ran, the id numbered for the
  * call} by position. Each number is cut to a {@code long} as a Java cast does ({@code inf}
  * saturates). A call that arrived after its deadline has the reason {@code EXPIRED}: {@link
- * #expired}, and no {@link #reason}.
+ * #expired}, and no {@link #reason}. A call on levels with quotas has the quota part after the
+ * reason, behind a {@code |}: {@link #quotas} (read by {@link QuotaFrame#statuses}).
  */
 final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
 
@@ -41,10 +42,21 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   @Nullable Reason reason;
   /** Whether the script ran after the call's deadline, and so charged nothing. */
   boolean expired;
+  /** Whether the reply may carry a quota part (the call had quotas). */
+  private final boolean quotasExpected;
+  /** The quota part of the reply, little-endian doubles; null when it has none. */
+  @Nullable ByteBuffer quotas;
 
+  /** The reply of a call without quotas. */
   AcquireReply() {
+    this(false);
+  }
+
+  /** The reply of a call that may carry quotas (see {@link #quotas}). */
+  AcquireReply(boolean quotasExpected) {
     super(StringCodec.UTF8, null);
     output = this;
+    this.quotasExpected = quotasExpected;
   }
 
   /** Takes the reply: the numbers, then the reason. */
@@ -64,10 +76,22 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
       }
     }
     int from = p + NUMBERS;
-    if (same(bytes, from, EXPIRED)) {
+    int end = bytes.limit();
+    if (quotasExpected) {
+      for (int i = from; i < end; i++) {
+        if (bytes.get(i) == '|') {
+          ByteBuffer part = ByteBuffer.allocate(end - i - 1);
+          part.put(bytes.duplicate().position(i + 1).limit(end)).flip();
+          quotas = part;
+          end = i;
+          break;
+        }
+      }
+    }
+    if (same(bytes, from, end, EXPIRED)) {
       expired = true;
     } else {
-      reason = reason(bytes, from);
+      reason = reason(bytes, from, end);
     }
   }
 
@@ -83,18 +107,19 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     throw new IllegalStateException("acquire.lua replied an array of " + count + ", not a decision");
   }
 
-  private static Reason reason(ByteBuffer bytes, int from) {
+  private static Reason reason(ByteBuffer bytes, int from, int end) {
     for (int i = 0; i < REASONS.length; i++) {
-      if (same(bytes, from, REASON_NAMES[i])) {
+      if (same(bytes, from, end, REASON_NAMES[i])) {
         return REASONS[i];
       }
     }
-    return Reason.valueOf(StandardCharsets.US_ASCII.decode(bytes.duplicate().position(from)).toString());
+    return Reason.valueOf(StandardCharsets.US_ASCII.decode(
+        bytes.duplicate().position(from).limit(end)).toString());
   }
 
-  /** Whether the bytes from {@code from} to the limit are {@code ascii}. */
-  private static boolean same(ByteBuffer bytes, int from, byte[] ascii) {
-    if (bytes.limit() - from != ascii.length) {
+  /** Whether the bytes from {@code from} to {@code end} are {@code ascii}. */
+  private static boolean same(ByteBuffer bytes, int from, int end, byte[] ascii) {
+    if (end - from != ascii.length) {
       return false;
     }
     for (int i = 0; i < ascii.length; i++) {

@@ -3,13 +3,18 @@ package io.github.llmratelimiter.redis;
 import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -37,10 +42,32 @@ import org.jspecify.annotations.Nullable;
  * instance joining or leaving (a rolling deployment) leaves a share that already holds this
  * instance's admissions. The mirror charges the model-token estimate of a call and never its
  * usage, which can only make the fallback stricter.
+ *
+ * <p>Quotas are decided here too, on each share's in-memory store, over the calendar of the same
+ * wall clock as Redis's calls: a quota's share is {@code max(1, floor(limit / N))}, and the mirror
+ * charges it with each call's estimate as Redis admitted it. What this means:
+ * <ul>
+ *   <li>the counters here start from what this instance admitted through Redis since it started
+ *       (estimates, never the settled amounts), not from the key's use across instances: a key
+ *       that used most of its period through other instances may be admitted up to the share
+ *       again on each instance during an outage;
+ *   <li>what is spent during an outage (the calls this fallback admits and their settlements) is
+ *       counted here only and never written back to Redis: once Redis answers again, the key's
+ *       counters there do not hold it;
+ *   <li>thresholds are reported by this instance's share, against the share's limit, once per
+ *       share and period: they may repeat, or differ from, what Redis reported.
+ * </ul>
  */
 final class FallbackStore implements AutoCloseable {
 
+  /** The keys a share's store tracks per budget at most (the in-memory store's default). */
+  private static final long MAX_KEYS = 1_000_000L;
+  /** How often a share's store is maintained (the in-memory store's default). */
+  private static final Duration MAINTENANCE_INTERVAL = Duration.ofSeconds(1);
+
   private final Ticker ticker;
+  /** The calendar of quota periods. */
+  private final InstantSource wallClock;
   private final long retryMs;
   /** The live instance count as last seen; 0 until the first heartbeat is answered. */
   private volatile int instances;
@@ -65,9 +92,14 @@ final class FallbackStore implements AutoCloseable {
   private record Mirrored(Share[] shares, Reservation[] held, long expiresAt) {}
 
   FallbackStore(Ticker ticker, long retryMs) {
+    this(ticker, InstantSource.system(), retryMs);
+  }
+
+  FallbackStore(Ticker ticker, InstantSource wallClock, long retryMs) {
     this.ticker = ticker;
+    this.wallClock = wallClock;
     this.retryMs = retryMs;
-    this.shares = new Share[] {new Share(1, ticker), new Share(2, ticker)};
+    this.shares = new Share[] {new Share(1, ticker, wallClock), new Share(2, ticker, wallClock)};
   }
 
   /** One divisor's store and scaled budgets. */
@@ -76,9 +108,10 @@ final class FallbackStore implements AutoCloseable {
     final RateLimitStore store;
     final ConcurrentHashMap<Budget, Budget> budgets = new ConcurrentHashMap<>();
 
-    Share(int divisor, Ticker ticker) {
+    Share(int divisor, Ticker ticker, InstantSource wallClock) {
       this.divisor = divisor;
-      this.store = RateLimitStore.inMemory(ticker);
+      this.store = RateLimitStore.inMemory(ticker, wallClock, MAX_KEYS,
+          MaintenanceScheduler.every(MAINTENANCE_INTERVAL));
     }
 
     List<Budget> scale(List<Budget> levels) {
@@ -103,6 +136,10 @@ final class FallbackStore implements AutoCloseable {
       BucketLimit k = b.bucket();
       ModelTokenLimit m = b.modelTokens();
       ConcurrencyLimit c = b.concurrency();
+      List<QuotaLimit> quotas = new ArrayList<>(b.quotas().size());
+      for (QuotaLimit q : b.quotas()) {
+        quotas.add(q.withLimit(Math.max(1, q.limit() / divisor)));
+      }
       Budget share = new Budget(b.name(),
           w == null ? null : new WindowLimit(Math.max(1, w.limit() / divisor), w.window()),
           k == null ? null : new BucketLimit(
@@ -111,9 +148,10 @@ final class FallbackStore implements AutoCloseable {
           m == null ? null : new ModelTokenLimit(Math.max(1, m.limit() / divisor), m.window()),
           c == null ? null
               : new ConcurrencyLimit(Math.max(1, c.limit() / divisor), c.leaseTimeout()),
-          null);
+          quotas, null);
       if (d != null) {
-        share = d.variant(share.window(), share.bucket(), share.modelTokens(), share.concurrency());
+        share = d.variant(share.window(), share.bucket(), share.modelTokens(), share.concurrency(),
+            share.quotas());
       }
       Budget raced = budgets.putIfAbsent(b, share);
       return raced != null ? raced : share;
@@ -121,6 +159,11 @@ final class FallbackStore implements AutoCloseable {
 
     Reservation decide(LuaRateLimitStore.Call call) {
       List<Budget> levels = scale(call.levels());
+      QuotaFrame quotas = call.quotas();
+      if (quotas != null) {
+        return store.reserve(levels, call.keys(), call.cost(), quotas.estimate,
+            call.composition());
+      }
       if (call.reserve()) {
         return store.reserve(levels, call.keys(), call.cost(), call.estimate(), call.composition());
       }
@@ -145,7 +188,7 @@ final class FallbackStore implements AutoCloseable {
         }
       }
       if (next[i] == null) {
-        next[i] = new Share(divisor, ticker);
+        next[i] = new Share(divisor, ticker, wallClock);
       }
     }
     shares = next;
@@ -242,6 +285,17 @@ final class FallbackStore implements AutoCloseable {
     Share made = madeBy(reservation);
     if (made != null) {
       made.store.reconcile(reservation, actualModelTokens);
+    }
+  }
+
+  /**
+   * Settles a reservation (model tokens and quotas) on the share that made it; one of a share
+   * since dropped is lost.
+   */
+  void reconcile(Reservation reservation, Consumption actual) {
+    Share made = madeBy(reservation);
+    if (made != null) {
+      made.store.reconcile(reservation, actual);
     }
   }
 

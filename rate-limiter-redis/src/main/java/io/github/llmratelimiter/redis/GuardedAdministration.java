@@ -2,6 +2,9 @@ package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.KeySnapshot;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaSpend;
+import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.internal.Args;
 import java.util.List;
@@ -84,6 +87,37 @@ final class GuardedAdministration implements StoreAdministration {
     FallbackStore f = fallback;
     return breaker.call(() -> redis.trackedKeys(budget),
         f == null ? null : () -> local(f).trackedKeys(f.scaled(budget)));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>While Redis does not answer, the fallback's share answers: what this instance counted
+   * locally, against the share's limits.
+   */
+  @Override
+  public List<QuotaStatus> quotas(Budget budget, String key) {
+    Args.notBlank("key", key);
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.quotas(budget, key),
+        f == null ? null : () -> local(f).quotas(f.scaled(budget), key));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>While Redis does not answer, the fallback's share answers: what this instance counted
+   * locally.
+   */
+  @Override
+  public List<QuotaSpend> topSpenders(Budget budget, QuotaLimit quota, int limit) {
+    Args.notNull("quota", quota);
+    Args.positive("limit", limit);
+    store.budget(budget);
+    FallbackStore f = fallback;
+    return breaker.call(() -> redis.topSpenders(budget, quota, limit),
+        f == null ? null : () -> local(f).topSpenders(f.scaled(budget), quota, limit));
   }
 
   /** The administration of this instance's share in the fallback. */

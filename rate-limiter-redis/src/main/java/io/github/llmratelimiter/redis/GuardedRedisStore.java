@@ -2,6 +2,7 @@ package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -13,6 +14,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -57,12 +59,12 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
       RedisBreaker.Settings settings, Duration heartbeatInterval, Duration slotLease, Ticker clock,
-      ScheduledExecutorService timer) {
+      InstantSource wallClock, ScheduledExecutorService timer) {
     this.redis = redis;
     this.replies = redis.replies();
     this.policy = policy;
     this.retryMs = Math.max(1, retryInterval.toMillis());
-    this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, retryMs) : null;
+    this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, wallClock, retryMs) : null;
     this.breaker = new RedisBreaker(settings, retryInterval, retryMs, policy, clock);
     this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
     this.renewal = new SlotRenewal(redis, breaker, clock, slotLease);
@@ -122,6 +124,18 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   }
 
   @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition) {
+    return decide(redis.planReserve(levels, keys, cost, estimate, composition));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition) {
+    return decideAsync(redis.planReserve(levels, keys, cost, estimate, composition));
+  }
+
+  @Override
   public CompletionStage<Decision> acquireAsync(
       List<Budget> levels, List<String> keys, double cost, Composition composition) {
     return decideAsync(redis.plan(levels, keys, cost, composition)).thenApply(Reservation::decision);
@@ -135,16 +149,23 @@ final class GuardedRedisStore implements RedisRateLimitStore {
 
   @Override
   public CompletionStage<Void> reconcileAsync(Reservation reservation, long actualModelTokens) {
-    if (!redis.planReconcile(reservation, actualModelTokens)) {
+    redis.planReconcile(reservation, actualModelTokens); // validates
+    return reconcileAsync(reservation,
+        new Consumption(1, actualModelTokens, reservation.estimatedSpend()));
+  }
+
+  @Override
+  public CompletionStage<Void> reconcileAsync(Reservation reservation, Consumption actual) {
+    if (!redis.planReconcile(reservation, actual)) {
       return CompletableFuture.completedFuture(null);
     }
     if (!LuaRateLimitStore.fromRedis(reservation)) {
       if (fallback != null) {
-        fallback.reconcile(reservation, actualModelTokens);
+        fallback.reconcile(reservation, actual);
       }
       return CompletableFuture.completedFuture(null);
     }
-    return settleAsync(() -> redis.submitReconcile(reservation, actualModelTokens));
+    return settleAsync(() -> redis.submitReconcile(reservation, actual));
   }
 
   /**
@@ -233,16 +254,27 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    */
   @Override
   public void reconcile(Reservation reservation, long actualModelTokens) {
-    if (!redis.planReconcile(reservation, actualModelTokens)) {
+    redis.planReconcile(reservation, actualModelTokens); // validates
+    reconcile(reservation, new Consumption(1, actualModelTokens, reservation.estimatedSpend()));
+  }
+
+  /**
+   * Settles on Redis a reservation Redis made (its model tokens and quotas, in one script call),
+   * and on the fallback one the fallback made. A settlement that cannot reach Redis is lost (and
+   * counted as an error).
+   */
+  @Override
+  public void reconcile(Reservation reservation, Consumption actual) {
+    if (!redis.planReconcile(reservation, actual)) {
       return;
     }
     if (!LuaRateLimitStore.fromRedis(reservation)) {
       if (fallback != null) {
-        fallback.reconcile(reservation, actualModelTokens);
+        fallback.reconcile(reservation, actual);
       }
       return;
     }
-    settle(() -> redis.submitReconcile(reservation, actualModelTokens));
+    settle(() -> redis.submitReconcile(reservation, actual));
   }
 
   /**

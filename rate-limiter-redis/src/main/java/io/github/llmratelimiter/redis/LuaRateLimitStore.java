@@ -3,8 +3,10 @@ package io.github.llmratelimiter.redis;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.PlanAssignments;
+import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -13,6 +15,7 @@ import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -31,6 +34,12 @@ import org.jspecify.annotations.Nullable;
  * <p>Time is the Redis server's ({@code TIME}, microseconds) unless a {@link Ticker} is given: then
  * the ticker's nanoseconds are sent with each call, and keys live at least {@value
  * #TICKER_MIN_TTL_MS} ms of wall-clock time, since ticker time need not follow the wall clock.
+ *
+ * <p>Quota periods follow a wall clock of this process ({@link InstantSource}), never Redis's: the
+ * periods of a call are computed here and sent with it ({@link QuotaFrame}), and its counters are
+ * keys under the call's hash tag, so one script decides and charges them with the rest. The
+ * instances sharing a prefix must have clocks that agree on the period boundaries; a call near a
+ * boundary on a clock a little ahead counts in the next period.
  */
 final class LuaRateLimitStore implements RateLimitStore {
 
@@ -53,6 +62,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final RedisLink link;
   private final RedisKeys layout;
   private final @Nullable Ticker ticker;
+  /** The clock of quota periods. */
+  private final InstantSource wallClock;
   private final ConcurrentHashMap<String, ScriptBudget> budgets = new ConcurrentHashMap<>();
   private final Replies replies;
   /** The server's clock as this process knows it; {@code null} when time is the ticker's. */
@@ -63,8 +74,9 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final double slotLeaseUnits;
 
   LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies,
-      Duration slotLease) {
+      Duration slotLease, InstantSource wallClock) {
     this.link = link;
+    this.wallClock = wallClock;
     this.slotLeaseUnits = ticker == null ? slotLease.toNanos() / 1000.0 : slotLease.toNanos();
     this.layout = layout;
     this.ticker = ticker;
@@ -76,11 +88,17 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   /**
    * A validated call: decided without Redis ({@code decided} set), or to run on Redis; {@code
-   * reserve} when it reserves {@code estimate} model tokens.
+   * reserve} when it reserves {@code estimate} model tokens; {@code quotas} when a level has
+   * quotas (what it charges them, and their periods).
    */
   record Call(
       List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
-      Composition composition, @Nullable Decision decided) {
+      Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas) {
+
+    Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
+        Composition composition, @Nullable Decision decided) {
+      this(levels, keys, cost, estimate, reserve, composition, decided, null);
+    }
 
     /** The call's outcome when it needs no Redis. */
     Reservation decidedReservation() {
@@ -99,7 +117,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (levels.size() == 1) {
       return plan(levels.get(0), keys.get(0), cost, composition);
     }
-    return planAll(levels, keys, cost, 0, false, composition);
+    return planAll(levels, keys, cost, 0, false, composition, null);
   }
 
   /**
@@ -114,7 +132,24 @@ final class LuaRateLimitStore implements RateLimitStore {
       throw new IllegalArgumentException(
           "estimatedModelTokens must be >= 0, but was " + estimatedModelTokens);
     }
-    return planAll(levels, keys, cost, estimatedModelTokens, true, composition);
+    return planAll(levels, keys, cost, estimatedModelTokens, true, composition, null);
+  }
+
+  /**
+   * Validates a call that reserves model tokens and charges quotas exactly as the in-memory store
+   * does.
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  Call planReserve(List<Budget> levels, List<String> keys, double cost, Consumption estimate,
+      Composition composition) {
+    checkLists(levels, keys);
+    Args.notNull("estimate", estimate);
+    if (estimate.requests() != 1) {
+      throw new IllegalArgumentException(
+          "estimate must count 1 request, but was " + estimate.requests());
+    }
+    return planAll(levels, keys, cost, estimate.modelTokens(), true, composition, estimate);
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
@@ -129,8 +164,12 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
   }
 
+  /**
+   * Validates a call; {@code quotaEstimate} is what it charges quotas (null for a call that charges
+   * none: a level with quotas is then refused).
+   */
   private Call planAll(List<Budget> levels, List<String> keys, double cost, long estimate,
-      boolean reserve, Composition composition) {
+      boolean reserve, Composition composition, @Nullable Consumption quotaEstimate) {
     Args.positiveFinite("cost", cost);
     Args.notNull("composition", composition);
     checkLevels(levels, keys);
@@ -139,13 +178,15 @@ final class LuaRateLimitStore implements RateLimitStore {
         checkNoSlots(b);
       }
     }
+    Consumption charged = quotaEstimate != null ? quotaEstimate : new Consumption(1, estimate, 0);
     for (Budget b : levels) {
-      if (!b.fits(cost) || !b.fitsModelTokens(estimate)) {
+      if (!b.fits(cost) || !b.fitsModelTokens(estimate) || !b.fitsQuotas(charged)) {
         return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b));
       }
     }
+    QuotaFrame quotas = QuotaFrame.of(levels, charged, wallClock.millis());
     return new Call(List.copyOf(levels), List.copyOf(keys), cost, estimate, reserve, composition,
-        null);
+        null, quotas);
   }
 
   /** Checks each level's key and budget, and that names are distinct. */
@@ -172,8 +213,15 @@ final class LuaRateLimitStore implements RateLimitStore {
         budget.fits(cost) ? null : neverFits(budget));
   }
 
-  /** Rejects a plain acquire on a level that limits concurrency, as the in-memory store does. */
+  /**
+   * Rejects a plain acquire on a level that has quotas or limits concurrency, as the in-memory
+   * store does.
+   */
   private static void checkNoSlots(Budget b) {
+    if (!b.quotas().isEmpty()) {
+      throw new IllegalArgumentException("budget '" + b.name() + "' has quotas (" + b.quotas()
+          + "): call reserve, whose Reservation settles them");
+    }
     ConcurrencyLimit c = b.concurrency();
     if (c != null) {
       throw new IllegalArgumentException("budget '" + b.name() + "' limits concurrency (" + c
@@ -236,6 +284,10 @@ final class LuaRateLimitStore implements RateLimitStore {
     numbers[8] = serverClock == null ? 0 : serverClock.notAfter(deadlineNanos);
     numbers[9] = slotLeaseUnits;
     int keyCount = keyCount(scripted);
+    QuotaFrame quotas = call.quotas();
+    if (quotas != null) {
+      return submitWithQuotas(call, quotas, scripted, numbers, keyCount);
+    }
     String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
     byte[][] levelArgs = new byte[n][];
     String counter = levelKeys(call.keys(), scripted, keys, levelArgs);
@@ -246,13 +298,51 @@ final class LuaRateLimitStore implements RateLimitStore {
         ACQUIRE.submit(redis, AcquireReply::new, keys, numbers, levelArgs, n)));
   }
 
+  /**
+   * Sends a call on levels with quotas: the levels' keys, then every quota's counter, then the
+   * root's reservation counter; the quota argument after the levels'.
+   */
+  private CompletableFuture<AcquireReply> submitWithQuotas(Call call, QuotaFrame quotas,
+      ScriptBudget[] scripted, double[] numbers, int keyCount) {
+    int n = scripted.length;
+    String[] levelKeys = new String[keyCount];
+    byte[][] levelArgs = new byte[n + 1][];
+    String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
+    String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
+    String[] keys = new String[keyCount + quotaKeys.length + (call.reserve() ? 1 : 0)];
+    System.arraycopy(levelKeys, 0, keys, 0, keyCount);
+    System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
+    if (call.reserve()) {
+      keys[keys.length - 1] = counter;
+    }
+    levelArgs[n] = quotas.acquireArg(keyCount + 1);
+    return watched(link.async().thenCompose(redis ->
+        ACQUIRE.submit(redis, () -> new AcquireReply(true), keys, numbers, levelArgs, n + 1)));
+  }
+
+  /** Each level's state key, from the keys {@link #levelKeys} put in order. */
+  private static String[] stateKeys(ScriptBudget[] scripted, String[] levelKeys) {
+    String[] state = new String[scripted.length];
+    int k = 0;
+    for (int i = 0; i < scripted.length; i++) {
+      state[i] = levelKeys[k];
+      k += scripted[i].keyCount;
+    }
+    return state;
+  }
+
   /** The outcome of a call from its reply (not {@link AcquireReply#expired}). */
   static Reservation decode(Call call, AcquireReply r) {
     List<Budget> levels = call.levels();
     long[] v = r.values;
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
-    return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+    QuotaFrame quotas = call.quotas();
+    if (quotas == null || r.quotas == null) {
+      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+    }
+    return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9],
+        quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas));
   }
 
   /**
@@ -273,7 +363,31 @@ final class LuaRateLimitStore implements RateLimitStore {
     // slots denied (slots are checked first, and their deny charges nothing there), and the bucket
     // too when model tokens denied
     int denied = allowed ? n + 1 : (int) v[2];
-    double[] numbers = timeNumbers(7 + 2 * n); // ARGV[1] (see refund.lua)
+    // the quotas charged: every level's of an admitted call, else those of the levels before the
+    // denying one (sequential)
+    QuotaFrame quotas = call.quotas();
+    List<String> quotaKeys = new ArrayList<>();
+    List<Long> quotaAmounts = new ArrayList<>();
+    ScriptBudget[] scripted = scripted(levels);
+    String[] keys = new String[keyCount(scripted)];
+    byte[][] levelArgs = new byte[n][];
+    levelKeys(call.keys(), scripted, keys, levelArgs);
+    if (quotas != null) {
+      String[] all = quotas.keys(stateKeys(scripted, keys));
+      int q = 0;
+      for (int i = 0; i < n; i++) {
+        for (QuotaLimit quota : levels.get(i).quotas()) {
+          long amount = quota.unit().amount(quotas.estimate);
+          if (i + 1 < denied && amount > 0) {
+            quotaKeys.add(all[q]);
+            quotaAmounts.add(amount);
+          }
+          q++;
+        }
+      }
+    }
+    int quotaCount = quotaKeys.size();
+    double[] numbers = timeNumbers(8 + 2 * n + 2 * quotaCount); // ARGV[1] (see refund.lua)
     numbers[3] = n;
     numbers[4] = v[AcquireReply.NOW];
     numbers[5] = call.cost();
@@ -282,20 +396,30 @@ final class LuaRateLimitStore implements RateLimitStore {
     for (int i = 0; i < n; i++) {
       boolean window = i + 1 < denied || (i + 1 == denied && r.reason != Reason.RPM_LIMIT
           && r.reason != Reason.CONCURRENCY_LIMIT);
-      boolean bucket = i + 1 < denied || (i + 1 == denied && r.reason == Reason.TPM_LIMIT);
+      boolean bucket = i + 1 < denied || (i + 1 == denied
+          && (r.reason == Reason.TPM_LIMIT || r.reason == Reason.QUOTA_EXCEEDED));
       numbers[7 + 2 * i] = window ? 1 : 0;
       numbers[8 + 2 * i] = bucket ? 1 : 0;
       any |= window || bucket;
     }
+    numbers[7 + 2 * n] = quotaCount;
+    String[] all = keys;
+    if (quotaCount > 0) {
+      any = true;
+      all = new String[keys.length + quotaCount];
+      System.arraycopy(keys, 0, all, 0, keys.length);
+      for (int j = 0; j < quotaCount; j++) {
+        all[keys.length + j] = quotaKeys.get(j);
+        numbers[8 + 2 * n + 2 * j] = keys.length + j + 1;
+        numbers[9 + 2 * n + 2 * j] = quotaAmounts.get(j);
+      }
+    }
     if (!any) {
       return CompletableFuture.completedFuture(false);
     }
-    ScriptBudget[] scripted = scripted(levels);
-    String[] keys = new String[keyCount(scripted)];
-    byte[][] levelArgs = new byte[n][];
-    levelKeys(call.keys(), scripted, keys, levelArgs);
+    String[] sent = all;
     return watched(link.async().thenCompose(redis ->
-        REFUND.submit(redis, LuaScript.list(), keys, numbers, levelArgs, n)))
+        REFUND.submit(redis, LuaScript.list(), sent, numbers, levelArgs, n)))
         .thenApply(ignored -> true);
   }
 
@@ -332,6 +456,11 @@ final class LuaRateLimitStore implements RateLimitStore {
         serverClock.sample(a.values[AcquireReply.NOW], System.nanoTime());
       }
     });
+  }
+
+  /** The clock of quota periods. */
+  InstantSource wallClock() {
+    return wallClock;
   }
 
   /** The replies of this store's connection, and how long a caller waits for one. */
@@ -384,6 +513,23 @@ final class LuaRateLimitStore implements RateLimitStore {
     return execute(planReserve(levels, keys, cost, estimatedModelTokens, composition));
   }
 
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition) {
+    return execute(planReserve(levels, keys, cost, estimate, composition));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition) {
+    Call call = planReserve(levels, keys, cost, estimate, composition);
+    if (call.decided() != null) {
+      return CompletableFuture.completedFuture(call.decidedReservation());
+    }
+    return submit(call, System.nanoTime() + replies.maxWaitNanos())
+        .thenApply(reply -> decode(call, reply));
+  }
+
   /**
    * Validates a reconciliation; returns whether Redis has anything to do.
    *
@@ -395,7 +541,19 @@ final class LuaRateLimitStore implements RateLimitStore {
       throw new IllegalArgumentException(
           "actualModelTokens must be >= 0, but was " + actualModelTokens);
     }
-    if (!reservation.reserved()) {
+    return planReconcile(reservation,
+        new Consumption(1, actualModelTokens, reservation.estimatedSpend()));
+  }
+
+  /**
+   * Validates a settlement; returns whether Redis has anything to do (model tokens or quotas).
+   *
+   * @throws IllegalArgumentException on bad input
+   */
+  boolean planReconcile(@Nullable Reservation reservation, @Nullable Consumption actual) {
+    Args.notNull("reservation", reservation);
+    Args.notNull("actual", actual);
+    if (!reservation.reserved() && !reservation.chargedQuotas()) {
       return false;
     }
     checkMadeHere(reservation);
@@ -414,31 +572,77 @@ final class LuaRateLimitStore implements RateLimitStore {
 
   @Override
   public void reconcile(Reservation reservation, long actualModelTokens) {
-    if (planReconcile(reservation, actualModelTokens)) {
-      executeReconcile(reservation, actualModelTokens);
+    Args.notNull("reservation", reservation);
+    Args.notNegative("actualModelTokens", actualModelTokens);
+    reconcile(reservation, new Consumption(1, actualModelTokens, reservation.estimatedSpend()));
+  }
+
+  @Override
+  public void reconcile(Reservation reservation, Consumption actual) {
+    if (planReconcile(reservation, actual)) {
+      long sent = System.nanoTime();
+      replies.await(submitReconcile(reservation, actual), sent);
     }
   }
 
-  /** Runs a validated reconciliation on Redis and waits for it: one script call. */
-  void executeReconcile(Reservation reservation, long actualModelTokens) {
-    long sent = System.nanoTime();
-    replies.await(submitReconcile(reservation, actualModelTokens), sent);
+  @Override
+  public CompletionStage<Void> reconcileAsync(Reservation reservation, Consumption actual) {
+    if (!planReconcile(reservation, actual)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return submitReconcile(reservation, actual).thenApply(ignored -> null);
   }
 
-  /** Sends a validated reconciliation to Redis: one script call. */
-  CompletableFuture<List<Object>> submitReconcile(Reservation reservation, long actualModelTokens) {
+  /**
+   * Sends a validated settlement to Redis: one script call that settles the model tokens (when the
+   * reservation holds some) and adds, at every quota it charged, the actual amount less the
+   * estimate to the counter of the period that holds {@link Reservation#quotaAtMs()}.
+   */
+  CompletableFuture<List<Object>> submitReconcile(Reservation reservation, Consumption actual) {
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
-    double[] numbers = timeNumbers(7); // ARGV[1] (see reconcile.lua)
-    numbers[3] = levels.size();
-    numbers[4] = reservation.id();
-    numbers[5] = reservation.estimate();
-    numbers[6] = actualModelTokens;
     String[] keys = new String[keyCount(scripted)];
     byte[][] levelArgs = new byte[scripted.length][];
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
+    boolean tokens = reservation.reserved();
+    List<String> quotaKeys = new ArrayList<>();
+    List<long[]> quotaDeltas = new ArrayList<>(); // {delta, expiry}
+    if (reservation.chargedQuotas()) {
+      Consumption estimate = reservation.estimated();
+      String[] state = stateKeys(scripted, keys);
+      for (int i = 0; i < levels.size(); i++) {
+        for (QuotaLimit q : levels.get(i).quotas()) {
+          long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+          if (delta != 0) {
+            long[] period = QuotaFrame.period(q, reservation.quotaAtMs());
+            quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
+            quotaDeltas.add(new long[] {delta, period[1] + QuotaFrame.RETENTION_MS});
+          }
+        }
+      }
+    }
+    int levelKeyCount = tokens ? keys.length : 0;
+    int quotaCount = quotaKeys.size();
+    double[] numbers = timeNumbers(8 + 3 * quotaCount); // ARGV[1] (see reconcile.lua)
+    numbers[3] = tokens ? levels.size() : 0;
+    numbers[4] = reservation.id();
+    numbers[5] = reservation.estimate();
+    numbers[6] = actual.modelTokens();
+    numbers[7] = quotaCount;
+    String[] all = new String[levelKeyCount + quotaCount];
+    System.arraycopy(keys, 0, all, 0, levelKeyCount);
+    for (int j = 0; j < quotaCount; j++) {
+      all[levelKeyCount + j] = quotaKeys.get(j);
+      numbers[8 + 3 * j] = levelKeyCount + j + 1;
+      numbers[9 + 3 * j] = quotaDeltas.get(j)[0];
+      numbers[10 + 3 * j] = quotaDeltas.get(j)[1];
+    }
+    if (all.length == 0) {
+      return CompletableFuture.completedFuture(List.of());
+    }
+    int levelCount = tokens ? levelArgs.length : 0;
     return watched(link.async().thenCompose(redis ->
-        RECONCILE.submit(redis, LuaScript.list(), keys, numbers, levelArgs, levelArgs.length)));
+        RECONCILE.submit(redis, LuaScript.list(), all, numbers, levelArgs, levelCount)));
   }
 
   /**

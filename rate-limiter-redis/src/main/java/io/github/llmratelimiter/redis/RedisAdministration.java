@@ -5,6 +5,9 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaSpend;
+import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.core.internal.Args;
@@ -12,6 +15,8 @@ import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,11 +31,18 @@ import org.jspecify.annotations.Nullable;
  * level of a hierarchy keeps its state per root key (the hash tag): every root key is looked under,
  * and a key's most used state is the one reported. A Redis failure surfaces as Lettuce's {@code
  * RedisException}, which {@link GuardedAdministration} turns into the fallback's answer.
+ *
+ * <p>Quota counters are read for the period that holds the store's wall clock now: a key used as
+ * a root (the first level of its calls) by direct reads, one {@code HGET} per quota; a key used
+ * only at a lower level, whose counters lie under the roots it was charged under, by a {@code
+ * SCAN} for them (as {@link #inspect} does), its most used counter per quota being reported.
  */
 final class RedisAdministration implements StoreAdministration {
 
   static final LuaScript INSPECT = LuaScript.load("inspect.lua");
   private static final int SCAN_COUNT = 1000;
+  /** The most quota counters {@link #topSpenders} reads per call. */
+  static final int MAX_SPENDERS_EXAMINED = 10_000;
 
   private final LuaRateLimitStore store;
   private final RedisLink link;
@@ -121,12 +133,126 @@ final class RedisAdministration implements StoreAdministration {
   }
 
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>It deletes the key's state and its quota counters (every quota, every period) under every
+   * root key, found with {@code SCAN}.
+   */
   @Override
   public boolean reset(Budget budget, String key) {
     Args.notBlank("key", key);
     store.budget(budget);
-    Set<String> found = keysOf(budget, key).keySet();
+    Set<String> found = new LinkedHashSet<>(keysOf(budget, key).keySet());
+    found.addAll(scan(layout.quotaPattern(budget.name(), key)));
     return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the counters of the key as a root with one {@code HGET} per quota; when it has none
+   * there (a key used only at a lower level), finds them under every root with one {@code SCAN}
+   * over the keyspace (on every master of a Cluster) and reports the most used per quota.
+   */
+  @Override
+  public List<QuotaStatus> quotas(Budget budget, String key) {
+    Args.notBlank("key", key);
+    store.budget(budget);
+    List<QuotaLimit> quotas = budget.quotas();
+    if (quotas.isEmpty()) {
+      return List.of();
+    }
+    long nowMs = store.wallClock().millis();
+    long[][] periods = new long[quotas.size()][];
+    for (int j = 0; j < quotas.size(); j++) {
+      periods[j] = QuotaFrame.period(quotas.get(j), nowMs);
+    }
+    String part = layout.part(key);
+    String state = layout.level(part, budget.name(), part)[0];
+    RedisClusterCommands<String, String> redis = link.commands();
+    long[] used = new long[quotas.size()];
+    boolean found = false;
+    for (int j = 0; j < quotas.size(); j++) {
+      String u = redis.hget(
+          RedisKeys.quota(state, quotas.get(j).stateId(), periods[j][0]), "u");
+      if (u != null) {
+        used[j] = Long.parseLong(u);
+        found = true;
+      }
+    }
+    if (!found) {
+      Map<String, Integer> index = new HashMap<>();
+      for (int j = 0; j < quotas.size(); j++) {
+        index.put(":q:" + RedisKeys.encode(quotas.get(j).stateId()) + ":" + periods[j][0], j);
+      }
+      for (String redisKey : scan(layout.quotaPattern(budget.name(), key))) {
+        String[] parts = layout.parseQuota(redisKey);
+        Integer j = parts == null || !parts[1].equals(part) ? null
+            : index.get(redisKey.substring(redisKey.indexOf(":q:")));
+        String u = j == null ? null : redis.hget(redisKey, "u");
+        if (u != null) {
+          used[j] = Math.max(used[j], Long.parseLong(u));
+        }
+      }
+    }
+    List<QuotaStatus> statuses = new ArrayList<>(quotas.size());
+    for (int j = 0; j < quotas.size(); j++) {
+      QuotaLimit q = quotas.get(j);
+      long u = Math.max(0, used[j]);
+      statuses.add(new QuotaStatus(budget.name(), q, u, periods[j][0], periods[j][1], List.of(),
+          u >= q.limit()));
+    }
+    return statuses;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Finds the counters of the quota's current period with {@code SCAN MATCH} over the keyspace
+   * (on every master of a Cluster): its cost grows with the number of keys in Redis, about one
+   * {@code SCAN} call per 1,000 keys, whatever the number of spenders. It reads at most {@value
+   * #MAX_SPENDERS_EXAMINED} counters (one {@code HGET} each), and stops scanning once it has: with
+   * more keys that spent in the period, the answer is the top of those examined. A key charged
+   * under several root keys counts its most used counter. When the store hashes keys (the
+   * default), each key is named by its hashed form ({@link RedisRateLimitStore#hashedKey}).
+   */
+  @Override
+  public List<QuotaSpend> topSpenders(Budget budget, QuotaLimit quota, int limit) {
+    Args.notNull("quota", quota);
+    Args.positive("limit", limit);
+    store.budget(budget);
+    long start = QuotaFrame.period(quota, store.wallClock().millis())[0];
+    RedisClusterCommands<String, String> redis = link.commands();
+    ScanArgs args = ScanArgs.Builder
+        .matches(layout.quotaPattern(budget.name(), quota.stateId(), start)).limit(SCAN_COUNT);
+    Map<String, Long> used = new HashMap<>();
+    int examined = 0;
+    KeyScanCursor<String> cursor = redis.scan(args);
+    while (true) {
+      for (String redisKey : cursor.getKeys()) {
+        String[] parts = layout.parseQuota(redisKey);
+        if (parts == null || examined >= MAX_SPENDERS_EXAMINED) {
+          continue;
+        }
+        examined++;
+        String u = redis.hget(redisKey, "u");
+        if (u != null && Long.parseLong(u) > 0) {
+          used.merge(parts[1], Long.parseLong(u), Math::max);
+        }
+      }
+      if (cursor.isFinished() || examined >= MAX_SPENDERS_EXAMINED) {
+        break;
+      }
+      cursor = redis.scan(cursor, args);
+    }
+    List<QuotaSpend> top = new ArrayList<>(used.size());
+    for (Map.Entry<String, Long> e : used.entrySet()) {
+      top.add(new QuotaSpend(layout.shown(e.getKey()), e.getValue()));
+    }
+    top.sort(Comparator.comparingLong(QuotaSpend::used).reversed()
+        .thenComparing(QuotaSpend::key));
+    return List.copyOf(top.subList(0, Math.min(limit, top.size())));
   }
 
   /**

@@ -15,7 +15,10 @@ import org.jspecify.annotations.Nullable;
  * a level's sliding-window log and token bucket in one string, {@code ...:t} its model-token
  * window in one string, {@code ...:c} its slots for calls in flight; {@code <prefix>:{<root>}:seq}
  * numbers the root's reservations; {@code <prefix>:{<key>}:plan} holds a key's plan; {@code
- * <prefix>:instances} holds the live gateway instances sharing the prefix. The keys of
+ * <prefix>:instances} holds the live gateway instances sharing the prefix; {@code
+ * <prefix>:{<root>}:<budget>:<key>:q:<quota>:<start>} holds a level's use of one quota ({@code
+ * name/unit/period}) in the period that starts at {@code start} (epoch milliseconds): a hash of
+ * {@code u} (used) and {@code f<percent>} per threshold reported. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) and the earlier model-token keys
  * ({@code ...:m}, a sorted set, and {@code ...:a}, a hash) are never read, nor found by the scans.
  *
@@ -121,6 +124,53 @@ final class RedisKeys {
     String base = prefix + ":{" + rootPart + "}:" + encode(budget) + ":" + keyPart;
     return new String[] {
         base + SUFFIXES[0], base + SUFFIXES[1], base + SUFFIXES[2]};
+  }
+
+  /**
+   * The counter of one quota of a level in the period that starts at {@code startMs}, from the
+   * level's state key ({@link #level}): under the same hash tag.
+   */
+  static String quota(String stateKey, String stateId, long startMs) {
+    return stateKey.substring(0, stateKey.length() - SUFFIXES[0].length()) + ":q:"
+        + encode(stateId) + ":" + startMs;
+  }
+
+  /**
+   * A {@code SCAN MATCH} pattern for the quota counters of {@code (budget, key)} under every root
+   * key, of every quota and period.
+   */
+  String quotaPattern(String budget, String key) {
+    return prefix + ":{*}:" + encode(budget) + ":" + part(key) + ":q:*";
+  }
+
+  /**
+   * A {@code SCAN MATCH} pattern for the counters of one quota of {@code budget} in the period that
+   * starts at {@code startMs}, of every key under every root key.
+   */
+  String quotaPattern(String budget, String stateId, long startMs) {
+    return prefix + ":{*}:" + encode(budget) + ":*:q:" + encode(stateId) + ":" + startMs;
+  }
+
+  /**
+   * Splits a quota counter's key of this layout into its root part and key part.
+   *
+   * @return {@code {root part, key part}}, or {@code null} if the key is not a quota counter
+   */
+  String @Nullable [] parseQuota(String redisKey) {
+    int open = prefix.length() + 1;
+    int close = redisKey.indexOf('}', open);
+    if (!redisKey.startsWith(prefix + ":{") || close < 0) {
+      return null;
+    }
+    String[] rest = redisKey.substring(close + 2).split(":", -1);
+    if (rest.length != 5 || !rest[2].equals("q")) {
+      return null;
+    }
+    String root = redisKey.substring(open + 1, close);
+    if (hashed && !(isHash(root) && isHash(rest[1]))) {
+      return null;
+    }
+    return new String[] {root, rest[1]};
   }
 
   /** The counter that numbers the reservations of one root key, from its part. */

@@ -11,6 +11,7 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
@@ -245,6 +246,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private int permittedCallsInHalfOpenState = DEFAULT_PERMITTED_CALLS_IN_HALF_OPEN_STATE;
     private FailurePolicy failurePolicy = FailurePolicy.LOCAL_FALLBACK;
     private @Nullable Ticker ticker;
+    private InstantSource wallClock = InstantSource.system();
     private @Nullable ClientResources clientResources;
     private @Nullable SslOptions sslOptions;
 
@@ -489,6 +491,23 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
+     * Reads the calendar of {@linkplain io.github.llmratelimiter.core.QuotaLimit quota} periods
+     * from {@code wallClock} instead of the system clock; for tests, which drive it.
+     *
+     * <p>Periods are computed by each instance from its own wall clock, never from Redis's: the
+     * instances sharing the Redis keys must have clocks that agree (NTP), or a call near a
+     * period's boundary may count in the period next to it.
+     *
+     * @param wallClock the clock of quota periods
+     * @return this builder
+     * @throws IllegalArgumentException if the clock is null
+     */
+    public Builder wallClock(InstantSource wallClock) {
+      this.wallClock = Args.notNull("wallClock", wallClock);
+      return this;
+    }
+
+    /**
      * Builds the store and starts connecting; it never fails because Redis is down (the failure
      * policy answers until Redis does).
      *
@@ -515,11 +534,12 @@ public interface RedisRateLimitStore extends RateLimitStore {
       LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
           new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker,
           new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer),
-          slotLease);
+          slotLease, wallClock);
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
           new RedisBreaker.Settings(failureRateThreshold, slidingWindowSize,
               minimumNumberOfCalls, permittedCallsInHalfOpenState),
-          heartbeatInterval, slotLease, ticker != null ? ticker : Ticker.system(), timer);
+          heartbeatInterval, slotLease, ticker != null ? ticker : Ticker.system(), wallClock,
+          timer);
       store.start(connectTimeout);
       return store;
     }

@@ -5,7 +5,8 @@
 -- KEYS: per level, root first, its state key, then its model-token window when it limits
 --   model tokens, then its slots when it limits concurrency; all share one hash tag (one
 --   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
---   numbers this root's reservations
+--   numbers this root's reservations; with quotas, between the two: every quota's counter for
+--   the current period (see ARGV[2 + N]), level after level
 -- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
 --   the window, the bucket, the model tokens, level after level; what ran before a deny stays
 --   charged) or 0 reserve-then-commit (all checked first, all charged or none); N, the number of
@@ -16,6 +17,16 @@
 --   the slot lease in time units: a slot taken expires this long after it was taken or last
 --   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout)
 -- ARGV[1 + i]: level i (see lib.lua)
+-- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
+--   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
+--   was used in the period; f<percent>, set once that threshold was reported), the call's amount
+--   in its unit, its limit, 1 if enforced (0: a shadow quota, which never denies), ms until its
+--   period ends, the counter's expiry (epoch ms, PEXPIREAT), its number of thresholds, then per
+--   threshold the amount that crosses it and its percentage. Periods are computed by the caller
+--   from its wall clock, never here. The quotas run last in a level (InMemoryStore.decide): a
+--   level's other components admitted before its quotas are checked; a quota that denies is not
+--   charged (QUOTA_EXCEEDED, retryable once the latest period end of the level's denying enforced
+--   quotas has passed). A call with quotas numbers a reservation id when it reserves.
 -- Returns one string: eleven little-endian doubles, struct '<ddddddddddd', then the reason's name
 --   (ASCII): allowed (1|0), level (1-based), remaining, retryAfterMs, resetAfterMs, retryable
 --   (1|0), reservation id, remaining model tokens (inf: no level limits them), model-token reset
@@ -23,6 +34,10 @@
 --   that reserved model tokens keeps their entries under it); the reason EXPIRED for a call that
 --   ran after its deadline. (One bulk string: Redis 6.2 writes a script's array reply through a
 --   deferred length, which costs an allocation and a separate write per reply when pipelined.)
+--   With quotas, the reason is followed by '|' and per quota, in ARGV[2 + N]'s order, doubles:
+--   used after the decision, 1 if its amount did not fit, the number of thresholds this decision
+--   reported, their percentages (each reported once per counter: the first decision to find the
+--   use at or above its amount marks it).
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -38,8 +53,84 @@ if deadline > 0 and now > deadline then
 end
 sequential = sequential == 1
 
+-- the quotas, per level (only when a level has one: otherwise Q stays nil and costs nothing)
+local Q, quotaCheck, quotaCharge, quotaReply
+if ARGV[n + 2] then
+  local qarg = ARGV[n + 2]
+  local v = {struct.unpack('<' .. string.rep('d', #qarg / 8), qarg)}
+  local p = 1
+  Q = {}
+  for i = 1, n do
+    local qs = {}
+    local m = v[p]
+    p = p + 1
+    for j = 1, m do
+      local q = {key = KEYS[v[p]], amount = v[p + 1], limit = v[p + 2], enforce = v[p + 3] == 1,
+        retry = v[p + 4], expireAt = v[p + 5], tamount = {}, tpct = {}, exceeded = false}
+      local fields = {'u'}
+      local tc = v[p + 6]
+      p = p + 7
+      for t = 1, tc do
+        q.tamount[t], q.tpct[t] = v[p], v[p + 1]
+        fields[t + 1] = 'f' .. string.format('%d', v[p + 1])
+        p = p + 2
+      end
+      local r = redis.call('HMGET', q.key, unpack(fields))
+      q.used = tonumber(r[1]) or 0
+      q.fired = r -- r[t + 1]: threshold t was reported (false: not yet)
+      qs[j] = q
+    end
+    Q[i] = qs
+  end
+  -- checks level i's quotas; returns the ms until the latest period end among its enforced quotas
+  -- whose amount does not fit (0: none denies)
+  quotaCheck = function(i)
+    local wait = 0
+    for _, q in ipairs(Q[i]) do
+      q.exceeded = q.used > q.limit - q.amount
+      if q.exceeded and q.enforce then
+        wait = math.max(wait, q.retry)
+      end
+    end
+    return wait
+  end
+  -- charges level i's quotas with the call's amounts
+  quotaCharge = function(i)
+    for _, q in ipairs(Q[i]) do
+      if q.amount > 0 then
+        q.used = redis.call('HINCRBY', q.key, 'u', string.format('%.0f', q.amount))
+        if q.used == q.amount then -- a new counter
+          redis.call('PEXPIREAT', q.key, string.format('%.0f', q.expireAt))
+        end
+      end
+    end
+  end
+  -- reports each threshold now reached and never reported in the period; the reply's quota part
+  quotaReply = function()
+    local out = {}
+    for i = 1, n do
+      for _, q in ipairs(Q[i]) do
+        out[#out + 1] = q.used
+        out[#out + 1] = q.exceeded and 1 or 0
+        local at = #out + 1
+        out[at] = 0
+        for t = 1, #q.tamount do
+          if not q.fired[t + 1] and q.used >= q.tamount[t] then
+            redis.call('HSET', q.key, 'f' .. string.format('%d', q.tpct[t]), '1')
+            out[#out + 1] = q.tpct[t]
+            out[at] = out[at] + 1
+          end
+        end
+      end
+    end
+    return '|' .. struct.pack('<' .. string.rep('d', #out), unpack(out))
+  end
+end
+
 local id = 0
-if idBase ~= 0 then
+if idBase ~= 0 and Q then
+  id = idBase + nextId(KEYS[#KEYS])
+elseif idBase ~= 0 then
   for i = 1, n do
     local _, _, _, _, _, tpmLimit, _, slotLimit = struct.unpack(LEVEL, ARGV[1 + i])
     if tpmLimit > 0 or slotLimit > 0 then
@@ -95,7 +186,9 @@ for i = 1, n do
     left[i] = commit(key, s, width, base, first, size, newest, tokens, at, nil,
       limit, window, capacity, refill, false, 0) -- read, not written
   elseif sequential then
-    local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens
+    local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens,
+    -- 5 quotas (last: the level's other components stay charged)
+    local qwait = 0
     if taken then
       c = 4
     elseif full then
@@ -104,14 +197,21 @@ for i = 1, n do
       c = 2
     elseif over then
       c = 3
+    elseif Q and Q[i][1] then
+      qwait = quotaCheck(i)
+      if qwait > 0 then
+        c = 5
+      else
+        quotaCharge(i)
+      end
     end
     -- a window that admitted stays charged whatever denies after it (sequential order)
     local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
-      limit, window, capacity, refill, (c == 0 or c == 2 or c == 3) and limit > 0,
-      (c == 0 or c == 3) and capacity > 0 and cost or 0)
+      limit, window, capacity, refill, (c == 0 or c == 2 or c == 3 or c == 5) and limit > 0,
+      (c == 0 or c == 3 or c == 5) and capacity > 0 and cost or 0)
     left[i] = remaining
     if L then
-      if c == 0 and id ~= 0 then
+      if (c == 0 or c == 5) and id ~= 0 then
         T.append(L, id, estimate)
       end
       levelMs = math.max(levelMs, T.resetMs(L))
@@ -128,6 +228,8 @@ for i = 1, n do
         and tokensMs(refill, perUnit, capacity, cost, tokens, at) or 0
     elseif c == 3 then
       reason, retry = 'TPM_LIMIT', T.retryMs(L, estimate)
+    elseif c == 5 then
+      reason, retry = 'QUOTA_EXCEEDED', qwait
     end
     if c > 0 then
       denied, ms = i, levelMs
@@ -165,6 +267,13 @@ for i = 1, n do
         c, wait = 'TPM_LIMIT', w
       end
     end
+    if Q and Q[i][1] then
+      -- every level's quotas are checked; their period's end: a quota always clears
+      local w = quotaCheck(i)
+      if w > 0 and (not c or wait ~= 0 and w > wait) then
+        c, wait = 'QUOTA_EXCEEDED', w
+      end
+    end
     if c and (not denied or wait == 0 and retry ~= 0 or retry ~= 0 and wait > retry) then
       denied, reason, retry = i, c, wait
     end
@@ -188,6 +297,11 @@ if not sequential then
     reset = math.max(reset, levelMs)
     if i == denied then
       ms = levelMs
+    end
+  end
+  if charge and Q then
+    for i = 1, n do
+      quotaCharge(i)
     end
   end
 end
@@ -217,7 +331,13 @@ for j = 1, tpm and #tpm or 0 do
 end
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
-    now, id) .. 'OK'
+    now, id) .. (Q and 'OK' .. quotaReply() or 'OK')
+end
+if reason == 'QUOTA_EXCEEDED' then
+  ms = math.max(ms, retry)
+  reason = reason .. quotaReply()
+elseif Q then
+  reason = reason .. quotaReply()
 end
 return struct.pack('<ddddddddddd', 0, denied, best, retry, ms, retry > 0 and 1 or 0, 0,
   tpmRemaining, tpmReset, now, id) .. reason

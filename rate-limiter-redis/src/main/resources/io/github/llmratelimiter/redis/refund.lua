@@ -2,10 +2,12 @@
 -- reply came (the failure policy answered it), so that it is not also charged here. Runs after
 -- lib.lua, which reads the first three numbers of ARGV[1].
 --
--- KEYS: per level, as for acquire.lua (without the counter)
+-- KEYS: per level, as for acquire.lua (without the counter), then the quota counters charged
 -- ARGV[1] after the three of lib.lua: N, the time the call ran (its reply's now), its cost in
 --   bucket tokens, the id numbered for it (0: none), then per level two flags: 1 when the call
---   appended to the level's window, 1 when it took its cost from the level's bucket
+--   appended to the level's window, 1 when it took its cost from the level's bucket; then the
+--   number of quota counters the call charged, and per counter its index in KEYS and the amount
+--   it charged
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 --
@@ -15,7 +17,8 @@
 -- ran (at least 0, at most its capacity): never more than it would hold had the call never run,
 -- since a bucket without the call could have reached its capacity and lost refill at most that
 -- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0), and
--- the slots it took are given back (release.lua).
+-- the slots it took are given back (release.lua). A quota counter loses what the call charged
+-- (never below 0).
 
 local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
 rewrite = true -- a log loses an entry in its middle: commit writes it whole
@@ -69,6 +72,16 @@ for i = 1, n do
       slots().remove(KEYS[k], id)
     end
     k = k + 1
+  end
+end
+local at = 57 + n * 16
+local quotas = struct.unpack('<d', ARGV[1], at)
+for j = 1, quotas do
+  local key, amount = struct.unpack('<dd', ARGV[1], at + 8 + (j - 1) * 16)
+  key = KEYS[key]
+  local used = tonumber(redis.call('HGET', key, 'u'))
+  if used then
+    redis.call('HSET', key, 'u', string.format('%.0f', math.max(0, used - amount)))
   end
 end
 return {}

@@ -1,0 +1,159 @@
+package io.github.llmratelimiter.redis;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Consumption;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaStatus;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The quotas of one call: the wall-clock instant it is charged at, and per quota of every level
+ * (root first, each level's order) its period there, computed in Java so that the scripts never
+ * read a calendar. Builds the quota argument of {@code acquire.lua} and reads the quota part of
+ * its reply.
+ */
+final class QuotaFrame {
+
+  /** How long a counter lives after its period ends, for late settlements (as in memory). */
+  static final long RETENTION_MS = 86_400_000L;
+
+  final long nowMs;
+  final Consumption estimate;
+  private final List<Budget> levels;
+  /** Per level, per quota: its period's start and end, epoch milliseconds. */
+  private final long[][] starts;
+  private final long[][] ends;
+  /** How many quotas the levels hold in all. */
+  final int count;
+
+  private QuotaFrame(List<Budget> levels, Consumption estimate, long nowMs) {
+    this.levels = levels;
+    this.estimate = estimate;
+    this.nowMs = nowMs;
+    Instant now = Instant.ofEpochMilli(nowMs);
+    int n = levels.size();
+    starts = new long[n][];
+    ends = new long[n][];
+    int total = 0;
+    for (int i = 0; i < n; i++) {
+      List<QuotaLimit> quotas = levels.get(i).quotas();
+      starts[i] = new long[quotas.size()];
+      ends[i] = new long[quotas.size()];
+      for (int j = 0; j < quotas.size(); j++) {
+        QuotaLimit q = quotas.get(j);
+        starts[i][j] = q.period().start(now, q.zone()).toEpochMilli();
+        ends[i][j] = q.period().end(now, q.zone()).toEpochMilli();
+      }
+      total += quotas.size();
+    }
+    count = total;
+  }
+
+  /** The frame of a call on {@code levels} at {@code nowMs}; null when no level has a quota. */
+  static @Nullable QuotaFrame of(List<Budget> levels, Consumption estimate, long nowMs) {
+    for (Budget b : levels) {
+      if (!b.quotas().isEmpty()) {
+        return new QuotaFrame(levels, estimate, nowMs);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The counters' keys, level after level, from each level's state key ({@code stateKeys[i]}).
+   */
+  String[] keys(String[] stateKeys) {
+    String[] keys = new String[count];
+    int k = 0;
+    for (int i = 0; i < levels.size(); i++) {
+      List<QuotaLimit> quotas = levels.get(i).quotas();
+      for (int j = 0; j < quotas.size(); j++) {
+        keys[k++] = RedisKeys.quota(stateKeys[i], quotas.get(j).stateId(), starts[i][j]);
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * The quota argument of {@code acquire.lua}, a bulk string of little-endian doubles: per level,
+   * its number of quotas, then per quota the index in KEYS of its counter ({@code firstKey} for
+   * the first quota, then one by one), the estimate's amount, the limit, 1 if enforced, ms until
+   * its period ends, the counter's expiry (epoch ms, the period's end and a day), its number of
+   * thresholds, then per threshold its amount and percentage.
+   */
+  byte[] acquireArg(int firstKey) {
+    List<Double> v = new ArrayList<>();
+    int key = firstKey;
+    for (int i = 0; i < levels.size(); i++) {
+      List<QuotaLimit> quotas = levels.get(i).quotas();
+      v.add((double) quotas.size());
+      for (int j = 0; j < quotas.size(); j++) {
+        QuotaLimit q = quotas.get(j);
+        v.add((double) key++);
+        v.add((double) q.unit().amount(estimate));
+        v.add((double) q.limit());
+        v.add(q.enforce() ? 1.0 : 0.0);
+        v.add((double) Math.max(1, ends[i][j] - nowMs));
+        v.add((double) (ends[i][j] + RETENTION_MS));
+        v.add((double) q.thresholds().size());
+        for (int t = 0; t < q.thresholds().size(); t++) {
+          v.add((double) q.thresholdAmount(t));
+          v.add((double) q.thresholds().get(t));
+        }
+      }
+    }
+    double[] values = new double[v.size()];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = v.get(i);
+    }
+    return ScriptArgs.bulkOfDoubles(values);
+  }
+
+  /**
+   * The statuses from the quota part of a reply: per quota, in the argument's order, used after
+   * the decision, 1 if exceeded, the number of thresholds crossed, then their percentages; null
+   * when the reply has none (a call that ran after its deadline).
+   */
+  List<QuotaStatus> statuses(ByteBuffer part) {
+    ByteBuffer b = part.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+    List<QuotaStatus> statuses = new ArrayList<>(count);
+    for (int i = 0; i < levels.size(); i++) {
+      Budget level = levels.get(i);
+      List<QuotaLimit> quotas = level.quotas();
+      for (int j = 0; j < quotas.size(); j++) {
+        long used = (long) b.getDouble();
+        boolean exceeded = b.getDouble() == 1;
+        int crossedCount = (int) b.getDouble();
+        List<Integer> crossed = new ArrayList<>(crossedCount);
+        for (int t = 0; t < crossedCount; t++) {
+          crossed.add((int) b.getDouble());
+        }
+        statuses.add(new QuotaStatus(level.name(), quotas.get(j), Math.max(0, used),
+            starts[i][j], ends[i][j], crossed, exceeded));
+      }
+    }
+    return statuses;
+  }
+
+  /** The start and end (epoch ms) of the period of quota {@code q} that holds {@code atMs}. */
+  static long[] period(QuotaLimit q, long atMs) {
+    Instant at = Instant.ofEpochMilli(atMs);
+    return new long[] {q.period().start(at, q.zone()).toEpochMilli(),
+        q.period().end(at, q.zone()).toEpochMilli()};
+  }
+
+  /** Whether a level of {@code levels} has a quota. */
+  static boolean anyQuota(List<Budget> levels) {
+    for (Budget b : levels) {
+      if (!b.quotas().isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
