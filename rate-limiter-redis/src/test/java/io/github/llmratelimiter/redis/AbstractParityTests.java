@@ -7,21 +7,30 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.ZoneId;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -143,6 +152,98 @@ abstract class AbstractParityTests {
               redis.administration().orElseThrow().inspect(levels.get(i), keys.get(i)), op);
         }
       }
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  private static final Budget QUOTA_ORG = new Budget("quota-org",
+      new WindowLimit(30, Duration.ofSeconds(3)), new BucketLimit(6, 3),
+      new ModelTokenLimit(6000, Duration.ofSeconds(2)), null, List.of(
+          QuotaLimit.of("calls", QuotaUnit.REQUESTS, 25, QuotaPeriod.HOUR)
+              .withThresholds(50, 80, 100),
+          new QuotaLimit("tokens", QuotaUnit.TOKENS, 9000, QuotaPeriod.DAY,
+              ZoneId.of("America/New_York"), List.of(10, 90), true),
+          QuotaLimit.of("spend", QuotaUnit.COST, 3_000_000, QuotaPeriod.DAY).enforced(false)
+              .withThresholds(100)), null);
+  private static final Budget QUOTA_KEY = new Budget("quota-key", null, null, null, null,
+      List.of(QuotaLimit.of("calls", QuotaUnit.REQUESTS, 12, QuotaPeriod.HOUR).withThresholds(75),
+          QuotaLimit.of("spend", QuotaUnit.COST, 900_000, QuotaPeriod.WEEK)), null);
+
+  /** A plan of a quota budget: the same quotas with other limits, or one quota fewer. */
+  private static Budget quotaPlan(Random rnd, Budget b) {
+    return switch (rnd.nextInt(4)) {
+      case 0 -> b.withQuotas(b.quotas().stream().map(q -> q.withLimit(q.limit() * 2)).toList());
+      case 1 -> b.withQuotas(b.quotas().subList(1, b.quotas().size()));
+      default -> b;
+    };
+  }
+
+  /**
+   * Random reservations with quotas (requests, tokens and cost; enforced and shadow; hour, day
+   * and week periods in two zones) and their settlements (usage above and below the estimate,
+   * failed calls refunded), over period boundaries of a driven wall clock, both modes, keys moving
+   * between plans: the same decisions, quota statuses (thresholds crossed included) and counters
+   * on both stores.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {21, 22, 23})
+  void randomQuotaReservationsDecideAsInMemory(long seed) {
+    ManualTicker ticker = new ManualTicker();
+    // a wall clock ahead of the real one (Redis expires counters at their period's end and a day)
+    AtomicLong wall = new AtomicLong(Instant.now().truncatedTo(ChronoUnit.DAYS)
+        .plus(1, ChronoUnit.DAYS).plus(50, ChronoUnit.MINUTES).toEpochMilli());
+    InstantSource clock = () -> Instant.ofEpochMilli(wall.get());
+    Random rnd = new Random(seed);
+    List<Reservation[]> open = new ArrayList<>();
+    int denied = 0;
+    int crossed = 0;
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker, clock, 1_000_000,
+            task -> new CompletableFuture<Void>());
+        RedisRateLimitStore redis = redis(ticker).wallClock(clock).build()) {
+      for (int op = 0; op < 300; op++) {
+        advance(ticker, rnd);
+        wall.addAndGet(rnd.nextInt(10) == 0 ? rnd.nextInt(3_600_000) : rnd.nextInt(60_000));
+        if (!open.isEmpty() && rnd.nextInt(3) == 0) {
+          Reservation[] pair = open.remove(rnd.nextInt(open.size()));
+          Consumption actual = rnd.nextInt(4) == 0 ? Consumption.NONE
+              : Consumption.ofCall(rnd.nextInt(2500), rnd.nextInt(400_000));
+          memory.reconcile(pair[0], actual);
+          redis.reconcile(pair[1], actual);
+          continue;
+        }
+        String org = "o" + rnd.nextInt(2);
+        List<Budget> levels = rnd.nextBoolean() ? List.of(quotaPlan(rnd, QUOTA_ORG))
+            : List.of(quotaPlan(rnd, QUOTA_ORG), quotaPlan(rnd, QUOTA_KEY));
+        List<String> keys = levels.size() == 1 ? List.of(org)
+            : List.of(org, org + "/k" + rnd.nextInt(2));
+        Consumption estimate = Consumption.ofCall(
+            rnd.nextInt(6) == 0 ? 7000 : rnd.nextInt(1500), rnd.nextInt(300_000));
+        Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;
+        Reservation expected = memory.reserve(levels, keys, 1, estimate, mode);
+        Reservation actual = redis.reserve(levels, keys, 1, estimate, mode);
+        String what = "op " + op + ": " + keys + " " + estimate + " " + mode;
+        assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+        assertThat(actual.quotas()).as(what).isEqualTo(expected.quotas());
+        assertThat(actual.chargedQuotas()).as(what).isEqualTo(expected.chargedQuotas());
+        assertThat(actual.quotaAtMs()).as(what).isEqualTo(expected.quotaAtMs());
+        assertThat(actual.estimatedSpend()).as(what).isEqualTo(expected.estimatedSpend());
+        if (expected.decision().reason() == Reason.QUOTA_EXCEEDED) {
+          denied++;
+        }
+        for (var q : expected.quotas()) {
+          crossed += q.crossed().size();
+        }
+        if (expected.chargedQuotas()) {
+          open.add(new Reservation[] {expected, actual});
+        }
+        for (int i = 0; i < levels.size(); i++) {
+          assertThat(redis.administration().orElseThrow().quotas(levels.get(i), keys.get(i)))
+              .as(what).isEqualTo(memory.administration().orElseThrow()
+                  .quotas(levels.get(i), keys.get(i)));
+        }
+      }
+      assertThat(denied).as("quota denies").isGreaterThan(10);
+      assertThat(crossed).as("thresholds crossed").isGreaterThan(5);
       assertThat(redis.errorCount()).isZero();
     }
   }
