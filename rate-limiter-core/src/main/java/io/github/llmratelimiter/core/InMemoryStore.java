@@ -49,6 +49,7 @@ final class InMemoryStore implements RateLimitStore {
   private final AtomicLong reservationIds = new AtomicLong();
   private final InMemoryPlans plans = new InMemoryPlans();
   private final InMemoryAdministration administration;
+  private final QuotaFile quotaFile;
   /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
   private volatile @Nullable Future<?> maintenance;
@@ -65,6 +66,7 @@ final class InMemoryStore implements RateLimitStore {
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
+    this.quotaFile = new QuotaFile(quotaBook, wallClock);
   }
 
   /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
@@ -964,6 +966,11 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public Optional<StoreAdministration> administration() {
     return Optional.of(administration);
+  }
+
+  @Override
+  public Optional<QuotaPersistence> quotaPersistence() {
+    return Optional.of(quotaFile);
   }
 
   /** How many entries {@link StoreAdministration#top} has read since the store was created. */
