@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.core;
 
+import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
@@ -63,6 +65,12 @@ final class BudgetTable {
 
   /** Whether the budget has a quota: its calls are decided by {@code reserve} only. */
   final boolean hasQuotas;
+
+  /**
+   * The periods of the quotas as last computed: per quota its start and end, epoch milliseconds
+   * ({@code [start0, end0, start1, end1, ...]}); replaced whole once an instant falls outside one.
+   */
+  private volatile long[] periods = new long[0];
 
   /** The table of a budget's defaults, over a new key table. */
   BudgetTable(Budget defaults, int order, long maxKeys) {
@@ -444,6 +452,33 @@ final class BudgetTable {
   /** Whether the budget admits a call of this cost and estimate at all (else {@link #neverFits}). */
   boolean fits(double cost, long estimate) {
     return budget.fits(cost) && budget.fitsModelTokens(estimate);
+  }
+
+  /**
+   * The periods of the budget's quotas that hold {@code nowMs}: per quota its start and end,
+   * computed on the calendar once per period and shared by the calls within it.
+   */
+  long[] quotaPeriods(long nowMs) {
+    long[] p = periods;
+    List<QuotaLimit> quotas = budget.quotas();
+    if (p.length == 2 * quotas.size()) {
+      boolean valid = true;
+      for (int j = 0; j < p.length && valid; j += 2) {
+        valid = p[j] <= nowMs && nowMs < p[j + 1];
+      }
+      if (valid) {
+        return p;
+      }
+    }
+    p = new long[2 * quotas.size()];
+    Instant now = Instant.ofEpochMilli(nowMs);
+    for (int j = 0; j < quotas.size(); j++) {
+      QuotaLimit q = quotas.get(j);
+      p[2 * j] = q.period().start(now, q.zone()).toEpochMilli();
+      p[2 * j + 1] = q.period().end(now, q.zone()).toEpochMilli();
+    }
+    periods = p;
+    return p;
   }
 
   /** Whether the budget admits a call of this cost and estimate at all, its quotas included. */

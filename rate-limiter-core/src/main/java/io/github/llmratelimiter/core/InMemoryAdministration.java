@@ -104,14 +104,20 @@ final class InMemoryAdministration implements StoreAdministration {
   public List<QuotaStatus> quotas(Budget budget, String key) {
     Args.notNull("budget", budget);
     Args.notBlank("key", key);
-    Instant now = store.wallClock().instant();
     List<QuotaStatus> statuses = new ArrayList<>();
     for (QuotaLimit q : budget.quotas()) {
-      long start = q.period().start(now, q.zone()).toEpochMilli();
-      QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q, start);
-      long used = c == null ? 0 : c.used();
-      statuses.add(new QuotaStatus(budget.name(), q, used, start,
-          q.period().end(now, q.zone()).toEpochMilli(), List.of(), used >= q.limit()));
+      while (true) {
+        // the period read before and after the counter: a period that ended meanwhile is read again
+        Instant now = store.wallClock().instant();
+        long start = q.period().start(now, q.zone()).toEpochMilli();
+        QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q, start);
+        long used = c == null ? 0 : c.used();
+        if (q.period().start(store.wallClock().instant(), q.zone()).toEpochMilli() == start) {
+          statuses.add(new QuotaStatus(budget.name(), q, used, start,
+              q.period().end(now, q.zone()).toEpochMilli(), List.of(), used >= q.limit()));
+          break;
+        }
+      }
     }
     return statuses;
   }

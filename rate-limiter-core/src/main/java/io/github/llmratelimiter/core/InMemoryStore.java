@@ -49,6 +49,7 @@ final class InMemoryStore implements RateLimitStore {
   private final AtomicLong reservationIds = new AtomicLong();
   private final InMemoryPlans plans = new InMemoryPlans();
   private final InMemoryAdministration administration;
+  private final QuotaFile quotaFile;
   /** The table (its position in the tables' order) that the next maintenance step continues. */
   private volatile int maintainedTable;
   private volatile @Nullable Future<?> maintenance;
@@ -65,6 +66,7 @@ final class InMemoryStore implements RateLimitStore {
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
+    this.quotaFile = new QuotaFile(quotaBook, wallClock);
   }
 
   /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
@@ -813,52 +815,71 @@ final class InMemoryStore implements RateLimitStore {
   public void reconcile(Reservation reservation, Consumption actual) {
     Args.notNull("reservation", reservation);
     Args.notNull("actual", actual);
-    if (reservation.chargedQuotas()) {
-      settleQuotas(reservation, actual);
+    boolean tokens = reservation.reserved();
+    boolean quotas = reservation.chargedQuotas();
+    if (!tokens && !quotas) {
+      return;
     }
-    if (reservation.reserved()) {
-      reconcileModelTokens(reservation, actual.modelTokens());
-    }
-  }
-
-  /**
-   * Moves every quota the reservation charged from its estimate to {@code actual}, in the period
-   * it was charged in.
-   */
-  private void settleQuotas(Reservation reservation, Consumption actual) {
-    Consumption estimate = reservation.estimated();
-    Instant at = Instant.ofEpochMilli(reservation.quotaAtMs());
-    List<Budget> levels = reservation.levels();
-    for (int i = 0; i < levels.size(); i++) {
-      Budget b = levels.get(i);
-      for (QuotaLimit q : b.quotas()) {
-        long delta = q.unit().amount(actual) - q.unit().amount(estimate);
-        if (delta == 0) {
-          continue;
+    BudgetTable[] tables = tables(reservation.levels());
+    int[] lockOrder = lockOrder(tables);
+    List<String> keys = reservation.keys();
+    // Only an under-estimate may need a model-token entry the store no longer tracks; a quota is
+    // settled under its key's entry lock, so that no decision on the key sees it half done
+    boolean create = quotas || actual.modelTokens() > reservation.estimate();
+    KeyEntry[] entries = new KeyEntry[tables.length];
+    while (true) {
+      for (int i = 0; i < tables.length; i++) {
+        String key = keys.get(i);
+        // a full table cannot track the key: its quotas are settled under their counters' locks
+        entries[i] = create ? lookUp(tables[i], key) : tables[i].keys.existing(key);
+      }
+      if (!lockAll(entries, lockOrder)) {
+        continue;
+      }
+      try {
+        long now = ticker.read();
+        for (int i = 0; i < tables.length; i++) {
+          KeyEntry e = entries[i];
+          if (tokens && e != null) {
+            tables[i].reconcileModelTokens(e, now, reservation.id(), reservation.estimate(),
+                actual.modelTokens());
+          }
+          if (quotas) {
+            settleQuotas(reservation, i, actual);
+          }
+          if (e != null) {
+            tables[i].forgetIfFresh(e);
+          }
         }
-        long start = q.period().start(at, q.zone()).toEpochMilli();
-        QuotaBook.Counter c = delta > 0
-            ? quotaBook.counter(b.name(), reservation.keys().get(i), q, start,
-                q.period().end(at, q.zone()).toEpochMilli())
-            : quotaBook.existing(b.name(), reservation.keys().get(i), q, start);
-        if (c != null) {
-          c.add(delta);
-        }
+        return;
+      } finally {
+        unlockAll(entries, lockOrder);
       }
     }
   }
 
-  private void reconcileModelTokens(Reservation reservation, long actualModelTokens) {
-    BudgetTable[] tables = tables(reservation.levels());
-    int[] lockOrder = lockOrder(tables);
-    List<String> keys = reservation.keys();
-    // Only an under-estimate may need an entry the store no longer tracks.
-    boolean create = actualModelTokens > reservation.estimate();
-    KeyEntry[] entries = new KeyEntry[tables.length];
-    eachLocked(tables, entries, lockOrder,
-        () -> lookUpAll(tables, keys, entries, create), // a full table cannot take the extra charge
-        (t, e, now) -> t.reconcileModelTokens(e, now, reservation.id(), reservation.estimate(),
-            actualModelTokens));
+  /**
+   * Moves every quota level {@code i} of the reservation charged from its estimate to {@code
+   * actual}, in the period it was charged in.
+   */
+  private void settleQuotas(Reservation reservation, int i, Consumption actual) {
+    Consumption estimate = reservation.estimated();
+    Instant at = Instant.ofEpochMilli(reservation.quotaAtMs());
+    Budget b = reservation.levels().get(i);
+    for (QuotaLimit q : b.quotas()) {
+      long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+      if (delta == 0) {
+        continue;
+      }
+      long start = q.period().start(at, q.zone()).toEpochMilli();
+      QuotaBook.Counter c = delta > 0
+          ? quotaBook.counter(b.name(), reservation.keys().get(i), q, start,
+              q.period().end(at, q.zone()).toEpochMilli())
+          : quotaBook.existing(b.name(), reservation.keys().get(i), q, start);
+      if (c != null) {
+        c.add(delta);
+      }
+    }
   }
 
   /** One step on one locked entry at the instant {@code now}. */
@@ -945,6 +966,11 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public Optional<StoreAdministration> administration() {
     return Optional.of(administration);
+  }
+
+  @Override
+  public Optional<QuotaPersistence> quotaPersistence() {
+    return Optional.of(quotaFile);
   }
 
   /** How many entries {@link StoreAdministration#top} has read since the store was created. */

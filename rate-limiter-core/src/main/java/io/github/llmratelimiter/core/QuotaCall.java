@@ -1,6 +1,5 @@
 package io.github.llmratelimiter.core;
 
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -33,8 +32,8 @@ final class QuotaCall {
     starts = new long[n][];
     ends = new long[n][];
     exceeded = new boolean[n][];
-    Instant now = Instant.ofEpochMilli(nowMs);
     for (int i = 0; i < n; i++) {
+      long[] periods = tables[i].quotaPeriods(nowMs);
       List<QuotaLimit> quotas = tables[i].budget.quotas();
       int m = quotas.size();
       counters[i] = new QuotaBook.Counter[m];
@@ -43,8 +42,8 @@ final class QuotaCall {
       exceeded[i] = new boolean[m];
       for (int j = 0; j < m; j++) {
         QuotaLimit q = quotas.get(j);
-        starts[i][j] = q.period().start(now, q.zone()).toEpochMilli();
-        ends[i][j] = q.period().end(now, q.zone()).toEpochMilli();
+        starts[i][j] = periods[2 * j];
+        ends[i][j] = periods[2 * j + 1];
         counters[i][j] = book.counter(tables[i].name, keys.get(i), q, starts[i][j], ends[i][j]);
       }
     }

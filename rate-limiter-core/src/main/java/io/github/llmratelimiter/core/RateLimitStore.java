@@ -30,7 +30,9 @@ import java.util.concurrent.CompletionStage;
  *
  * <p>This interface holds decisions only. A store that keeps plans assigned to keys offers them
  * through {@link #planAssignments()}, and one whose per-key state can be read and reset through
- * {@link #administration()}; the in-memory store and the Redis store offer both.
+ * {@link #administration()}; the in-memory store and the Redis store offer both. The in-memory
+ * store also saves its quota counters to a file and reads them back through {@link
+ * #quotaPersistence()}.
  */
 public interface RateLimitStore extends AutoCloseable {
 
@@ -339,6 +341,17 @@ public interface RateLimitStore extends AutoCloseable {
    * @return the store's administration, or empty when its state cannot be read or reset from here
    */
   default Optional<StoreAdministration> administration() {
+    return Optional.empty();
+  }
+
+  /**
+   * Returns how this store's quota counters are saved to a file and read back, if it keeps them in
+   * this process only. The in-memory store offers it, so that its quotas survive a restart; a store
+   * whose state lives on a server (Redis) keeps its quotas there and offers none.
+   *
+   * @return the store's quota persistence, or empty when its quotas need none or it keeps none
+   */
+  default Optional<QuotaPersistence> quotaPersistence() {
     return Optional.empty();
   }
 
