@@ -59,6 +59,18 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     return new Budget("chat", null, null, null, null, List.of(quotas), null);
   }
 
+  /**
+   * Returns how the store under test names {@code key} in {@link
+   * StoreAdministration#topSpenders}: the key itself, unless the store keeps only a one-way form
+   * of keys (a store that hashes secrets); {@code quotas} and {@code reset} take the key itself.
+   *
+   * @param key a key as passed to the store
+   * @return the key as {@code topSpenders} reports it
+   */
+  protected String topKey(String key) {
+    return key;
+  }
+
   private Reservation call(Budget b, String key, Composition mode) {
     return call(b, key, 0, 0, mode);
   }
@@ -563,7 +575,8 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
       call(b, "key-" + k, spend[k], 0, Composition.RESERVE_COMMIT);
     }
     assertThat(admin().topSpenders(b, daily, 2))
-        .containsExactly(new QuotaSpend("key-0", 500), new QuotaSpend("key-1", 300));
+        .containsExactly(new QuotaSpend(topKey("key-0"), 500),
+            new QuotaSpend(topKey("key-1"), 300));
     List<QuotaStatus> statuses = admin().quotas(b, "key-1");
     assertThat(statuses).hasSize(1);
     assertThat(statuses.get(0).used()).isEqualTo(300);
@@ -574,7 +587,7 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     admin().reset(b, "key-0");
     assertThat(used(b, "key-0", "daily")).isZero();
     assertThat(admin().topSpenders(b, daily, 5)).extracting(QuotaSpend::key)
-        .containsExactly("key-1", "key-2");
+        .containsExactly(topKey("key-1"), topKey("key-2"));
     at("2026-01-16T00:00:00Z");
     assertThat(admin().topSpenders(b, daily, 5)).isEmpty(); // a new period
   }

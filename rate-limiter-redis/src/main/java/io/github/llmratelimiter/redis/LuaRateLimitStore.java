@@ -606,17 +606,19 @@ final class LuaRateLimitStore implements RateLimitStore {
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
     boolean tokens = reservation.reserved();
     List<String> quotaKeys = new ArrayList<>();
-    List<long[]> quotaDeltas = new ArrayList<>(); // {delta, expiry}
+    List<long[]> quotaDeltas = new ArrayList<>(); // {delta, time to live}
     if (reservation.chargedQuotas()) {
+      long nowMs = wallClock.millis();
       Consumption estimate = reservation.estimated();
       String[] state = stateKeys(scripted, keys);
       for (int i = 0; i < levels.size(); i++) {
         for (QuotaLimit q : levels.get(i).quotas()) {
           long delta = q.unit().amount(actual) - q.unit().amount(estimate);
-          if (delta != 0) {
-            long[] period = QuotaFrame.period(q, reservation.quotaAtMs());
+          long[] period = QuotaFrame.period(q, reservation.quotaAtMs());
+          long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
+          if (delta != 0 && ttl > 0) { // else the counter has expired: nothing to settle
             quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
-            quotaDeltas.add(new long[] {delta, period[1] + QuotaFrame.RETENTION_MS});
+            quotaDeltas.add(new long[] {delta, ttl});
           }
         }
       }

@@ -83,7 +83,8 @@ final class QuotaFrame {
    * The quota argument of {@code acquire.lua}, a bulk string of little-endian doubles: per level,
    * its number of quotas, then per quota the index in KEYS of its counter ({@code firstKey} for
    * the first quota, then one by one), the estimate's amount, the limit, 1 if enforced, ms until
-   * its period ends, the counter's expiry (epoch ms, the period's end and a day), its number of
+   * its period ends, the counter's time to live (ms until a day after the period's end; relative,
+   * so that Redis's own clock never shortens it), its number of
    * thresholds, then per threshold its amount and percentage.
    */
   byte[] acquireArg(int firstKey) {
@@ -99,7 +100,7 @@ final class QuotaFrame {
         v.add((double) q.limit());
         v.add(q.enforce() ? 1.0 : 0.0);
         v.add((double) Math.max(1, ends[i][j] - nowMs));
-        v.add((double) (ends[i][j] + RETENTION_MS));
+        v.add((double) (ends[i][j] + RETENTION_MS - nowMs));
         v.add((double) q.thresholds().size());
         for (int t = 0; t < q.thresholds().size(); t++) {
           v.add((double) q.thresholdAmount(t));

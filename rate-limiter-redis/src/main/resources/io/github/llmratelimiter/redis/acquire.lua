@@ -21,7 +21,9 @@
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
 --   was used in the period; f<percent>, set once that threshold was reported), the call's amount
 --   in its unit, its limit, 1 if enforced (0: a shadow quota, which never denies), ms until its
---   period ends, the counter's expiry (epoch ms, PEXPIREAT), its number of thresholds, then per
+--   period ends, the counter's time to live in ms (until a day after its period ends, on the
+--   caller's clock: a counter outlives its period for late settlements), its number of thresholds,
+--   then per
 --   threshold the amount that crosses it and its percentage. Periods are computed by the caller
 --   from its wall clock, never here. The quotas run last in a level (InMemoryStore.decide): a
 --   level's other components admitted before its quotas are checked; a quota that denies is not
@@ -66,7 +68,7 @@ if ARGV[n + 2] then
     p = p + 1
     for j = 1, m do
       local q = {key = KEYS[v[p]], amount = v[p + 1], limit = v[p + 2], enforce = v[p + 3] == 1,
-        retry = v[p + 4], expireAt = v[p + 5], tamount = {}, tpct = {}, exceeded = false}
+        retry = v[p + 4], ttl = v[p + 5], tamount = {}, tpct = {}, exceeded = false}
       local fields = {'u'}
       local tc = v[p + 6]
       p = p + 7
@@ -100,7 +102,7 @@ if ARGV[n + 2] then
       if q.amount > 0 then
         q.used = redis.call('HINCRBY', q.key, 'u', string.format('%.0f', q.amount))
         if q.used == q.amount then -- a new counter
-          redis.call('PEXPIREAT', q.key, string.format('%.0f', q.expireAt))
+          redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
       end
     end

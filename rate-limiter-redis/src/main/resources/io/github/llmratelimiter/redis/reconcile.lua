@@ -9,7 +9,7 @@
 -- ARGV[1] after the three of lib.lua: N, the reservation id, its estimate, the actual model tokens
 --   (N is 0 when no level's model tokens are settled); then the number of quota counters to
 --   settle, and per counter its index in KEYS, the amount to add (actual - estimate, not 0) and
---   its expiry (epoch ms) should it be created: a counter is created only for a positive amount,
+--   its time to live in ms should it be created: a counter is created only for a positive amount,
 --   and never goes below 0 (see quota-settle in refund.lua, which does the same)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
@@ -22,11 +22,11 @@ if n > 0 then
   end)
 end
 for j = 1, quotas do
-  local key, delta, expireAt = struct.unpack('<ddd', ARGV[1], 65 + (j - 1) * 24)
+  local key, delta, ttl = struct.unpack('<ddd', ARGV[1], 65 + (j - 1) * 24)
   key = KEYS[key]
   if delta > 0 then
     if redis.call('HINCRBY', key, 'u', string.format('%.0f', delta)) == delta then
-      redis.call('PEXPIREAT', key, string.format('%.0f', expireAt)) -- a new counter
+      redis.call('PEXPIRE', key, string.format('%.0f', ttl)) -- a new counter
     end
   else
     local used = tonumber(redis.call('HGET', key, 'u'))
