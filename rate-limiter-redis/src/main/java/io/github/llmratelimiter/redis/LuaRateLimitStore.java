@@ -178,13 +178,17 @@ final class LuaRateLimitStore implements RateLimitStore {
         checkNoSlots(b);
       }
     }
-    Consumption charged = quotaEstimate != null ? quotaEstimate : new Consumption(1, estimate, 0);
+    // what the quotas are charged: only computed when a level has one
+    Consumption charged = !QuotaFrame.anyQuota(levels) ? null
+        : quotaEstimate != null ? quotaEstimate : new Consumption(1, estimate, 0);
     for (Budget b : levels) {
-      if (!b.fits(cost) || !b.fitsModelTokens(estimate) || !b.fitsQuotas(charged)) {
+      if (!b.fits(cost) || !b.fitsModelTokens(estimate)
+          || charged != null && !b.fitsQuotas(charged)) {
         return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b));
       }
     }
-    QuotaFrame quotas = QuotaFrame.of(levels, charged, wallClock.millis());
+    QuotaFrame quotas = charged == null ? null
+        : QuotaFrame.of(levels, charged, wallClock.millis());
     return new Call(List.copyOf(levels), List.copyOf(keys), cost, estimate, reserve, composition,
         null, quotas);
   }

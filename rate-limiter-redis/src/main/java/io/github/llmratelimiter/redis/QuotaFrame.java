@@ -3,12 +3,15 @@ package io.github.llmratelimiter.redis;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaStatus;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.time.ZoneId;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -35,7 +38,6 @@ final class QuotaFrame {
     this.levels = levels;
     this.estimate = estimate;
     this.nowMs = nowMs;
-    Instant now = Instant.ofEpochMilli(nowMs);
     int n = levels.size();
     starts = new long[n][];
     ends = new long[n][];
@@ -45,9 +47,9 @@ final class QuotaFrame {
       starts[i] = new long[quotas.size()];
       ends[i] = new long[quotas.size()];
       for (int j = 0; j < quotas.size(); j++) {
-        QuotaLimit q = quotas.get(j);
-        starts[i][j] = q.period().start(now, q.zone()).toEpochMilli();
-        ends[i][j] = q.period().end(now, q.zone()).toEpochMilli();
+        long[] period = period(quotas.get(j), nowMs);
+        starts[i][j] = period[0];
+        ends[i][j] = period[1];
       }
       total += quotas.size();
     }
@@ -141,11 +143,33 @@ final class QuotaFrame {
     return statuses;
   }
 
-  /** The start and end (epoch ms) of the period of quota {@code q} that holds {@code atMs}. */
+  /** A calendar: a period in a zone. */
+  private record Calendar(QuotaPeriod period, ZoneId zone) {}
+
+  /**
+   * The period each calendar was last asked for ({start, end}), so that a call in the same period
+   * computes no date; bounded by {@link #MAX_CALENDARS} (calendars are configuration).
+   */
+  private static final ConcurrentHashMap<Calendar, long[]> LAST = new ConcurrentHashMap<>();
+  private static final int MAX_CALENDARS = 256;
+
+  /**
+   * The start and end (epoch ms) of the period of quota {@code q} that holds {@code atMs}; the
+   * array is shared: never written.
+   */
   static long[] period(QuotaLimit q, long atMs) {
+    Calendar c = new Calendar(q.period(), q.zone());
+    long[] last = LAST.get(c);
+    if (last != null && last[0] <= atMs && atMs < last[1]) {
+      return last;
+    }
     Instant at = Instant.ofEpochMilli(atMs);
-    return new long[] {q.period().start(at, q.zone()).toEpochMilli(),
+    long[] period = {q.period().start(at, q.zone()).toEpochMilli(),
         q.period().end(at, q.zone()).toEpochMilli()};
+    if (last != null || LAST.size() < MAX_CALENDARS) {
+      LAST.put(c, period);
+    }
+    return period;
   }
 
   /** Whether a level of {@code levels} has a quota. */

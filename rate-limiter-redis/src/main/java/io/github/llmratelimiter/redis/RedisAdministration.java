@@ -15,6 +15,7 @@ import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -163,11 +164,27 @@ final class RedisAdministration implements StoreAdministration {
     if (quotas.isEmpty()) {
       return List.of();
     }
-    long nowMs = store.wallClock().millis();
+    while (true) {
+      // the periods read before and after the counters: a period that ended meanwhile is read again
+      long[][] periods = periods(quotas, store.wallClock().millis());
+      List<QuotaStatus> statuses = quotas(budget, key, quotas, periods);
+      if (Arrays.deepEquals(periods, periods(quotas, store.wallClock().millis()))) {
+        return statuses;
+      }
+    }
+  }
+
+  private static long[][] periods(List<QuotaLimit> quotas, long nowMs) {
     long[][] periods = new long[quotas.size()][];
     for (int j = 0; j < quotas.size(); j++) {
       periods[j] = QuotaFrame.period(quotas.get(j), nowMs);
     }
+    return periods;
+  }
+
+  /** The statuses of a key's quotas in the given periods. */
+  private List<QuotaStatus> quotas(Budget budget, String key, List<QuotaLimit> quotas,
+      long[][] periods) {
     String part = layout.part(key);
     String state = layout.level(part, budget.name(), part)[0];
     RedisClusterCommands<String, String> redis = link.commands();

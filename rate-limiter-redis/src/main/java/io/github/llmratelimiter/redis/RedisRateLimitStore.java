@@ -29,6 +29,14 @@ import org.jspecify.annotations.Nullable;
  * included. Time is the Redis server's {@code TIME}, so gateway clocks never disagree. Every key
  * expires once its state would be fresh again, except a non-refilling bucket that was charged.
  *
+ * <p>{@linkplain io.github.llmratelimiter.core.QuotaLimit Quotas} (requests, model tokens or cost
+ * per hour, day, week or month) are checked and charged in the same {@code EVALSHA}, and settled
+ * with the model tokens in one more ({@code reconcile}). Their periods are the exception to
+ * server time: each instance computes them from its {@linkplain Builder#wallClock wall clock}
+ * (the calendar of a time zone is not something Lua can read), so the instances' clocks must
+ * agree on the boundaries. A key's counter of a period lives until a day after the period ends;
+ * each threshold of it is reported once, by one decision, across every instance.
+ *
  * <p>A slot for a call in flight counts only while the store that took it renews it: every third
  * of the {@linkplain Builder#slotLease slot lease} the store renews the slots of all its calls in
  * flight in one {@code EVALSHA} (one per Cluster hash slot that holds some), so a call keeps its
@@ -51,7 +59,8 @@ import org.jspecify.annotations.Nullable;
  * #administration()}), both under the same circuit breaker as decisions.
  *
  * <p>Limiter keys are API keys and other secrets: by default the store names them in Redis only by
- * a hash ({@link #hashedKey(String)}), so {@link StoreAdministration#top} reports hashed keys,
+ * a hash ({@link #hashedKey(String)}), so {@link StoreAdministration#top}
+ * and {@link StoreAdministration#topSpenders} report hashed keys,
  * while {@link StoreAdministration#inspect} and {@link StoreAdministration#reset} take keys in
  * clear and hash them the same way. {@link Builder#hashKeys hashKeys(false)} keeps them readable.
  *
