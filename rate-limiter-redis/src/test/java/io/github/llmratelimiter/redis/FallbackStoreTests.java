@@ -6,12 +6,18 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ManualClock;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -56,6 +62,33 @@ class FallbackStoreTests {
       }
     }
     return n;
+  }
+
+  @Test
+  void quotasAreSharedAndContinueFromWhatRedisAdmitted() {
+    Budget daily = new Budget("daily", null, null, null, null,
+        List.of(QuotaLimit.of("calls", QuotaUnit.REQUESTS, 10, QuotaPeriod.DAY)), null);
+    ManualClock clock = new ManualClock(Instant.parse("2026-01-15T10:00:00Z"));
+    try (FallbackStore fallback = new FallbackStore(ticker, clock, 1000)) {
+      fallback.instances(2);
+      LuaRateLimitStore.Call call = new LuaRateLimitStore.Call(List.of(daily), List.of("q"), 1, 0,
+          true, Composition.SEQUENTIAL, null,
+          QuotaFrame.of(List.of(daily), Consumption.ofCall(0, 0), clock.millis()));
+      mirror(fallback, call);
+      mirror(fallback, call);
+      List<Reservation> decided = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        decided.add(fallback.decide(call));
+      }
+      assertThat(decided).extracting(r -> r.decision().reason()).as("a share of 10 / 2, 2 held")
+          .containsExactly(Reason.OK, Reason.OK, Reason.OK, Reason.QUOTA_EXCEEDED);
+      assertThat(decided.get(2).quotas().get(0).quota().limit()).isEqualTo(5);
+      assertThat(decided.get(3).decision().retryAfterMs()).isEqualTo(14 * 3_600_000L);
+      fallback.reconcile(decided.get(0), Consumption.NONE); // a failed call: refunded locally
+      assertThat(fallback.decide(call).decision().allowed()).isTrue();
+      clock.advance(Duration.ofHours(14)); // the next day
+      assertThat(fallback.decide(call).quotas().get(0).used()).isEqualTo(1);
+    }
   }
 
   @Test
