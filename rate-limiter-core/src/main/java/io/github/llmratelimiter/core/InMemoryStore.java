@@ -845,7 +845,7 @@ final class InMemoryStore implements RateLimitStore {
                 actual.modelTokens());
           }
           if (quotas) {
-            settleQuotas(reservation, i, actual);
+            settleQuotas(reservation, tables[i], i, actual);
           }
           if (e != null) {
             tables[i].forgetIfFresh(e);
@@ -862,20 +862,20 @@ final class InMemoryStore implements RateLimitStore {
    * Moves every quota level {@code i} of the reservation charged from its estimate to {@code
    * actual}, in the period it was charged in.
    */
-  private void settleQuotas(Reservation reservation, int i, Consumption actual) {
+  private void settleQuotas(Reservation reservation, BudgetTable t, int i, Consumption actual) {
     Consumption estimate = reservation.estimated();
-    Instant at = Instant.ofEpochMilli(reservation.quotaAtMs());
-    Budget b = reservation.levels().get(i);
-    for (QuotaLimit q : b.quotas()) {
-      long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+    List<QuotaLimit> quotas = t.budget.quotas();
+    long[] periods = t.quotaPeriods(reservation.quotaAtMs(), false);
+    String key = reservation.keys().get(i);
+    for (int j = 0; j < quotas.size(); j++) {
+      QuotaUnit unit = quotas.get(j).unit();
+      long delta = unit.amount(actual) - unit.amount(estimate);
       if (delta == 0) {
         continue;
       }
-      long start = q.period().start(at, q.zone()).toEpochMilli();
       QuotaBook.Counter c = delta > 0
-          ? quotaBook.counter(b.name(), reservation.keys().get(i), q, start,
-              q.period().end(at, q.zone()).toEpochMilli())
-          : quotaBook.existing(b.name(), reservation.keys().get(i), q, start);
+          ? quotaBook.counter(t.name, key, t.quotaIds[j], periods[2 * j], periods[2 * j + 1])
+          : quotaBook.existing(t.name, key, t.quotaIds[j], periods[2 * j]);
       if (c != null) {
         c.add(delta);
       }

@@ -73,14 +73,15 @@ final class QuotaBook {
   private final ConcurrentHashMap<Id, Counter> counters = new ConcurrentHashMap<>();
 
   /** The counter of the period that holds {@code atMs}, created if need be. */
-  Counter counter(String budget, String key, QuotaLimit q, long startMs, long endMs) {
-    return counters.computeIfAbsent(new Id(budget, key, q.stateId(), startMs),
-        id -> new Counter(endMs));
+  Counter counter(String budget, String key, String quotaId, long startMs, long endMs) {
+    Id id = new Id(budget, key, quotaId, startMs);
+    Counter c = counters.get(id);
+    return c != null ? c : counters.computeIfAbsent(id, i -> new Counter(endMs));
   }
 
   /** The counter of that period if the book holds it. */
-  @Nullable Counter existing(String budget, String key, QuotaLimit q, long startMs) {
-    return counters.get(new Id(budget, key, q.stateId(), startMs));
+  @Nullable Counter existing(String budget, String key, String quotaId, long startMs) {
+    return counters.get(new Id(budget, key, quotaId, startMs));
   }
 
   /** Drops the counters of periods that ended more than {@link #RETENTION_MS} before {@code nowMs}. */

@@ -44,7 +44,8 @@ final class QuotaCall {
         QuotaLimit q = quotas.get(j);
         starts[i][j] = periods[2 * j];
         ends[i][j] = periods[2 * j + 1];
-        counters[i][j] = book.counter(tables[i].name, keys.get(i), q, starts[i][j], ends[i][j]);
+        counters[i][j] = book.counter(tables[i].name, keys.get(i), tables[i].quotaIds[j],
+            starts[i][j], ends[i][j]);
       }
     }
   }
