@@ -39,7 +39,7 @@ final class InMemoryStore implements RateLimitStore {
   private final Ticker ticker;
   /** The calendar's clock: quotas count over its periods. */
   private final InstantSource wallClock;
-  private final QuotaBook quotaBook = new QuotaBook();
+  private final QuotaBook quotaBook;
   /** When the quota counters were last expired, epoch milliseconds. */
   private volatile long quotasExpiredAt;
   private final long maxKeys;
@@ -63,6 +63,8 @@ final class InMemoryStore implements RateLimitStore {
   InMemoryStore(Ticker ticker, InstantSource wallClock, long maxKeys, int maintenanceStep) {
     this.ticker = Args.notNull("ticker", ticker);
     this.wallClock = Args.notNull("wallClock", wallClock);
+    this.quotaBook = new QuotaBook(Math.multiplyHigh(maxKeys, 4) != 0 ? Long.MAX_VALUE
+        : maxKeys * 4);
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
@@ -510,6 +512,11 @@ final class InMemoryStore implements RateLimitStore {
         long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
         QuotaCall quotas = quotaEstimate == null ? null
             : new QuotaCall(quotaBook, tables, keys, quotaEstimate, wallClock.millis());
+        if (quotas != null && quotas.full >= 0) {
+          // a new key's quota counters find the store full: nothing charged
+          Decision d = verdict ? VERDICT_DENIED : tables[quotas.full].tableFull();
+          return new Reservation(d, levels(tables), keys, estimate, 0, 0, 0);
+        }
         Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, verdict);
         return reserve ? reservation(tables, first, now, keys, estimate, id, d, quotas,
             quotaEstimate) : d;
