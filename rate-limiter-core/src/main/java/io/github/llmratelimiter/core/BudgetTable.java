@@ -66,6 +66,9 @@ final class BudgetTable {
   /** Whether the budget has a quota: its calls are decided by {@code reserve} only. */
   final boolean hasQuotas;
 
+  /** Each quota's {@link QuotaLimit#stateId()}, in the budget's order. */
+  final String[] quotaIds;
+
   /**
    * The periods of the quotas as last computed: per quota its start and end, epoch milliseconds
    * ({@code [start0, end0, start1, end1, ...]}); replaced whole once an instant falls outside one.
@@ -103,6 +106,7 @@ final class BudgetTable {
     this.concurrencyLimit = concurrency == null ? 0 : (int) concurrency.limit();
     this.leaseNanos = concurrency == null ? 0 : concurrency.leaseTimeout().toNanos();
     this.hasQuotas = !budget.quotas().isEmpty();
+    this.quotaIds = budget.quotas().stream().map(QuotaLimit::stateId).toArray(String[]::new);
   }
 
   /**
@@ -459,6 +463,15 @@ final class BudgetTable {
    * computed on the calendar once per period and shared by the calls within it.
    */
   long[] quotaPeriods(long nowMs) {
+    return quotaPeriods(nowMs, true);
+  }
+
+  /**
+   * The periods of the budget's quotas that hold {@code atMs}, from the cache when it holds them,
+   * else computed (and cached only when {@code cache}: an instant of the past must not replace
+   * the current periods).
+   */
+  long[] quotaPeriods(long nowMs, boolean cache) {
     long[] p = periods;
     List<QuotaLimit> quotas = budget.quotas();
     if (p.length == 2 * quotas.size()) {
@@ -477,7 +490,9 @@ final class BudgetTable {
       p[2 * j] = q.period().start(now, q.zone()).toEpochMilli();
       p[2 * j + 1] = q.period().end(now, q.zone()).toEpochMilli();
     }
-    periods = p;
+    if (cache) {
+      periods = p;
+    }
     return p;
   }
 

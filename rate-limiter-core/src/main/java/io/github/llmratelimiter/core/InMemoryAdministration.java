@@ -110,7 +110,7 @@ final class InMemoryAdministration implements StoreAdministration {
         // the period read before and after the counter: a period that ended meanwhile is read again
         Instant now = store.wallClock().instant();
         long start = q.period().start(now, q.zone()).toEpochMilli();
-        QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q, start);
+        QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q.stateId(), start);
         long used = c == null ? 0 : c.used();
         if (q.period().start(store.wallClock().instant(), q.zone()).toEpochMilli() == start) {
           statuses.add(new QuotaStatus(budget.name(), q, used, start,

@@ -39,7 +39,7 @@ final class InMemoryStore implements RateLimitStore {
   private final Ticker ticker;
   /** The calendar's clock: quotas count over its periods. */
   private final InstantSource wallClock;
-  private final QuotaBook quotaBook = new QuotaBook();
+  private final QuotaBook quotaBook;
   /** When the quota counters were last expired, epoch milliseconds. */
   private volatile long quotasExpiredAt;
   private final long maxKeys;
@@ -63,6 +63,8 @@ final class InMemoryStore implements RateLimitStore {
   InMemoryStore(Ticker ticker, InstantSource wallClock, long maxKeys, int maintenanceStep) {
     this.ticker = Args.notNull("ticker", ticker);
     this.wallClock = Args.notNull("wallClock", wallClock);
+    this.quotaBook = new QuotaBook(Math.multiplyHigh(maxKeys, 4) != 0 ? Long.MAX_VALUE
+        : maxKeys * 4);
     this.maxKeys = Args.positive("maxKeysPerBudget", maxKeys);
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
@@ -510,6 +512,11 @@ final class InMemoryStore implements RateLimitStore {
         long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
         QuotaCall quotas = quotaEstimate == null ? null
             : new QuotaCall(quotaBook, tables, keys, quotaEstimate, wallClock.millis());
+        if (quotas != null && quotas.full >= 0) {
+          // a new key's quota counters find the store full: nothing charged
+          Decision d = verdict ? VERDICT_DENIED : tables[quotas.full].tableFull();
+          return new Reservation(d, levels(tables), keys, estimate, 0, 0, 0);
+        }
         Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, verdict);
         return reserve ? reservation(tables, first, now, keys, estimate, id, d, quotas,
             quotaEstimate) : d;
@@ -845,7 +852,7 @@ final class InMemoryStore implements RateLimitStore {
                 actual.modelTokens());
           }
           if (quotas) {
-            settleQuotas(reservation, i, actual);
+            settleQuotas(reservation, tables[i], i, actual);
           }
           if (e != null) {
             tables[i].forgetIfFresh(e);
@@ -862,20 +869,20 @@ final class InMemoryStore implements RateLimitStore {
    * Moves every quota level {@code i} of the reservation charged from its estimate to {@code
    * actual}, in the period it was charged in.
    */
-  private void settleQuotas(Reservation reservation, int i, Consumption actual) {
+  private void settleQuotas(Reservation reservation, BudgetTable t, int i, Consumption actual) {
     Consumption estimate = reservation.estimated();
-    Instant at = Instant.ofEpochMilli(reservation.quotaAtMs());
-    Budget b = reservation.levels().get(i);
-    for (QuotaLimit q : b.quotas()) {
-      long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+    List<QuotaLimit> quotas = t.budget.quotas();
+    long[] periods = t.quotaPeriods(reservation.quotaAtMs(), false);
+    String key = reservation.keys().get(i);
+    for (int j = 0; j < quotas.size(); j++) {
+      QuotaUnit unit = quotas.get(j).unit();
+      long delta = unit.amount(actual) - unit.amount(estimate);
       if (delta == 0) {
         continue;
       }
-      long start = q.period().start(at, q.zone()).toEpochMilli();
       QuotaBook.Counter c = delta > 0
-          ? quotaBook.counter(b.name(), reservation.keys().get(i), q, start,
-              q.period().end(at, q.zone()).toEpochMilli())
-          : quotaBook.existing(b.name(), reservation.keys().get(i), q, start);
+          ? quotaBook.counter(t.name, key, t.quotaIds[j], periods[2 * j], periods[2 * j + 1])
+          : quotaBook.existing(t.name, key, t.quotaIds[j], periods[2 * j]);
       if (c != null) {
         c.add(delta);
       }

@@ -71,16 +71,39 @@ final class QuotaBook {
   }
 
   private final ConcurrentHashMap<Id, Counter> counters = new ConcurrentHashMap<>();
+  /** The most counters a decision creates: past it, a new key is refused until periods expire. */
+  private final long maxCounters;
 
-  /** The counter of the period that holds {@code atMs}, created if need be. */
-  Counter counter(String budget, String key, QuotaLimit q, long startMs, long endMs) {
-    return counters.computeIfAbsent(new Id(budget, key, q.stateId(), startMs),
-        id -> new Counter(endMs));
+  /** A book of at most {@code maxCounters} counters created by decisions. */
+  QuotaBook(long maxCounters) {
+    this.maxCounters = maxCounters;
+  }
+
+  /** The counter of a period, created if need be (a settlement's: always). */
+  Counter counter(String budget, String key, String quotaId, long startMs, long endMs) {
+    Id id = new Id(budget, key, quotaId, startMs);
+    Counter c = counters.get(id);
+    return c != null ? c : counters.computeIfAbsent(id, i -> new Counter(endMs));
+  }
+
+  /**
+   * The counter of a period for a decision: created if need be while the book holds fewer than
+   * its most counters, else null.
+   */
+  @Nullable Counter counterIfRoom(String budget, String key, String quotaId, long startMs,
+      long endMs) {
+    Id id = new Id(budget, key, quotaId, startMs);
+    Counter c = counters.get(id);
+    if (c != null) {
+      return c;
+    }
+    return counters.mappingCount() >= maxCounters ? null
+        : counters.computeIfAbsent(id, i -> new Counter(endMs));
   }
 
   /** The counter of that period if the book holds it. */
-  @Nullable Counter existing(String budget, String key, QuotaLimit q, long startMs) {
-    return counters.get(new Id(budget, key, q.stateId(), startMs));
+  @Nullable Counter existing(String budget, String key, String quotaId, long startMs) {
+    return counters.get(new Id(budget, key, quotaId, startMs));
   }
 
   /** Drops the counters of periods that ended more than {@link #RETENTION_MS} before {@code nowMs}. */

@@ -20,6 +20,8 @@ final class QuotaCall {
   private final long[][] ends;
   /** Per level, per quota: whether the estimate did not fit (checked levels only). */
   private final boolean[][] exceeded;
+  /** The first level a new counter found the book full at, or -1. */
+  final int full;
 
   QuotaCall(QuotaBook book, BudgetTable[] tables, List<String> keys, Consumption estimate,
       long nowMs) {
@@ -32,6 +34,7 @@ final class QuotaCall {
     starts = new long[n][];
     ends = new long[n][];
     exceeded = new boolean[n][];
+    int fullAt = -1;
     for (int i = 0; i < n; i++) {
       long[] periods = tables[i].quotaPeriods(nowMs);
       List<QuotaLimit> quotas = tables[i].budget.quotas();
@@ -44,9 +47,14 @@ final class QuotaCall {
         QuotaLimit q = quotas.get(j);
         starts[i][j] = periods[2 * j];
         ends[i][j] = periods[2 * j + 1];
-        counters[i][j] = book.counter(tables[i].name, keys.get(i), q, starts[i][j], ends[i][j]);
+        counters[i][j] = book.counterIfRoom(tables[i].name, keys.get(i), tables[i].quotaIds[j],
+            starts[i][j], ends[i][j]);
+        if (counters[i][j] == null && fullAt < 0) {
+          fullAt = i;
+        }
       }
     }
+    full = fullAt;
   }
 
   /**

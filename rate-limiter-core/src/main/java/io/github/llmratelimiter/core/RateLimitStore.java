@@ -417,6 +417,11 @@ public interface RateLimitStore extends AutoCloseable {
    * with {@link Reason#TRACKED_KEYS_LIMIT} (retryable) while every tracked key keeps its state: an
    * active tenant's budget is never reset to make room.
    *
+   * <p>Quota counters (per key, quota and period) are kept until a day after their period ends, at
+   * most {@code 4 * maxKeysPerBudget} of them: a call whose new counter finds that many is denied
+   * with {@link Reason#TRACKED_KEYS_LIMIT} too, nothing charged, until the counters of periods long
+   * over are dropped.
+   *
    * @param ticker the time source
    * @param maxKeysPerBudget the most keys tracked per budget, at least 1
    * @param scheduler what runs the maintenance, such as {@link MaintenanceScheduler#every}

@@ -11,14 +11,15 @@ import java.util.Optional;
 public final class MarkdownReport {
 
   private static final List<String> SUBJECTS = List.of(
-      "GatewayLimiter", "HierarchicalLimiter", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor",
+      "GatewayLimiter", "HierarchicalLimiter", "Quota", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor",
       "RedisStore", "Evalsha", "Bucket4jLettuce");
   private static final List<String> METHODS = List.of(
       "allowedOneKey", "allowedOneKeyDecisionEscapes", "allowedOwnKey", "allowedTenThousandKeys",
       "deniedRpmOneKey", "deniedBurstOneKey", "deniedOneKey", "deniedTenThousandKeys",
       "tryAcquireOneKey", "tryAcquireTenThousandKeys", "tryAcquireDeniedRpmOneKey",
       "tryAcquireDeniedBurstOneKey", "tryAcquireDeniedTenThousandKeys", "allowedThousandKeys",
-      "allowedTwoLevelsOneKey", "tryAcquireTwoLevelsOneKey", "tryAcquireDeniedOneKey");
+      "allowedTwoLevelsOneKey", "tryAcquireTwoLevelsOneKey", "tryAcquireDeniedOneKey",
+      "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas");
 
   /**
    * Everything about a run besides its figures.
@@ -120,6 +121,7 @@ public final class MarkdownReport {
       }
       md.append('\n');
     }
+    quotas(md, figures);
     redis(md, figures, loads);
     http(md, loads);
     memory(md, memory);
@@ -244,6 +246,34 @@ public final class MarkdownReport {
           p.scenario(), p.callsPerSecond(), p.p50Ms(), p.p99Ms(), p.serverCpuPercent(),
           p.serverCpuMicrosPerCall(), p.roundTripsPerDecision()));
     }
+  }
+
+  /** What two quotas add to a reserved and settled call in memory, per composition mode. */
+  private static void quotas(StringBuilder md, List<Figure> figures) {
+    StringBuilder rows = new StringBuilder();
+    for (String mode : List.of("SEQUENTIAL", "RESERVE_COMMIT")) {
+      Optional<Figure> without = Targets.find(figures, "Quota", mode,
+          "reserveAndSettleWithoutQuotas", 1);
+      Optional<Figure> with = Targets.find(figures, "Quota", mode,
+          "reserveAndSettleWithTwoQuotas", 1);
+      if (without.isPresent() && with.isPresent()) {
+        double a = without.get().opsPerSecond();
+        double b = with.get().opsPerSecond();
+        rows.append(String.format(Locale.ROOT, "| %s | %s | %s | %.2f | %.0f ns |%n", mode,
+            ops(a), ops(b), b / a, 1e9 / b - 1e9 / a));
+      }
+    }
+    if (rows.length() == 0) {
+      return;
+    }
+    md.append("\n## Quotas\n\n")
+        .append("`QuotaBenchmark`, 1 thread over 10,000 keys: a call reserved and settled on the ")
+        .append("in-memory store, on a budget with a window, a bucket and model tokens, without ")
+        .append("quotas and with two (a daily cost quota in Europe/Berlin and a monthly ")
+        .append("model-token quota, with thresholds).\n\n")
+        .append("| Mode | without quotas (ops/s) | with two (ops/s) | ratio | added per call |\n")
+        .append("|---|---:|---:|---:|---:|\n")
+        .append(rows);
   }
 
   private static String redisRatio(Figure f, List<Figure> figures, String base, String method) {
