@@ -25,7 +25,8 @@ import java.util.List;
  * @param name the quota's name within its budget: letters, digits, {@code -}, {@code _} or
  *     {@code .}, not blank
  * @param unit what it counts
- * @param limit the most it admits per period, at least 1 (for {@link QuotaUnit#COST}, micro-units)
+ * @param limit the most it admits per period, from 1 to {@link #MAX_LIMIT} (for {@link
+ *     QuotaUnit#COST}, micro-units: up to about 9 billion units of the currency)
  * @param period the calendar period
  * @param zone the time zone whose calendar the periods follow
  * @param thresholds the percentages of the limit (1 to 100) whose crossing a decision reports once
@@ -37,10 +38,16 @@ public record QuotaLimit(String name, QuotaUnit unit, long limit, QuotaPeriod pe
     List<Integer> thresholds, boolean enforce) {
 
   /**
+   * The largest limit, 2<sup>53</sup>: every store counts a quota exactly up to it (the Redis store
+   * counts in the doubles of its scripts).
+   */
+  public static final long MAX_LIMIT = 1L << 53;
+
+  /**
    * Validates the quota.
    *
    * @throws IllegalArgumentException if the name is blank or holds another character, the limit is
-   *     below 1, a part is null, or a threshold is outside 1..100, repeated or out of order
+   *     below 1 or above {@link #MAX_LIMIT}, a part is null, or a threshold is outside 1..100, repeated or out of order
    */
   public QuotaLimit {
     Args.notBlank("name", name);
@@ -54,6 +61,10 @@ public record QuotaLimit(String name, QuotaUnit unit, long limit, QuotaPeriod pe
     }
     Args.notNull("unit", unit);
     Args.positive("limit", limit);
+    if (limit > MAX_LIMIT) {
+      throw new IllegalArgumentException("limit must be at most 2^53 (" + MAX_LIMIT + "), but was "
+          + limit);
+    }
     Args.notNull("period", period);
     Args.notNull("zone", zone);
     thresholds = List.copyOf(Args.notNull("thresholds", thresholds));

@@ -457,8 +457,8 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
   @ParameterizedTest
   @EnumSource(Composition.class)
   void spendIsExactToTheMicroUnitOver10000Calls(Composition mode) {
-    Budget b = budget(quota("c", QuotaUnit.COST, Long.MAX_VALUE / 4, QuotaPeriod.MONTH),
-        quota("t", QuotaUnit.TOKENS, Long.MAX_VALUE / 4, QuotaPeriod.MONTH));
+    Budget b = budget(quota("c", QuotaUnit.COST, QuotaLimit.MAX_LIMIT, QuotaPeriod.MONTH),
+        quota("t", QuotaUnit.TOKENS, QuotaLimit.MAX_LIMIT, QuotaPeriod.MONTH));
     Random random = new Random(22);
     long spent = 0;
     long tokens = 0;

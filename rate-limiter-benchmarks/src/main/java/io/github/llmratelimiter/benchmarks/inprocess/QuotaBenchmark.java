@@ -58,9 +58,9 @@ public class QuotaBenchmark {
     plain = List.of(budget);
     Budget quotas = new Budget("quota-chat", budget.window(), budget.bucket(),
         budget.modelTokens(), null, List.of(
-            QuotaLimit.of("daily-cost", QuotaUnit.COST, Long.MAX_VALUE / 4, QuotaPeriod.DAY)
+            QuotaLimit.of("daily-cost", QuotaUnit.COST, QuotaLimit.MAX_LIMIT, QuotaPeriod.DAY)
                 .inZone(ZoneId.of("Europe/Berlin")).withThresholds(50, 80, 100),
-            QuotaLimit.of("monthly-tokens", QuotaUnit.TOKENS, Long.MAX_VALUE / 4,
+            QuotaLimit.of("monthly-tokens", QuotaUnit.TOKENS, QuotaLimit.MAX_LIMIT,
                 QuotaPeriod.MONTH).withThresholds(80)), null);
     withQuotas = List.of(quotas);
   }
