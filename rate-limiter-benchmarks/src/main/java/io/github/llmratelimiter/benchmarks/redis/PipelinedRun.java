@@ -13,10 +13,11 @@ import java.util.concurrent.atomic.LongAdder;
  * Many decisions in flight on one connection: {@value #CONCURRENCY} threads call the limiter on
  * Redis over 1,000 keys, so that Lettuce pipelines their {@code EVALSHA}s; reports decisions per
  * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) over the measured period, and
- * checks exactly one round trip per decision over the whole run. Three cases, each on a fresh
+ * checks exactly one round trip per decision over the whole run. Four cases, each on a fresh
  * {@code redis-server}: a window and a bucket ({@code allow}); the same with model tokens ({@code
  * reserve} of an estimate, the decision of a call that reports usage; its reconciliation after the
- * call is a second script, not counted here); and the floor, a raw {@code EVALSHA} of {@code
+ * call is a second script, not counted here); the same with two quotas (a daily cost quota in
+ * Europe/Berlin and a monthly model-token quota, with thresholds); and the floor, a raw {@code EVALSHA} of {@code
  * return 1} from as many threads on one connection.
  */
 public final class PipelinedRun {
@@ -33,11 +34,11 @@ public final class PipelinedRun {
   }
 
   /**
-   * Runs the three cases, one after the other.
+   * Runs the four cases, one after the other.
    *
    * @param warmup each case's warm-up
    * @param measure each case's measured period
-   * @return the figures: window and bucket, model tokens, raw {@code EVALSHA}
+   * @return the figures: window and bucket, model tokens, quotas, raw {@code EVALSHA}
    * @throws InterruptedException if interrupted
    * @throws IllegalStateException if a decision was a deny, Redis failed, or a decision took other
    *     than one round trip
@@ -48,7 +49,9 @@ public final class PipelinedRun {
         RedisLimiter::allowed);
     LoadFigure modelTokens = run(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS,
         "window + bucket + model tokens (reserve)", RedisLimiter::reserved);
-    return List.of(windowBucket, modelTokens, evalsha(warmup, measure));
+    LoadFigure quotas = run(warmup, measure, LoadFigure.REDIS_PIPELINED_QUOTAS,
+        "window + bucket + model tokens + two quotas (reserve)", RedisLimiter::reservedWithQuotas);
+    return List.of(windowBucket, modelTokens, quotas, evalsha(warmup, measure));
   }
 
   private static String[] keys() {

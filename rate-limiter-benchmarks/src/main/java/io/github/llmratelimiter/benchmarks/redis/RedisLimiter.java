@@ -9,6 +9,16 @@ import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
+import io.github.llmratelimiter.core.BucketLimit;
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Consumption;
+import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
+import io.github.llmratelimiter.core.QuotaUnit;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.ZoneId;
+import java.util.List;
 
 /**
  * The limiter under test on Redis: its own {@code redis-server}, a {@link RedisRateLimitStore} on
@@ -46,6 +56,8 @@ final class RedisLimiter implements AutoCloseable {
   final GatewayLimiter limiter;
   /** The same limits and model tokens in the same short window, on the same store. */
   final GatewayLimiter modelTokens;
+  /** The model-token budget with two quotas, a daily cost and a monthly model-token one. */
+  private final List<Budget> quotas;
 
   RedisLimiter() {
     server = RedisServer.start();
@@ -71,6 +83,13 @@ final class RedisLimiter implements AutoCloseable {
         .composition(Composition.SEQUENTIAL)
         .store(store)
         .build();
+    quotas = List.of(new Budget("bench-quotas", new WindowLimit(WINDOW_LIMIT, WINDOW),
+        new BucketLimit(TOKENS, REFILL_PER_SECOND), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW),
+        null, List.of(
+            QuotaLimit.of("daily-cost", QuotaUnit.COST, QuotaLimit.MAX_LIMIT, QuotaPeriod.DAY)
+                .inZone(ZoneId.of("Europe/Berlin")).withThresholds(50, 80, 100),
+            QuotaLimit.of("monthly-tokens", QuotaUnit.TOKENS, QuotaLimit.MAX_LIMIT,
+                QuotaPeriod.MONTH).withThresholds(80)), null));
     roundTrips = new RoundTrips(commands, info);
   }
 
@@ -90,6 +109,20 @@ final class RedisLimiter implements AutoCloseable {
    */
   Reservation reserved(String key) {
     Reservation r = modelTokens.reserve(key, 1, ESTIMATE);
+    if (!r.decision().allowed()) {
+      throw new IllegalStateException("an allowed case was denied: " + r.decision()
+          + " (Redis errors so far: " + store.errorCount() + ")");
+    }
+    return r;
+  }
+
+  /**
+   * Reserves {@value #ESTIMATE} model tokens and a cost for a call of {@code key} on the budget
+   * with two quotas, which must be admitted: the one round trip of a decision with quotas.
+   */
+  Reservation reservedWithQuotas(String key) {
+    Reservation r = store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
+        Composition.SEQUENTIAL);
     if (!r.decision().allowed()) {
       throw new IllegalStateException("an allowed case was denied: " + r.decision()
           + " (Redis errors so far: " + store.errorCount() + ")");

@@ -37,6 +37,8 @@ public record LoadFigure(
   public static final String HTTP_OFF = "HTTP limiter off";
   /** Subject of the pipelined Redis run on a budget that limits model tokens. */
   public static final String REDIS_PIPELINED_MODEL_TOKENS = "RedisStore pipelined, model tokens";
+  /** Subject of the pipelined Redis run on a budget with model tokens and two quotas. */
+  public static final String REDIS_PIPELINED_QUOTAS = "RedisStore pipelined, quotas";
   /** Subject of the pipelined raw {@code EVALSHA} of {@code return 1}: the floor. */
   public static final String REDIS_PIPELINED_FLOOR = "Evalsha pipelined";
   /** Subject of the reactive (WebFlux) HTTP run with the limiter on. */

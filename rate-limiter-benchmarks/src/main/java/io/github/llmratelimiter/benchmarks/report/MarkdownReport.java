@@ -202,7 +202,8 @@ public final class MarkdownReport {
   private static void redis(StringBuilder md, List<Figure> figures, List<LoadFigure> loads) {
     List<Figure> redis = figures.stream().filter(Figure::isRedis).toList();
     List<LoadFigure> pipelinedRuns = loads.stream().filter(l -> List.of(LoadFigure.REDIS_PIPELINED,
-        LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, LoadFigure.REDIS_PIPELINED_FLOOR)
+        LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, LoadFigure.REDIS_PIPELINED_QUOTAS,
+        LoadFigure.REDIS_PIPELINED_FLOOR)
         .contains(l.subject())).toList();
     Optional<LoadFigure> pipelined = pipelinedRuns.stream().findFirst();
     if (redis.isEmpty() && pipelined.isEmpty()) {
@@ -235,7 +236,9 @@ public final class MarkdownReport {
         .append("connection, each case on a fresh `redis-server`: a window and a bucket ")
         .append("(`allow`), the same with model tokens (`reserve` of 100 model tokens, the ")
         .append("decision of a call that reports usage; its reconciliation after the call is a ")
-        .append("second script, not counted here), and the floor: raw `EVALSHA` of `return 1` ")
+        .append("second script, not counted here), the same with two quotas (a daily cost quota ")
+        .append("and a monthly model-token quota: what quotas add to the script), and the floor: ")
+        .append("raw `EVALSHA` of `return 1` ")
         .append("from as many threads on one connection. Redis CPU is `used_cpu_sys + ")
         .append("used_cpu_user` of `INFO cpu` over the measured period, divided by its wall ")
         .append("time.\n\n")
