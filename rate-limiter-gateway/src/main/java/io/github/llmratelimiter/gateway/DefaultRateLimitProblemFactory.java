@@ -12,11 +12,23 @@ import org.jspecify.annotations.Nullable;
  * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}; when the policy
  * limits model tokens, also {@code estimatedModelTokens}. A deny that waiting
  * cannot clear says so in its {@code detail} and has {@code retryable: false}.
+ *
+ * <p>A deny by a quota ({@link Reason#QUOTA_EXCEEDED}) also carries {@code quota} (its name),
+ * {@code unit} ({@code requests}, {@code tokens} or {@code cost}), {@code limit} and {@code used}
+ * (in the unit; cost in micro-units), {@code periodEnd} (ISO-8601, when it resets), and OpenAI's
+ * {@code error} object with type {@value #QUOTA_ERROR_TYPE} and code {@value #QUOTA_ERROR_CODE},
+ * so that an OpenAI client tells a spent quota from a rate limit.
  */
 public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
 
   /** The default {@code type} of 429 problems ({@code ratelimiter.web.problem-type}). */
   public static final URI RATE_LIMITED_TYPE = URI.create("urn:llmratelimiter:problem:rate-limited");
+
+  /** OpenAI's error type of a deny by a quota. */
+  public static final String QUOTA_ERROR_TYPE = "insufficient_quota";
+
+  /** The error code of a deny by a quota, in OpenAI's {@code error} object. */
+  public static final String QUOTA_ERROR_CODE = "quota_exceeded";
 
   private final URI rateLimitedType;
 
@@ -37,6 +49,10 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
   public RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path) {
     Decision d = outcome.decision();
     String policy = outcome.policy().name();
+    io.github.llmratelimiter.core.QuotaStatus quota = outcome.exceededQuota();
+    if (quota != null) {
+      return quotaExceeded(outcome, quota, path);
+    }
     String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
         + d.level() + "'). " + (d.retryable()
             ? "Retry after " + d.retryAfterMs() + " ms."
@@ -54,6 +70,31 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
       problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
     }
     return problem;
+  }
+
+  /** The 429 of a call a quota denied. */
+  private RateLimitProblem quotaExceeded(RateLimitOutcome outcome,
+      io.github.llmratelimiter.core.QuotaStatus quota, @Nullable String path) {
+    Decision d = outcome.decision();
+    String policy = outcome.policy().name();
+    String unit = quota.quota().unit().name().toLowerCase(java.util.Locale.ROOT);
+    String period = quota.quota().period().name().toLowerCase(java.util.Locale.ROOT);
+    java.time.Instant end = java.time.Instant.ofEpochMilli(quota.periodEndMs());
+    String detail = "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for"
+        + " this " + period + " (" + quota.used() + " of " + quota.quota().limit() + " " + unit
+        + "). It resets at " + end + ": retry after " + d.retryAfterMs() + " ms.";
+    return problem(429, detail, path).withType(rateLimitedType)
+        .with("reason", d.reason().name())
+        .with("policy", policy)
+        .with("level", d.level())
+        .with("retryable", d.retryable())
+        .with("retryAfterMs", d.retryAfterMs())
+        .with("quota", quota.quota().name())
+        .with("unit", unit)
+        .with("limit", quota.quota().limit())
+        .with("used", quota.used())
+        .with("periodEnd", end.toString())
+        .withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
   }
 
   private static String whyFinal(RateLimitOutcome outcome) {

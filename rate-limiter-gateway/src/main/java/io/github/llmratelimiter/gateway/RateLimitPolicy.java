@@ -30,14 +30,30 @@ public final class RateLimitPolicy {
   private final Map<String, Resolved> plans;
   /** The default plan's. */
   private final Resolved defaults;
+  /** False for a policy in shadow mode: its denies are reported, not enforced. */
+  private final boolean enforce;
+  /** Whether some level of some plan, on some model, has a quota. */
+  private final boolean hasQuotas;
 
   RateLimitPolicy(String name, List<Level> levels) {
-    this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN);
+    this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN,
+        true);
   }
 
   RateLimitPolicy(String name, List<Level> levels, Map<String, List<Level>> planLevels,
-      String defaultPlan) {
+      String defaultPlan, boolean enforce) {
     this.name = name;
+    this.enforce = enforce;
+    boolean quotas = false;
+    for (List<Level> plan : planLevels.values()) {
+      for (Level level : plan) {
+        quotas |= !level.budget().quotas().isEmpty();
+        for (Budget b : level.models().values()) {
+          quotas |= !b.quotas().isEmpty();
+        }
+      }
+    }
+    this.hasQuotas = quotas;
     this.levels = List.copyOf(levels);
     this.defaultPlan = defaultPlan;
     Map<String, Resolved> resolved = new HashMap<>();
@@ -97,6 +113,27 @@ public final class RateLimitPolicy {
    */
   public String name() {
     return name;
+  }
+
+  /**
+   * Returns whether the policy denies the calls its budgets deny; {@code false} in shadow mode,
+   * where a call its budgets deny is admitted and its outcome says it would have been denied
+   * ({@link RateLimitOutcome#wouldHaveDenied()}).
+   *
+   * @return whether the policy is enforced
+   */
+  public boolean enforce() {
+    return enforce;
+  }
+
+  /**
+   * Returns whether a level of the policy, under some plan and on some model, has a quota: its
+   * calls are then reserved with their estimated requests, model tokens and cost.
+   *
+   * @return whether the policy counts quotas
+   */
+  public boolean hasQuotas() {
+    return hasQuotas;
   }
 
   /**
