@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -99,6 +100,11 @@ public final class RateLimiterAutoConfiguration {
       RateLimitPlanResolver plans) {
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
         () -> observers.orderedStream().toList(), plans);
+  }
+
+  @Bean
+  QuotaThresholdPublisher quotaThresholdPublisher(ApplicationEventPublisher publisher) {
+    return new QuotaThresholdPublisher(publisher);
   }
 
   @Bean
