@@ -129,7 +129,7 @@ public class RateLimiterProperties {
 
   /**
    * Budgets of the default policy over calendar periods, by quota name (letters, digits, '-', '_'
-   * or '.'): for example {@code daily-requests: {unit: requests, limit: 100, period: day}}. Every
+   * or '.'): for example daily-requests: {unit: requests, limit: 100, period: day}. Every
    * named policy inherits them, quota by quota and field by field, as it inherits rpm; a policy
    * (or a model, or a plan) that names a quota of the same name overrides the fields it sets.
    */
@@ -137,7 +137,7 @@ public class RateLimiterProperties {
 
   /**
    * The time zone whose calendar the quotas' periods follow (an hour, a day from midnight, a week
-   * from Monday, a month from its first day), for example UTC or Europe/Berlin.
+   * from Monday, a month from its first day), for example UTC (the default) or Europe/Berlin.
    */
   private ZoneId quotaZone = ZoneOffset.UTC;
 
@@ -152,7 +152,7 @@ public class RateLimiterProperties {
   /**
    * The price of each model per million tokens, in the operator's currency (the library names no
    * currency; amounts with at most 6 decimals), by model name as requests name it: what a call
-   * costs for the quotas of unit cost. The key {@code default} is the price of every model without
+   * costs for the quotas of unit cost. The key "default" is the price of every model without
    * its own; a level with a cost quota needs a price for each model it serves.
    */
   private Map<String, Price> prices = new LinkedHashMap<>();
