@@ -375,7 +375,7 @@ public final class RateLimitEnforcer {
       limitsConcurrency |= level.concurrency() != null;
     }
     boolean quotas = policy.hasQuotas();
-    long estimated = limitsModelTokens || quotas ? estimate.getAsLong() : 0;
+    long estimated = limitsModelTokens || policy.quotasEstimate() ? estimate.getAsLong() : 0;
     if (estimated < 0) {
       throw new InvalidRateLimitRequestException(
           "the model-token estimate must be >= 0, but was " + estimated, null);

@@ -2,6 +2,8 @@ package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.CompositeKey;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -34,6 +36,8 @@ public final class RateLimitPolicy {
   private final boolean enforce;
   /** Whether some level of some plan, on some model, has a quota. */
   private final boolean hasQuotas;
+  /** Whether one of those quotas counts model tokens or cost: its calls need an estimate. */
+  private final boolean quotasEstimate;
 
   RateLimitPolicy(String name, List<Level> levels) {
     this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN,
@@ -45,15 +49,21 @@ public final class RateLimitPolicy {
     this.name = name;
     this.enforce = enforce;
     boolean quotas = false;
+    boolean estimate = false;
     for (List<Level> plan : planLevels.values()) {
       for (Level level : plan) {
-        quotas |= !level.budget().quotas().isEmpty();
-        for (Budget b : level.models().values()) {
-          quotas |= !b.quotas().isEmpty();
+        List<Budget> budgets = new ArrayList<>(level.models().values());
+        budgets.add(level.budget());
+        for (Budget b : budgets) {
+          for (QuotaLimit q : b.quotas()) {
+            quotas = true;
+            estimate |= q.unit() != QuotaUnit.REQUESTS;
+          }
         }
       }
     }
     this.hasQuotas = quotas;
+    this.quotasEstimate = estimate;
     this.levels = List.copyOf(levels);
     this.defaultPlan = defaultPlan;
     Map<String, Resolved> resolved = new HashMap<>();
@@ -134,6 +144,16 @@ public final class RateLimitPolicy {
    */
   public boolean hasQuotas() {
     return hasQuotas;
+  }
+
+  /**
+   * Returns whether a quota of the policy (under some plan, on some model) counts model tokens or
+   * cost: its calls are then estimated before they are decided, as for a model-token limit.
+   *
+   * @return whether the policy's quotas need a call's estimate
+   */
+  public boolean quotasEstimate() {
+    return quotasEstimate;
   }
 
   /**

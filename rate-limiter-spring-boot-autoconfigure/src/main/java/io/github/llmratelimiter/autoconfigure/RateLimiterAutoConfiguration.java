@@ -97,14 +97,12 @@ public final class RateLimiterAutoConfiguration {
   @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
       RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers,
-      RateLimitPlanResolver plans) {
+      RateLimitPlanResolver plans, ApplicationEventPublisher events) {
+    // the quota thresholds become application events: told after the application's observers
+    RateLimitObserver thresholds = new QuotaThresholdPublisher(events);
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
-        () -> observers.orderedStream().toList(), plans);
-  }
-
-  @Bean
-  QuotaThresholdPublisher quotaThresholdPublisher(ApplicationEventPublisher publisher) {
-    return new QuotaThresholdPublisher(publisher);
+        () -> java.util.stream.Stream.concat(observers.orderedStream(),
+            java.util.stream.Stream.of(thresholds)).toList(), plans);
   }
 
   @Bean
