@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -105,6 +106,12 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     if (r != null && !outcome.decidingBudget().fitsModelTokens(r.estimate())) {
       return "the call's estimate of " + r.estimate()
           + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
+    }
+    Budget deciding = outcome.decidingBudget();
+    if (r != null && !deciding.fitsQuotas(r.estimated())
+        || deciding.bucket() == null && !deciding.quotas().isEmpty()) {
+      return "the call's estimate exceeds the whole limit of a quota of level '"
+          + outcome.decidingBudget().name() + "'";
     }
     return "the call costs more tokens than the bucket can hold";
   }
