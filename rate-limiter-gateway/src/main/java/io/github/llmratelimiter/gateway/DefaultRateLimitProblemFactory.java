@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -12,11 +13,23 @@ import org.jspecify.annotations.Nullable;
  * {@code level}, {@code retryable} and, when retryable, {@code retryAfterMs}; when the policy
  * limits model tokens, also {@code estimatedModelTokens}. A deny that waiting
  * cannot clear says so in its {@code detail} and has {@code retryable: false}.
+ *
+ * <p>A deny by a quota ({@link Reason#QUOTA_EXCEEDED}) also carries {@code quota} (its name),
+ * {@code unit} ({@code requests}, {@code tokens} or {@code cost}), {@code limit} and {@code used}
+ * (in the unit; cost in micro-units), {@code periodEnd} (ISO-8601, when it resets), and OpenAI's
+ * {@code error} object with type {@value #QUOTA_ERROR_TYPE} and code {@value #QUOTA_ERROR_CODE},
+ * so that an OpenAI client tells a spent quota from a rate limit.
  */
 public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
 
   /** The default {@code type} of 429 problems ({@code ratelimiter.web.problem-type}). */
   public static final URI RATE_LIMITED_TYPE = URI.create("urn:llmratelimiter:problem:rate-limited");
+
+  /** OpenAI's error type of a deny by a quota. */
+  public static final String QUOTA_ERROR_TYPE = "insufficient_quota";
+
+  /** The error code of a deny by a quota, in OpenAI's {@code error} object. */
+  public static final String QUOTA_ERROR_CODE = "quota_exceeded";
 
   private final URI rateLimitedType;
 
@@ -37,6 +50,10 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
   public RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path) {
     Decision d = outcome.decision();
     String policy = outcome.policy().name();
+    io.github.llmratelimiter.core.QuotaStatus quota = outcome.exceededQuota();
+    if (quota != null) {
+      return quotaExceeded(outcome, quota, path);
+    }
     String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
         + d.level() + "'). " + (d.retryable()
             ? "Retry after " + d.retryAfterMs() + " ms."
@@ -56,6 +73,31 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     return problem;
   }
 
+  /** The 429 of a call a quota denied. */
+  private RateLimitProblem quotaExceeded(RateLimitOutcome outcome,
+      io.github.llmratelimiter.core.QuotaStatus quota, @Nullable String path) {
+    Decision d = outcome.decision();
+    String policy = outcome.policy().name();
+    String unit = quota.quota().unit().name().toLowerCase(java.util.Locale.ROOT);
+    String period = quota.quota().period().name().toLowerCase(java.util.Locale.ROOT);
+    java.time.Instant end = java.time.Instant.ofEpochMilli(quota.periodEndMs());
+    String detail = "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for"
+        + " this " + period + " (" + quota.used() + " of " + quota.quota().limit() + " " + unit
+        + "). It resets at " + end + ": retry after " + d.retryAfterMs() + " ms.";
+    return problem(429, detail, path).withType(rateLimitedType)
+        .with("reason", d.reason().name())
+        .with("policy", policy)
+        .with("level", d.level())
+        .with("retryable", d.retryable())
+        .with("retryAfterMs", d.retryAfterMs())
+        .with("quota", quota.quota().name())
+        .with("unit", unit)
+        .with("limit", quota.quota().limit())
+        .with("used", quota.used())
+        .with("periodEnd", end.toString())
+        .withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
+  }
+
   private static String whyFinal(RateLimitOutcome outcome) {
     Reservation r = outcome.reservation();
     if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
@@ -64,6 +106,12 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     if (r != null && !outcome.decidingBudget().fitsModelTokens(r.estimate())) {
       return "the call's estimate of " + r.estimate()
           + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
+    }
+    Budget deciding = outcome.decidingBudget();
+    if (r != null && !deciding.fitsQuotas(r.estimated())
+        || deciding.bucket() == null && !deciding.quotas().isEmpty()) {
+      return "the call's estimate exceeds the whole limit of a quota of level '"
+          + outcome.decidingBudget().name() + "'";
     }
     return "the call costs more tokens than the bucket can hold";
   }

@@ -37,4 +37,18 @@ public interface JsonReader {
     Map<String, Object> map = parseObject(json, off, len);
     return map == null ? null : UsageScanner.usage(map);
   }
+
+  /**
+   * Reads the usage an OpenAI-shaped JSON object reports, itemized when it can be ({@link
+   * UsageScanner#modelUsage(Map)}); the default parses the object.
+   *
+   * @param json the bytes
+   * @param off where the object starts
+   * @param len how many bytes it spans
+   * @return the usage, or {@code null} when it reports none or the bytes are not one JSON object
+   */
+  default @Nullable ModelUsage modelUsage(byte[] json, int off, int len) {
+    Map<String, Object> map = parseObject(json, off, len);
+    return map == null ? null : UsageScanner.modelUsage(map);
+  }
 }

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
 import java.util.concurrent.CompletableFuture;
@@ -8,8 +9,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The model tokens an admitted call reserved on its policy's tokens-per-window (TPM) budgets, to be
- * settled once with what the call really used.
+ * The model tokens an admitted call reserved on its policy's tokens-per-window (TPM) budgets, and
+ * the requests, model tokens and cost it charged at its quotas, to be settled once with what the
+ * call really used.
+ *
+ * <p>Its quotas are settled with {@link Consumption}: a call that ran counts one request, its model
+ * tokens and its cost, priced from its usage by the policies' {@link ModelPrices} (an itemized
+ * usage at the input, cached-input and output prices; a total alone at the higher of input and
+ * output); a refunded call counts nothing ({@link Consumption#NONE}); a call whose usage is unknown
+ * keeps its estimate.
  *
  * <p>A front door settles it from the response ({@link RateLimitGateway#settle}): the OpenAI
  * {@code usage} of a JSON body or of the last usage chunk of a {@code text/event-stream}, a refund
@@ -24,12 +32,32 @@ public final class ModelTokenReservation {
   private final RateLimitEnforcer enforcer;
   private final String policy;
   private final Reservation reservation;
+  private final @Nullable String model;
   private final AtomicBoolean settled = new AtomicBoolean();
 
-  ModelTokenReservation(RateLimitEnforcer enforcer, String policy, Reservation reservation) {
+  ModelTokenReservation(RateLimitEnforcer enforcer, String policy, Reservation reservation,
+      @Nullable String model) {
     this.enforcer = enforcer;
     this.policy = policy;
     this.reservation = reservation;
+    this.model = model;
+  }
+
+  /**
+   * Returns what a call that ran consumed, from its usage: one request, its model tokens and its
+   * cost at its model's prices.
+   *
+   * @param usage the call's usage
+   * @return the consumption
+   * @throws IllegalArgumentException if {@code usage} is null
+   */
+  public Consumption consumption(ModelUsage usage) {
+    if (usage == null) {
+      throw new IllegalArgumentException("usage must not be null");
+    }
+    long cost = reservation.chargedQuotas()
+        ? enforcer.policies().prices().cost(model, usage) : 0;
+    return Consumption.ofCall(usage.totalTokens(), cost);
   }
 
   /**
@@ -71,18 +99,39 @@ public final class ModelTokenReservation {
     if (!claim(actualModelTokens)) {
       return false;
     }
-    enforcer.reconcile(this, actualModelTokens);
+    enforcer.reconcile(this, consumption(ModelUsage.ofTotal(actualModelTokens)));
     return true;
   }
 
   /**
-   * Settles a call that failed upstream (an error or a timeout): the whole estimate is refunded.
-   * The request-window slot (RPM) and the burst bucket's permits stay charged.
+   * Settles the call with what it consumed, from its usage ({@link #consumption(ModelUsage)}).
+   *
+   * @param usage the usage the response reported
+   * @return whether this call settled the reservation
+   * @throws IllegalArgumentException if {@code usage} is null
+   */
+  public boolean reconcile(ModelUsage usage) {
+    Consumption actual = consumption(usage);
+    if (!claim(0)) {
+      return false;
+    }
+    enforcer.reconcile(this, actual);
+    return true;
+  }
+
+  /**
+   * Settles a call that failed upstream (an error or a timeout): the whole estimate is refunded,
+   * model tokens and quotas ({@link Consumption#NONE}: its request, tokens and cost). The
+   * request-window slot (RPM) and the burst bucket's permits stay charged.
    *
    * @return whether this call settled the reservation
    */
   public boolean refund() {
-    return reconcile(0);
+    if (!claim(0)) {
+      return false;
+    }
+    enforcer.reconcile(this, Consumption.NONE);
+    return true;
   }
 
   /**
@@ -91,7 +140,11 @@ public final class ModelTokenReservation {
    * @return whether this call settled the reservation
    */
   public boolean keepEstimate() {
-    return reconcile(reservation.estimate());
+    if (!claim(0)) {
+      return false;
+    }
+    enforcer.reconcile(this, reservation.estimated());
+    return true;
   }
 
   /**
@@ -104,7 +157,24 @@ public final class ModelTokenReservation {
    * @throws IllegalArgumentException if the usage is negative
    */
   public boolean settle(@Nullable Long usage, boolean failed) {
-    return reconcile(settlement(usage, failed));
+    return settleUsage(usage == null ? null : ModelUsage.ofTotal(usage), failed);
+  }
+
+  /**
+   * Settles the call from what its response showed, itemized: with the usage when it reported
+   * one, else by a refund when the call failed, else by keeping the estimate.
+   *
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed (an error before the response, or an error status)
+   * @return whether this call settled the reservation
+   */
+  public boolean settleUsage(@Nullable ModelUsage usage, boolean failed) {
+    Consumption actual = settlement(usage, failed);
+    if (!claim(0)) {
+      return false;
+    }
+    enforcer.reconcile(this, actual);
+    return true;
   }
 
   /**
@@ -119,7 +189,8 @@ public final class ModelTokenReservation {
     if (!claim(actualModelTokens)) {
       return CompletableFuture.completedFuture(false);
     }
-    return enforcer.reconcileAsync(this, actualModelTokens).thenApply(ignored -> true);
+    return enforcer.reconcileAsync(this, consumption(ModelUsage.ofTotal(actualModelTokens)))
+        .thenApply(ignored -> true);
   }
 
   /**
@@ -131,11 +202,26 @@ public final class ModelTokenReservation {
    * @throws IllegalArgumentException if the usage is negative
    */
   public CompletionStage<Boolean> settleAsync(@Nullable Long usage, boolean failed) {
-    return reconcileAsync(settlement(usage, failed));
+    return settleUsageAsync(usage == null ? null : ModelUsage.ofTotal(usage), failed);
   }
 
-  private long settlement(@Nullable Long usage, boolean failed) {
-    return usage != null ? usage : failed ? 0 : reservation.estimate();
+  /**
+   * Settles the call like {@link #settleUsage} without blocking the caller.
+   *
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed
+   * @return a stage that completes with whether this call settled the reservation; it never fails
+   */
+  public CompletionStage<Boolean> settleUsageAsync(@Nullable ModelUsage usage, boolean failed) {
+    Consumption actual = settlement(usage, failed);
+    if (!claim(0)) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return enforcer.reconcileAsync(this, actual).thenApply(ignored -> true);
+  }
+
+  private Consumption settlement(@Nullable ModelUsage usage, boolean failed) {
+    return usage != null ? consumption(usage) : failed ? Consumption.NONE : reservation.estimated();
   }
 
   /** Validates the usage and claims the one settlement; false when it was already claimed. */

@@ -1,8 +1,11 @@
 package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
 import java.util.Set;
@@ -25,6 +28,16 @@ import org.jspecify.annotations.Nullable;
  * <p>When a level limits model tokens (TPM), the call's estimated model tokens are reserved in the
  * same store call ({@link RateLimitStore#reserve}) and the outcome carries a {@link
  * ModelTokenReservation} that settles them with the call's usage.
+ *
+ * <p>When a level has quotas (under any plan), the call is reserved with its estimate in every unit
+ * a quota counts ({@link RateLimitStore#reserve(List, List, double, Consumption,
+ * io.github.llmratelimiter.core.Composition)}): one request, its estimated model tokens, and its
+ * estimated cost from the policies' {@link ModelPrices} (the tokens at the model's highest price).
+ * The {@link ModelTokenReservation} then settles them with what the call consumed.
+ *
+ * <p>A policy in shadow mode ({@link RateLimitPolicy#enforce()} false) admits the calls its levels
+ * deny, and an admitted call that exceeded a shadow quota is reported the same way: the outcome
+ * carries the deny it would have had ({@link RateLimitOutcome#shadowDeny()}).
  *
  * <p>A call is decided under its API key's plan, which a {@link RateLimitPlanResolver} names: the
  * plan's variants of the policy's budgets carry its limits. When a level limits calls in flight,
@@ -132,7 +145,10 @@ public final class RateLimitEnforcer {
     Call call = shape.under(plan(key.apiKey()));
     RateLimitOutcome outcome;
     try {
-      outcome = call.reserves
+      outcome = call.quotas
+          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
+              policies.composition()))
+          : call.reserves
           ? call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate, policies.composition()))
           : call.outcome(store.acquire(call.levels, call.keys, cost, policies.composition()));
     } catch (RuntimeException e) {
@@ -233,7 +249,10 @@ public final class RateLimitEnforcer {
       Call call, double cost, long start, CompletableFuture<RateLimitOutcome> result) {
     CompletionStage<RateLimitOutcome> decided;
     try {
-      decided = call.reserves
+      decided = call.quotas
+          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
+              policies.composition()).thenApply(call::outcome)
+          : call.reserves
           ? store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
               .thenApply(call::outcome)
           : store.acquireAsync(call.levels, call.keys, cost, policies.composition())
@@ -355,13 +374,15 @@ public final class RateLimitEnforcer {
       limitsModelTokens |= level.modelTokens() != null;
       limitsConcurrency |= level.concurrency() != null;
     }
-    long estimated = limitsModelTokens ? estimate.getAsLong() : 0;
+    boolean quotas = policy.hasQuotas();
+    long estimated = limitsModelTokens || policy.quotasEstimate() ? estimate.getAsLong() : 0;
     if (estimated < 0) {
       throw new InvalidRateLimitRequestException(
           "the model-token estimate must be >= 0, but was " + estimated, null);
     }
+    long spend = quotas ? policies.prices().estimate(key.model(), estimated) : 0;
     return new Call(policy, key, levels, policy.keys(key), estimated,
-        limitsModelTokens || limitsConcurrency, policy.defaultPlan());
+        limitsModelTokens || limitsConcurrency || quotas, quotas, spend, policy.defaultPlan());
   }
 
   /** The outcome of a store that failed: a failure to decide, or input it rejected. */
@@ -377,7 +398,7 @@ public final class RateLimitEnforcer {
     }
     Budget last = call.levels.get(call.levels.size() - 1);
     return new RateLimitOutcome(call.policy, call.key, Decision.allow(0, 0, last.name()),
-        call.levels, true, null, null, call.plan, null);
+        call.levels, true, null, null, call.plan, null, null);
   }
 
   private RateLimitOutcome observed(RateLimitOutcome outcome, long start) {
@@ -405,7 +426,7 @@ public final class RateLimitEnforcer {
   }
 
   /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
-  void reconcile(ModelTokenReservation handle, long actual) {
+  void reconcile(ModelTokenReservation handle, Consumption actual) {
     try {
       store.reconcile(handle.reservation(), actual);
     } catch (RuntimeException e) {
@@ -419,7 +440,7 @@ public final class RateLimitEnforcer {
    * Reconciles a reservation through the store's asynchronous API; the stage completes once it is
    * settled or its settlement was lost to a store failure (logged), never exceptionally.
    */
-  CompletionStage<Void> reconcileAsync(ModelTokenReservation handle, long actual) {
+  CompletionStage<Void> reconcileAsync(ModelTokenReservation handle, Consumption actual) {
     CompletionStage<Void> settled;
     try {
       settled = store.reconcileAsync(handle.reservation(), actual);
@@ -480,10 +501,15 @@ public final class RateLimitEnforcer {
     return plans;
   }
 
-  private void reconciled(ModelTokenReservation handle, long actual) {
+  private void reconciled(ModelTokenReservation handle, Consumption actual) {
     for (RateLimitObserver o : observers()) {
       try {
-        o.onReconcile(handle.policy(), handle.estimate(), actual);
+        if (handle.reservation().reserved()) {
+          o.onReconcile(handle.policy(), handle.estimate(), actual.modelTokens());
+        }
+        if (handle.reservation().chargedQuotas()) {
+          o.onSettle(handle.policy(), handle.reservation(), actual);
+        }
       } catch (RuntimeException e) {
         observerFailed(o, e);
       }
@@ -492,8 +518,8 @@ public final class RateLimitEnforcer {
 
   private static void reconcileFailed(ModelTokenReservation handle, Throwable e) {
     // the call is over: the estimate stays charged until it leaves the window
-    LOG.log(System.Logger.Level.WARNING, "Could not reconcile the model tokens of a call on policy '"
-        + handle.policy() + "': " + e);
+    LOG.log(System.Logger.Level.WARNING, "Could not reconcile the model tokens and quotas of a call"
+        + " on policy '" + handle.policy() + "': " + e);
   }
 
   /**
@@ -535,34 +561,76 @@ public final class RateLimitEnforcer {
     final List<String> keys;
     final long estimate;
     final boolean reserves;
+    final boolean quotas;
+    final long spend;
     final String plan;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
-        long estimate, boolean reserves, String plan) {
+        long estimate, boolean reserves, boolean quotas, long spend, String plan) {
       this.policy = policy;
       this.key = key;
       this.levels = levels;
       this.keys = keys;
       this.estimate = estimate;
       this.reserves = reserves;
+      this.quotas = quotas;
+      this.spend = spend;
       this.plan = plan;
     }
 
     /** This call under a plan: the plan's variants of its levels. */
     Call under(String name) {
-      return name.equals(plan) ? this
-          : new Call(policy, key, policy.budgets(key, name), keys, estimate, reserves, name);
+      return name.equals(plan) ? this : new Call(policy, key, policy.budgets(key, name), keys,
+          estimate, reserves, quotas, spend, name);
+    }
+
+    /** What the call is estimated to consume, for its quotas. */
+    Consumption consumption() {
+      return new Consumption(1, estimate, spend);
     }
 
     RateLimitOutcome outcome(Decision decision) {
-      return new RateLimitOutcome(policy, key, decision, levels, false, null, null, plan, null);
+      Decision shadow = shadowDeny(decision);
+      return new RateLimitOutcome(policy, key, shadow == null ? decision : admitted(shadow), levels,
+          false, null, null, plan, null, shadow);
     }
 
     RateLimitOutcome outcome(Reservation r) {
-      ModelTokenReservation handle =
-          r.reserved() ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r) : null;
+      boolean settles = r.reserved() || r.chargedQuotas();
+      ModelTokenReservation handle = settles
+          ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r, key.model()) : null;
       CallSlots slots = r.holdsSlots() ? new CallSlots(RateLimitEnforcer.this, policy.name(), r) : null;
-      return new RateLimitOutcome(policy, key, r.decision(), levels, false, r, handle, plan, slots);
+      Decision shadow = shadowDeny(r.decision());
+      if (shadow == null && r.decision().allowed()) {
+        shadow = shadowQuota(r);
+      }
+      return new RateLimitOutcome(policy, key, shadow != null && r.decision().denied()
+          ? admitted(shadow) : r.decision(), levels, false, r, handle, plan, slots, shadow);
     }
+
+    /** The store's deny when the policy is in shadow mode (a store that cannot decide denies). */
+    private @Nullable Decision shadowDeny(Decision d) {
+      return d.denied() && !policy.enforce() && d.reason() != Reason.STORE_UNAVAILABLE ? d : null;
+    }
+  }
+
+  /** The admitted decision of a call its policy lets through in shadow mode. */
+  private static Decision admitted(Decision deny) {
+    return Decision.allow(0, deny.resetAfterMs(), deny.level());
+  }
+
+  /**
+   * The deny an admitted call would have had from the first shadow quota it exceeded, or null: a
+   * retryable {@link Reason#QUOTA_EXCEEDED} until that quota's period ends.
+   */
+  private static @Nullable Decision shadowQuota(Reservation r) {
+    for (QuotaStatus q : r.quotas()) {
+      if (q.exceeded()) {
+        long retry = r.quotaAtMs() > 0 ? q.resetMs(r.quotaAtMs())
+            : Math.max(1, q.periodEndMs() - q.periodStartMs());
+        return Decision.retryableDeny(Reason.QUOTA_EXCEEDED, 0, retry, retry, q.level());
+      }
+    }
+    return null;
   }
 }

@@ -30,8 +30,9 @@ import org.jspecify.annotations.Nullable;
  *       RateLimitExceededException};
  *   <li><b>render</b>: {@link #headers} for an admitted call, {@link #reject} for every failure of
  *       the steps above (429, 401, 400, 413, 503 with their headers and problem body);
- *   <li><b>settle</b> ({@link #settle}, {@link #settleAsync}): the reserved model tokens reconciled
- *       with the response's usage, refunded for a failed call, or kept as estimated.
+ *   <li><b>settle</b> ({@link #settle}, {@link #settleAsync}): the reserved model tokens and quota
+ *       charges reconciled with the response's usage (its cost priced from the prompt, cached and
+ *       completion tokens), refunded for a failed call, or kept as estimated.
  * </ol>
  *
  * <p>Thread-safe; one instance serves every request.
@@ -284,7 +285,7 @@ public final class RateLimitGateway {
   /** Ends an admitted call nobody proceeds with: its slots released, its model tokens refunded. */
   private void abandon(@Nullable RateLimitContext context, RateLimitOutcome outcome) {
     if (context != null) {
-      finishAsync(context, null, true);
+      finishUsageAsync(context, null, true);
       return;
     }
     outcome.abandon();
@@ -412,8 +413,23 @@ public final class RateLimitGateway {
    * @throws IllegalArgumentException if the usage is negative
    */
   public boolean settle(RateLimitContext context, @Nullable Long usage, boolean failed) {
+    return settleUsage(context, usage == null ? null : ModelUsage.ofTotal(usage), failed);
+  }
+
+  /**
+   * Settles the model tokens and quotas a request reserved, from the itemized usage its response
+   * showed ({@link ModelTokenReservation#settleUsage}: the cost priced from the
+   * prompt, cached and completion tokens); nothing when it reserved none or they were settled
+   * already.
+   *
+   * @param context the request's context
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed (an error before the response, or an error status)
+   * @return whether this call settled the reservation
+   */
+  public boolean settleUsage(RateLimitContext context, @Nullable ModelUsage usage, boolean failed) {
     ModelTokenReservation reservation = context.modelTokens();
-    return reservation != null && !reservation.settled() && reservation.settle(usage, failed);
+    return reservation != null && !reservation.settled() && reservation.settleUsage(usage, failed);
   }
 
   /**
@@ -427,9 +443,22 @@ public final class RateLimitGateway {
    */
   public CompletionStage<Boolean> settleAsync(
       RateLimitContext context, @Nullable Long usage, boolean failed) {
+    return settleUsageAsync(context, usage == null ? null : ModelUsage.ofTotal(usage), failed);
+  }
+
+  /**
+   * Settles the model tokens and quotas a request reserved like {@link #settleUsage} without blocking the caller.
+   *
+   * @param context the request's context
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed
+   * @return a stage that completes with whether this call settled the reservation; it never fails
+   */
+  public CompletionStage<Boolean> settleUsageAsync(
+      RateLimitContext context, @Nullable ModelUsage usage, boolean failed) {
     ModelTokenReservation reservation = context.modelTokens();
     return reservation == null || reservation.settled()
-        ? CompletableFuture.completedFuture(false) : reservation.settleAsync(usage, failed);
+        ? CompletableFuture.completedFuture(false) : reservation.settleUsageAsync(usage, failed);
   }
 
   /**
@@ -444,9 +473,21 @@ public final class RateLimitGateway {
    * @throws IllegalArgumentException if the usage is negative
    */
   public void finish(RateLimitContext context, @Nullable Long usage, boolean failed) {
+    finishUsage(context, usage == null ? null : ModelUsage.ofTotal(usage), failed);
+  }
+
+  /**
+   * Ends a request's call like {@link #finish(RateLimitContext, Long, boolean)}, settling it from
+   * the itemized usage its response showed.
+   *
+   * @param context the request's context
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed (an error before the response, or an error status)
+   */
+  public void finishUsage(RateLimitContext context, @Nullable ModelUsage usage, boolean failed) {
     CallSlots slots = context.slots();
     try {
-      settle(context, usage, failed);
+      settleUsage(context, usage, failed);
     } finally {
       if (slots != null) {
         slots.release();
@@ -465,10 +506,24 @@ public final class RateLimitGateway {
    */
   public CompletionStage<Void> finishAsync(
       RateLimitContext context, @Nullable Long usage, boolean failed) {
+    return finishUsageAsync(context, usage == null ? null : ModelUsage.ofTotal(usage), failed);
+  }
+
+  /**
+   * Ends a request's call like {@link #finishUsage} without
+   * blocking the caller.
+   *
+   * @param context the request's context
+   * @param usage the usage the response reported, or {@code null} when it reported none
+   * @param failed whether the call failed
+   * @return a stage that completes once both are done; it never fails
+   */
+  public CompletionStage<Void> finishUsageAsync(
+      RateLimitContext context, @Nullable ModelUsage usage, boolean failed) {
     CallSlots slots = context.slots();
     CompletionStage<Boolean> released =
         slots == null ? CompletableFuture.completedFuture(false) : slots.releaseAsync();
-    return settleAsync(context, usage, failed).thenCombine(released, (a, b) -> null);
+    return settleUsageAsync(context, usage, failed).thenCombine(released, (a, b) -> null);
   }
 
   /**

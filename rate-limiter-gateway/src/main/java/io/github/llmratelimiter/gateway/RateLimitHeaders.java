@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -44,6 +45,13 @@ import org.jspecify.annotations.Nullable;
  *       model-token windows are empty>}, and OpenAI's {@code x-ratelimit-limit-tokens}, {@code
  *       x-ratelimit-remaining-tokens} and {@code x-ratelimit-reset-tokens}. The remaining model
  *       tokens count this call at its estimate (the response's usage settles it later);
+ *   <li>when a level has quotas: an item per quota in {@code RateLimit-Policy}, {@code
+ *       "level/quota";q=<limit>;w=<the current period's length in seconds>} (a day of 23 or 25
+ *       hours, a month of 28 to 31 days, as the calendar has it), and an item per quota in {@code
+ *       RateLimit}, {@code "level/quota";r=<left this period>;t=<seconds until the period ends>},
+ *       in the quota's unit (requests, model tokens, or cost in micro-units). After a deny by a
+ *       quota ({@code QUOTA_EXCEEDED}), the quota that denied is the first item of {@code
+ *       RateLimit};
  *   <li>on a retryable deny only: {@code Retry-After} in whole seconds rounded up (at least 1) and
  *       {@code retry-after-ms}. A deny that waiting cannot clear gets neither.
  * </ul>
@@ -125,13 +133,31 @@ public final class RateLimitHeaders {
     }
     Decision d = outcome.decision();
     Template t = template(outcome.levels());
-    if (t.policy != null) {
-      sink.accept(POLICY, t.policy);
+    Reservation reservation = outcome.reservation();
+    List<QuotaStatus> quotas = outcome.quotas();
+    QuotaStatus denying = d.denied() ? outcome.exceededQuota() : null;
+    if (quotas.isEmpty()) {
+      if (t.policy != null) {
+        sink.accept(POLICY, t.policy);
+      }
+    } else {
+      StringBuilder policy = new StringBuilder(t.policy == null ? "" : t.policy);
+      for (QuotaStatus q : quotas) {
+        policy.append(policy.length() == 0 ? "" : ", ").append(quotaItem(q)).append(";q=")
+            .append(q.quota().limit()).append(";w=")
+            .append(ceilSeconds(q.periodEndMs() - q.periodStartMs()));
+      }
+      sink.accept(POLICY, policy.toString());
     }
     int deciding = t.indexOf(d.level());
     int tokens = t.tokensLevel(d.level());
-    Reservation reservation = outcome.reservation();
-    StringBuilder rateLimit = new StringBuilder(64).append(t.rateLimitItem(deciding, d.reason()))
+    StringBuilder rateLimit = new StringBuilder(64);
+    long nowMs = reservation == null ? 0 : reservation.quotaAtMs();
+    if (denying != null) {
+      quotaRateLimit(rateLimit, denying, nowMs);
+      rateLimit.append(", ");
+    }
+    rateLimit.append(t.rateLimitItem(deciding, d.reason()))
         .append(";r=")
         .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
     boolean tokenHeaders = reservation != null && tokens >= 0;
@@ -139,6 +165,11 @@ public final class RateLimitHeaders {
       rateLimit.append(", ").append(t.tokenItems[tokens]).append(";r=")
           .append(reservation.remainingModelTokens()).append(";t=")
           .append(ceilSeconds(reservation.modelTokensResetMs()));
+    }
+    for (QuotaStatus q : quotas) {
+      if (q != denying) {
+        quotaRateLimit(rateLimit.append(", "), q, nowMs);
+      }
     }
     sink.accept(RATE_LIMIT, rateLimit.toString());
     if (t.requestLimits[deciding] != null) {
@@ -155,6 +186,18 @@ public final class RateLimitHeaders {
       sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
       sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
     }
+  }
+
+  /** A quota's structured-field item: {@code "level/quota"}. */
+  static String quotaItem(QuotaStatus q) {
+    return item(q.level() + "/" + q.quota().name());
+  }
+
+  /** A quota's item in {@code RateLimit}: what is left and the seconds until its period ends. */
+  private static void quotaRateLimit(StringBuilder sb, QuotaStatus q, long nowMs) {
+    long reset = nowMs > 0 ? q.resetMs(nowMs) : q.periodEndMs() - q.periodStartMs();
+    sb.append(quotaItem(q)).append(";r=").append(q.remaining()).append(";t=")
+        .append(ceilSeconds(reset));
   }
 
   /**

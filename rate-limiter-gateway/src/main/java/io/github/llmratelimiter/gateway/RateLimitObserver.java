@@ -25,4 +25,16 @@ public interface RateLimitObserver {
    * @param actual the model tokens the call used (0 for a failed call, which is refunded)
    */
   default void onReconcile(String policy, long estimate, long actual) {}
+
+  /**
+   * Called after the quotas a call charged were settled with what it consumed.
+   *
+   * @param policy the name of the policy whose budgets held the reservation
+   * @param reservation the store's reservation: its quotas and estimate ({@link
+   *     io.github.llmratelimiter.core.Reservation#estimated()})
+   * @param actual what the call consumed ({@link
+   *     io.github.llmratelimiter.core.Consumption#NONE} for a failed call, which is refunded)
+   */
+  default void onSettle(String policy, io.github.llmratelimiter.core.Reservation reservation,
+      io.github.llmratelimiter.core.Consumption actual) {}
 }

@@ -2,6 +2,8 @@ package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -23,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  *     policy's budgets
  * @param slots the handle that gives back the slots an allowed call took on limits on calls in
  *     flight, or {@code null} when it took none
+ * @param shadowDeny the store's deny of a call its policy admitted in shadow mode ({@link
+ *     RateLimitPolicy#enforce()} false): the reason and wait it would have been denied with; {@code
+ *     null} when the store did not deny it or the policy is enforced
  */
 public record RateLimitOutcome(
     RateLimitPolicy policy,
@@ -33,7 +38,8 @@ public record RateLimitOutcome(
     @Nullable Reservation reservation,
     @Nullable ModelTokenReservation modelTokens,
     String plan,
-    @Nullable CallSlots slots) {
+    @Nullable CallSlots slots,
+    @Nullable Decision shadowDeny) {
 
   /**
    * Validates the outcome.
@@ -47,6 +53,29 @@ public record RateLimitOutcome(
           "policy, key, decision, levels and plan must be set, levels not empty");
     }
     levels = List.copyOf(levels);
+    if (shadowDeny != null && (shadowDeny.allowed() || decision.denied())) {
+      throw new IllegalArgumentException("shadowDeny must be a deny of an admitted call, but was "
+          + shadowDeny + " for " + decision);
+    }
+  }
+
+  /**
+   * Returns an outcome that is not a shadow deny.
+   *
+   * @param policy the policy applied
+   * @param key the caller
+   * @param decision the store's decision
+   * @param levels the budgets decided on, root first
+   * @param degraded whether the store failed and the call was let through
+   * @param reservation the store's answer on the reserved budgets, or {@code null}
+   * @param modelTokens the handle that settles the reservation, or {@code null}
+   * @param plan the plan the call was decided under
+   * @param slots the handle that gives back the call's slots, or {@code null}
+   */
+  public RateLimitOutcome(RateLimitPolicy policy, RateLimitKey key, Decision decision,
+      List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
+      @Nullable ModelTokenReservation modelTokens, String plan, @Nullable CallSlots slots) {
+    this(policy, key, decision, levels, degraded, reservation, modelTokens, plan, slots, null);
   }
 
   /**
@@ -64,7 +93,7 @@ public record RateLimitOutcome(
       List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
       @Nullable ModelTokenReservation modelTokens) {
     this(policy, key, decision, levels, degraded, reservation, modelTokens,
-        policy == null ? "" : policy.defaultPlan(), null);
+        policy == null ? "" : policy.defaultPlan(), null, null);
   }
 
   /**
@@ -93,6 +122,51 @@ public record RateLimitOutcome(
       }
     }
     return levels.get(levels.size() - 1);
+  }
+
+  /**
+   * Returns whether the call was admitted only because its policy is in shadow mode: its levels
+   * denied it ({@link #shadowDeny()} says why).
+   *
+   * @return whether it would have been denied
+   */
+  public boolean wouldHaveDenied() {
+    return shadowDeny != null;
+  }
+
+  /**
+   * Returns where every quota of the call's levels stands after the decision, root first: each
+   * quota's use, limit and period, the thresholds this decision crossed first, and whether the
+   * call exceeded it.
+   *
+   * @return the statuses; empty when no level has a quota, the store did not read them (a call
+   *     that could never fit), or the outcome is degraded
+   */
+  public List<QuotaStatus> quotas() {
+    return reservation == null ? List.of() : reservation.quotas();
+  }
+
+  /**
+   * Returns the quota that denied the call, or would have in shadow mode: the first status of the
+   * deciding level whose quota the call exceeded, enforced ones first.
+   *
+   * @return the status, or {@code null} when no quota denied the call
+   */
+  public @Nullable QuotaStatus exceededQuota() {
+    Decision d = shadowDeny != null ? shadowDeny : decision;
+    if (d.reason() != Reason.QUOTA_EXCEEDED) {
+      return null;
+    }
+    QuotaStatus first = null;
+    for (QuotaStatus s : quotas()) {
+      if (s.exceeded() && s.level().equals(d.level())) {
+        if (s.quota().enforce()) {
+          return s;
+        }
+        first = first == null ? s : first;
+      }
+    }
+    return first;
   }
 
   /**

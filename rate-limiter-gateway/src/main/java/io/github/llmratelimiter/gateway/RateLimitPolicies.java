@@ -29,9 +29,11 @@ public final class RateLimitPolicies {
   private final Composition composition;
   private final Set<String> plans;
   private final String defaultPlan;
+  private final ModelPrices prices;
 
   private RateLimitPolicies(Map<String, RateLimitPolicy> policies, String defaultPolicy,
-      Composition composition, Set<String> plans, String defaultPlan) {
+      Composition composition, Set<String> plans, String defaultPlan, ModelPrices prices) {
+    this.prices = prices;
     this.policies = Collections.unmodifiableMap(policies);
     this.defaultPolicy = defaultPolicy;
     this.composition = composition;
@@ -134,6 +136,15 @@ public final class RateLimitPolicies {
   }
 
   /**
+   * Returns the price table that gives a call its cost, for the quotas that count cost.
+   *
+   * @return the prices; {@link ModelPrices#none()} unless set
+   */
+  public ModelPrices prices() {
+    return prices;
+  }
+
+  /**
    * Returns every budget of every policy, each once.
    *
    * @return the budgets
@@ -177,6 +188,8 @@ public final class RateLimitPolicies {
     private final Map<String, Map<String, Override>> plans = new LinkedHashMap<>();
     private String defaultPolicy = DEFAULT_POLICY;
     private String defaultPlan = DEFAULT_PLAN;
+    private final Set<String> shadow = new LinkedHashSet<>();
+    private ModelPrices prices = ModelPrices.none();
 
     private Builder(Composition composition) {
       this.composition = composition;
@@ -226,6 +239,42 @@ public final class RateLimitPolicies {
     }
 
     /**
+     * Sets whether a policy denies the calls its budgets deny; a policy is enforced unless set.
+     * A policy in shadow mode ({@code false}) decides and charges every call like an enforced one,
+     * but admits the calls its levels deny (every level of its chain, its parents' included): such
+     * an outcome says it would have been denied ({@link RateLimitOutcome#wouldHaveDenied()}). Its
+     * quotas are best made shadow quotas too ({@code QuotaLimit.enforced(false)}), so that the
+     * store charges a call its quotas would deny.
+     *
+     * @param policy a policy added to this builder before {@link #build()}
+     * @param enforce {@code false} for shadow mode
+     * @return this builder
+     * @throws IllegalArgumentException if {@code policy} is null
+     */
+    public Builder enforce(String policy, boolean enforce) {
+      notNull("policy", policy);
+      if (enforce) {
+        shadow.remove(policy);
+      } else {
+        shadow.add(policy);
+      }
+      return this;
+    }
+
+    /**
+     * Sets the price table that gives a call its cost for the quotas that count cost; none unless
+     * set (every call costs 0).
+     *
+     * @param table the prices
+     * @return this builder
+     * @throws IllegalArgumentException if {@code table} is null
+     */
+    public Builder prices(ModelPrices table) {
+      this.prices = notNull("prices", table);
+      return this;
+    }
+
+    /**
      * Names the policy applied where none is named; {@value #DEFAULT_POLICY} unless set.
      *
      * @param name a policy's name
@@ -260,7 +309,8 @@ public final class RateLimitPolicies {
      * @param name the plan's name, declared by this call if it is new
      * @param policy a policy added to this builder before {@link #build()}
      * @param budget the limits of the policy's budget under the plan: the same components and
-     *     windows as the policy's budget, other limits
+     *     windows as the policy's budget, other limits; its quotas are the plan's, whatever the
+     *     policy's budget has (a quota of the same name, unit and period counts on the same state)
      * @param models the limits of the policy's model budgets under the plan, by model name; each
      *     one a model the policy configures
      * @return this builder
@@ -323,10 +373,17 @@ public final class RateLimitPolicies {
       for (String name : levels.keySet()) {
         Map<String, List<RateLimitPolicy.Level>> chains = new LinkedHashMap<>();
         planLevels.forEach((plan, own) -> chains.put(plan, chain(name, own)));
-        policies.put(name, new RateLimitPolicy(name, chain(name, levels), chains, defaultPlan));
+        policies.put(name, new RateLimitPolicy(name, chain(name, levels), chains, defaultPlan,
+            !shadow.contains(name)));
+      }
+      for (String p : shadow) {
+        if (!levels.containsKey(p)) {
+          throw new IllegalArgumentException("the policy in shadow mode '" + p
+              + "' must be one of the policies " + levels.keySet());
+        }
       }
       return new RateLimitPolicies(policies, defaultPolicy, composition,
-          new LinkedHashSet<>(planLevels.keySet()), defaultPlan);
+          new LinkedHashSet<>(planLevels.keySet()), defaultPlan, prices);
     }
 
     /** Every policy's own level under a plan: its overrides as variants, the rest as built. */
@@ -368,7 +425,8 @@ public final class RateLimitPolicies {
       boolean sameShape = (base.bucket() == null) == (planned.bucket() == null)
           && (base.modelTokens() == null) == (planned.modelTokens() == null)
           && (base.concurrency() == null) == (planned.concurrency() == null)
-          && base.window().window().equals(planned.window().window())
+          && (base.window() == null) == (planned.window() == null)
+          && (base.window() == null || base.window().window().equals(planned.window().window()))
           && (base.modelTokens() == null
               || base.modelTokens().window().equals(planned.modelTokens().window()));
       if (!sameShape) {
@@ -377,7 +435,7 @@ public final class RateLimitPolicies {
             + " component a budget lacks and keeps its windows");
       }
       return base.variant(planned.window(), planned.bucket(), planned.modelTokens(),
-          planned.concurrency());
+          planned.concurrency(), planned.quotas());
     }
 
     /** Levels root first: the parent's chain, then the policy's own level, from {@code own}. */

@@ -2,6 +2,8 @@ package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.CompositeKey;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaUnit;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
@@ -30,14 +32,38 @@ public final class RateLimitPolicy {
   private final Map<String, Resolved> plans;
   /** The default plan's. */
   private final Resolved defaults;
+  /** False for a policy in shadow mode: its denies are reported, not enforced. */
+  private final boolean enforce;
+  /** Whether some level of some plan, on some model, has a quota. */
+  private final boolean hasQuotas;
+  /** Whether one of those quotas counts model tokens or cost: its calls need an estimate. */
+  private final boolean quotasEstimate;
 
   RateLimitPolicy(String name, List<Level> levels) {
-    this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN);
+    this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN,
+        true);
   }
 
   RateLimitPolicy(String name, List<Level> levels, Map<String, List<Level>> planLevels,
-      String defaultPlan) {
+      String defaultPlan, boolean enforce) {
     this.name = name;
+    this.enforce = enforce;
+    boolean quotas = false;
+    boolean estimate = false;
+    for (List<Level> plan : planLevels.values()) {
+      for (Level level : plan) {
+        List<Budget> budgets = new ArrayList<>(level.models().values());
+        budgets.add(level.budget());
+        for (Budget b : budgets) {
+          for (QuotaLimit q : b.quotas()) {
+            quotas = true;
+            estimate |= q.unit() != QuotaUnit.REQUESTS;
+          }
+        }
+      }
+    }
+    this.hasQuotas = quotas;
+    this.quotasEstimate = estimate;
     this.levels = List.copyOf(levels);
     this.defaultPlan = defaultPlan;
     Map<String, Resolved> resolved = new HashMap<>();
@@ -97,6 +123,37 @@ public final class RateLimitPolicy {
    */
   public String name() {
     return name;
+  }
+
+  /**
+   * Returns whether the policy denies the calls its budgets deny; {@code false} in shadow mode,
+   * where a call its budgets deny is admitted and its outcome says it would have been denied
+   * ({@link RateLimitOutcome#wouldHaveDenied()}).
+   *
+   * @return whether the policy is enforced
+   */
+  public boolean enforce() {
+    return enforce;
+  }
+
+  /**
+   * Returns whether a level of the policy, under some plan and on some model, has a quota: its
+   * calls are then reserved with their estimated requests, model tokens and cost.
+   *
+   * @return whether the policy counts quotas
+   */
+  public boolean hasQuotas() {
+    return hasQuotas;
+  }
+
+  /**
+   * Returns whether a quota of the policy (under some plan, on some model) counts model tokens or
+   * cost: its calls are then estimated before they are decided, as for a model-token limit.
+   *
+   * @return whether the policy's quotas need a call's estimate
+   */
+  public boolean quotasEstimate() {
+    return quotasEstimate;
   }
 
   /**

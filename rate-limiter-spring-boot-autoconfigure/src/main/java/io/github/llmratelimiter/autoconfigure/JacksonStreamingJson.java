@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.gateway.ModelUsage;
+import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,6 +52,19 @@ final class JacksonStreamingJson {
    *     object
    */
   static @Nullable Long usage(byte[] json, int off, int len) {
+    ModelUsage u = modelUsage(json, off, len);
+    return u == null ? null : u.totalTokens();
+  }
+
+  /**
+   * Reads the usage an OpenAI-shaped JSON object reports, itemized when it can be, as {@link
+   * io.github.llmratelimiter.gateway.internal.UsageScanner#modelUsage(Map)} reads it from the
+   * parsed object.
+   *
+   * @return the usage, or {@code null} when the object carries none or the bytes are not one JSON
+   *     object
+   */
+  static @Nullable ModelUsage modelUsage(byte[] json, int off, int len) {
     try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         return null;
@@ -72,7 +87,7 @@ final class JacksonStreamingJson {
         return null;
       }
       UsageFields u = usage != null ? usage : responseIsObject ? responseUsage : null;
-      return u == null ? null : u.total();
+      return u == null ? null : u.usage();
     } catch (RuntimeException e) { // JacksonException: not well-formed
       return null;
     }
@@ -150,6 +165,8 @@ final class JacksonStreamingJson {
     long completion = -1;
     long input = -1;
     long output = -1;
+    long promptCached = -1;
+    long inputCached = -1;
 
     /** Reads the object the parser is at the start of; the last of duplicate names wins. */
     static UsageFields read(JsonParser p) {
@@ -162,20 +179,36 @@ final class JacksonStreamingJson {
           case "completion_tokens" -> u.completion = Math.max(-1, longValue(p, t));
           case "input_tokens" -> u.input = Math.max(-1, longValue(p, t));
           case "output_tokens" -> u.output = Math.max(-1, longValue(p, t));
+          case "prompt_tokens_details" -> u.promptCached = cached(p, t);
+          case "input_tokens_details" -> u.inputCached = cached(p, t);
           default -> p.skipChildren();
         }
       }
       return u;
     }
 
-    @Nullable Long total() {
-      if (total >= 0) {
-        return total;
+    /** The {@code cached_tokens} of a details object, -1 when absent. */
+    static long cached(JsonParser p, JsonToken t) {
+      if (t != JsonToken.START_OBJECT) {
+        p.skipChildren();
+        return -1;
       }
-      if (prompt >= 0 && completion >= 0) {
-        return prompt + completion;
+      long cached = -1;
+      for (String name = p.nextName(); name != null; name = p.nextName()) {
+        JsonToken v = p.nextToken();
+        if ("cached_tokens".equals(name)) {
+          cached = Math.max(-1, longValue(p, v));
+        } else {
+          p.skipChildren();
+        }
       }
-      return input >= 0 && output >= 0 ? input + output : null;
+      return cached;
+    }
+
+    @Nullable ModelUsage usage() {
+      return prompt >= 0 && completion >= 0
+          ? UsageScanner.of(total, prompt, completion, promptCached)
+          : UsageScanner.of(total, input, output, inputCached);
     }
   }
 }

@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.autoconfigure;
 
 import io.github.llmratelimiter.gateway.JsonReader;
+import io.github.llmratelimiter.gateway.ModelUsage;
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -46,6 +47,19 @@ final class Json implements JsonReader {
     }
     Map<String, Object> map = parseObject(json, off, len);
     return map == null ? null : UsageScanner.usage(map);
+  }
+
+  /**
+   * Reads the itemized usage without building the object when Jackson is there ({@link
+   * UsageScanner#modelUsage(Map)}).
+   */
+  @Override
+  public @Nullable ModelUsage modelUsage(byte[] json, int off, int len) {
+    if (STREAMING) {
+      return JacksonStreamingJson.modelUsage(json, off, len);
+    }
+    Map<String, Object> map = parseObject(json, off, len);
+    return map == null ? null : UsageScanner.modelUsage(map);
   }
 
   /** The parser without Jackson, created on first use. */

@@ -4,14 +4,21 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.gateway.BodyLimits;
 import io.github.llmratelimiter.gateway.KeyScope;
+import io.github.llmratelimiter.gateway.ModelPrices;
 import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -49,13 +56,63 @@ final class PropertiesTranslation {
   /** The declared policies, the implicit default policy (null) first when it is not declared. */
   private final Map<String, RateLimiterProperties.@Nullable Policy> declared = new LinkedHashMap<>();
   private final Map<String, RateLimitPolicy.Level> ownLevels = new LinkedHashMap<>();
+  /** The price table of {@code ratelimiter.prices}. */
+  private final ModelPrices prices;
 
   private PropertiesTranslation(RateLimiterProperties properties) {
     this.properties = properties;
     RateLimiterProperties.Tpm tpm = properties.getTpm();
     this.top = new Values(properties.getRpm().getLimit(), properties.getRpm().getWindow(),
         properties.getBurst().getCapacity(), properties.getBurst().getRefillPerSecond(),
-        tpm.getLimit(), tpm.getWindow(), null, null);
+        tpm.getLimit(), tpm.getWindow(), null, null, quotasOf(properties.getQuotas()));
+    this.prices = prices(properties);
+  }
+
+  /** The name of the default price in {@code ratelimiter.prices}. */
+  static final String DEFAULT_PRICE = "default";
+  private static final String PRICE_RANGE =
+      "an amount >= 0 per million tokens with at most 6 decimals, for example 2.50";
+
+  /**
+   * The price table of {@code ratelimiter.prices}: each model's, and {@code default} for the rest.
+   *
+   * @throws InvalidRateLimitPropertyException naming the first invalid price
+   */
+  static ModelPrices prices(RateLimiterProperties properties) {
+    Map<String, RateLimiterProperties.Price> configured =
+        properties.getPrices() == null ? Map.of() : properties.getPrices();
+    Map<String, ModelPrices.Price> models = new LinkedHashMap<>();
+    ModelPrices.Price fallback = null;
+    for (Map.Entry<String, RateLimiterProperties.Price> e : configured.entrySet()) {
+      String path = PREFIX + "prices." + e.getKey() + ".";
+      RateLimiterProperties.Price p = e.getValue();
+      if (p == null) {
+        throw new InvalidRateLimitPropertyException(path + "input", null, PRICE_RANGE);
+      }
+      long input = micros(path + "input", p.getInput(), PRICE_RANGE);
+      long output = micros(path + "output", p.getOutput(), PRICE_RANGE);
+      long cached = p.getCachedInput() == null ? input
+          : micros(path + "cached-input", p.getCachedInput(), PRICE_RANGE);
+      ModelPrices.Price price = new ModelPrices.Price(input, output, cached);
+      if (DEFAULT_PRICE.equals(e.getKey())) {
+        fallback = price;
+      } else {
+        models.put(e.getKey(), price);
+      }
+    }
+    return ModelPrices.of(models, fallback);
+  }
+
+  /** An amount of currency in micro-units, at least 0; a missing one fails. */
+  private static long micros(String path, @Nullable BigDecimal amount, String range) {
+    if (amount == null) {
+      throw new InvalidRateLimitPropertyException(path, null, range);
+    }
+    try {
+      return ModelPrices.Price.micros(path, amount);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidRateLimitPropertyException(path, amount.toPlainString(), range);
+    }
   }
 
   /**
@@ -104,7 +161,7 @@ final class PropertiesTranslation {
               + " (the policies as configured)");
     }
     RateLimitPolicies.Builder builder = RateLimitPolicies.builder(properties.getComposition())
-        .defaultPolicy(defaultPolicy).defaultPlan(defaultPlan);
+        .defaultPolicy(defaultPolicy).defaultPlan(defaultPlan).prices(prices);
     for (Map.Entry<String, RateLimiterProperties.@Nullable Plan> plan : plans.entrySet()) {
       planLevels(plan.getKey(), plan.getValue(), builder);
     }
@@ -112,6 +169,7 @@ final class PropertiesTranslation {
       checkChain(e.getKey());
       RateLimitPolicy.Level own = e.getValue();
       builder.policy(e.getKey(), own.scope(), own.budget(), own.models(), parentOf(e.getKey()));
+      builder.enforce(e.getKey(), enforce(e.getKey()));
     }
     return builder.build();
   }
@@ -151,7 +209,9 @@ final class PropertiesTranslation {
       String path = planPath + "." + name + ".";
       Source policySource = policySource(name, e.getValue());
       Source planSource = new Source(Values.of(override), path, policySource);
-      Budget budget = planned(own.budget(), budget(name, planSource), planSource);
+      boolean enforce = enforce(name);
+      Budget budget = planned(own.budget(), budget(name, planSource, enforce), planSource);
+      requirePrices(budget, null, planSource);
       Map<String, RateLimiterProperties.Limits> configuredModels =
           e.getValue() == null ? properties.getModels() : e.getValue().getModels();
       String modelsPath = e.getValue() == null ? PREFIX + "models." : policySource.prefix + "models.";
@@ -162,8 +222,10 @@ final class PropertiesTranslation {
         RateLimiterProperties.Limits planModel = override.getModels().get(m.getKey());
         Source modelSource = planModel == null ? configuredModel
             : new Source(Values.of(planModel), path + "models." + m.getKey() + ".", configuredModel);
-        models.put(m.getKey(),
-            planned(m.getValue(), budget(m.getValue().name(), modelSource), modelSource));
+        Budget modelBudget = planned(m.getValue(), budget(m.getValue().name(), modelSource, enforce),
+            modelSource);
+        requirePrices(modelBudget, m.getKey(), modelSource);
+        models.put(m.getKey(), modelBudget);
       }
       builder.plan(plan, name, budget, models);
     }
@@ -182,7 +244,8 @@ final class PropertiesTranslation {
       difference = source.path(Values::tpmLimit, "tpm.limit");
     } else if ((base.concurrency() == null) != (planned.concurrency() == null)) {
       difference = source.path(Values::concurrencyLimit, "concurrency.limit");
-    } else if (!base.window().window().equals(planned.window().window())) {
+    } else if (base.window() != null && planned.window() != null
+        && !base.window().window().equals(planned.window().window())) {
       difference = source.path(Values::rpmWindow, "rpm.window");
     } else if (base.modelTokens() != null
         && !base.modelTokens().window().equals(planned.modelTokens().window())) {
@@ -242,7 +305,9 @@ final class PropertiesTranslation {
       throw new InvalidRateLimitPropertyException(
           path + "scope", null, "api-key, api-key-and-model or global");
     }
-    Budget budget = budget(name, source);
+    boolean enforce = enforce(name);
+    Budget budget = budget(name, source, enforce);
+    requirePrices(budget, null, source);
     Map<String, RateLimiterProperties.Limits> modelSettings =
         implicit ? properties.getModels() : policy.getModels();
     String modelsPath = implicit ? PREFIX + "models" : path + "models";
@@ -250,7 +315,9 @@ final class PropertiesTranslation {
     for (Map.Entry<String, RateLimiterProperties.Limits> m : modelSettings.entrySet()) {
       checkName(modelsPath, m.getKey(), "model name");
       Source modelSource = new Source(Values.of(m.getValue()), modelsPath + "." + m.getKey() + ".", source);
-      models.put(m.getKey(), budget(name + "/" + m.getKey(), modelSource));
+      Budget modelBudget = budget(name + "/" + m.getKey(), modelSource, enforce);
+      requirePrices(modelBudget, m.getKey(), modelSource);
+      models.put(m.getKey(), modelBudget);
     }
     return new RateLimitPolicy.Level(name, scope, budget, models);
   }
@@ -289,7 +356,165 @@ final class PropertiesTranslation {
     return p == null ? null : p.getParent();
   }
 
-  private Budget budget(String name, Source source) {
+  /** Whether a policy is enforced: its own {@code enforce}, else the top level's. */
+  private boolean enforce(String name) {
+    RateLimiterProperties.Policy p = declared.get(name);
+    return p == null || p.getEnforce() == null ? properties.isEnforce() : p.getEnforce();
+  }
+
+  /**
+   * Checks that every model a budget with a cost quota serves has a price: {@code model}'s own or
+   * the default, or for a policy's budget (which serves every model without an override) the
+   * default.
+   */
+  private void requirePrices(Budget budget, @Nullable String model, Source source) {
+    QuotaLimit cost = null;
+    for (QuotaLimit q : budget.quotas()) {
+      if (q.unit() == QuotaUnit.COST) {
+        cost = q;
+        break;
+      }
+    }
+    if (cost == null || prices.price(model) != null) {
+      return;
+    }
+    String quotaPath = quotaPath(source, cost.name(), RateLimiterProperties.Quota::getUnit, "unit");
+    String property = PREFIX + "prices." + (model == null ? DEFAULT_PRICE : model);
+    throw new InvalidRateLimitPropertyException(property, null, model == null
+        ? "a price (input and output per million tokens) for every model: budget '"
+            + budget.name() + "' has the cost quota " + quotaPath + " and serves calls on any model"
+        : "a price (input and output per million tokens) of model '" + model + "', or "
+            + PREFIX + "prices." + DEFAULT_PRICE + ": its budget '" + budget.name()
+            + "' has the cost quota " + quotaPath);
+  }
+
+  private static final String UNIT_RANGE = "requests, tokens or cost";
+  private static final String PERIOD_RANGE = "hour, day, week or month";
+  private static final String QUOTA_LIMIT_RANGE = "a whole number >= 1";
+  private static final String COST_LIMIT_RANGE =
+      "an amount > 0 with at most 6 decimals, for example 50 or 0.25";
+  private static final String THRESHOLD_RANGE =
+      "ascending distinct percentages from 1 to 100 (at most 30), for example [50, 80, 100]";
+
+  /**
+   * The quotas of a level, root first: every quota a source of the chain names, each field from
+   * the most specific source that sets it.
+   */
+  private List<QuotaLimit> quotas(Source source, boolean enforce) {
+    List<Source> chain = new ArrayList<>();
+    for (Source s = source; s != null; s = s.parent) {
+      chain.add(0, s);
+    }
+    Set<String> names = new LinkedHashSet<>();
+    for (Source s : chain) {
+      names.addAll(s.limits.quotas().keySet());
+    }
+    List<QuotaLimit> quotas = new ArrayList<>(names.size());
+    for (String name : names) {
+      quotas.add(quota(source, name, enforce));
+    }
+    return quotas;
+  }
+
+  private QuotaLimit quota(Source source, String name, boolean enforce) {
+    String unitValue = findQuota(source, name, RateLimiterProperties.Quota::getUnit);
+    String unitPath = quotaPath(source, name, RateLimiterProperties.Quota::getUnit, "unit");
+    QuotaUnit unit = parse(unitPath, unitValue, QuotaUnit.class, UNIT_RANGE);
+    String periodValue = findQuota(source, name, RateLimiterProperties.Quota::getPeriod);
+    QuotaPeriod period = parse(quotaPath(source, name, RateLimiterProperties.Quota::getPeriod,
+        "period"), periodValue, QuotaPeriod.class, PERIOD_RANGE);
+    BigDecimal limitValue = findQuota(source, name, RateLimiterProperties.Quota::getLimit);
+    String limitPath = quotaPath(source, name, RateLimiterProperties.Quota::getLimit, "limit");
+    long limit = quotaLimit(limitPath, limitValue, unit);
+    List<Integer> thresholds = findQuota(source, name, RateLimiterProperties.Quota::getThresholds);
+    Boolean own = findQuota(source, name, RateLimiterProperties.Quota::getEnforce);
+    QuotaLimit quota;
+    try {
+      quota = QuotaLimit.of(name, unit, limit, period);
+    } catch (IllegalArgumentException e) {
+      String path = quotaPath(source, name, q -> null, "");
+      throw new InvalidRateLimitPropertyException(path.substring(0, path.length() - name.length()
+          - 2), name, "a quota name of letters, digits, '-', '_' or '.'");
+    }
+    try {
+      quota = new QuotaLimit(name, unit, limit, period, zone(),
+          thresholds == null ? List.of() : thresholds, enforce && (own == null || own));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidRateLimitPropertyException(quotaPath(source, name,
+          RateLimiterProperties.Quota::getThresholds, "thresholds"), thresholds, THRESHOLD_RANGE);
+    }
+    return quota;
+  }
+
+  private ZoneId zone() {
+    ZoneId zone = properties.getQuotaZone();
+    if (zone == null) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "quota-zone", null,
+          "a time zone id, for example UTC or Europe/Berlin");
+    }
+    return zone;
+  }
+
+  /** A quota's limit in its unit: a whole number, or for cost an amount in micro-units. */
+  private static long quotaLimit(String path, @Nullable BigDecimal value, QuotaUnit unit) {
+    String range = unit == QuotaUnit.COST ? COST_LIMIT_RANGE : QUOTA_LIMIT_RANGE;
+    if (value == null || value.signum() <= 0) {
+      throw new InvalidRateLimitPropertyException(path,
+          value == null ? null : value.toPlainString(), range);
+    }
+    try {
+      return unit == QuotaUnit.COST ? ModelPrices.Price.micros(path, value)
+          : value.longValueExact();
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      throw new InvalidRateLimitPropertyException(path, value.toPlainString(), range);
+    }
+  }
+
+  private static <E extends Enum<E>> E parse(String path, @Nullable String value, Class<E> type,
+      String range) {
+    if (value != null) {
+      for (E e : type.getEnumConstants()) {
+        if (e.name().equalsIgnoreCase(value.trim())) {
+          return e;
+        }
+      }
+    }
+    throw new InvalidRateLimitPropertyException(path, value, range);
+  }
+
+  /** A field of quota {@code name} from the most specific source that sets it. */
+  private static <T> @Nullable T findQuota(Source source, String name,
+      Function<RateLimiterProperties.Quota, @Nullable T> getter) {
+    for (Source s = source; s != null; s = s.parent) {
+      RateLimiterProperties.Quota q = s.limits.quotas().get(name);
+      T v = q == null ? null : getter.apply(q);
+      if (v != null) {
+        return v;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The property a field of quota {@code name} comes from: the most specific source that sets
+   * it, else the most specific one that names the quota.
+   */
+  private static String quotaPath(Source source, String name,
+      Function<RateLimiterProperties.Quota, @Nullable Object> getter, String field) {
+    Source naming = null;
+    for (Source s = source; s != null; s = s.parent) {
+      RateLimiterProperties.Quota q = s.limits.quotas().get(name);
+      if (q != null && getter.apply(q) != null) {
+        return s.prefix + "quotas." + name + "." + field;
+      }
+      if (naming == null && s.limits.quotas().containsKey(name)) {
+        naming = s;
+      }
+    }
+    return (naming == null ? PREFIX : naming.prefix) + "quotas." + name + "." + field;
+  }
+
+  private Budget budget(String name, Source source, boolean enforce) {
     Long limit = source.find(Values::rpmLimit);
     checkLimit(source.path(Values::rpmLimit, "rpm.limit"), limit);
     Duration window = source.find(Values::rpmWindow);
@@ -310,8 +535,8 @@ final class PropertiesTranslation {
       }
       bucket = new BucketLimit(capacity, refill);
     }
-    return new Budget(
-        name, new WindowLimit(limit, window), bucket, modelTokens(source), concurrency(source));
+    return new Budget(name, new WindowLimit(limit, window), bucket, modelTokens(source),
+        concurrency(source), quotas(source, enforce), null);
   }
 
   /** The limit on calls in flight, or null when none is set at any level of the source. */
@@ -451,6 +676,16 @@ final class PropertiesTranslation {
         read ? ModelSource.BODY_THEN_QUERY : ModelSource.QUERY);
   }
 
+  /** The quotas of a level of the properties, an empty quota for a name bound to nothing. */
+  private static Map<String, RateLimiterProperties.Quota> quotasOf(
+      @Nullable Map<String, RateLimiterProperties.Quota> quotas) {
+    Map<String, RateLimiterProperties.Quota> copy = new LinkedHashMap<>();
+    if (quotas != null) {
+      quotas.forEach((name, q) -> copy.put(name, q == null ? new RateLimiterProperties.Quota() : q));
+    }
+    return copy;
+  }
+
   /**
    * Where a value comes from: the most specific settings first (a model's, then the policy's, then
    * the top level's).
@@ -491,12 +726,14 @@ final class PropertiesTranslation {
       @Nullable Long tpmLimit,
       @Nullable Duration tpmWindow,
       @Nullable Long concurrencyLimit,
-      @Nullable Duration concurrencyLeaseTimeout) {
+      @Nullable Duration concurrencyLeaseTimeout,
+      Map<String, RateLimiterProperties.Quota> quotas) {
 
     static Values of(RateLimiterProperties.Limits l) {
       return new Values(l.getRpm().getLimit(), l.getRpm().getWindow(), l.getBurst().getCapacity(),
           l.getBurst().getRefillPerSecond(), l.getTpm().getLimit(), l.getTpm().getWindow(),
-          l.getConcurrency().getLimit(), l.getConcurrency().getLeaseTimeout());
+          l.getConcurrency().getLimit(), l.getConcurrency().getLeaseTimeout(),
+          quotasOf(l.getQuotas()));
     }
   }
 }

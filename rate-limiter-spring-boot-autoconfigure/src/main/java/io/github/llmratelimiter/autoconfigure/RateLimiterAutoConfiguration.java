@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 
 /**
@@ -96,9 +97,12 @@ public final class RateLimiterAutoConfiguration {
   @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
       RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers,
-      RateLimitPlanResolver plans) {
+      RateLimitPlanResolver plans, ApplicationEventPublisher events) {
+    // the quota thresholds become application events: told after the application's observers
+    RateLimitObserver thresholds = new QuotaThresholdPublisher(events);
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
-        () -> observers.orderedStream().toList(), plans);
+        () -> java.util.stream.Stream.concat(observers.orderedStream(),
+            java.util.stream.Stream.of(thresholds)).toList(), plans);
   }
 
   @Bean

@@ -5,8 +5,12 @@ import io.github.llmratelimiter.gateway.KeyScope;
 import io.github.llmratelimiter.gateway.MissingKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.StoreFailure;
+import java.math.BigDecimal;
 import java.time.Duration;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -122,6 +126,36 @@ public class RateLimiterProperties {
    * connection).
    */
   private StoreType store = StoreType.MEMORY;
+
+  /**
+   * Budgets of the default policy over calendar periods, by quota name (letters, digits, '-', '_'
+   * or '.'): for example daily-requests: {unit: requests, limit: 100, period: day}. Every
+   * named policy inherits them, quota by quota and field by field, as it inherits rpm; a policy
+   * (or a model, or a plan) that names a quota of the same name overrides the fields it sets.
+   */
+  private Map<String, Quota> quotas = new LinkedHashMap<>();
+
+  /**
+   * The time zone whose calendar the quotas' periods follow (an hour, a day from midnight, a week
+   * from Monday, a month from its first day), for example UTC (the default) or Europe/Berlin.
+   */
+  private ZoneId quotaZone = ZoneOffset.UTC;
+
+  /**
+   * Whether the default policy (and every named policy that does not set its own) denies the
+   * calls its limits deny; false is shadow mode: every call is decided, charged, counted and
+   * reported (headers, metrics, events) but none is denied, and the outcome says which would have
+   * been. Every quota of a policy in shadow mode is a shadow quota.
+   */
+  private boolean enforce = true;
+
+  /**
+   * The price of each model per million tokens, in the operator's currency (the library names no
+   * currency; amounts with at most 6 decimals), by model name as requests name it: what a call
+   * costs for the quotas of unit cost. The key "default" is the price of every model without
+   * its own; a level with a cost quota needs a price for each model it serves.
+   */
+  private Map<String, Price> prices = new LinkedHashMap<>();
 
   /**
    * The secret of the ids the Actuator endpoint gives API keys (HMAC-SHA-256 of the key under this
@@ -272,6 +306,38 @@ public class RateLimiterProperties {
     this.store = store;
   }
 
+  public Map<String, Quota> getQuotas() {
+    return quotas;
+  }
+
+  public void setQuotas(Map<String, Quota> quotas) {
+    this.quotas = quotas;
+  }
+
+  public ZoneId getQuotaZone() {
+    return quotaZone;
+  }
+
+  public void setQuotaZone(ZoneId quotaZone) {
+    this.quotaZone = quotaZone;
+  }
+
+  public boolean isEnforce() {
+    return enforce;
+  }
+
+  public void setEnforce(boolean enforce) {
+    this.enforce = enforce;
+  }
+
+  public Map<String, Price> getPrices() {
+    return prices;
+  }
+
+  public void setPrices(Map<String, Price> prices) {
+    this.prices = prices;
+  }
+
   public @Nullable String getKeyIdSecret() {
     return keyIdSecret;
   }
@@ -377,8 +443,22 @@ public class RateLimiterProperties {
      */
     private final Concurrency concurrency = new Concurrency();
 
+    /**
+     * Budgets over calendar periods, by quota name; each field a quota of the same name sets one
+     * level up (the policy, the top level) is inherited when unset here.
+     */
+    private Map<String, Quota> quotas = new LinkedHashMap<>();
+
     public RpmOverride getRpm() {
       return rpm;
+    }
+
+    public Map<String, Quota> getQuotas() {
+      return quotas;
+    }
+
+    public void setQuotas(Map<String, Quota> quotas) {
+      this.quotas = quotas;
     }
 
     public Burst getBurst() {
@@ -391,6 +471,120 @@ public class RateLimiterProperties {
 
     public Concurrency getConcurrency() {
       return concurrency;
+    }
+  }
+
+  /**
+   * A budget over a calendar period: at most {@code limit} of {@code unit} per {@code period}, per
+   * key. Every field is inherited from the quota of the same name one level up when unset.
+   */
+  public static class Quota {
+
+    /**
+     * What the quota counts: requests (each admitted call), tokens (model tokens, prompt and
+     * completion, from the response's usage) or cost (the calls' cost from ratelimiter.prices).
+     */
+    private @Nullable String unit;
+
+    /**
+     * The most the quota admits per period: a whole number of requests or tokens, or for cost an
+     * amount of the operator's currency with at most 6 decimals (for example 50 or 0.25).
+     */
+    private @Nullable BigDecimal limit;
+
+    /** The calendar period: hour, day, week (from Monday) or month, in ratelimiter.quota-zone. */
+    private @Nullable String period;
+
+    /**
+     * Percentages of the limit (1 to 100, ascending) whose first crossing in a period publishes a
+     * QuotaThresholdCrossedEvent, counts a metric and logs a warning, once per key and period.
+     */
+    private @Nullable List<Integer> thresholds;
+
+    /**
+     * Whether the quota denies; false counts and reports it (a shadow quota) without denying.
+     * Enforced unless set; a policy in shadow mode makes every quota shadow.
+     */
+    private @Nullable Boolean enforce;
+
+    public @Nullable String getUnit() {
+      return unit;
+    }
+
+    public void setUnit(@Nullable String unit) {
+      this.unit = unit;
+    }
+
+    public @Nullable BigDecimal getLimit() {
+      return limit;
+    }
+
+    public void setLimit(@Nullable BigDecimal limit) {
+      this.limit = limit;
+    }
+
+    public @Nullable String getPeriod() {
+      return period;
+    }
+
+    public void setPeriod(@Nullable String period) {
+      this.period = period;
+    }
+
+    public @Nullable List<Integer> getThresholds() {
+      return thresholds;
+    }
+
+    public void setThresholds(@Nullable List<Integer> thresholds) {
+      this.thresholds = thresholds;
+    }
+
+    public @Nullable Boolean getEnforce() {
+      return enforce;
+    }
+
+    public void setEnforce(@Nullable Boolean enforce) {
+      this.enforce = enforce;
+    }
+  }
+
+  /** The price of a model per million tokens, in the operator's currency. */
+  public static class Price {
+
+    /** The price of a million prompt tokens, for example 2.50. */
+    private @Nullable BigDecimal input;
+
+    /** The price of a million completion tokens, for example 10. */
+    private @Nullable BigDecimal output;
+
+    /**
+     * The price of a million prompt tokens served from the provider's prompt cache
+     * (prompt_tokens_details.cached_tokens); the input price when unset.
+     */
+    private @Nullable BigDecimal cachedInput;
+
+    public @Nullable BigDecimal getInput() {
+      return input;
+    }
+
+    public void setInput(@Nullable BigDecimal input) {
+      this.input = input;
+    }
+
+    public @Nullable BigDecimal getOutput() {
+      return output;
+    }
+
+    public void setOutput(@Nullable BigDecimal output) {
+      this.output = output;
+    }
+
+    public @Nullable BigDecimal getCachedInput() {
+      return cachedInput;
+    }
+
+    public void setCachedInput(@Nullable BigDecimal cachedInput) {
+      this.cachedInput = cachedInput;
     }
   }
 
@@ -472,6 +666,20 @@ public class RateLimiterProperties {
      * per-key-and-model one); both are decided in one atomic store call.
      */
     private @Nullable String parent;
+
+    /**
+     * Whether this policy denies the calls its limits deny; false is shadow mode (see
+     * ratelimiter.enforce), whose value it inherits when unset.
+     */
+    private @Nullable Boolean enforce;
+
+    public @Nullable Boolean getEnforce() {
+      return enforce;
+    }
+
+    public void setEnforce(@Nullable Boolean enforce) {
+      this.enforce = enforce;
+    }
 
     public @Nullable KeyScope getScope() {
       return scope;

@@ -61,6 +61,14 @@ final class PropertiesDoc {
         .append(" `ratelimiter.models.<model>.…`); a named\npolicy and a model override take the same")
         .append(" `rpm`, `burst` and `tpm` settings as the top level (see\n")
         .append("[Configure limits](configuration.md#configure-limits-in-applicationyml)).\n\n")
+        .append("A quota (`ratelimiter.quotas.<quota>.…`, also under a policy, a model override and a")
+        .append(" plan's policy)\ntakes `unit` (`requests`, `tokens` or `cost`), `limit` (a whole")
+        .append(" number, or for `cost` an amount with at most\n6 decimals), `period` (`hour`, `day`,")
+        .append(" `week` or `month`), `thresholds` (percentages, for example `[50, 80, 100]`)\nand")
+        .append(" `enforce` (`false`: a shadow quota); each field it leaves unset is inherited from the")
+        .append(" quota of the same\nname one level up. A price (`ratelimiter.prices.<model>.…`, and")
+        .append(" `ratelimiter.prices.default` for every\nmodel without its own) takes `input`,")
+        .append(" `output` and `cached-input` (the input price when unset), per million\ntokens.\n\n")
         .append("| Property | Type | Default | Description |\n")
         .append("|---|---|---|---|\n");
     for (Map<String, Object> p : properties) {

@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.gateway.internal;
 
 import io.github.llmratelimiter.gateway.JsonReader;
+import io.github.llmratelimiter.gateway.ModelUsage;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Locale;
@@ -27,7 +28,7 @@ public final class UsageScanner {
   private int size;
   private boolean overflow;
   private @Nullable Boolean eventStream;
-  private volatile @Nullable Long streamUsage;
+  private volatile @Nullable ModelUsage streamUsage;
 
   private static final byte[] EMPTY = new byte[0];
 
@@ -49,6 +50,22 @@ public final class UsageScanner {
    * @return the usage, or null when the body carries none
    */
   public static @Nullable Long usage(Map<?, ?> body) {
+    ModelUsage u = modelUsage(body);
+    return u == null ? null : u.totalTokens();
+  }
+
+  /**
+   * Reads the usage an OpenAI-shaped body reports, itemized when it can be: {@code prompt_tokens},
+   * {@code completion_tokens} and {@code prompt_tokens_details.cached_tokens} (Chat Completions),
+   * else {@code input_tokens}, {@code output_tokens} and {@code input_tokens_details.cached_tokens}
+   * (Responses API, also under a {@code response} member); the total is {@code total_tokens} when
+   * present, else prompt plus completion. A body with a total but no complete split reports the
+   * total alone; cached tokens above the prompt count as the prompt count.
+   *
+   * @param body a parsed JSON object
+   * @return the usage, or null when the body carries none
+   */
+  public static @Nullable ModelUsage modelUsage(Map<?, ?> body) {
     Object usage = body.get("usage");
     if (!(usage instanceof Map) && body.get("response") instanceof Map<?, ?> response) {
       usage = response.get("usage");
@@ -56,18 +73,41 @@ public final class UsageScanner {
     if (!(usage instanceof Map<?, ?> u)) {
       return null;
     }
-    if (u.get("total_tokens") instanceof Number total && total.longValue() >= 0) {
-      return total.longValue();
+    long total = count(u.get("total_tokens"));
+    long prompt = count(u.get("prompt_tokens"));
+    long completion = count(u.get("completion_tokens"));
+    long cached = cached(u.get("prompt_tokens_details"));
+    if (prompt < 0 || completion < 0) {
+      prompt = count(u.get("input_tokens"));
+      completion = count(u.get("output_tokens"));
+      cached = cached(u.get("input_tokens_details"));
     }
-    Long sum = sum(u.get("prompt_tokens"), u.get("completion_tokens"));
-    return sum != null ? sum : sum(u.get("input_tokens"), u.get("output_tokens"));
+    return of(total, prompt, completion, cached);
   }
 
-  private static @Nullable Long sum(@Nullable Object a, @Nullable Object b) {
-    if (a instanceof Number x && b instanceof Number y && x.longValue() >= 0 && y.longValue() >= 0) {
-      return x.longValue() + y.longValue();
+  /**
+   * Returns the usage of the counts read from a {@code usage} object, -1 for each one absent.
+   *
+   * @param total {@code total_tokens}
+   * @param prompt the prompt (input) tokens
+   * @param completion the completion (output) tokens
+   * @param cached the cached prompt tokens
+   * @return the usage, or null when neither a total nor a prompt and completion are known
+   */
+  public static @Nullable ModelUsage of(long total, long prompt, long completion, long cached) {
+    if (prompt >= 0 && completion >= 0 && prompt <= Long.MAX_VALUE - completion) {
+      long c = Math.min(Math.max(0, cached), prompt);
+      return new ModelUsage(total >= 0 ? total : prompt + completion, prompt, completion, c, true);
     }
-    return null;
+    return total >= 0 ? ModelUsage.ofTotal(total) : null;
+  }
+
+  private static long count(@Nullable Object value) {
+    return value instanceof Number n && n.longValue() >= 0 ? n.longValue() : -1;
+  }
+
+  private static long cached(@Nullable Object details) {
+    return details instanceof Map<?, ?> d ? count(d.get("cached_tokens")) : -1;
   }
 
   /**
@@ -142,7 +182,7 @@ public final class UsageScanner {
         while (from < to && buffer[from] <= ' ') {
           from++;
         }
-        Long usage = json.usage(buffer, from, to - from);
+        ModelUsage usage = json.modelUsage(buffer, from, to - from);
         if (usage != null) {
           streamUsage = usage;
         }
@@ -158,11 +198,22 @@ public final class UsageScanner {
    *
    * @return the model tokens, or {@code null} when the body reports none (yet)
    */
-  public synchronized @Nullable Long usage() {
+  public @Nullable Long usage() {
+    ModelUsage u = modelUsage();
+    return u == null ? null : u.totalTokens();
+  }
+
+  /**
+   * Returns the usage the body written so far reports, itemized when it is ({@link
+   * #modelUsage(Map)}): an event stream's last usage line, or a whole JSON body's usage.
+   *
+   * @return the usage, or {@code null} when the body reports none (yet)
+   */
+  public synchronized @Nullable ModelUsage modelUsage() {
     if (Boolean.TRUE.equals(eventStream)) {
       return streamUsage;
     }
-    return overflow || size == 0 ? null : json.usage(buffer, 0, size);
+    return overflow || size == 0 ? null : json.modelUsage(buffer, 0, size);
   }
 
   private static boolean startsWith(byte[] b, int from, int to, byte[] prefix) {

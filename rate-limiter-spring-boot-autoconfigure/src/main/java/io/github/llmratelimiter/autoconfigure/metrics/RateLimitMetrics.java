@@ -1,9 +1,14 @@
 package io.github.llmratelimiter.autoconfigure.metrics;
 
 import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
@@ -13,6 +18,7 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,7 +35,13 @@ import org.jspecify.annotations.Nullable;
  * counter {@value #MODEL_TOKENS} (model tokens the settled calls used) tagged {@code policy}, and
  * the distribution summary {@value #RECONCILE_DELTA} of {@code |estimate - actual|} tagged {@code
  * policy} and {@code direction} ({@code over}: refunded, {@code under}: charged extra, {@code
- * exact}). Tag values come from the configuration and the decision only, never from a key.
+ * exact}). For quotas: the counter {@value #QUOTA_DENIALS} (calls a quota denied) tagged {@code
+ * policy} and {@code unit}; the counter {@value #QUOTA_CHARGES} (what the settled calls consumed of
+ * their quotas: requests, model tokens, or cost in micro-units) tagged {@code policy} and {@code
+ * unit}; the counter {@value #QUOTA_THRESHOLDS} (thresholds first reached in a period) tagged
+ * {@code policy}, {@code quota} and {@code threshold}; and the counter {@value #SHADOW_DENIALS}
+ * (calls admitted only because their policy or quota is in shadow mode) tagged {@code policy} and
+ * {@code reason}. Tag values come from the configuration and the decision only, never from a key.
  *
  * <p>Each meter is registered on its first use and then kept, so that a decision looks nothing up
  * in the registry. A meter removed from the registry afterwards (for example by {@code
@@ -43,6 +55,10 @@ final class RateLimitMetrics implements RateLimitObserver {
   static final String STORE_UNAVAILABLE = "STORE_UNAVAILABLE";
   static final String MODEL_TOKENS = "ratelimiter.model.tokens";
   static final String RECONCILE_DELTA = "ratelimiter.model.tokens.reconcile.delta";
+  static final String QUOTA_DENIALS = "ratelimiter.quota.denials";
+  static final String QUOTA_CHARGES = "ratelimiter.quota.charges";
+  static final String QUOTA_THRESHOLDS = "ratelimiter.quota.thresholds";
+  static final String SHADOW_DENIALS = "ratelimiter.shadow.denials";
 
   private static final Reason[] REASONS = Reason.values();
   /** Slots per policy: allowed and denied, for each reason and for a degraded outcome. */
@@ -87,6 +103,63 @@ final class RateLimitMetrics implements RateLimitObserver {
     }
     counter.increment();
     m.latency.record(nanos, TimeUnit.NANOSECONDS);
+    if (outcome.reservation() != null && !outcome.quotas().isEmpty()) {
+      quotas(outcome, m);
+    }
+    Decision shadow = outcome.shadowDeny();
+    if (shadow != null) {
+      counter(SHADOW_DENIALS, "Calls admitted only because their policy or quota is in shadow mode",
+          null, "policy", m.policy, "reason", shadow.reason().name()).increment();
+    }
+  }
+
+  /** The quota meters of a decision: a deny by a quota, and the thresholds it crossed. */
+  private void quotas(RateLimitOutcome outcome, PolicyMeters m) {
+    if (outcome.decision().denied()) {
+      QuotaStatus denying = outcome.exceededQuota();
+      if (denying != null) {
+        counter(QUOTA_DENIALS, "Calls a quota denied", null, "policy", m.policy, "unit",
+            unit(denying.quota().unit())).increment();
+      }
+    }
+    for (QuotaStatus s : outcome.quotas()) {
+      for (int threshold : s.crossed()) {
+        counter(QUOTA_THRESHOLDS, "Quota thresholds first reached in a period", null, "policy",
+            m.policy, "quota", s.quota().name(), "threshold", Integer.toString(threshold))
+            .increment();
+      }
+    }
+  }
+
+  @Override
+  public void onSettle(String policy, Reservation reservation, Consumption actual) {
+    EnumSet<QuotaUnit> units = EnumSet.noneOf(QuotaUnit.class);
+    for (Budget level : reservation.levels()) {
+      for (QuotaLimit q : level.quotas()) {
+        units.add(q.unit());
+      }
+    }
+    for (QuotaUnit unit : units) {
+      long amount = unit.amount(actual);
+      if (amount > 0) {
+        counter(QUOTA_CHARGES, "What settled calls consumed of their quotas (cost in micro-units)",
+            null, "policy", policy, "unit", unit(unit)).increment(amount);
+      }
+    }
+  }
+
+  private static String unit(QuotaUnit unit) {
+    return unit.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /**
+   * A counter of rare events (quota denies, thresholds, shadow denies, settlements), found in the
+   * registry by its tags: the registry returns the one registered.
+   */
+  private Counter counter(String name, String description, @Nullable String baseUnit,
+      String... tags) {
+    Counter.Builder b = Counter.builder(name).description(description).tags(tags);
+    return (baseUnit == null ? b : b.baseUnit(baseUnit)).register(registry);
   }
 
   @Override

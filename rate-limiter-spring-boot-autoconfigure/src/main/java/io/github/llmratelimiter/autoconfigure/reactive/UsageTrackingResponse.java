@@ -1,8 +1,10 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.ModelUsage;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
+
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.ByteBuffer;
 import org.jspecify.annotations.Nullable;
@@ -124,9 +126,9 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
       return;
     }
     UsageScanner s = scanner;
-    Long usage = s == null ? null : s.usage();
+    ModelUsage usage = s == null ? null : s.modelUsage();
     HttpStatusCode status = getStatusCode();
     boolean failedBeforeCommit = signal == SignalType.ON_ERROR && !isCommitted();
-    gateway.finishAsync(context, usage, failedBeforeCommit || (status != null && status.value() >= 400));
+    gateway.finishUsageAsync(context, usage, failedBeforeCommit || (status != null && status.value() >= 400));
   }
 }

@@ -1,7 +1,9 @@
 package io.github.llmratelimiter.autoconfigure.servlet;
 
+import io.github.llmratelimiter.gateway.ModelUsage;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
+
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -83,7 +85,7 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
    */
   static void settle(RateLimitGateway gateway, RateLimitContext context,
       UsageCapturingResponse response, boolean failedBeforeCommit) {
-    gateway.finish(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
+    gateway.finishUsage(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
   }
 
   /** Settles an asynchronous response once it is over, however it ends. */
@@ -142,8 +144,8 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
       return stream;
     }
 
-    @Nullable Long usage() {
-      return scanner.usage();
+    @Nullable ModelUsage usage() {
+      return scanner.modelUsage();
     }
 
     void captured(byte[] b, int off, int len) {
