@@ -203,7 +203,8 @@ public final class RateLimiterEndpoint {
             apiKey == null ? null : ids.id(apiKey), modelOf(budget.name(), s.key()), plan, s.used(),
             own == null ? null : own.limit(), own == null ? null : Math.max(0, own.limit() - s.used()),
             own == null ? null : own.enforce(), amount(quota.unit(), s.used()),
-            own == null ? null : amount(quota.unit(), own.limit())));
+            own == null ? null : amount(quota.unit(), own.limit()),
+            own == null ? null : amount(quota.unit(), Math.max(0, own.limit() - s.used()))));
       }
       tops.add(new QuotaTop(policyOf.get(budget.name()), budget.name(), quota.name(), unitName(quota.unit()),
           periodName(quota), quota.zone().getId(), quota.limit(), amount(quota.unit(), quota.limit()),
@@ -589,10 +590,13 @@ public final class RateLimiterEndpoint {
    * @param enforce whether the quota denies under its plan, or null
    * @param usedAmount for cost, {@code used} in the currency as an exact decimal; else null
    * @param limitAmount for cost, {@code limit} in the currency as an exact decimal; else null
+   * @param remainingAmount for cost, {@code remaining} in the currency as an exact decimal; else
+   *     null
    */
   public record SpenderState(String key, @Nullable String id, @Nullable String model,
       @Nullable String plan, long used, @Nullable Long limit, @Nullable Long remaining,
-      @Nullable Boolean enforce, @Nullable String usedAmount, @Nullable String limitAmount) {}
+      @Nullable Boolean enforce, @Nullable String usedAmount, @Nullable String limitAmount,
+      @Nullable String remainingAmount) {}
 
   /**
    * Where one quota stands for one key in its current period, with the limits of the key's plan.

@@ -246,6 +246,8 @@ class RateLimiterEndpointQuotaTests {
         .containsExactly("500.00", "50.00", "50.00");
     assertThat(JsonPath.<List<Integer>>read(json, cost + ".top[*].remaining"))
         .containsExactly(480_000_000, 37_654_322, 49_000_000);
+    assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].remainingAmount"))
+        .containsExactly("480.00", "37.654322", "49.00");
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].id")).doesNotContainNull();
 
     String requests = "$.quotas[?(@.quota=='daily-requests')]";
