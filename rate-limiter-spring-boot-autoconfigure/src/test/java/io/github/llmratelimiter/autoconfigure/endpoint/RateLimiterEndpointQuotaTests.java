@@ -114,6 +114,7 @@ class RateLimiterEndpointQuotaTests {
   @BeforeEach
   void fresh() {
     store.administration().orElseThrow().resetAll();
+    plans.assign(BOB, null);
     NOW.set(START);
   }
 
@@ -214,8 +215,25 @@ class RateLimiterEndpointQuotaTests {
   }
 
   @Test
-  void theReportListsEachQuotasTopSpendersMostFirstBoundedLikeTop() throws Exception {
+  void aTopSpendersLimitIsThatOfItsPlan() throws Exception {
     plans.assign(BOB, "pro");
+    charge(BOB, 10, 10_000_000);
+    charge(BOB, 10, 10_000_000);
+    charge(ALICE, 10, 12_345_678);
+    String cost = "$.quotas[?(@.quota=='monthly-cost')]";
+    String json = get("");
+    assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].key")).containsExactly("****bbbb", "****aaaa");
+    assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].plan")).containsExactly("pro", "free");
+    assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].limitAmount"))
+        .containsExactly("500.00", "50.00");
+    assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].remainingAmount"))
+        .containsExactly("480.00", "37.654322");
+    assertThat(JsonPath.<List<Integer>>read(json, "$.quotas[?(@.quota=='daily-requests')].top[*].limit"))
+        .containsExactly(50, 5);
+  }
+
+  @Test
+  void theReportListsEachQuotasTopSpendersMostFirstBoundedLikeTop() throws Exception {
     for (int i = 0; i < 3; i++) {
       charge(ALICE, 10, 4_115_226);
     }
@@ -239,15 +257,15 @@ class RateLimiterEndpointQuotaTests {
         .containsExactly(20_000_000, 12_345_678, 1_000_000);
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].usedAmount"))
         .containsExactly("20.00", "12.345678", "1.00");
-    // each spender's limit is its plan's
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].plan"))
-        .containsExactly("pro", "free", "free");
+        .containsExactly("free", "free", "free");
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].limitAmount"))
-        .containsExactly("500.00", "50.00", "50.00");
+        .containsExactly("50.00", "50.00", "50.00");
     assertThat(JsonPath.<List<Integer>>read(json, cost + ".top[*].remaining"))
-        .containsExactly(480_000_000, 37_654_322, 49_000_000);
+        .containsExactly(30_000_000, 37_654_322, 49_000_000);
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].remainingAmount"))
-        .containsExactly("480.00", "37.654322", "49.00");
+        .containsExactly("30.00", "37.654322", "49.00");
+    assertThat(JsonPath.<List<Boolean>>read(json, cost + ".top[*].enforce")).containsOnly(true);
     assertThat(JsonPath.<List<String>>read(json, cost + ".top[*].id")).doesNotContainNull();
 
     String requests = "$.quotas[?(@.quota=='daily-requests')]";
