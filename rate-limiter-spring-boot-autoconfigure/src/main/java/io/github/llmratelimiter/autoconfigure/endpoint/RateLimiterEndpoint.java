@@ -5,6 +5,10 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaSpend;
+import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -15,12 +19,15 @@ import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import java.math.BigDecimal;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -39,7 +46,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  * <ul>
  *   <li>{@code GET /actuator/ratelimiter?top=N}: the effective configuration and, per budget, the
  *       number of tracked keys and the N most used (default {@code ratelimiter.endpoint.top},
- *       at most {@code ratelimiter.endpoint.max-top});
+ *       at most {@code ratelimiter.endpoint.max-top}); per quota, the N keys that spent the most of
+ *       it in its current period;
  *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget (the
  *       per-key-and-model entries of models without an override are found among the {@code
  *       max-top} most used of their budget; {@code model} names one to look up directly);
@@ -51,8 +59,11 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *       as the reset.
  * </ul>
  *
- * <p>One key's report shows its {@code plan} (assigned, or the default plan) and the effective
- * limits of every budget under it.
+ * <p>One key's report shows its {@code plan} (assigned, or the default plan), the effective
+ * limits of every budget under it, and where each quota of its levels stands: used, limit and
+ * remaining (cost in micro-units, and as an exact decimal of the currency in the {@code *Amount}
+ * fields), the period's start and end (ISO-8601 instants; the end is when the quota resets), and
+ * whether the quota is enforced or in shadow mode.
  *
  * <p>The {@code {key}} is the API key in clear or its {@code id} as this endpoint shows it; keys are
  * only ever shown masked ({@code ****} and the last 4 characters) with that id, a keyed hash ({@link
@@ -142,7 +153,79 @@ public final class RateLimiterEndpoint {
       budgets.add(new BudgetState(b.name(), admin.trackedKeys(b), keys));
     }
     return new Report(policies.composition().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
-        store.getClass().getSimpleName(), policies.defaultPolicy(), views, budgets);
+        store.getClass().getSimpleName(), policies.defaultPolicy(), views, budgets,
+        admin == null ? List.of() : topSpenders(admin, n));
+  }
+
+  /**
+   * The top spenders of every quota of every level, each quota state once: the quotas of the
+   * default plan first, then those only some plan carries.
+   */
+  private List<QuotaTop> topSpenders(StoreAdministration admin, int n) {
+    Map<String, Map.Entry<Budget, QuotaLimit>> quotas = new LinkedHashMap<>();
+    List<String> plansFirstDefault = new ArrayList<>();
+    plansFirstDefault.add(policies.defaultPlan());
+    policies.plans().stream().filter(p -> !p.equals(policies.defaultPlan())).forEach(plansFirstDefault::add);
+    Map<String, String> policyOf = new HashMap<>();
+    for (String plan : plansFirstDefault) {
+      for (RateLimitPolicy p : policies.all().values()) {
+        for (RateLimitPolicy.Level level : p.levels(plan)) {
+          List<Budget> budgets = new ArrayList<>();
+          budgets.add(level.budget());
+          budgets.addAll(level.models().values());
+          for (Budget b : budgets) {
+            policyOf.putIfAbsent(b.name(), level.policy());
+            for (QuotaLimit q : b.quotas()) {
+              quotas.putIfAbsent(b.name() + '\u0000' + q.stateId(), Map.entry(b, q));
+            }
+          }
+        }
+      }
+    }
+    Map<String, String> planOf = new HashMap<>();
+    List<QuotaTop> tops = new ArrayList<>();
+    for (Map.Entry<Budget, QuotaLimit> e : quotas.values()) {
+      Budget budget = e.getKey();
+      QuotaLimit quota = e.getValue();
+      List<QuotaSpend> spenders = admin.topSpenders(budget, quota, n);
+      QuotaStatus current = null;
+      List<SpenderState> top = new ArrayList<>();
+      for (QuotaSpend s : spenders) {
+        String apiKey = apiKeyOf(budget.name(), s.key());
+        String plan = apiKey == null ? null : planOf.computeIfAbsent(apiKey, this::plan);
+        QuotaLimit own = plan == null ? quota : quotaUnder(plan, budget.name(), quota);
+        if (current == null) {
+          // the store's own calendar: the period its counts are in
+          current = admin.quotas(budget, s.key()).stream()
+              .filter(q -> q.quota().stateId().equals(quota.stateId())).findFirst().orElse(null);
+        }
+        top.add(new SpenderState(apiKey == null ? s.key() : KeyMasking.mask(apiKey),
+            apiKey == null ? null : ids.id(apiKey), modelOf(budget.name(), s.key()), plan, s.used(),
+            own == null ? null : own.limit(), own == null ? null : Math.max(0, own.limit() - s.used()),
+            own == null ? null : own.enforce(), amount(quota.unit(), s.used()),
+            own == null ? null : amount(quota.unit(), own.limit()),
+            own == null ? null : amount(quota.unit(), Math.max(0, own.limit() - s.used()))));
+      }
+      tops.add(new QuotaTop(policyOf.get(budget.name()), budget.name(), quota.name(), unitName(quota.unit()),
+          periodName(quota), quota.zone().getId(), quota.limit(), amount(quota.unit(), quota.limit()),
+          quota.enforce(), current == null ? null : iso(current.periodStartMs()),
+          current == null ? null : iso(current.periodEndMs()), top));
+    }
+    return tops;
+  }
+
+  /** The quota of that state under a plan's variant of a budget, or null when it has none. */
+  private @Nullable QuotaLimit quotaUnder(String plan, String budget, QuotaLimit quota) {
+    for (Budget b : policies.allBudgets(plan)) {
+      if (b.name().equals(budget)) {
+        for (QuotaLimit q : b.quotas()) {
+          if (q.stateId().equals(quota.stateId())) {
+            return q;
+          }
+        }
+      }
+    }
+    return null;
   }
 
   /**
@@ -168,15 +251,94 @@ public final class RateLimiterEndpoint {
           : administration.inspect(budget, e.getValue());
       s.ifPresent(snapshot -> states.add(state(snapshot)));
     }
+    List<QuotaState> quotas = quotas(apiKey, plan, model);
     boolean assigned = plans.assigned(apiKey);
-    if (states.isEmpty() && !assigned) {
+    if (states.isEmpty() && !assigned && quotas.stream().allMatch(q -> q.used() == 0)) {
       return null;
     }
     List<BudgetView> limits = new ArrayList<>();
     for (Budget b : underPlan.values()) {
       limits.add(BudgetView.of(b));
     }
-    return new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), plan, assigned, limits, states);
+    return new KeyReport(KeyMasking.mask(apiKey), ids.id(apiKey), plan, assigned, limits, states, quotas);
+  }
+
+  /**
+   * Where each quota of every level stands for a key under its plan: every quota of the budgets
+   * its calls without a model use, and those of other (budget, model) entries it used this period.
+   */
+  private List<QuotaState> quotas(String apiKey, String plan, @Nullable String model) {
+    StoreAdministration admin = administration;
+    if (admin == null) {
+      return List.of();
+    }
+    Set<@Nullable String> models = new LinkedHashSet<>();
+    models.add(null);
+    if (model != null && !model.isBlank()) {
+      models.add(model);
+    }
+    for (RateLimitPolicy p : policies.all().values()) {
+      for (RateLimitPolicy.Level level : p.levels()) {
+        models.addAll(level.models().keySet());
+      }
+    }
+    Set<String> seen = new HashSet<>();
+    List<QuotaState> quotas = new ArrayList<>();
+    for (RateLimitPolicy p : policies.all().values()) {
+      for (RateLimitPolicy.Level level : p.levels(plan)) {
+        if (level.scope() == KeyScope.GLOBAL) {
+          continue;
+        }
+        List<Map.Entry<String, Boolean>> keys = new ArrayList<>();
+        List<Budget> budgets = new ArrayList<>();
+        for (String m : models) {
+          budgets.add(level.budgetFor(m));
+          keys.add(Map.entry(level.keyFor(RateLimitKey.of(apiKey, m)), m == null));
+        }
+        if (level.scope() == KeyScope.API_KEY_AND_MODEL && !level.budget().quotas().isEmpty()) {
+          for (KeySnapshot s : top(level.budget())) {
+            if (apiKey.equals(apiKeyOf(s))) {
+              budgets.add(level.budget());
+              keys.add(Map.entry(s.key(), false));
+            }
+          }
+        }
+        for (int i = 0; i < keys.size(); i++) {
+          Budget budget = budgets.get(i);
+          String storeKey = keys.get(i).getKey();
+          if (budget.quotas().isEmpty() || !seen.add(budget.name() + '\u0000' + storeKey)) {
+            continue;
+          }
+          List<QuotaStatus> statuses = admin.quotas(budget, storeKey);
+          boolean shown = keys.get(i).getValue() || statuses.stream().anyMatch(q -> q.used() > 0);
+          for (QuotaStatus q : shown ? statuses : List.<QuotaStatus>of()) {
+            quotas.add(QuotaState.of(level.policy(), q, modelOf(budget.name(), storeKey)));
+          }
+        }
+      }
+    }
+    return quotas;
+  }
+
+  /** An amount of a unit as a decimal of the currency for cost (micro-units), else null. */
+  static @Nullable String amount(QuotaUnit unit, long amount) {
+    if (unit != QuotaUnit.COST) {
+      return null;
+    }
+    BigDecimal d = BigDecimal.valueOf(amount, 6).stripTrailingZeros();
+    return (d.scale() < 2 ? d.setScale(2) : d).toPlainString();
+  }
+
+  private static String unitName(QuotaUnit unit) {
+    return unit.name().toLowerCase(Locale.ROOT);
+  }
+
+  private static String periodName(QuotaLimit quota) {
+    return quota.period().name().toLowerCase(Locale.ROOT);
+  }
+
+  private static String iso(long epochMs) {
+    return Instant.ofEpochMilli(epochMs).toString();
   }
 
   /**
@@ -327,23 +489,32 @@ public final class RateLimiterEndpoint {
 
   /** The API key of a snapshot, or null for the global key. */
   private @Nullable String apiKeyOf(KeySnapshot s) {
-    if (storeHash(s.key())) {
+    return apiKeyOf(s.budget(), s.key());
+  }
+
+  /** The API key of a store key of a budget, or null for the global key or a store's hash. */
+  private @Nullable String apiKeyOf(String budget, String storeKey) {
+    if (storeHash(storeKey)) {
       return null; // the store keeps only the key's hash: shown as it is, never in clear
     }
-    KeyScope scope = scopes.getOrDefault(s.budget(), KeyScope.API_KEY);
+    KeyScope scope = scopes.getOrDefault(budget, KeyScope.API_KEY);
     if (scope == KeyScope.GLOBAL) {
       return null;
     }
-    String[] parts = scope == KeyScope.API_KEY_AND_MODEL ? composite(s.key()) : null;
-    return parts == null ? s.key() : parts[0];
+    String[] parts = scope == KeyScope.API_KEY_AND_MODEL ? composite(storeKey) : null;
+    return parts == null ? storeKey : parts[0];
   }
 
   private @Nullable String modelOf(KeySnapshot s) {
-    int slash = s.budget().indexOf('/');
+    return modelOf(s.budget(), s.key());
+  }
+
+  private @Nullable String modelOf(String budget, String storeKey) {
+    int slash = budget.indexOf('/');
     if (slash >= 0) {
-      return s.budget().substring(slash + 1);
+      return budget.substring(slash + 1);
     }
-    String[] parts = scopes.get(s.budget()) == KeyScope.API_KEY_AND_MODEL ? composite(s.key()) : null;
+    String[] parts = scopes.get(budget) == KeyScope.API_KEY_AND_MODEL ? composite(storeKey) : null;
     return parts == null ? null : parts[1];
   }
 
@@ -380,9 +551,91 @@ public final class RateLimiterEndpoint {
    * @param defaultPolicy the default policy's name
    * @param policies the policies, by name
    * @param budgets the live state of every budget
+   * @param quotas the top spenders of every quota in its current period
    */
   public record Report(String composition, String store, String defaultPolicy,
-      Map<String, PolicyView> policies, List<BudgetState> budgets) {}
+      Map<String, PolicyView> policies, List<BudgetState> budgets, List<QuotaTop> quotas) {}
+
+  /**
+   * The keys that used the most of one quota in its current period.
+   *
+   * @param policy the policy that defines the quota's level
+   * @param budget the name of the budget that holds the quota
+   * @param quota the quota's name
+   * @param unit {@code requests}, {@code tokens} or {@code cost}
+   * @param period {@code hour}, {@code day}, {@code week} or {@code month}
+   * @param zone the time zone of the period's calendar
+   * @param limit the quota's limit under the default plan (or the first plan that carries it);
+   *     cost in micro-units
+   * @param limitAmount for cost, the limit in the currency as an exact decimal; else null
+   * @param enforce whether the quota denies ({@code false}: shadow mode)
+   * @param periodStart the current period's first instant, ISO-8601, or null when no key spent
+   * @param periodEnd the current period's end, ISO-8601, or null when no key spent
+   * @param top the keys that used the most, most first
+   */
+  public record QuotaTop(@Nullable String policy, String budget, String quota, String unit,
+      String period, String zone, long limit, @Nullable String limitAmount, boolean enforce,
+      @Nullable String periodStart, @Nullable String periodEnd, List<SpenderState> top) {}
+
+  /**
+   * What one key used of a quota in its current period.
+   *
+   * @param key the API key, masked (or the store's hash of it, or the global key)
+   * @param id the API key's id (a keyed hash), or null when the key is not known in clear
+   * @param model the model, when the quota's budget is per model
+   * @param plan the key's plan, or null when the key is not known in clear
+   * @param used what it used (cost in micro-units)
+   * @param limit the quota's limit under its plan, or null when its plan carries no such quota
+   * @param remaining what is left of that limit, or null
+   * @param enforce whether the quota denies under its plan, or null
+   * @param usedAmount for cost, {@code used} in the currency as an exact decimal; else null
+   * @param limitAmount for cost, {@code limit} in the currency as an exact decimal; else null
+   * @param remainingAmount for cost, {@code remaining} in the currency as an exact decimal; else
+   *     null
+   */
+  public record SpenderState(String key, @Nullable String id, @Nullable String model,
+      @Nullable String plan, long used, @Nullable Long limit, @Nullable Long remaining,
+      @Nullable Boolean enforce, @Nullable String usedAmount, @Nullable String limitAmount,
+      @Nullable String remainingAmount) {}
+
+  /**
+   * Where one quota stands for one key in its current period, with the limits of the key's plan.
+   *
+   * @param policy the policy that defines the quota's level
+   * @param budget the name of the budget that holds the quota
+   * @param model the model, when the quota's budget is per model
+   * @param quota the quota's name
+   * @param unit {@code requests}, {@code tokens} or {@code cost}
+   * @param used what the key used this period (cost in micro-units)
+   * @param limit the limit (cost in micro-units)
+   * @param remaining what is left: {@code max(0, limit - used)}
+   * @param period {@code hour}, {@code day}, {@code week} or {@code month}
+   * @param zone the time zone of the period's calendar
+   * @param periodStart the period's first instant, ISO-8601
+   * @param periodEnd the period's end (when the quota resets), ISO-8601
+   * @param enforce whether the quota denies ({@code false}: shadow mode, it only counts)
+   * @param exceeded whether the quota is spent: a call now would be denied, or in shadow mode
+   *     would have been
+   * @param thresholds the percentages of the limit whose crossing is reported
+   * @param usedAmount for cost, {@code used} in the currency as an exact decimal; else null
+   * @param limitAmount for cost, {@code limit} in the currency as an exact decimal; else null
+   * @param remainingAmount for cost, {@code remaining} in the currency as an exact decimal; else
+   *     null
+   */
+  public record QuotaState(String policy, String budget, @Nullable String model, String quota,
+      String unit, long used, long limit, long remaining, String period, String zone,
+      String periodStart, String periodEnd, boolean enforce, boolean exceeded,
+      List<Integer> thresholds, @Nullable String usedAmount, @Nullable String limitAmount,
+      @Nullable String remainingAmount) {
+
+    static QuotaState of(String policy, QuotaStatus s, @Nullable String model) {
+      QuotaLimit q = s.quota();
+      return new QuotaState(policy, s.level(), model, q.name(), unitName(q.unit()), s.used(), q.limit(),
+          s.remaining(), periodName(q), q.zone().getId(), iso(s.periodStartMs()), iso(s.periodEndMs()),
+          q.enforce(), s.exceeded(), q.thresholds(), amount(q.unit(), s.used()),
+          amount(q.unit(), q.limit()), amount(q.unit(), s.remaining()));
+    }
+  }
 
   /**
    * A policy's configuration.
@@ -482,9 +735,10 @@ public final class RateLimiterEndpoint {
    * @param assigned whether the plan is assigned to it (else it is the default plan)
    * @param limits the effective limits of every budget under its plan
    * @param budgets its state in each budget that tracks it
+   * @param quotas where each quota of its levels stands this period, with its plan's limits
    */
   public record KeyReport(String key, String id, String plan, boolean assigned,
-      List<BudgetView> limits, List<KeyState> budgets) {}
+      List<BudgetView> limits, List<KeyState> budgets, List<QuotaState> quotas) {}
 
   /**
    * The result of a reset.

@@ -104,6 +104,43 @@
     return (ms / 3600000).toFixed(1) + ' h';
   }
 
+  // When a quota resets: the period's end in local time, and how long until then.
+  function until(ms) {
+    if (ms <= 0) return 'now';
+    const minutes = Math.ceil(ms / 60000);
+    const d = Math.floor(minutes / 1440);
+    const h = Math.floor((minutes % 1440) / 60);
+    const m = minutes % 60;
+    if (d > 0) return 'in ' + d + ' d' + (h > 0 ? ' ' + h + ' h' : '');
+    if (h > 0) return 'in ' + h + ' h' + (m > 0 ? ' ' + m + ' min' : '');
+    return 'in ' + m + ' min';
+  }
+
+  function resetText(periodEnd) {
+    if (!periodEnd) return '—';
+    const end = new Date(periodEnd);
+    return end.toLocaleString() + ' (' + until(end.getTime() - Date.now()) + ')';
+  }
+
+  // A quota's amount in its unit: cost as the endpoint's exact decimal, else a count.
+  function quotaAmount(unit, amount, decimal) {
+    if (unit === 'cost') return decimal != null ? decimal : num(amount / 1e6);
+    return num(amount) + (unit === 'tokens' ? ' tokens' : unit === 'requests' ? ' requests' : '');
+  }
+
+  function quotaBar(unit, used, usedAmount, limit, limitAmount) {
+    if (limit == null) return el('span', { class: 'none' }, quotaAmount(unit, used, usedAmount));
+    return bar(used, limit, quotaAmount(unit, used, usedAmount) + ' / ' + quotaAmount(unit, limit, limitAmount));
+  }
+
+  function quotaTitle(q) {
+    return q.quota + ' · ' + q.unit + ' per ' + q.period;
+  }
+
+  function shadowBadge(enforce) {
+    return enforce === false ? el('span', { class: 'badge shadow', title: 'Shadow mode: counts, never denies' }, 'shadow') : null;
+  }
+
   function bar(used, limit, label) {
     if (!limit) return el('span', { class: 'none' }, '—');
     const f = Math.max(0, Math.min(1, used / limit));
@@ -147,6 +184,49 @@
     if (idle.length) sections.push(el('p', { class: 'note idle' }, 'No tracked keys: ' + idle.join(', ') + '.'));
     container.replaceChildren(...sections);
     updatePlanOptions(report, budgets);
+    renderSpenders(report.quotas || []);
+  }
+
+  // ---- the top spenders of each quota ----------------------------------------------------------
+
+  function renderSpenders(quotas) {
+    $('spenders-panel').hidden = quotas.length === 0;
+    $('spenders').replaceChildren(...quotas.map((q) => {
+      const head = el('h3', null, q.budget + ' · ' + quotaTitle(q), shadowBadge(q.enforce),
+        el('span', { class: 'count' }, 'limit ' + quotaAmount(q.unit, q.limit, q.limitAmount)
+          + (q.periodEnd ? ' · resets ' + resetText(q.periodEnd) : '')));
+      const section = el('section', { class: 'quota-top', 'data-budget': q.budget, 'data-quota': q.quota,
+        'data-period-end': q.periodEnd || null }, head);
+      if (!q.top || q.top.length === 0) {
+        section.append(el('p', { class: 'note' }, 'No spend this period.'));
+        return section;
+      }
+      const showPlan = q.top.some((s) => s.plan != null);
+      const showModel = q.top.some((s) => s.model);
+      const header = el('tr', null, el('th', null, 'Tenant'), showPlan ? el('th', null, 'Plan') : null,
+        showModel ? el('th', null, 'Model') : null, el('th', null, 'Spent'), el('th', null, 'Left'));
+      const rows = q.top.map((s) => {
+        const tr = el('tr', {
+          class: 'spender' + (s.limit != null && s.used >= s.limit ? ' denied' : '')
+            + (s.id && s.id === state.selected ? ' selected' : ''),
+          'data-key': s.key, 'data-id': s.id || null, 'data-used': s.used, tabindex: s.id ? '0' : null,
+          title: s.id ? 'Show this tenant' : 'The store names this key by its hash only: no detail',
+        },
+        el('td', { class: 'key' }, el('code', null, s.key)),
+        showPlan ? el('td', { class: 'plan' }, s.plan == null ? '' : s.plan) : null,
+        showModel ? el('td', null, s.model || '') : null,
+        el('td', { class: 'spent' }, quotaBar(q.unit, s.used, s.usedAmount, s.limit, s.limitAmount)),
+        el('td', { class: 'left' }, s.remaining == null ? '—'
+          : quotaAmount(q.unit, s.remaining, s.remainingAmount)));
+        if (s.id) {
+          tr.addEventListener('click', () => select(s.id));
+          tr.addEventListener('keydown', (e) => { if (e.key === 'Enter') select(s.id); });
+        }
+        return tr;
+      });
+      section.append(el('table', null, el('thead', null, header), el('tbody', null, ...rows)));
+      return section;
+    }));
   }
 
   function renderBudget(b, showPlan) {
@@ -198,7 +278,7 @@
 
   async function select(id) {
     state.selected = id;
-    document.querySelectorAll('tr.tenant').forEach((tr) => tr.classList.toggle('selected', tr.dataset.id === id));
+    document.querySelectorAll('tr.tenant, tr.spender').forEach((tr) => tr.classList.toggle('selected', tr.dataset.id === id));
     await loadDetail();
   }
 
@@ -241,8 +321,25 @@
           bar(k.capacity - k.tokens, k.capacity, num(k.tokens) + ' of ' + num(k.capacity) + ' left'))),
         el('tr', null, el('th', null, 'Model tokens'), el('td', { class: 'model-tokens' },
           bar(k.modelTokensUsed, k.modelTokenLimit, num(k.modelTokensUsed) + ' / ' + num(k.modelTokenLimit)))))))));
+    renderDetailQuotas(d.quotas || []);
     $('reset').hidden = !cfg.reset;
     $('plan-form').hidden = !(cfg.assign && planShown);
+  }
+
+  function renderDetailQuotas(quotas) {
+    const box = $('detail-quotas');
+    box.hidden = quotas.length === 0;
+    if (quotas.length === 0) {
+      box.replaceChildren();
+      return;
+    }
+    box.replaceChildren(el('h3', null, 'Quotas'), el('table', null, el('tbody', null, ...quotas.map((q) =>
+      el('tr', { class: 'quota' + (q.exceeded ? ' exceeded' : ''), 'data-budget': q.budget, 'data-quota': q.quota,
+        'data-used': q.used, 'data-limit': q.limit, 'data-period-end': q.periodEnd },
+      el('th', null, q.budget + (q.model ? ' · ' + q.model : '') + ' · ' + quotaTitle(q), shadowBadge(q.enforce)),
+      el('td', null,
+        el('div', { class: 'spent' }, quotaBar(q.unit, q.used, q.usedAmount, q.limit, q.limitAmount)),
+        el('div', { class: 'reset' }, 'resets ' + resetText(q.periodEnd))))))));
   }
 
   function confirmAction(text) {
@@ -504,7 +601,7 @@
     state.selected = null;
     state.detail = null;
     $('detail').hidden = true;
-    document.querySelectorAll('tr.tenant.selected').forEach((tr) => tr.classList.remove('selected'));
+    document.querySelectorAll('tr.tenant.selected, tr.spender.selected').forEach((tr) => tr.classList.remove('selected'));
   });
   refresh();
 })();
