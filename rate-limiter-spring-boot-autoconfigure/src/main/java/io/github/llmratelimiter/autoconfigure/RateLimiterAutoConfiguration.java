@@ -14,10 +14,12 @@ import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
+import java.time.InstantSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -33,7 +35,11 @@ import org.springframework.context.annotation.Bean;
  * aspect) calls.
  *
  * <p>The in-memory store reads time from the application's {@link Ticker} bean when there is one
- * (tests drive time with it), else from the system ticker. Its maintenance (idle keys dropped, the
+ * (tests drive time with it), else from the system ticker, and the calendar of its quotas from the
+ * application's {@link InstantSource} bean, else the system clock. With {@code
+ * ratelimiter.quota-file} set, its quota counters are read from that file at start-up and written
+ * to it every {@code ratelimiter.quota-file-interval} and at shutdown ({@link
+ * QuotaFileLifecycle}). Its maintenance (idle keys dropped, the
  * busiest ranked) runs every {@code ratelimiter.in-memory.maintenance-interval} on the shared
  * maintenance thread, or on the application's {@link MaintenanceScheduler} bean when there is one;
  * closing the context closes the store, which stops it. A distributed store's auto-configuration
@@ -57,7 +63,8 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitStore rateLimitStore(ObjectProvider<Ticker> ticker,
-      ObjectProvider<MaintenanceScheduler> scheduler, RateLimiterProperties properties) {
+      ObjectProvider<InstantSource> wallClock, ObjectProvider<MaintenanceScheduler> scheduler,
+      RateLimiterProperties properties) {
     if (properties.getStore() == RateLimiterProperties.StoreType.REDIS) {
       // the Redis auto-configuration did not define the store: its classes are missing
       throw new InvalidRateLimitPropertyException("ratelimiter.store", "redis", "memory, or redis"
@@ -71,8 +78,17 @@ public final class RateLimiterAutoConfiguration {
           "ratelimiter.in-memory.maintenance-interval", interval, "a positive duration, for example 1s");
     }
     return RateLimitStore.inMemory(ticker.getIfAvailable(Ticker::system),
+        wallClock.getIfAvailable(InstantSource::system),
         properties.getInMemory().getMaxKeysPerBudget(),
         scheduler.getIfAvailable(() -> MaintenanceScheduler.every(interval)));
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty("ratelimiter.quota-file")
+  QuotaFileLifecycle quotaFileLifecycle(RateLimitStore store, RateLimiterProperties properties) {
+    return new QuotaFileLifecycle(store, properties.getQuotaFile(),
+        properties.getQuotaFileInterval());
   }
 
   @Bean

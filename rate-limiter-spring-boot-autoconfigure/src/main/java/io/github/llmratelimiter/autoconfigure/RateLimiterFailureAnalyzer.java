@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.core.QuotaFileException;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
@@ -25,6 +26,13 @@ final class RateLimiterFailureAnalyzer implements FailureAnalyzer {
     for (Throwable t = failure; t != null; t = t.getCause() == t ? null : t.getCause()) {
       if (t instanceof InvalidRateLimitPropertyException e) {
         return analysis(e.property(), e.value(), e.validRange(), e);
+      }
+      if (t instanceof QuotaFileException e) {
+        return new FailureAnalysis("The rate limiter cannot read its quota file "
+            + e.file().toAbsolutePath() + " (ratelimiter.quota-file): " + e.problem()
+            + ". It was left as it is: the quotas it holds are not reset silently.",
+            "Restore the file from a backup, or move it away to start every quota of this period"
+                + " from zero, or point ratelimiter.quota-file at another file.", e);
       }
       if (t instanceof BindException e && e.getName().toString().startsWith("ratelimiter.")) {
         ConfigurationProperty property = e.getProperty();

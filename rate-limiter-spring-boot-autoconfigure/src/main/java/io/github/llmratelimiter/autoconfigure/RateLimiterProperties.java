@@ -6,6 +6,7 @@ import io.github.llmratelimiter.gateway.MissingKey;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.StoreFailure;
 import java.math.BigDecimal;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.ZoneId;
 import java.time.ZoneOffset;
@@ -140,6 +141,18 @@ public class RateLimiterProperties {
    * from Monday, a month from its first day), for example UTC (the default) or Europe/Berlin.
    */
   private ZoneId quotaZone = ZoneOffset.UTC;
+
+  /**
+   * A file in which the in-memory store keeps its quota counters across restarts: read at
+   * start-up (a missing file is a first start; a corrupt or foreign one stops start-up), written
+   * every quota-file-interval and at shutdown, atomically. Unset (the default): the counters live
+   * as long as the process. The file holds the keys as the store does (API keys): keep it as
+   * private as they are. Not for the Redis store, which keeps quotas in Redis.
+   */
+  private @Nullable Path quotaFile;
+
+  /** How often the in-memory store writes its quota counters to ratelimiter.quota-file. */
+  private Duration quotaFileInterval = Duration.ofSeconds(60);
 
   /**
    * Whether the default policy (and every named policy that does not set its own) denies the
@@ -320,6 +333,22 @@ public class RateLimiterProperties {
 
   public void setQuotaZone(ZoneId quotaZone) {
     this.quotaZone = quotaZone;
+  }
+
+  public @Nullable Path getQuotaFile() {
+    return quotaFile;
+  }
+
+  public void setQuotaFile(@Nullable Path quotaFile) {
+    this.quotaFile = quotaFile;
+  }
+
+  public Duration getQuotaFileInterval() {
+    return quotaFileInterval;
+  }
+
+  public void setQuotaFileInterval(Duration quotaFileInterval) {
+    this.quotaFileInterval = quotaFileInterval;
   }
 
   public boolean isEnforce() {

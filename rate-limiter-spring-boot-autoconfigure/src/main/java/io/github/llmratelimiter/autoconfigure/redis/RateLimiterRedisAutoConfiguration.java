@@ -14,6 +14,7 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -69,8 +70,8 @@ public final class RateLimiterRedisAutoConfiguration {
   @ConditionalOnBean(DataRedisConnectionDetails.class)
   RedisRateLimitStore rateLimitStore(DataRedisConnectionDetails connection,
       ObjectProvider<DataRedisProperties> redisProperties,
-      ObjectProvider<ClientResources> clientResources, RateLimiterProperties properties,
-      RateLimiterRedisProperties redis) {
+      ObjectProvider<ClientResources> clientResources, ObjectProvider<InstantSource> wallClock,
+      RateLimiterProperties properties, RateLimiterRedisProperties redis) {
     Duration timeout = positive("command-timeout", redis.getCommandTimeout());
     Duration maxWait = redis.getMaxWait() == null ? null : positive("max-wait", redis.getMaxWait());
     if (maxWait != null && maxWait.compareTo(timeout) < 0) {
@@ -133,6 +134,10 @@ public final class RateLimiterRedisAutoConfiguration {
     ClientResources resources = clientResources.getIfUnique();
     if (resources != null) {
       builder.clientResources(resources);
+    }
+    InstantSource clock = wallClock.getIfUnique();
+    if (clock != null) {
+      builder.wallClock(clock);
     }
     return builder.build();
   }
