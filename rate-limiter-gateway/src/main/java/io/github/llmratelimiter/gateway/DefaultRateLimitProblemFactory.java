@@ -81,10 +81,13 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     String unit = quota.quota().unit().name().toLowerCase(java.util.Locale.ROOT);
     String period = quota.quota().period().name().toLowerCase(java.util.Locale.ROOT);
     java.time.Instant end = java.time.Instant.ofEpochMilli(quota.periodEndMs());
+    boolean money = quota.quota().unit() == io.github.llmratelimiter.core.QuotaUnit.COST;
+    String used = money ? amount(quota.used()) : quota.used() + " " + unit;
+    String limit = money ? amount(quota.quota().limit()) : quota.quota().limit() + " " + unit;
     String detail = "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for"
-        + " this " + period + " (" + quota.used() + " of " + quota.quota().limit() + " " + unit
-        + "). It resets at " + end + ": retry after " + d.retryAfterMs() + " ms.";
-    return problem(429, detail, path).withType(rateLimitedType)
+        + " this " + period + " (" + used + " of " + limit + "). It resets at " + end
+        + ": retry after " + d.retryAfterMs() + " ms.";
+    RateLimitProblem problem = problem(429, detail, path).withType(rateLimitedType)
         .with("reason", d.reason().name())
         .with("policy", policy)
         .with("level", d.level())
@@ -94,8 +97,17 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         .with("unit", unit)
         .with("limit", quota.quota().limit())
         .with("used", quota.used())
-        .with("periodEnd", end.toString())
-        .withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
+        .with("periodEnd", end.toString());
+    if (money) { // micro-units, and the amounts of the currency as exact decimals
+      problem = problem.with("usedAmount", amount(quota.used()))
+          .with("limitAmount", amount(quota.quota().limit()));
+    }
+    return problem.withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
+  }
+
+  /** Micro-units as an exact decimal amount of the currency, for example 0.00256. */
+  private static String amount(long micros) {
+    return java.math.BigDecimal.valueOf(micros, 6).stripTrailingZeros().toPlainString();
   }
 
   private static String whyFinal(RateLimitOutcome outcome) {

@@ -20,6 +20,9 @@ class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
 
   @Override
   public RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path) {
+    if (outcome.decision().reason() == Reason.QUOTA_EXCEEDED) {
+      return super.rateLimited(outcome, path); // the starter's insufficient_quota error
+    }
     // OpenAI's error type names what ran out: "tokens" for a model-token (TPM) limit
     boolean tokens = outcome.decision().reason() == Reason.TPM_LIMIT
         || (outcome.reservation() != null

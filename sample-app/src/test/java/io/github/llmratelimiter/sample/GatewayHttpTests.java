@@ -74,7 +74,7 @@ class GatewayHttpTests {
       assertThat(ok.headers().firstValue("RateLimit-Policy"))
           .hasValue("\"per-key\";q=10;w=60, \"chat/gpt-4o\";q=3;w=60, \"chat/gpt-4o-burst\";q=5;w=5,"
               + " \"chat/gpt-4o-concurrency\";q=1000, \"chat/gpt-4o-tokens\";q=500;w=60,"
-              + " \"per-key/daily-spend\";q=8000;w=86400");
+              + " \"per-key/daily-spend\";q=4000;w=86400");
       assertThat(ok.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("500");
       assertThat(ok.headers().firstValue("x-ratelimit-remaining-requests")).hasValue(Integer.toString(remaining));
       String expected = "\"chat/gpt-4o\";r=" + remaining + ";t=";
