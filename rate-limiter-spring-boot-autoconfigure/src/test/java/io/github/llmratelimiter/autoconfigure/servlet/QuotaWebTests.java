@@ -23,6 +23,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -41,6 +44,7 @@ import org.springframework.web.context.WebApplicationContext;
  * answers 429 QUOTA_EXCEEDED until midnight, a cost quota is spent by the priced usage the
  * responses report, a policy in shadow mode never denies, and thresholds are published once each.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class QuotaWebTests {
 
   private static final String KEY = "sk-quota-0123456789abcd";
@@ -202,7 +206,7 @@ class QuotaWebTests {
   }
 
   @Test
-  void eachThresholdIsPublishedOnceWithTheKeyMasked() {
+  void eachThresholdIsPublishedOnceWithTheKeyMasked(CapturedOutput output) {
     run(g -> {
       for (int i = 0; i < 4; i++) {
         g.call("/soft/chat").andExpect(status().isOk());
@@ -222,6 +226,11 @@ class QuotaWebTests {
       assertThat(first.periodEnd()).isEqualTo(monday);
       assertThat(g.events.get(1).used()).isEqualTo(4);
       assertThat(g.events.toString()).doesNotContain(KEY);
+      // one WARN line per threshold, the key masked
+      assertThat(output.getAll().lines().filter(l -> l.contains("WARN")
+          && l.contains("Quota 'requests' of policy 'soft' reached"))).hasSize(2);
+      assertThat(output.getAll()).contains("reached 50% for key ****abcd (2 requests of 4 requests")
+          .doesNotContain(KEY);
     });
   }
 
