@@ -132,6 +132,51 @@ class TryItPlansAndStreamsTests {
    * Waits until the key holds {@code slots} slots: the gateway releases a stream's slot once its
    * response is over, a moment after the client read its last bytes. A bounded wait on a condition.
    */
+  /**
+   * "Spend a quota": three calls of 100 words on gpt-4o under free's daily spend of 0.004; the
+   * third is denied QUOTA_EXCEEDED until midnight UTC, the endpoint shows 0.00256 spent, and a move
+   * to pro and back resets nothing.
+   */
+  @Test
+  void aDailySpendIsSpentByPricedUsageAndItsDenyLastsUntilMidnight() throws Exception {
+    String key = "sk-demo-0000-0009-" + System.nanoTime();
+    String words = "word ".repeat(100).strip();
+    String body = "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\""
+        + words + "\"}]}";
+    HttpResponse<String> first = send(chat(key, body));
+    HttpResponse<String> second = send(chat(key, body));
+    HttpResponse<String> third = send(chat(key, body));
+    long midnight = java.time.LocalDate.now(java.time.ZoneOffset.UTC).plusDays(1)
+        .atStartOfDay(java.time.ZoneOffset.UTC).toEpochSecond();
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(first.headers().firstValue("RateLimit").orElseThrow())
+        .contains("\"per-key/daily-spend\";r=2030;t=");
+    assertThat(second.statusCode()).isEqualTo(200);
+    assertThat(second.headers().firstValue("RateLimit").orElseThrow())
+        .contains("\"per-key/daily-spend\";r=750;t=");
+    assertThat(third.statusCode()).isEqualTo(429);
+    assertThat(third.headers().firstValue("RateLimit").orElseThrow())
+        .startsWith("\"per-key/daily-spend\";r=1440;t=");
+    long retryAfter = Long.parseLong(third.headers().firstValue("Retry-After").orElseThrow());
+    long toMidnight = midnight - java.time.Instant.now().getEpochSecond();
+    assertThat(retryAfter).isBetween(toMidnight - 2, toMidnight + 1);
+    assertThat(JsonPath.<String>read(third.body(), "$.reason")).isEqualTo("QUOTA_EXCEEDED");
+    assertThat(JsonPath.<String>read(third.body(), "$.usedAmount")).isEqualTo("0.00256");
+    assertThat(JsonPath.<String>read(third.body(), "$.limitAmount")).isEqualTo("0.004");
+    assertThat(JsonPath.<String>read(third.body(), "$.error.type")).isEqualTo("insufficient_quota");
+    assertThat(third.body()).doesNotContain(key);
+    String report = keyReport(key);
+    assertThat(JsonPath.<List<String>>read(report, "$.quotas[?(@.quota=='daily-spend')].usedAmount"))
+        .containsExactly("0.00256");
+    assertThat(assign(key, "{\"plan\":\"pro\"}").statusCode()).isEqualTo(200);
+    // pro's monthly 5.00, on gpt-4o-mini (gpt-4o's 500 model tokens a minute are spent)
+    assertThat(send(chat(key, body.replace("gpt-4o", "gpt-4o-mini"))).statusCode()).isEqualTo(200);
+    assertThat(assign(key, "{\"plan\":null}").statusCode()).isEqualTo(200);
+    HttpResponse<String> back = send(chat(key, body));
+    assertThat(back.statusCode()).isEqualTo(429);
+    assertThat(JsonPath.<String>read(back.body(), "$.reason")).isEqualTo("QUOTA_EXCEEDED");
+  }
+
   private void awaitInFlight(String key, int slots) throws Exception {
     Awaitility.await("calls in flight").atMost(Duration.ofSeconds(10))
         .pollInterval(Duration.ofMillis(10))
