@@ -28,4 +28,18 @@ public enum QuotaUnit {
       case COST -> consumption.spend();
     };
   }
+
+  /**
+   * Returns an amount of this unit in words: money as an exact decimal amount of the currency
+   * (micro-units / 1,000,000, for example {@code 0.00256}), else the count and the unit's name.
+   *
+   * @param amount an amount of this unit (for {@link #COST}, micro-units)
+   * @return for example {@code "0.00256"} or {@code "100 requests"}
+   */
+  public String format(long amount) {
+    if (this == COST) {
+      return java.math.BigDecimal.valueOf(amount, 6).stripTrailingZeros().toPlainString();
+    }
+    return amount + " " + name().toLowerCase(java.util.Locale.ROOT);
+  }
 }

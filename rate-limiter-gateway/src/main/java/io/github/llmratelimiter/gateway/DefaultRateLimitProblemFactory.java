@@ -82,8 +82,8 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     String period = quota.quota().period().name().toLowerCase(java.util.Locale.ROOT);
     java.time.Instant end = java.time.Instant.ofEpochMilli(quota.periodEndMs());
     boolean money = quota.quota().unit() == io.github.llmratelimiter.core.QuotaUnit.COST;
-    String used = money ? amount(quota.used()) : quota.used() + " " + unit;
-    String limit = money ? amount(quota.quota().limit()) : quota.quota().limit() + " " + unit;
+    String used = quota.quota().unit().format(quota.used());
+    String limit = quota.quota().unit().format(quota.quota().limit());
     String detail = "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for"
         + " this " + period + " (" + used + " of " + limit + "). It resets at " + end
         + ": retry after " + d.retryAfterMs() + " ms.";
@@ -99,16 +99,11 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         .with("used", quota.used())
         .with("periodEnd", end.toString());
     if (money) { // micro-units, and the amounts of the currency as exact decimals
-      problem = problem.with("usedAmount", amount(quota.used()))
-          .with("limitAmount", amount(quota.quota().limit()));
+      problem = problem.with("usedAmount", used).with("limitAmount", limit);
     }
     return problem.withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
   }
 
-  /** Micro-units as an exact decimal amount of the currency, for example 0.00256. */
-  private static String amount(long micros) {
-    return java.math.BigDecimal.valueOf(micros, 6).stripTrailingZeros().toPlainString();
-  }
 
   private static String whyFinal(RateLimitOutcome outcome) {
     Reservation r = outcome.reservation();

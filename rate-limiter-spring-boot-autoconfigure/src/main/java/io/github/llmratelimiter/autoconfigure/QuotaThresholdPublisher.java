@@ -36,20 +36,12 @@ final class QuotaThresholdPublisher implements RateLimitObserver {
         Instant end = Instant.ofEpochMilli(s.periodEndMs());
         LOG.warn("Quota '" + s.quota().name() + "' of policy '"
             + outcome.policy().name() + "' reached " + threshold + "% for key " + masked + " ("
-            + amount(s, s.used()) + " of " + amount(s, s.quota().limit())
+            + s.quota().unit().format(s.used()) + " of " + s.quota().unit().format(s.quota().limit())
             + " with the estimates of calls in flight, resets at " + end + ")");
         publisher.publishEvent(new QuotaThresholdCrossedEvent(this, masked,
             outcome.policy().name(), s.quota().name(), s.quota().unit(), threshold, s.used(),
             s.quota().limit(), end));
       }
     }
-  }
-
-  /** An amount of the quota's unit: money as an exact decimal, else the count and its unit. */
-  private static String amount(QuotaStatus s, long value) {
-    if (s.quota().unit() == io.github.llmratelimiter.core.QuotaUnit.COST) {
-      return java.math.BigDecimal.valueOf(value, 6).stripTrailingZeros().toPlainString();
-    }
-    return value + " " + s.quota().unit().name().toLowerCase(java.util.Locale.ROOT);
   }
 }

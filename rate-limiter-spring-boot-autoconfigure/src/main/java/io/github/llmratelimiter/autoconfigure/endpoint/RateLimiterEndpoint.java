@@ -272,16 +272,7 @@ public final class RateLimiterEndpoint {
     if (admin == null) {
       return List.of();
     }
-    Set<@Nullable String> models = new LinkedHashSet<>();
-    models.add(null);
-    if (model != null && !model.isBlank()) {
-      models.add(model);
-    }
-    for (RateLimitPolicy p : policies.all().values()) {
-      for (RateLimitPolicy.Level level : p.levels()) {
-        models.addAll(level.models().keySet());
-      }
-    }
+    Set<@Nullable String> models = knownModels(model);
     Set<String> seen = new HashSet<>();
     List<QuotaState> quotas = new ArrayList<>();
     for (RateLimitPolicy p : policies.all().values()) {
@@ -436,8 +427,8 @@ public final class RateLimiterEndpoint {
     return selector;
   }
 
-  /** Every (budget, store key) an API key can have: without a model, and with each known model. */
-  private List<Map.Entry<Budget, String>> storeKeys(String apiKey, @Nullable String model) {
+  /** No model, the request's model, and every model a level overrides. */
+  private Set<@Nullable String> knownModels(@Nullable String model) {
     Set<@Nullable String> models = new LinkedHashSet<>();
     models.add(null);
     if (model != null && !model.isBlank()) {
@@ -448,6 +439,12 @@ public final class RateLimiterEndpoint {
         models.addAll(level.models().keySet());
       }
     }
+    return models;
+  }
+
+  /** Every (budget, store key) an API key can have: without a model, and with each known model. */
+  private List<Map.Entry<Budget, String>> storeKeys(String apiKey, @Nullable String model) {
+    Set<@Nullable String> models = knownModels(model);
     Set<String> seen = new HashSet<>();
     List<Map.Entry<Budget, String>> keys = new ArrayList<>();
     for (RateLimitPolicy p : policies.all().values()) {
