@@ -57,11 +57,16 @@ import org.springframework.context.ConfigurableApplicationContext;
  * ((4000 - 740) / 43 = 75.8, plus itself). Once all calls ended, the key's use is exactly
  * {@value #COST} times the 200s.
  *
- * <p>Thresholds are reported on the use with estimates, and only when a call raises it: 50 % (2000)
- * and 80 % (3200) are reached once per key (a deny needs more than 3260 used), exactly once across
- * both instances; 100 % needs a use of exactly 4000, that is {@code 740a + 43b = 4000} with {@code a}
- * calls in flight and {@code b} settled, which has no solution with {@code a <= 5} (740 a = 1 mod
- * 43 needs a = 24): it never fires.
+ * <p>A deny that only the estimates of calls in flight cause waits 1 s (they settle when their calls
+ * end, here far below them); once what the settled calls used leaves no room for an estimate, the
+ * deny waits until midnight UTC. So after each burst, the key goes on one call at a time until its
+ * first deny that waits until midnight: by then it has spent {@code 43 b} with the largest {@code b}
+ * such that {@code 43 (b - 1) + 740 <= 4000}, that is {@code b = 76}: 3268 micro-units.
+ *
+ * <p>Thresholds count what calls used, with the deciding call's own estimate (not the estimates of
+ * other calls in flight): 50 % (2000) is reached by the call that finds 1260 or more used, 80 %
+ * (3200) by the one that finds 2460 or more, each exactly once across both instances; 100 % needs
+ * {@code 43 b + 740 >= 4000} with {@code 43 b <= 3260}, which no {@code b} meets: it never fires.
  */
 class SampleQuotaBurstOnRedisTests {
 
@@ -124,6 +129,27 @@ class SampleQuotaBurstOnRedisTests {
 
   /** One call's answer, and when it was sent and answered. */
   private record Answer(int status, String retryAfter, String body, Instant sent, Instant answered) {}
+
+  private Answer call(int port, String key) {
+    HttpRequest request = HttpRequest.newBuilder(URI.create(
+            "http://127.0.0.1:" + port + "/v1/chat/completions"))
+        .header("Authorization", "Bearer " + key)
+        .header("Content-Type", "application/json")
+        .timeout(Duration.ofSeconds(30))
+        .POST(HttpRequest.BodyPublishers.ofString(BODY))
+        .build();
+    Instant sent = Instant.now();
+    try {
+      HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+      return new Answer(r.statusCode(), r.headers().firstValue("Retry-After").orElse(null),
+          r.body(), sent, Instant.now());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
 
   private List<Answer> burst(List<Integer> ports, String key) {
     List<CompletableFuture<Answer>> calls = new ArrayList<>();
@@ -202,14 +228,39 @@ class SampleQuotaBurstOnRedisTests {
           long usedThen = JsonPath.<Number>read(a.body(), "$.used").longValue();
           // denied because the estimate did not fit what was left, and never above the limit
           assertThat(usedThen).as(a.body()).isLessThanOrEqualTo(LIMIT).isGreaterThan(LIMIT - ESTIMATE);
-          assertThat(Long.parseLong(a.retryAfter())).as("Retry-After of %s", a.body())
-              .isBetween(secondsToMidnight(a.answered()) - 1, secondsToMidnight(a.sent()) + 1);
+          // the burst's denies are the calls in flight's: 1 s (at most 76 x 43 = 3268 settled,
+          // and a deny for what is spent needs more than 3260)
+          long retryMs = JsonPath.<Number>read(a.body(), "$.retryAfterMs").longValue();
+          if (retryMs != 1_000) {
+            assertThat(Long.parseLong(a.retryAfter())).as("Retry-After of %s", a.body())
+                .isBetween(secondsToMidnight(a.answered()) - 1, secondsToMidnight(a.sent()) + 1);
+          } else {
+            assertThat(a.retryAfter()).isEqualTo("1");
+          }
         }
         assertThat(ok).as("rep %d", rep).isBetween(MIN_ADMITTED, MAX_ADMITTED);
         // the usage filter settles as the response ends: wait, bounded, for the last settlements
         long used = awaitUsed(one, key, ok * COST);
         assertThat(used).as("rep %d", rep).isEqualTo(ok * COST).isLessThanOrEqualTo(LIMIT);
         assertThat(used(two, key)).isEqualTo(used);
+        long burstOk = ok;
+        // then one call at a time, alternating instances, until the first deny for what is spent
+        Answer last = null;
+        while (ok < MAX_ADMITTED + 1) {
+          last = call(ports.get((int) (ok % 2)), key);
+          if (last.status() != 200) {
+            break;
+          }
+          ok++;
+        }
+        assertThat(last).isNotNull();
+        assertThat(last.status()).as(last.body()).isEqualTo(429);
+        assertThat(ok).as("rep %d: the calls that fit", rep).isEqualTo(MAX_ADMITTED);
+        assertThat(JsonPath.<String>read(last.body(), "$.reason")).isEqualTo("QUOTA_EXCEEDED");
+        assertThat(Long.parseLong(last.retryAfter())).as("Retry-After of %s", last.body())
+            .isBetween(secondsToMidnight(last.answered()) - 1, secondsToMidnight(last.sent()) + 1);
+        used = awaitUsed(two, key, ok * COST);
+        assertThat(used).isEqualTo(MAX_ADMITTED * COST).isLessThanOrEqualTo(LIMIT);
 
         List<QuotaThresholdCrossedEvent> events = new ArrayList<>(first.events);
         events.addAll(second.events);
@@ -219,6 +270,7 @@ class SampleQuotaBurstOnRedisTests {
           assertThat(e.quota()).isEqualTo("daily-spend");
           assertThat(e.unit()).isEqualTo(QuotaUnit.COST);
           assertThat(e.limit()).isEqualTo(LIMIT);
+          // the use (with the estimates in flight) is at least what reached the threshold
           assertThat(e.used()).isBetween(LIMIT * e.threshold() / 100, LIMIT);
           assertThat(e.periodEnd()).isEqualTo(LocalDate.ofInstant(Instant.now(), ZoneOffset.UTC)
               .plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant());
@@ -226,7 +278,8 @@ class SampleQuotaBurstOnRedisTests {
         Map<Integer, Long> fired = events.stream()
             .collect(Collectors.groupingBy(QuotaThresholdCrossedEvent::threshold, Collectors.counting()));
         assertThat(fired).as("rep %d: %s", rep, events).isEqualTo(Map.of(50, 1L, 80, 1L));
-        results.add("rep " + rep + ": 200=" + ok + " 429=" + denied.size() + " used=" + used
+        results.add("rep " + rep + ": burst 200=" + burstOk + " 429=" + denied.size()
+            + ", then one at a time to 200=" + ok + " used=" + used
             + " of " + LIMIT + " events one/two=" + first.events.size() + "/" + second.events.size());
       }
       System.out.println(String.join("\n", results));
