@@ -84,9 +84,16 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     boolean money = quota.quota().unit() == io.github.llmratelimiter.core.QuotaUnit.COST;
     String used = quota.quota().unit().format(quota.used());
     String limit = quota.quota().unit().format(quota.quota().limit());
-    String detail = "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for"
-        + " this " + period + " (" + used + " of " + limit + "). It resets at " + end
-        + ": retry after " + d.retryAfterMs() + " ms.";
+    // a deny that only the estimates of calls in flight cause waits for them, not for the period
+    boolean inFlight = quota.pending() > 0 && d.retryAfterMs() <= 1_000;
+    String detail = inFlight
+        ? "Quota '" + quota.quota().name() + "' of policy '" + policy + "' has no room for this"
+            + " call while calls in flight hold " + quota.quota().unit().format(quota.pending())
+            + " of it (" + used + " of " + limit + " with them): retry after " + d.retryAfterMs()
+            + " ms."
+        : "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for this "
+            + period + " (" + used + " of " + limit + "). It resets at " + end + ": retry after "
+            + d.retryAfterMs() + " ms.";
     RateLimitProblem problem = problem(429, detail, path).withType(rateLimitedType)
         .with("reason", d.reason().name())
         .with("policy", policy)
@@ -97,6 +104,7 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         .with("unit", unit)
         .with("limit", quota.quota().limit())
         .with("used", quota.used())
+        .with("inFlight", quota.pending())
         .with("periodEnd", end.toString());
     if (money) { // micro-units, and the amounts of the currency as exact decimals
       problem = problem.with("usedAmount", used).with("limitAmount", limit);
