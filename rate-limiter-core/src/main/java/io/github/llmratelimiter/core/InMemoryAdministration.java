@@ -112,8 +112,9 @@ final class InMemoryAdministration implements StoreAdministration {
         long start = q.period().start(now, q.zone()).toEpochMilli();
         QuotaBook.Counter c = store.quotaBook().existing(budget.name(), key, q.stateId(), start);
         long used = c == null ? 0 : c.used();
+        long pending = c == null ? 0 : c.pending();
         if (q.period().start(store.wallClock().instant(), q.zone()).toEpochMilli() == start) {
-          statuses.add(new QuotaStatus(budget.name(), q, used, start,
+          statuses.add(new QuotaStatus(budget.name(), q, used, pending, start,
               q.period().end(now, q.zone()).toEpochMilli(), List.of(), used >= q.limit()));
           break;
         }

@@ -610,7 +610,8 @@ final class InMemoryStore implements RateLimitStore {
           remainingTokens, tokensReset);
     }
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
-        remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs, quotas.statuses());
+        remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs,
+        quotas.statuses(d.allowed()));
   }
 
   /**
@@ -876,15 +877,16 @@ final class InMemoryStore implements RateLimitStore {
     String key = reservation.keys().get(i);
     for (int j = 0; j < quotas.size(); j++) {
       QuotaUnit unit = quotas.get(j).unit();
-      long delta = unit.amount(actual) - unit.amount(estimate);
-      if (delta == 0) {
+      long charged = unit.amount(estimate);
+      long used = unit.amount(actual);
+      if (charged == 0 && used == 0) {
         continue;
       }
-      QuotaBook.Counter c = delta > 0
+      QuotaBook.Counter c = used > charged
           ? quotaBook.counter(t.name, key, t.quotaIds[j], periods[2 * j], periods[2 * j + 1])
           : quotaBook.existing(t.name, key, t.quotaIds[j], periods[2 * j]);
       if (c != null) {
-        c.add(delta);
+        c.settle(charged, used, unit != QuotaUnit.REQUESTS);
       }
     }
   }

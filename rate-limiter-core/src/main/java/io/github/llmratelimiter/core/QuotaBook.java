@@ -25,10 +25,14 @@ final class QuotaBook {
   /** Identifies one counter. */
   record Id(String budget, String key, String quota, long start) {}
 
-  /** One key's use of one quota in one period; guarded by itself. */
+  /**
+   * One key's use of one quota in one period; guarded by itself. {@code used} is what the checks
+   * read: the settled usage and the estimates in flight; {@code pending} is those estimates.
+   */
   static final class Counter {
     final long end;
     private long used;
+    private long pending;
     /** Bit {@code p} set: the threshold of {@code p} percent was reported (p from 1 to 100). */
     private long firedLow;
     private long firedHigh;
@@ -41,9 +45,37 @@ final class QuotaBook {
       return used;
     }
 
-    synchronized void add(long amount) {
-      long sum = used + amount;
-      used = amount >= 0 && sum < used ? Long.MAX_VALUE : Math.max(0, sum);
+    synchronized long pending() {
+      return pending;
+    }
+
+    /** What the settled calls used: {@code used} without the estimates in flight. */
+    synchronized long settled() {
+      return Math.max(0, used - pending);
+    }
+
+    /**
+     * An admitted call's estimate: used, and in flight when it is an estimate ({@code pending}; a
+     * request is one request, used at once).
+     */
+    synchronized void reserve(long amount, boolean pending) {
+      used = sum(used, amount);
+      if (pending) {
+        this.pending = sum(this.pending, amount);
+      }
+    }
+
+    /** A call settled: its estimate leaves the calls in flight, its usage replaces it in use. */
+    synchronized void settle(long estimate, long actual, boolean pending) {
+      used = Math.max(0, sum(used, actual) - estimate);
+      if (pending) {
+        this.pending = Math.max(0, this.pending - estimate);
+      }
+    }
+
+    private static long sum(long a, long b) {
+      long s = a + b;
+      return s < a ? Long.MAX_VALUE : s;
     }
 
     /** Marks threshold {@code percent} reported; returns whether it was not before. */
@@ -63,8 +95,10 @@ final class QuotaBook {
       return new long[] {used, firedLow, firedHigh};
     }
 
+    /** Restores a saved counter: estimates that were in flight count as used (nobody settles them). */
     synchronized void restore(long used, long firedLow, long firedHigh) {
       this.used = used;
+      this.pending = 0;
       this.firedLow = firedLow;
       this.firedHigh = firedHigh;
     }

@@ -10,6 +10,12 @@ import java.util.List;
  */
 final class QuotaCall {
 
+  /**
+   * The wait of a quota deny that only the estimates of calls in flight cause: they are settled
+   * when their calls end, which no clock tells.
+   */
+  static final long IN_FLIGHT_RETRY_MS = 1_000L;
+
   private final BudgetTable[] tables;
   private final List<String> keys;
   private final Consumption estimate;
@@ -85,15 +91,20 @@ final class QuotaCall {
   }
 
   /**
-   * Milliseconds until every enforced quota of level {@code i} that denies has a new period: the
-   * latest of their period ends; 0 if none denies.
+   * Milliseconds until every enforced quota of level {@code i} that denies admits the call if
+   * nothing else arrives: the latest over them of the time until its period ends, or, for a quota
+   * whose settled use leaves room for the estimate (the estimates of calls in flight are what
+   * does not fit: they settle when those calls end, usually below them), {@link
+   * #IN_FLIGHT_RETRY_MS}; 0 if none denies.
    */
   long retryMs(int i) {
     List<QuotaLimit> quotas = tables[i].budget.quotas();
     long retry = 0;
     for (int j = 0; j < quotas.size(); j++) {
-      if (exceeded[i][j] && quotas.get(j).enforce()) {
-        retry = Math.max(retry, Math.max(1, ends[i][j] - nowMs));
+      QuotaLimit q = quotas.get(j);
+      if (exceeded[i][j] && q.enforce()) {
+        boolean inFlight = counters[i][j].settled() <= q.limit() - q.unit().amount(estimate);
+        retry = Math.max(retry, inFlight ? IN_FLIGHT_RETRY_MS : Math.max(1, ends[i][j] - nowMs));
       }
     }
     return retry;
@@ -103,7 +114,8 @@ final class QuotaCall {
   void charge(int i) {
     List<QuotaLimit> quotas = tables[i].budget.quotas();
     for (int j = 0; j < quotas.size(); j++) {
-      counters[i][j].add(quotas.get(j).unit().amount(estimate));
+      QuotaUnit unit = quotas.get(j).unit();
+      counters[i][j].reserve(unit.amount(estimate), unit != QuotaUnit.REQUESTS);
     }
   }
 
@@ -116,9 +128,10 @@ final class QuotaCall {
 
   /**
    * Where every quota stands after the decision, root first; marks and reports each threshold
-   * that the use now reaches and no decision reported before in the period.
+   * that the settled use (with this call's estimate when {@code admitted}) now reaches and no
+   * decision reported before in the period.
    */
-  List<QuotaStatus> statuses() {
+  List<QuotaStatus> statuses(boolean admitted) {
     List<QuotaStatus> statuses = new ArrayList<>();
     for (int i = 0; i < tables.length; i++) {
       List<QuotaLimit> quotas = tables[i].budget.quotas();
@@ -126,14 +139,20 @@ final class QuotaCall {
         QuotaLimit q = quotas.get(j);
         QuotaBook.Counter c = counters[i][j];
         long used = c.used();
+        long pending = c.pending();
+        // the settled use and, when admitted, this call's own estimate: other calls in flight
+        // count once they settle (their estimates are usually above what they use)
+        long amount = admitted ? q.unit().amount(estimate) : 0;
+        long reached = Math.min(used, Math.max(0, used - pending) + amount);
         List<Integer> crossed = List.of();
         for (int k = 0; k < q.thresholds().size(); k++) {
-          if (used >= q.thresholdAmount(k) && c.fire(q.thresholds().get(k))) {
+          if (reached >= q.thresholdAmount(k) && c.fire(q.thresholds().get(k))) {
             crossed = crossed.isEmpty() ? new ArrayList<>() : crossed;
             crossed.add(q.thresholds().get(k));
           }
         }
-        statuses.add(new QuotaStatus(tables[i].name, q, used, starts[i][j], ends[i][j], crossed,
+        statuses.add(new QuotaStatus(tables[i].name, q, used, pending, starts[i][j], ends[i][j],
+            crossed,
             exceeded[i][j]));
       }
     }

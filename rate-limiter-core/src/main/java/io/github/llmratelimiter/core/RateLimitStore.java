@@ -106,8 +106,9 @@ public interface RateLimitStore extends AutoCloseable {
    * the calendar period that holds the store's current time.
    *
    * <p>The quotas run last within a level. An enforced quota whose period has too little left for
-   * the estimate denies with {@link Reason#QUOTA_EXCEEDED}, retryable once the period ends (the
-   * wait is exactly the time until then): in reserve-then-commit composition nothing is charged
+   * the estimate (its use counts the estimates of the key's calls in flight until they are
+   * settled) denies with {@link Reason#QUOTA_EXCEEDED}, retryable once the period ends (the wait is
+   * exactly the time until then), or after 1 s when only those estimates do not fit: in reserve-then-commit composition nothing is charged
    * anywhere; in sequential composition what ran before it stays charged, the quota itself is not
    * charged. A shadow quota ({@code enforce} false) never denies and is charged like an enforced
    * one. An estimate above an enforced quota's limit is refused with {@link

@@ -42,8 +42,10 @@ public enum Reason {
   /**
    * A {@link QuotaLimit} had too little left this period for the call's estimate (1 request, its
    * model tokens or its cost): nothing is charged at the quota; in sequential composition what ran
-   * before it stays charged, as for {@link #TPM_LIMIT}. It is retryable, and its wait is the time
-   * until the period ends, exactly.
+   * before it stays charged, as for {@link #TPM_LIMIT}. It is retryable; its wait is the time until
+   * the period ends, exactly, unless what does not fit is only the estimates of calls in flight
+   * (the key's settled use leaves room for this call): then 1 s, since they are settled when
+   * their calls end, usually below their estimates.
    */
   QUOTA_EXCEEDED,
 

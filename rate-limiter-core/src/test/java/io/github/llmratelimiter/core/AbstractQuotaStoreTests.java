@@ -524,6 +524,44 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     assertThat(status(last, "t").crossed()).containsExactly(100);
   }
 
+  /**
+   * Estimates in flight fill a quota but do not spend it: a call they leave no room for waits 1 s,
+   * not until the period's end, and the thresholds count what calls used (with the deciding
+   * call's own estimate), so a burst of over-estimated calls raises no false alarm.
+   */
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void estimatesInFlightDelayACallBrieflyAndRaiseNoThreshold(Composition mode) {
+    Budget b = budget(quota("t", QuotaUnit.TOKENS, 1000, QuotaPeriod.DAY)
+        .withThresholds(50, 80, 100));
+    List<Reservation> inFlight = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Reservation r = call(b, "k", 200, 0, mode);
+      assertThat(r.decision().allowed()).isTrue();
+      assertThat(status(r, "t").crossed()).isEmpty();
+      assertThat(status(r, "t").pending()).isEqualTo(200L * (i + 1));
+      inFlight.add(r);
+    }
+    Reservation waits = call(b, "k", 200, 0, mode);
+    assertQuotaDeny(waits, 1_000); // the 5 calls in flight settle when they end
+    assertThat(status(waits, "t").used()).isEqualTo(1000);
+    assertThat(status(waits, "t").settled()).isZero();
+    for (Reservation r : inFlight) {
+      store.reconcile(r, Consumption.ofCall(10, 0));
+    }
+    assertThat(admin().quotas(b, "k").get(0).used()).isEqualTo(50);
+    assertThat(admin().quotas(b, "k").get(0).pending()).isZero();
+    Reservation next = call(b, "k", 200, 0, mode);
+    assertThat(next.decision().allowed()).isTrue();
+    assertThat(status(next, "t").crossed()).isEmpty(); // 50 used + its own 200: 25 %
+    store.reconcile(next, Consumption.ofCall(450, 0)); // 500 used: 50 %
+    Reservation after = call(b, "k", 100, 0, mode);
+    assertThat(status(after, "t").crossed()).containsExactly(50); // 500 + its own 100: 60 %
+    store.reconcile(after, Consumption.ofCall(100, 0));
+    // truly spent: 600 used, an estimate of 500 waits until midnight
+    assertQuotaDeny(call(b, "k", 500, 0, mode), Duration.ofHours(14).toMillis());
+  }
+
   // ---- concurrency and administration ----
 
   @ParameterizedTest
