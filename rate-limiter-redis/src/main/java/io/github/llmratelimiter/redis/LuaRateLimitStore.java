@@ -618,8 +618,8 @@ final class LuaRateLimitStore implements RateLimitStore {
       String[] state = stateKeys(scripted, keys);
       for (int i = 0; i < levels.size(); i++) {
         for (QuotaLimit q : levels.get(i).quotas()) {
-          long inFlight = q.unit().amount(estimate);
-          long delta = q.unit().amount(actual) - inFlight;
+          long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+          long inFlight = QuotaFrame.inFlight(q, estimate);
           long[] period = QuotaFrame.period(q, reservation.quotaAtMs());
           long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
           if ((delta != 0 || inFlight > 0) && ttl > 0) { // else expired: nothing to settle

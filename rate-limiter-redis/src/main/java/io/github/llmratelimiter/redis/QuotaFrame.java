@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.QuotaUnit;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Instant;
@@ -26,7 +27,7 @@ final class QuotaFrame {
   static final long RETENTION_MS = 86_400_000L;
   /**
    * The wait of a quota that denies only because of the estimates of calls in flight: what was
-   * settled leaves room for the call (as in memory).
+   * settled leaves room for the call (as in memory: they settle when their calls end).
    */
   static final long IN_FLIGHT_RETRY_MS = 1000L;
 
@@ -89,7 +90,8 @@ final class QuotaFrame {
   /**
    * The quota argument of {@code acquire.lua}, a bulk string of little-endian doubles: per level,
    * its number of quotas, then per quota the index in KEYS of its counter ({@code firstKey} for
-   * the first quota, then one by one), the estimate's amount, the limit, 1 if enforced, ms until
+   * the first quota, then one by one), the estimate's amount, its part in flight until settled
+   * ({@link #inFlight}), the limit, 1 if enforced, ms until
    * its period ends, ms to wait when only the calls in flight deny ({@link #IN_FLIGHT_RETRY_MS}),
    * the counter's time to live (ms until a day after the period's end; relative, so that Redis's
    * own clock never shortens it), its number of thresholds, then per threshold its amount and
@@ -105,6 +107,7 @@ final class QuotaFrame {
         QuotaLimit q = quotas.get(j);
         v.add((double) key++);
         v.add((double) q.unit().amount(estimate));
+        v.add((double) inFlight(q, estimate));
         v.add((double) q.limit());
         v.add(q.enforce() ? 1.0 : 0.0);
         v.add((double) Math.max(1, ends[i][j] - nowMs));
@@ -149,6 +152,14 @@ final class QuotaFrame {
       }
     }
     return statuses;
+  }
+
+  /**
+   * The part of a call's amount that stays in flight until it is settled: its model tokens or
+   * cost; a request is used at once (as in memory).
+   */
+  static long inFlight(QuotaLimit q, Consumption estimate) {
+    return q.unit() == QuotaUnit.REQUESTS ? 0 : q.unit().amount(estimate);
   }
 
   /** A calendar: a period in a zone. */

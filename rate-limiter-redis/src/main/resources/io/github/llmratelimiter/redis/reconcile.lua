@@ -9,9 +9,10 @@
 -- ARGV[1] after the three of lib.lua: N, the reservation id, its estimate, the actual model tokens
 --   (N is 0 when no level's model tokens are settled); then the number of quota counters to
 --   settle, and per counter its index in KEYS, the amount to add to what was used (actual -
---   estimate), the estimate's amount (no longer in flight: taken from p) and its time to live in
---   ms should it be created: a counter is created only for a positive amount to add; neither u nor
---   p ever goes below 0 (see quota-settle in refund.lua, which does the same)
+--   estimate), the estimate's part in flight (no longer: taken from p; 0 for requests) and its
+--   time to live in ms should it be created: a counter is created only for a positive amount to
+--   add; neither u nor p ever goes below 0 (QuotaBook.Counter.settle; refund.lua takes back a
+--   charge the same way)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 
