@@ -51,6 +51,10 @@ import org.jspecify.annotations.Nullable;
  *       (estimates, never the settled amounts), not from the key's use across instances: a key
  *       that used most of its period through other instances may be admitted up to the share
  *       again on each instance during an outage;
+ *   <li>the mirror never settles what it charges: its estimates of model tokens and cost stay in
+ *       flight in the shares, so a share they fill denies with the short wait of calls in flight
+ *       rather than until its period's end, and its thresholds count only the calls this fallback
+ *       admitted and saw settled;
  *   <li>what is spent during an outage (the calls this fallback admits and their settlements) is
  *       counted here only and never written back to Redis: once Redis answers again, the key's
  *       counters there do not hold it;

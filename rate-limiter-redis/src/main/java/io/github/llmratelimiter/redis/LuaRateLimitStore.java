@@ -600,7 +600,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   /**
    * Sends a validated settlement to Redis: one script call that settles the model tokens (when the
    * reservation holds some) and adds, at every quota it charged, the actual amount less the
-   * estimate to the counter of the period that holds {@link Reservation#quotaAtMs()}.
+   * estimate to the counter of the period that holds {@link Reservation#quotaAtMs()}, and takes
+   * the estimate from the counter's estimates in flight.
    */
   CompletableFuture<List<Object>> submitReconcile(Reservation reservation, Consumption actual) {
     List<Budget> levels = reservation.levels();
@@ -610,7 +611,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
     boolean tokens = reservation.reserved();
     List<String> quotaKeys = new ArrayList<>();
-    List<long[]> quotaDeltas = new ArrayList<>(); // {delta, time to live}
+    List<long[]> quotaDeltas = new ArrayList<>(); // {delta, estimate in flight, time to live}
     if (reservation.chargedQuotas()) {
       long nowMs = wallClock.millis();
       Consumption estimate = reservation.estimated();
@@ -618,18 +619,19 @@ final class LuaRateLimitStore implements RateLimitStore {
       for (int i = 0; i < levels.size(); i++) {
         for (QuotaLimit q : levels.get(i).quotas()) {
           long delta = q.unit().amount(actual) - q.unit().amount(estimate);
+          long inFlight = QuotaFrame.inFlight(q, estimate);
           long[] period = QuotaFrame.period(q, reservation.quotaAtMs());
           long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
-          if (delta != 0 && ttl > 0) { // else the counter has expired: nothing to settle
+          if ((delta != 0 || inFlight > 0) && ttl > 0) { // else expired: nothing to settle
             quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
-            quotaDeltas.add(new long[] {delta, ttl});
+            quotaDeltas.add(new long[] {delta, inFlight, ttl});
           }
         }
       }
     }
     int levelKeyCount = tokens ? keys.length : 0;
     int quotaCount = quotaKeys.size();
-    double[] numbers = timeNumbers(8 + 3 * quotaCount); // ARGV[1] (see reconcile.lua)
+    double[] numbers = timeNumbers(8 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
     numbers[3] = tokens ? levels.size() : 0;
     numbers[4] = reservation.id();
     numbers[5] = reservation.estimate();
@@ -639,9 +641,10 @@ final class LuaRateLimitStore implements RateLimitStore {
     System.arraycopy(keys, 0, all, 0, levelKeyCount);
     for (int j = 0; j < quotaCount; j++) {
       all[levelKeyCount + j] = quotaKeys.get(j);
-      numbers[8 + 3 * j] = levelKeyCount + j + 1;
-      numbers[9 + 3 * j] = quotaDeltas.get(j)[0];
-      numbers[10 + 3 * j] = quotaDeltas.get(j)[1];
+      numbers[8 + 4 * j] = levelKeyCount + j + 1;
+      numbers[9 + 4 * j] = quotaDeltas.get(j)[0];
+      numbers[10 + 4 * j] = quotaDeltas.get(j)[1];
+      numbers[11 + 4 * j] = quotaDeltas.get(j)[2];
     }
     if (all.length == 0) {
       return CompletableFuture.completedFuture(List.of());

@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.QuotaUnit;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.time.Instant;
@@ -24,6 +25,11 @@ final class QuotaFrame {
 
   /** How long a counter lives after its period ends, for late settlements (as in memory). */
   static final long RETENTION_MS = 86_400_000L;
+  /**
+   * The wait of a quota that denies only because of the estimates of calls in flight: what was
+   * settled leaves room for the call (as in memory: they settle when their calls end).
+   */
+  static final long IN_FLIGHT_RETRY_MS = 1000L;
 
   final long nowMs;
   final Consumption estimate;
@@ -84,10 +90,12 @@ final class QuotaFrame {
   /**
    * The quota argument of {@code acquire.lua}, a bulk string of little-endian doubles: per level,
    * its number of quotas, then per quota the index in KEYS of its counter ({@code firstKey} for
-   * the first quota, then one by one), the estimate's amount, the limit, 1 if enforced, ms until
-   * its period ends, the counter's time to live (ms until a day after the period's end; relative,
-   * so that Redis's own clock never shortens it), its number of
-   * thresholds, then per threshold its amount and percentage.
+   * the first quota, then one by one), the estimate's amount, its part in flight until settled
+   * ({@link #inFlight}), the limit, 1 if enforced, ms until
+   * its period ends, ms to wait when only the calls in flight deny ({@link #IN_FLIGHT_RETRY_MS}),
+   * the counter's time to live (ms until a day after the period's end; relative, so that Redis's
+   * own clock never shortens it), its number of thresholds, then per threshold its amount and
+   * percentage.
    */
   byte[] acquireArg(int firstKey) {
     List<Double> v = new ArrayList<>();
@@ -99,9 +107,11 @@ final class QuotaFrame {
         QuotaLimit q = quotas.get(j);
         v.add((double) key++);
         v.add((double) q.unit().amount(estimate));
+        v.add((double) inFlight(q, estimate));
         v.add((double) q.limit());
         v.add(q.enforce() ? 1.0 : 0.0);
         v.add((double) Math.max(1, ends[i][j] - nowMs));
+        v.add((double) IN_FLIGHT_RETRY_MS);
         v.add((double) (ends[i][j] + RETENTION_MS - nowMs));
         v.add((double) q.thresholds().size());
         for (int t = 0; t < q.thresholds().size(); t++) {
@@ -119,7 +129,7 @@ final class QuotaFrame {
 
   /**
    * The statuses from the quota part of a reply: per quota, in the argument's order, used after
-   * the decision, 1 if exceeded, the number of thresholds crossed, then their percentages; null
+   * the decision, the estimates in flight, 1 if exceeded, the number of thresholds crossed, then their percentages; null
    * when the reply has none (a call that ran after its deadline).
    */
   List<QuotaStatus> statuses(ByteBuffer part) {
@@ -130,6 +140,7 @@ final class QuotaFrame {
       List<QuotaLimit> quotas = level.quotas();
       for (int j = 0; j < quotas.size(); j++) {
         long used = (long) b.getDouble();
+        long pending = (long) b.getDouble();
         boolean exceeded = b.getDouble() == 1;
         int crossedCount = (int) b.getDouble();
         List<Integer> crossed = new ArrayList<>(crossedCount);
@@ -137,10 +148,18 @@ final class QuotaFrame {
           crossed.add((int) b.getDouble());
         }
         statuses.add(new QuotaStatus(level.name(), quotas.get(j), Math.max(0, used),
-            starts[i][j], ends[i][j], crossed, exceeded));
+            Math.max(0, pending), starts[i][j], ends[i][j], crossed, exceeded));
       }
     }
     return statuses;
+  }
+
+  /**
+   * The part of a call's amount that stays in flight until it is settled: its model tokens or
+   * cost; a request is used at once (as in memory).
+   */
+  static long inFlight(QuotaLimit q, Consumption estimate) {
+    return q.unit() == QuotaUnit.REQUESTS ? 0 : q.unit().amount(estimate);
   }
 
   /** A calendar: a period in a zone. */

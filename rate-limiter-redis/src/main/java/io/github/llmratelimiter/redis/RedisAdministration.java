@@ -12,6 +12,7 @@ import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.KeyValue;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ import org.jspecify.annotations.Nullable;
  * RedisException}, which {@link GuardedAdministration} turns into the fallback's answer.
  *
  * <p>Quota counters are read for the period that holds the store's wall clock now: a key used as
- * a root (the first level of its calls) by direct reads, one {@code HGET} per quota; a key used
+ * a root (the first level of its calls) by direct reads, one {@code HMGET} per quota; a key used
  * only at a lower level, whose counters lie under the roots it was charged under, by a {@code
  * SCAN} for them (as {@link #inspect} does), its most used counter per quota being reported.
  */
@@ -152,7 +153,7 @@ final class RedisAdministration implements StoreAdministration {
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the counters of the key as a root with one {@code HGET} per quota; when it has none
+   * <p>Reads the counters of the key as a root with one {@code HMGET} per quota; when it has none
    * there (a key used only at a lower level), finds them under every root with one {@code SCAN}
    * over the keyspace (on every master of a Cluster) and reports the most used per quota.
    */
@@ -189,12 +190,14 @@ final class RedisAdministration implements StoreAdministration {
     String state = layout.level(part, budget.name(), part)[0];
     RedisClusterCommands<String, String> redis = link.commands();
     long[] used = new long[quotas.size()];
+    long[] pending = new long[quotas.size()];
     boolean found = false;
     for (int j = 0; j < quotas.size(); j++) {
-      String u = redis.hget(
-          RedisKeys.quota(state, quotas.get(j).stateId(), periods[j][0]), "u");
-      if (u != null) {
-        used[j] = Long.parseLong(u);
+      long[] counter = counter(redis,
+          RedisKeys.quota(state, quotas.get(j).stateId(), periods[j][0]));
+      if (counter != null) {
+        used[j] = counter[0];
+        pending[j] = counter[1];
         found = true;
       }
     }
@@ -207,9 +210,10 @@ final class RedisAdministration implements StoreAdministration {
         String[] parts = layout.parseQuota(redisKey);
         Integer j = parts == null || !parts[1].equals(part) ? null
             : index.get(redisKey.substring(redisKey.indexOf(":q:")));
-        String u = j == null ? null : redis.hget(redisKey, "u");
-        if (u != null) {
-          used[j] = Math.max(used[j], Long.parseLong(u));
+        long[] counter = j == null ? null : counter(redis, redisKey);
+        if (counter != null && counter[0] > used[j]) {
+          used[j] = counter[0];
+          pending[j] = counter[1];
         }
       }
     }
@@ -217,10 +221,22 @@ final class RedisAdministration implements StoreAdministration {
     for (int j = 0; j < quotas.size(); j++) {
       QuotaLimit q = quotas.get(j);
       long u = Math.max(0, used[j]);
-      statuses.add(new QuotaStatus(budget.name(), q, u, periods[j][0], periods[j][1], List.of(),
-          u >= q.limit()));
+      statuses.add(new QuotaStatus(budget.name(), q, u, Math.max(0, pending[j]), periods[j][0],
+          periods[j][1], List.of(), u >= q.limit()));
     }
     return statuses;
+  }
+
+  /** A quota counter's {used, estimates in flight}, or null when it does not exist. */
+  private static long @Nullable [] counter(RedisClusterCommands<String, String> redis,
+      String redisKey) {
+    List<KeyValue<String, String>> fields = redis.hmget(redisKey, "u", "p");
+    String u = fields.get(0).getValueOrElse(null);
+    if (u == null) {
+      return null;
+    }
+    String p = fields.get(1).getValueOrElse(null);
+    return new long[] {Long.parseLong(u), p == null ? 0 : Long.parseLong(p)};
   }
 
   /**

@@ -18,7 +18,8 @@ import org.jspecify.annotations.Nullable;
  * <prefix>:instances} holds the live gateway instances sharing the prefix; {@code
  * <prefix>:{<root>}:<budget>:<key>:q:<quota>:<start>} holds a level's use of one quota ({@code
  * name/unit/period}) in the period that starts at {@code start} (epoch milliseconds): a hash of
- * {@code u} (used) and {@code f<percent>} per threshold reported. The keys of
+ * {@code u} (used: settled amounts and the estimates of calls in flight), {@code p} (those
+ * estimates in flight) and {@code f<percent>} per threshold reported. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) and the earlier model-token keys
  * ({@code ...:m}, a sorted set, and {@code ...:a}, a hash) are never read, nor found by the scans.
  *

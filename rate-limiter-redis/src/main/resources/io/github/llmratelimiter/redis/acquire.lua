@@ -19,16 +19,21 @@
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
---   was used in the period; f<percent>, set once that threshold was reported), the call's amount
---   in its unit, its limit, 1 if enforced (0: a shadow quota, which never denies), ms until its
---   period ends, the counter's time to live in ms (until a day after its period ends, on the
---   caller's clock: a counter outlives its period for late settlements), its number of thresholds,
---   then per
---   threshold the amount that crosses it and its percentage. Periods are computed by the caller
---   from its wall clock, never here. The quotas run last in a level (InMemoryStore.decide): a
---   level's other components admitted before its quotas are checked; a quota that denies is not
---   charged (QUOTA_EXCEEDED, retryable once the latest period end of the level's denying enforced
---   quotas has passed). A call with quotas numbers a reservation id when it reserves.
+--   was used in the period, settled amounts and the estimates of the calls in flight; p, those
+--   estimates in flight; f<percent>, set once that threshold was reported), the call's amount
+--   in its unit, the part of it in flight until settled (the amount of model tokens or cost; 0 for
+--   a request, used at once), its limit, 1 if enforced (0: a shadow quota, which never denies), ms
+--   until its period ends, ms to wait when only the estimates in flight keep the amount from
+--   fitting (the settled use, u - p, leaves room for it), the counter's time to live in ms (until
+--   a day after its period ends, on the caller's clock: a counter outlives its period for late
+--   settlements), its number of thresholds, then per threshold the amount that crosses it and its
+--   percentage. Periods are computed by the caller from its wall clock, never here. The quotas run
+--   last in a level (InMemoryStore.decide): a level's other components admitted before its quotas
+--   are checked; a quota that denies is not charged (QUOTA_EXCEEDED, retryable after the longest
+--   wait of the level's denying enforced quotas: each one's period end, or its wait for the
+--   estimates in flight). A charge adds the amount to u and its part in flight to p
+--   (reconcile.lua moves it from p to what was used: QuotaBook.Counter). A call with quotas
+--   numbers a reservation id when it reserves.
 -- Returns one string: eleven little-endian doubles, struct '<ddddddddddd', then the reason's name
 --   (ASCII): allowed (1|0), level (1-based), remaining, retryAfterMs, resetAfterMs, retryable
 --   (1|0), reservation id, remaining model tokens (inf: no level limits them), model-token reset
@@ -37,9 +42,10 @@
 --   ran after its deadline. (One bulk string: Redis 6.2 writes a script's array reply through a
 --   deferred length, which costs an allocation and a separate write per reply when pipelined.)
 --   With quotas, the reason is followed by '|' and per quota, in ARGV[2 + N]'s order, doubles:
---   used after the decision, 1 if its amount did not fit, the number of thresholds this decision
---   reported, their percentages (each reported once per counter: the first decision to find the
---   use at or above its amount marks it).
+--   used after the decision, the estimates in flight then, 1 if its amount did not fit, the number
+--   of thresholds this decision reported, their percentages (each reported once per counter: the
+--   first decision to find the settled use, u - p, with the call's own amount when it is
+--   admitted, at or above its amount marks it: QuotaCall.statuses).
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -67,57 +73,71 @@ if ARGV[n + 2] then
     local m = v[p]
     p = p + 1
     for j = 1, m do
-      local q = {key = KEYS[v[p]], amount = v[p + 1], limit = v[p + 2], enforce = v[p + 3] == 1,
-        retry = v[p + 4], ttl = v[p + 5], tamount = {}, tpct = {}, exceeded = false}
-      local fields = {'u'}
-      local tc = v[p + 6]
-      p = p + 7
+      local q = {key = KEYS[v[p]], amount = v[p + 1], held = v[p + 2], limit = v[p + 3],
+        enforce = v[p + 4] == 1, retry = v[p + 5], inflight = v[p + 6], ttl = v[p + 7],
+        tamount = {}, tpct = {}, exceeded = false}
+      local fields = {'u', 'p'}
+      local tc = v[p + 8]
+      p = p + 9
       for t = 1, tc do
         q.tamount[t], q.tpct[t] = v[p], v[p + 1]
-        fields[t + 1] = 'f' .. string.format('%d', v[p + 1])
+        fields[t + 2] = 'f' .. string.format('%d', v[p + 1])
         p = p + 2
       end
       local r = redis.call('HMGET', q.key, unpack(fields))
       q.used = tonumber(r[1]) or 0
-      q.fired = r -- r[t + 1]: threshold t was reported (false: not yet)
+      q.pending = tonumber(r[2]) or 0
+      q.fired = r -- r[t + 2]: threshold t was reported (false: not yet)
       qs[j] = q
     end
     Q[i] = qs
   end
-  -- checks level i's quotas; returns the ms until the latest period end among its enforced quotas
-  -- whose amount does not fit (0: none denies)
+  -- checks level i's quotas; returns the longest wait among its enforced quotas whose amount does
+  -- not fit (0: none denies): the ms until its period ends, or its wait for the estimates in
+  -- flight when the settled use leaves room for the amount (QuotaCall.retryMs)
   quotaCheck = function(i)
     local wait = 0
     for _, q in ipairs(Q[i]) do
       q.exceeded = q.used > q.limit - q.amount
       if q.exceeded and q.enforce then
-        wait = math.max(wait, q.retry)
+        if math.max(0, q.used - q.pending) > q.limit - q.amount then
+          wait = math.max(wait, q.retry)
+        else
+          wait = math.max(wait, q.inflight)
+        end
       end
     end
     return wait
   end
-  -- charges level i's quotas with the call's amounts
+  -- charges level i's quotas with the call's amounts, their estimates in flight until settled
   quotaCharge = function(i)
     for _, q in ipairs(Q[i]) do
       if q.amount > 0 then
         q.used = redis.call('HINCRBY', q.key, 'u', string.format('%.0f', q.amount))
+        if q.held > 0 then
+          q.pending = redis.call('HINCRBY', q.key, 'p', string.format('%.0f', q.held))
+        end
         if q.used == q.amount then -- a new counter
           redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
       end
     end
   end
-  -- reports each threshold now reached and never reported in the period; the reply's quota part
-  quotaReply = function()
+  -- reports each threshold the settled use (with the call's own amount when it is admitted) now
+  -- reaches and never reported in the period; the reply's quota part
+  quotaReply = function(admitted)
     local out = {}
     for i = 1, n do
       for _, q in ipairs(Q[i]) do
         out[#out + 1] = q.used
+        out[#out + 1] = q.pending
         out[#out + 1] = q.exceeded and 1 or 0
         local at = #out + 1
         out[at] = 0
+        local reached = math.min(q.used, math.max(0, q.used - q.pending)
+          + (admitted and q.amount or 0))
         for t = 1, #q.tamount do
-          if not q.fired[t + 1] and q.used >= q.tamount[t] then
+          if not q.fired[t + 2] and reached >= q.tamount[t] then
             redis.call('HSET', q.key, 'f' .. string.format('%d', q.tpct[t]), '1')
             out[#out + 1] = q.tpct[t]
             out[at] = out[at] + 1
@@ -333,13 +353,13 @@ for j = 1, tpm and #tpm or 0 do
 end
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
-    now, id) .. (Q and 'OK' .. quotaReply() or 'OK')
+    now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK')
 end
 if reason == 'QUOTA_EXCEEDED' then
   ms = math.max(ms, retry)
-  reason = reason .. quotaReply()
+  reason = reason .. quotaReply(false)
 elseif Q then
-  reason = reason .. quotaReply()
+  reason = reason .. quotaReply(false)
 end
 return struct.pack('<ddddddddddd', 0, denied, best, retry, ms, retry > 0 and 1 or 0, 0,
   tpmRemaining, tpmReset, now, id) .. reason

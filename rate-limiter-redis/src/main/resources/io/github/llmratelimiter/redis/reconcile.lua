@@ -8,9 +8,11 @@
 --   counters to settle
 -- ARGV[1] after the three of lib.lua: N, the reservation id, its estimate, the actual model tokens
 --   (N is 0 when no level's model tokens are settled); then the number of quota counters to
---   settle, and per counter its index in KEYS, the amount to add (actual - estimate, not 0) and
---   its time to live in ms should it be created: a counter is created only for a positive amount,
---   and never goes below 0 (see quota-settle in refund.lua, which does the same)
+--   settle, and per counter its index in KEYS, the amount to add to what was used (actual -
+--   estimate), the estimate's part in flight (no longer: taken from p; 0 for requests) and its
+--   time to live in ms should it be created: a counter is created only for a positive amount to
+--   add; neither u nor p ever goes below 0 (QuotaBook.Counter.settle; refund.lua takes back a
+--   charge the same way)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 
@@ -22,17 +24,20 @@ if n > 0 then
   end)
 end
 for j = 1, quotas do
-  local key, delta, ttl = struct.unpack('<ddd', ARGV[1], 65 + (j - 1) * 24)
+  local key, delta, inflight, ttl = struct.unpack('<dddd', ARGV[1], 65 + (j - 1) * 32)
   key = KEYS[key]
-  if delta > 0 then
-    if redis.call('HINCRBY', key, 'u', string.format('%.0f', delta)) == delta then
-      redis.call('PEXPIRE', key, string.format('%.0f', ttl)) -- a new counter
-    end
-  else
-    local used = tonumber(redis.call('HGET', key, 'u'))
-    if used then
+  local r = redis.call('HMGET', key, 'u', 'p')
+  local used, pending = tonumber(r[1]), tonumber(r[2])
+  if used then
+    if delta ~= 0 then
       redis.call('HSET', key, 'u', string.format('%.0f', math.max(0, used + delta)))
     end
+    if pending and inflight > 0 then
+      redis.call('HSET', key, 'p', string.format('%.0f', math.max(0, pending - inflight)))
+    end
+  elseif delta > 0 then -- a counter gone (reset or expired): created with what was used
+    redis.call('HSET', key, 'u', string.format('%.0f', delta))
+    redis.call('PEXPIRE', key, string.format('%.0f', ttl))
   end
 end
 return {}

@@ -17,8 +17,8 @@
 -- ran (at least 0, at most its capacity): never more than it would hold had the call never run,
 -- since a bucket without the call could have reached its capacity and lost refill at most that
 -- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0), and
--- the slots it took are given back (release.lua). A quota counter loses what the call charged
--- (never below 0).
+-- the slots it took are given back (release.lua). A quota counter loses what the call charged,
+-- from what was used and from what is in flight (never below 0).
 
 local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
 rewrite = true -- a log loses an entry in its middle: commit writes it whole
@@ -79,9 +79,13 @@ local quotas = struct.unpack('<d', ARGV[1], at)
 for j = 1, quotas do
   local key, amount = struct.unpack('<dd', ARGV[1], at + 8 + (j - 1) * 16)
   key = KEYS[key]
-  local used = tonumber(redis.call('HGET', key, 'u'))
+  local r = redis.call('HMGET', key, 'u', 'p')
+  local used, pending = tonumber(r[1]), tonumber(r[2])
   if used then
     redis.call('HSET', key, 'u', string.format('%.0f', math.max(0, used - amount)))
+  end
+  if pending then
+    redis.call('HSET', key, 'p', string.format('%.0f', math.max(0, pending - amount)))
   end
 end
 return {}

@@ -84,6 +84,54 @@ class RedisQuotaTests {
   }
 
   @Test
+  void estimatesInFlightDenyBrieflyAndCrossNoThreshold() {
+    QuotaLimit spend = QuotaLimit.of("spend", QuotaUnit.COST, 1000, QuotaPeriod.DAY)
+        .withThresholds(50);
+    List<Budget> levels = levels(spend);
+    List<Reservation> inFlight = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Reservation r = reserve(i % 2 == 0 ? one : two, levels, Consumption.ofCall(0, 200));
+      assertThat(r.decision().allowed()).as("call " + i).isTrue();
+      assertThat(r.quotas().get(0).crossed()).as("call " + i).isEmpty();
+      assertThat(r.quotas().get(0).pending()).as("call " + i).isEqualTo(200L * (i + 1));
+      inFlight.add(r);
+    }
+    Reservation sixth = reserve(two, levels, Consumption.ofCall(0, 200));
+    assertThat(sixth.decision().reason()).isEqualTo(Reason.QUOTA_EXCEEDED);
+    assertThat(sixth.decision().retryable()).isTrue();
+    assertThat(sixth.decision().retryAfterMs()).isEqualTo(1000);
+    assertThat(sixth.quotas().get(0).used()).isEqualTo(1000);
+    assertThat(sixth.quotas().get(0).pending()).isEqualTo(1000);
+    assertThat(sixth.quotas().get(0).exceeded()).isTrue();
+    assertThat(sixth.quotas().get(0).crossed()).isEmpty();
+    for (int i = 0; i < 5; i++) {
+      (i % 2 == 0 ? two : one).reconcile(inFlight.get(i), Consumption.ofCall(0, 10));
+    }
+    QuotaStatus settled = one.administration().orElseThrow().quotas(levels.get(0), "alice").get(0);
+    assertThat(settled.used()).isEqualTo(50);
+    assertThat(settled.pending()).isZero();
+    // each next call (estimate 50) settles at 150: the settled use is 200, 350, 500; the fourth
+    // call finds 500 settled and its own 50: 55 %
+    List<List<Integer>> crossed = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      RedisRateLimitStore store = i % 2 == 0 ? one : two;
+      Reservation r = reserve(store, levels, Consumption.ofCall(0, 50));
+      assertThat(r.decision().allowed()).as("next call " + i).isTrue();
+      assertThat(r.quotas().get(0).used()).as("next call " + i).isEqualTo(50 + 150 * i + 50);
+      crossed.add(r.quotas().get(0).crossed());
+      store.reconcile(r, Consumption.ofCall(0, 150));
+    }
+    assertThat(crossed).containsExactly(List.of(), List.of(), List.of(), List.of(50));
+    // a quota truly spent (1000 settled) waits for its period's end
+    one.reconcile(reserve(one, levels, Consumption.ofCall(0, 100)), Consumption.ofCall(0, 350));
+    Reservation spent = reserve(two, levels, Consumption.ofCall(0, 100));
+    assertThat(spent.quotas().get(0).used()).isEqualTo(1000);
+    assertThat(spent.quotas().get(0).pending()).isZero();
+    assertThat(spent.decision().reason()).isEqualTo(Reason.QUOTA_EXCEEDED);
+    assertThat(spent.decision().retryAfterMs()).isEqualTo(14 * 3_600_000 - 250);
+  }
+
+  @Test
   void aQuotaDenyRetriesExactlyAtThePeriodsEnd() {
     List<Budget> levels = levels(QuotaLimit.of("calls", QuotaUnit.REQUESTS, 2, QuotaPeriod.HOUR));
     assertThat(reserve(one, levels, Consumption.ofCall(0, 0)).decision().allowed()).isTrue();
@@ -123,8 +171,10 @@ class RedisQuotaTests {
         admitted += c.get(30, TimeUnit.SECONDS) ? 1 : 0;
       }
       assertThat(admitted).isEqualTo(100);
-      assertThat(one.administration().orElseThrow().quotas(levels.get(0), "alice").get(0).used())
-          .isEqualTo(100);
+      QuotaStatus status =
+          one.administration().orElseThrow().quotas(levels.get(0), "alice").get(0);
+      assertThat(status.used()).isEqualTo(100);
+      assertThat(status.pending()).isZero(); // a request is used at once
     } finally {
       pool.shutdownNow();
     }
@@ -137,6 +187,7 @@ class RedisQuotaTests {
         QuotaLimit.of("spend", QuotaUnit.COST, 5_000_000, QuotaPeriod.HOUR));
     Reservation a = reserve(one, levels, Consumption.ofCall(1000, 200_000));
     Reservation b = reserve(two, levels, Consumption.ofCall(500, 100_000));
+    assertThat(b.quotas().stream().map(QuotaStatus::pending)).containsExactly(1500L, 300_000L);
     assertThat(a.id()).isNotZero();
     assertThat(a.chargedQuotas()).isTrue();
     wall.addAndGet(3_600_000); // the next period: settlements still go to the one charged
@@ -145,6 +196,8 @@ class RedisQuotaTests {
     wall.addAndGet(-3_600_000);
     assertThat(used(one.administration().orElseThrow(), levels.get(0)))
         .containsExactly(3000L, 50_000L);
+    assertThat(pending(one.administration().orElseThrow(), levels.get(0)))
+        .containsExactly(0L, 0L);
     wall.addAndGet(3_600_000);
     assertThat(used(two.administration().orElseThrow(), levels.get(0)))
         .containsExactly(0L, 0L);
@@ -197,8 +250,12 @@ class RedisQuotaTests {
     AcquireReply reply = lua.replies().await(lua.submit(call, sent + 60_000_000_000L), sent);
     assertThat(used(one.administration().orElseThrow(), levels.get(0)))
         .containsExactly(1L, 300_000L);
+    assertThat(pending(one.administration().orElseThrow(), levels.get(0)))
+        .containsExactly(0L, 300_000L); // a request is used at once
     assertThat(lua.refund(call, reply).join()).isTrue();
     assertThat(used(one.administration().orElseThrow(), levels.get(0)))
+        .containsExactly(0L, 0L);
+    assertThat(pending(one.administration().orElseThrow(), levels.get(0)))
         .containsExactly(0L, 0L);
   }
 
@@ -236,5 +293,9 @@ class RedisQuotaTests {
 
   private static List<Long> used(StoreAdministration admin, Budget budget) {
     return admin.quotas(budget, "alice").stream().map(QuotaStatus::used).toList();
+  }
+
+  private static List<Long> pending(StoreAdministration admin, Budget budget) {
+    return admin.quotas(budget, "alice").stream().map(QuotaStatus::pending).toList();
   }
 }
