@@ -18,17 +18,12 @@ public record Consumption(long requests, long modelTokens, long spend) {
   /**
    * Validates the amounts.
    *
-   * @throws IllegalArgumentException if an amount is negative or above {@link QuotaLimit#MAX_LIMIT},
-   *     or {@code requests} is above 1
+   * @throws IllegalArgumentException if an amount is negative or {@code requests} is above 1
    */
   public Consumption {
     Args.notNegative("requests", requests);
     Args.notNegative("modelTokens", modelTokens);
     Args.notNegative("spend", spend);
-    if (modelTokens > QuotaLimit.MAX_LIMIT || spend > QuotaLimit.MAX_LIMIT) {
-      throw new IllegalArgumentException("modelTokens and spend must be at most 2^53 ("
-          + QuotaLimit.MAX_LIMIT + "), but were " + modelTokens + " and " + spend);
-    }
     if (requests > 1) {
       throw new IllegalArgumentException("requests must be 0 or 1, but was " + requests);
     }

@@ -16,17 +16,20 @@ public enum QuotaUnit {
   COST;
 
   /**
-   * Returns the amount a call consumes in this unit.
+   * Returns the amount a call consumes in this unit, as a quota counts it: at most {@link
+   * QuotaLimit#MAX_LIMIT} (more than any quota's limit, so an amount above it is one that never
+   * fits an enforced quota either way).
    *
    * @param consumption what the call consumed (or is estimated to)
-   * @return its requests, model tokens or cost
+   * @return its requests, model tokens or cost, at most 2<sup>53</sup>
    */
   public long amount(Consumption consumption) {
-    return switch (this) {
+    long amount = switch (this) {
       case REQUESTS -> consumption.requests();
       case TOKENS -> consumption.modelTokens();
       case COST -> consumption.spend();
     };
+    return Math.min(amount, QuotaLimit.MAX_LIMIT);
   }
 
   /**

@@ -379,6 +379,8 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     Reservation r = call(b, "k", 101, 0, mode);
     assertThat(r.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
     assertThat(r.decision().retryable()).isFalse();
+    Reservation huge = call(b, "k", Long.MAX_VALUE, 0, mode); // counted as 2^53: never fits
+    assertThat(huge.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
     assertThat(used(b, "k", "t")).isZero();
     assertThat(call(b, "k", 100, 0, mode).decision().allowed()).isTrue();
   }

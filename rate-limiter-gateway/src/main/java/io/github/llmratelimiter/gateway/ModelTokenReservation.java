@@ -1,7 +1,6 @@
 package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Consumption;
-import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
 import java.util.concurrent.CompletableFuture;
@@ -58,9 +57,7 @@ public final class ModelTokenReservation {
     }
     long cost = reservation.chargedQuotas()
         ? enforcer.policies().prices().cost(model, usage) : 0;
-    // a usage past what a store counts exactly (2^53) is counted as that much
-    return Consumption.ofCall(Math.min(usage.totalTokens(), QuotaLimit.MAX_LIMIT),
-        Math.min(cost, QuotaLimit.MAX_LIMIT));
+    return Consumption.ofCall(usage.totalTokens(), cost);
   }
 
   /**

@@ -3,7 +3,6 @@ package io.github.llmratelimiter.gateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
-import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
@@ -587,9 +586,7 @@ public final class RateLimitEnforcer {
 
     /** What the call is estimated to consume, for its quotas. */
     Consumption consumption() {
-      // an estimate past what a store counts exactly (2^53) fits no quota either way
-      return new Consumption(1, Math.min(estimate, QuotaLimit.MAX_LIMIT),
-          Math.min(spend, QuotaLimit.MAX_LIMIT));
+      return new Consumption(1, estimate, spend);
     }
 
     RateLimitOutcome outcome(Decision decision) {
