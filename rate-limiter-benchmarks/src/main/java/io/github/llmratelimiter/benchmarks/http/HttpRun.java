@@ -55,10 +55,12 @@ public final class HttpRun {
 
   /**
    * Extra arguments of the servlet sample with the limiter on: its default plan sets the chat
-   * level's own request limit, which the policies' limits above do not raise.
+   * level's own request limit and a daily spend, which the policies' limits above do not raise
+   * (the quota is still checked, charged and settled on every call).
    */
   static final List<String> SAMPLE_PLAN_ON = List.of(
-      "--ratelimiter.plans.free.policies.chat.rpm.limit=1000000000");
+      "--ratelimiter.plans.free.policies.chat.rpm.limit=1000000000",
+      "--ratelimiter.plans.free.policies.per-key.quotas.daily-spend.limit=1000000000");
 
   private static final String MODEL = "gpt-4o-mini";
   private static final String BODY = "{\"model\":\"" + MODEL + "\",\"messages\":"
