@@ -81,6 +81,8 @@ final class FallbackStore implements AutoCloseable {
    * reservations of each root key apart, so an id names a reservation only with its root key.
    */
   private final ConcurrentHashMap<MirrorKey, Mirrored> mirrored = new ConcurrentHashMap<>();
+  /** What this fallback admitted, until it is written back to Redis. */
+  private final OutageJournal journal = new OutageJournal();
   /** The size of {@link #mirrored} at which the next mirror drops the entries of expired leases. */
   private volatile int sweepAt = SWEEP_MIN;
   private static final int SWEEP_MIN = 1024;
@@ -240,8 +242,11 @@ final class FallbackStore implements AutoCloseable {
   /**
    * Gives back the slots of a reservation: those its mirror holds in the shares (a reservation
    * Redis made), or its own on the share that made it (one this fallback made). Idempotent.
+   *
+   * @return the reservation Redis holds of one this fallback made and wrote back (to release
+   *     there too), else null
    */
-  void release(Reservation reservation) {
+  @Nullable Reservation release(Reservation reservation) {
     if (LuaRateLimitStore.fromRedis(reservation)) {
       Mirrored m = mirrored.remove(MirrorKey.of(reservation));
       if (m != null) {
@@ -249,12 +254,13 @@ final class FallbackStore implements AutoCloseable {
           m.shares()[i].store.release(m.held()[i]);
         }
       }
-      return;
+      return null;
     }
     Share made = madeBy(reservation);
     if (made != null) {
       made.store.release(reservation);
     }
+    return journal.released(reservation);
   }
 
   /** The slots mirrored calls hold in the shares (for tests). */
@@ -276,7 +282,15 @@ final class FallbackStore implements AutoCloseable {
     if (r.decision().reason() == Reason.COST_EXCEEDS_CAPACITY) {
       return unavailable(call, r.decision().level());
     }
+    if (r.decision().allowed()) {
+      journal.add(call, r, ticker.read());
+    }
     return r;
+  }
+
+  /** What this fallback admitted that waits to be written back to Redis. */
+  OutageJournal journal() {
+    return journal;
   }
 
   private Reservation unavailable(LuaRateLimitStore.Call call, String level) {
@@ -295,12 +309,16 @@ final class FallbackStore implements AutoCloseable {
   /**
    * Settles a reservation (model tokens and quotas) on the share that made it; one of a share
    * since dropped is lost.
+   *
+   * @return the reservation Redis holds of it when it was written back (to settle there too),
+   *     else null
    */
-  void reconcile(Reservation reservation, Consumption actual) {
+  @Nullable Reservation reconcile(Reservation reservation, Consumption actual) {
     Share made = madeBy(reservation);
     if (made != null) {
       made.store.reconcile(reservation, actual);
     }
+    return journal.settled(reservation, actual);
   }
 
   /** The share whose store made a reservation (its levels are that share's budgets), if kept. */

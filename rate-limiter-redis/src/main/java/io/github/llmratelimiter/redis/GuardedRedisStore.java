@@ -51,6 +51,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final RedisBreaker breaker;
   private final RedisHeartbeat heartbeat;
   private final SlotRenewal renewal;
+  private final @Nullable WriteBack writeBack;
   private final GuardedAdministration administration;
   private final GuardedPlans plans;
   private final long retryMs;
@@ -68,6 +69,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.breaker = new RedisBreaker(settings, retryInterval, retryMs, policy, clock);
     this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
     this.renewal = new SlotRenewal(redis, breaker, clock, slotLease);
+    this.writeBack = fallback == null ? null
+        : new WriteBack(redis, breaker, fallback.journal(), renewal, clock);
     this.administration = new GuardedAdministration(redis, breaker, fallback);
     this.plans = new GuardedPlans(redis, breaker, fallback != null);
     this.timer = timer;
@@ -80,6 +83,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   void start(Duration wait) {
     heartbeat.start(wait);
     renewal.start(timer);
+    if (writeBack != null) {
+      writeBack.start(timer);
+    }
   }
 
   /**
@@ -160,10 +166,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       return CompletableFuture.completedFuture(null);
     }
     if (!LuaRateLimitStore.fromRedis(reservation)) {
-      if (fallback != null) {
-        fallback.reconcile(reservation, actual);
-      }
-      return CompletableFuture.completedFuture(null);
+      Reservation onRedis = fallback == null ? null : fallback.reconcile(reservation, actual);
+      return onRedis == null ? CompletableFuture.completedFuture(null)
+          : settleAsync(() -> redis.submitReconcile(onRedis, actual));
     }
     return settleAsync(() -> redis.submitReconcile(reservation, actual));
   }
@@ -176,29 +181,32 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    */
   @Override
   public void release(Reservation reservation) {
-    if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
-      settle(() -> redis.submitRelease(reservation));
+    Reservation onRedis = redis.planRelease(reservation) ? onRedisAfterFallback(reservation) : null;
+    if (onRedis != null) {
+      settle(() -> redis.submitRelease(onRedis));
     }
   }
 
   @Override
   public CompletionStage<Void> releaseAsync(Reservation reservation) {
-    if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
-      return settleAsync(() -> redis.submitRelease(reservation));
-    }
-    return CompletableFuture.completedFuture(null);
+    Reservation onRedis = redis.planRelease(reservation) ? onRedisAfterFallback(reservation) : null;
+    return onRedis == null ? CompletableFuture.completedFuture(null)
+        : settleAsync(() -> redis.submitRelease(onRedis));
   }
 
   /**
    * Gives back in the fallback the slots a reservation holds there (its own, or a mirror's);
-   * returns whether Redis holds slots of it too.
+   * returns the reservation whose slots Redis holds too (itself, or the one Redis holds of a
+   * reservation the fallback made and wrote back), else null.
    */
-  private boolean onRedisAfterFallback(Reservation reservation) {
+  private @Nullable Reservation onRedisAfterFallback(Reservation reservation) {
     renewal.forget(reservation);
-    if (fallback != null) {
-      fallback.release(reservation);
+    Reservation written = fallback == null ? null : fallback.release(reservation);
+    if (written != null) {
+      renewal.forget(written);
+      return written;
     }
-    return LuaRateLimitStore.fromRedis(reservation);
+    return LuaRateLimitStore.fromRedis(reservation) ? reservation : null;
   }
 
   /**
@@ -269,8 +277,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       return;
     }
     if (!LuaRateLimitStore.fromRedis(reservation)) {
-      if (fallback != null) {
-        fallback.reconcile(reservation, actual);
+      Reservation onRedis = fallback == null ? null : fallback.reconcile(reservation, actual);
+      if (onRedis != null) {
+        settle(() -> redis.submitReconcile(onRedis, actual));
       }
       return;
     }
@@ -309,6 +318,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     long deadline = start + replies.maxWaitNanos();
     CompletableFuture<AcquireReply> sent = null;
     try {
+      if (writeBack != null) { // what the fallback admitted for this root reaches Redis first
+        writeBack.before(call.keys().get(0), start);
+      }
       sent = redis.submit(call, deadline);
       AcquireReply reply = replies.await(sent, start);
       if (reply.expired) { // see send: sent once more with the corrected estimate
@@ -338,7 +350,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       return CompletableFuture.completedFuture(outage(call));
     }
     long start = System.nanoTime();
-    return send(call, start).handle((r, failure) -> finish(call, start, r, failure));
+    CompletableFuture<AcquireReply> sent = writeBack == null ? send(call, start)
+        : writeBack.beforeAsync(call.keys().get(0), start).thenCompose(v -> send(call, start));
+    return sent.handle((r, failure) -> finish(call, start, r, failure));
   }
 
   /**
@@ -390,6 +404,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       return outage(call);
     }
     breaker.succeeded(start);
+    if (writeBack != null) {
+      writeBack.contacted();
+    }
     Reservation r = LuaRateLimitStore.decode(call, reply);
     if (fallback != null && r.decision().allowed()) {
       fallback.mirror(call, r);

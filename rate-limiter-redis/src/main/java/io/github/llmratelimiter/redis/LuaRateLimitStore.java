@@ -17,8 +17,11 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -52,6 +55,10 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript HEARTBEAT = LuaScript.load("heartbeat.lua");
   private static final LuaScript RENEW = LuaScript.load("renew.lua");
   private static final LuaScript CHARGE_MODEL_TOKENS = LuaScript.load("charge-model-tokens.lua");
+  private static final LuaScript WRITE_BACK = LuaScript.load("write-back.lua");
+
+  /** How long Redis remembers a batch written back, in ms, so that it is applied once: a day. */
+  static final long WRITE_BACK_MARKER_MS = 86_400_000L;
 
   /**
    * Reservation ids numbered by Redis are above this (2^52), so they never meet the small ids of
@@ -796,6 +803,127 @@ final class LuaRateLimitStore implements RateLimitStore {
         .thenApply(reply -> (Long) reply.get(0));
   }
 
+  /** A level of a write-back: its state key and its limits (a budget's, or a variant's). */
+  private record WrittenLevel(String state, byte[] limits) {}
+
+  /**
+   * Sends one batch of an outage journal to Redis: one {@code write-back.lua} call on the batch's
+   * root key (one hash tag) that charges what the fallback admitted, and completes with the ids
+   * Redis numbered for the calls that hold model tokens or slots, in order.
+   *
+   * @param localNanos the time the calls' times count from ({@code System.nanoTime()}, or the
+   *     ticker's reading when time is the ticker's): each is sent as its age
+   */
+  CompletableFuture<long[]> submitWriteBack(OutageJournal.Batch batch, long localNanos) {
+    List<String> keys = new ArrayList<>();
+    Map<String, Integer> keyIndex = new HashMap<>();
+    String rootPart = layout.part(batch.root());
+    keys.add(layout.writeBack(rootPart, batch.id()));
+    keys.add(layout.sequence(rootPart));
+    Map<WrittenLevel, Integer> levelIndex = new LinkedHashMap<>();
+    List<int[]> levelKeys = new ArrayList<>();
+    List<byte[]> levelArgs = new ArrayList<>();
+    List<Double> calls = new ArrayList<>();
+    double[] head = timeNumbers(8);
+    long nowMs = wallClock.millis();
+    for (OutageJournal.Admitted a : batch.calls()) {
+      Call call = a.call;
+      ScriptBudget[] scripted = scripted(call.levels());
+      String[] all = new String[keyCount(scripted)];
+      byte[][] args = new byte[scripted.length][];
+      levelKeys(call.keys(), scripted, all, args);
+      Consumption used = a.sentSettled;
+      double age = ticker != null ? head[0] - a.at : (localNanos - a.at) / 1000.0;
+      calls.add(Math.max(0, age));
+      calls.add(call.cost());
+      calls.add((double) (used != null ? used.modelTokens() : call.estimate()));
+      calls.add(a.numbered() ? 1.0 : 0.0);
+      calls.add(a.made.holdsSlots() && !a.sentReleased ? 1.0 : 0.0);
+      calls.add((double) scripted.length);
+      int k = 0;
+      for (int i = 0; i < scripted.length; i++) {
+        ScriptBudget b = scripted[i];
+        Integer d = levelIndex.get(new WrittenLevel(all[k], args[i]));
+        if (d == null) {
+          d = levelIndex.size() + 1;
+          levelIndex.put(new WrittenLevel(all[k], args[i]), d);
+          int j = k;
+          int s = index(keys, keyIndex, all[j++]);
+          int t = b.budget.modelTokens() == null ? 0 : index(keys, keyIndex, all[j++]);
+          int c = b.budget.concurrency() == null ? 0 : index(keys, keyIndex, all[j]);
+          levelKeys.add(new int[] {s, t, c});
+          levelArgs.add(args[i]);
+        }
+        calls.add((double) d);
+        k += b.keyCount;
+      }
+      QuotaFrame quotas = call.quotas();
+      if (quotas == null) {
+        calls.add(0.0);
+        continue;
+      }
+      String[] counters = quotas.keys(stateKeys(scripted, all));
+      calls.add((double) counters.length);
+      Consumption charged = used != null ? used : quotas.estimate;
+      int q = 0;
+      for (Budget level : call.levels()) {
+        for (QuotaLimit quota : level.quotas()) {
+          calls.add((double) index(keys, keyIndex, counters[q++]));
+          calls.add((double) quota.unit().amount(charged));
+          calls.add(used != null ? 0.0 : (double) QuotaFrame.inFlight(quota, quotas.estimate));
+          long end = QuotaFrame.period(quota, quotas.nowMs)[1];
+          calls.add((double) Math.max(1, end + QuotaFrame.RETENTION_MS - nowMs));
+        }
+      }
+    }
+    double[] numbers = new double[8 + 3 * levelKeys.size() + calls.size()];
+    System.arraycopy(head, 0, numbers, 0, 3); // ARGV[1] (see write-back.lua)
+    numbers[3] = RESERVATION_ID_BASE;
+    numbers[4] = slotLeaseUnits;
+    numbers[5] = WRITE_BACK_MARKER_MS;
+    numbers[6] = levelKeys.size();
+    numbers[7] = batch.calls().size();
+    int at = 8;
+    for (int[] l : levelKeys) {
+      numbers[at++] = l[0];
+      numbers[at++] = l[1];
+      numbers[at++] = l[2];
+    }
+    for (double v : calls) {
+      numbers[at++] = v;
+    }
+    String[] sent = keys.toArray(String[]::new);
+    byte[][] limits = levelArgs.toArray(byte[][]::new);
+    return watched(link.async().thenCompose(redis -> WRITE_BACK.submit(
+        redis, LuaScript.list(), sent, numbers, limits, limits.length)))
+        .thenApply(LuaRateLimitStore::ids);
+  }
+
+  /** The index in KEYS (from 1) of {@code key}, added when new. */
+  private static int index(List<String> keys, Map<String, Integer> index, String key) {
+    Integer i = index.get(key);
+    if (i == null) {
+      keys.add(key);
+      i = keys.size();
+      index.put(key, i);
+    }
+    return i;
+  }
+
+  /** The ids of a write-back's reply, a string of numbers separated by spaces. */
+  private static long[] ids(List<Object> reply) {
+    String text = reply.isEmpty() || reply.get(0) == null ? "" : reply.get(0).toString().trim();
+    if (text.isEmpty()) {
+      return new long[0];
+    }
+    String[] parts = text.split(" ");
+    long[] ids = new long[parts.length];
+    for (int i = 0; i < parts.length; i++) {
+      ids[i] = Long.parseLong(parts[i]);
+    }
+    return ids;
+  }
+
   /** Whether this store's Redis is a Cluster, where one script's keys share one hash slot. */
   boolean cluster() {
     return link.cluster();
@@ -848,6 +976,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(HEARTBEAT.source);
     redis.scriptLoad(RENEW.source);
     redis.scriptLoad(CHARGE_MODEL_TOKENS.source);
+    redis.scriptLoad(WRITE_BACK.source);
     if (serverClock != null) {
       List<String> time = redis.time();
       serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),

@@ -174,6 +174,14 @@ final class RedisKeys {
     return new String[] {root, rest[1]};
   }
 
+  /**
+   * The marker of one batch written back after an outage under a root key (from its part), which
+   * makes the batch apply once.
+   */
+  String writeBack(String rootPart, String batch) {
+    return prefix + ":{" + rootPart + "}:wb:" + batch;
+  }
+
   /** The counter that numbers the reservations of one root key, from its part. */
   String sequence(String rootPart) {
     return prefix + ":{" + rootPart + "}:seq";
