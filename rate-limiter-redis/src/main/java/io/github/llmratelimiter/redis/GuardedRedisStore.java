@@ -477,6 +477,11 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return refunds.sum();
   }
 
+  /** What the fallback admitted that waits to be written back (for tests). */
+  OutageJournal journal() {
+    return fallback().journal();
+  }
+
   /** The fallback's view of the live instance count (1 without a fallback). */
   int liveInstances() {
     return fallback == null ? 1 : fallback.instances();

@@ -1,0 +1,245 @@
+package io.github.llmratelimiter.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.WindowLimit;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * What the local fallback admitted while Redis was frozen ({@code SIGSTOP}) is written back once it
+ * answers again ({@code SIGCONT}), before calls of those keys are decided on Redis: on a server of
+ * this test's own, with the scripts' time and the circuit breaker's clock on one manual ticker.
+ * {@link FailurePolicy#LOCAL_FALLBACK} is the only policy with a fallback; the two-instance
+ * measure runs with blocking and with asynchronous calls.
+ *
+ * <p>Settings: a command timeout of 100 ms (a call to the frozen server waits that long before the
+ * fallback answers it), a circuit breaker that opens on half of its last 4 calls from 2 on and
+ * closes after 1 probe, heartbeats only when a test sends them; the rest are the defaults.
+ */
+class OutageWriteBackTests {
+
+  private static final Duration RETRY = Duration.ofSeconds(1);
+  private static final Duration WINDOW = Duration.ofMinutes(1);
+  private static final int LIMIT = 3;
+  private static final Budget THREE = new Budget("rpm", WindowLimit.perMinute(LIMIT), null);
+  private static final int REPETITIONS = 20;
+
+  private static RedisServer server;
+
+  private final ManualTicker ticker = new ManualTicker();
+
+  @BeforeAll
+  static void startServer() {
+    server = RedisServer.start();
+  }
+
+  @AfterAll
+  static void stopServer() {
+    server.close();
+  }
+
+  private RedisRateLimitStore.Builder builder(String prefix) {
+    return RedisRateLimitStore.builder(server.uri())
+        .keyPrefix(prefix)
+        .commandTimeout(Duration.ofMillis(100))
+        .retryInterval(RETRY)
+        .circuitBreaker(50, 4, 2, 1)
+        .heartbeatInterval(Duration.ofHours(1))
+        .failurePolicy(FailurePolicy.LOCAL_FALLBACK)
+        .ticker(ticker);
+  }
+
+  private static GuardedRedisStore guarded(RedisRateLimitStore store) {
+    return (GuardedRedisStore) store;
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCallOfAKeyTheFallbackAdmittedWritesItsJournalBackBeforeRedisDecidesIt(boolean async) {
+    // a breaker that stays closed: every call after the outage is decided on Redis
+    try (RedisRateLimitStore store = builder(TestRedis.freshPrefix())
+        .circuitBreaker(100, 20, 20, 1).build()) {
+      guarded(store).heartbeat().join();
+      assertThat(acquire(store, "t", async).allowed()).isTrue();
+      server.freeze();
+      try {
+        ticker.advance(Duration.ofSeconds(1));
+        assertThat(acquire(store, "t", async).allowed()).isTrue(); // timed out: the fallback
+        ticker.advance(Duration.ofSeconds(1));
+        assertThat(acquire(store, "t", async).allowed()).isTrue();
+        assertThat(journal(store).size()).as("both admitted by the fallback").isEqualTo(2);
+      } finally {
+        server.thaw(); // a write-back sent meanwhile may now be answered in time
+      }
+      ticker.advance(RETRY);
+      long errors = store.errorCount();
+      Decision d = acquire(store, "t", async);
+      assertThat(store.errorCount()).as("decided on Redis").isEqualTo(errors);
+      assertThat(d.reason()).as("Redis holds the 2 calls the fallback admitted")
+          .isEqualTo(Reason.RPM_LIMIT);
+      assertThat(d.retryAfterMs()).isEqualTo(WINDOW.toMillis() - 3_000);
+      assertThat(journal(store).isEmpty()).isTrue();
+      await("the late call refunded", () -> guarded(store).refundCount() == 1);
+      assertThat(store.administration().orElseThrow().inspect(THREE, "t").orElseThrow()
+          .windowUsed()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aSlotTheFallbackTookIsHeldOnRedisUntilItsCallIsReleased() {
+    Budget one = new Budget("par", null, null, null, ConcurrencyLimit.of(1));
+    try (RedisRateLimitStore store = builder(TestRedis.freshPrefix()).build()) {
+      guarded(store).heartbeat().join();
+      server.freeze();
+      Reservation held;
+      try {
+        held = store.reserve(List.of(one), List.of("t"), 1, 0, Composition.SEQUENTIAL);
+      } finally {
+        server.thaw();
+      }
+      assertThat(held.holdsSlots()).isTrue();
+      assertThat(LuaRateLimitStore.fromRedis(held)).as("the fallback's").isFalse();
+      ticker.advance(RETRY);
+      Reservation other = store.reserve(List.of(one), List.of("t"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(other.decision().reason()).as("the slot written back counts on Redis")
+          .isEqualTo(Reason.CONCURRENCY_LIMIT);
+      assertThat(guarded(store).renewedCalls()).as("and is renewed").isEqualTo(1);
+      store.release(held);
+      assertThat(guarded(store).renewedCalls()).isZero();
+      Reservation after = store.reserve(List.of(one), List.of("t"), 1, 0, Composition.SEQUENTIAL);
+      assertThat(after.decision().allowed()).as("released on Redis too").isTrue();
+      assertThat(LuaRateLimitStore.fromRedis(after)).isTrue();
+      store.release(after);
+    }
+  }
+
+  /**
+   * The issue's measure: two instances (a limit of 3 a minute: a share of 1 each), two calls on
+   * Redis through the first, Redis frozen, calls alternating over both, Redis thawed, calls
+   * alternating until a window after the return has passed. Every window that holds the return
+   * admits at most the limit plus what the other instance's fallback admitted and had not handed
+   * over when the first call after the return was decided (the term in flight of {@link
+   * FailurePolicy#LOCAL_FALLBACK}'s bound). Prints the per-window maxima.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void twoInstancesAdmitAtMostTheLimitInTheWindowThatHoldsRedissReturn(boolean async) {
+    String prefix = TestRedis.freshPrefix();
+    TreeMap<Integer, Integer> maxima = new TreeMap<>();
+    int inFlightSeen = 0;
+    int fallbackAdmitted = 0;
+    try (RedisRateLimitStore a = builder(prefix).build();
+        RedisRateLimitStore b = builder(prefix).build()) {
+      guarded(a).heartbeat().join();
+      guarded(b).heartbeat().join();
+      assertThat(guarded(a).liveInstances()).isEqualTo(2);
+      List<RedisRateLimitStore> both = List.of(a, b);
+      for (int r = 0; r < REPETITIONS; r++) {
+        String key = "t" + r;
+        List<Long> admitted = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+          if (acquire(a, key, async).allowed()) {
+            admitted.add(ticker.read());
+          }
+          ticker.advance(Duration.ofSeconds(1));
+        }
+        ticker.advance(Duration.ofSeconds(10));
+        server.freeze();
+        try {
+          for (int i = 0; i < 6; i++) {
+            if (acquire(both.get(i % 2), key, async).allowed()) {
+              admitted.add(ticker.read());
+            }
+            ticker.advance(Duration.ofSeconds(1));
+          }
+        } finally {
+          server.thaw();
+        }
+        int outage = journal(a).size() + journal(b).size();
+        fallbackAdmitted += outage;
+        ticker.advance(RETRY);
+        long returned = ticker.read();
+        int inFlight = journal(b).size(); // the other instance's, as a decides the first call
+        inFlightSeen += inFlight > 0 ? 1 : 0;
+        long end = returned + WINDOW.toNanos() + RETRY.toNanos();
+        for (int i = 0; ticker.read() < end; i++) {
+          if (acquire(both.get(i % 2), key, async).allowed()) {
+            admitted.add(ticker.read());
+          }
+          ticker.advance(Duration.ofSeconds(2));
+        }
+        int max = maxInWindowsHolding(admitted, returned);
+        maxima.merge(max, 1, Integer::sum);
+        assertThat(max).as("repetition %d: admissions %s, return at %d, in flight %d", r,
+            admitted, returned, inFlight).isLessThanOrEqualTo(LIMIT + inFlight);
+        await("both journals written back", () -> journal(a).isEmpty() && journal(b).isEmpty());
+        ticker.advance(WINDOW);
+      }
+    }
+    System.out.printf("[write-back] %s calls, %d repetitions: calls the fallback admitted during"
+        + " the outages %d; max admitted per window holding the return -> repetitions %s;"
+        + " repetitions with calls in flight at the return %d%n", async ? "async" : "blocking",
+        REPETITIONS, fallbackAdmitted, maxima, inFlightSeen);
+    assertThat(fallbackAdmitted).as("the fallback admitted calls in the outages").isPositive();
+  }
+
+  /**
+   * The most admissions in a window of {@link #WINDOW} that holds {@code returned}: a window that
+   * ends at an admission at or after it and starts before it.
+   */
+  private static int maxInWindowsHolding(List<Long> admitted, long returned) {
+    int max = 0;
+    for (long end : admitted) {
+      if (end < returned || end - WINDOW.toNanos() >= returned) {
+        continue;
+      }
+      int n = 0;
+      for (long t : admitted) {
+        if (t <= end && t > end - WINDOW.toNanos()) {
+          n++;
+        }
+      }
+      max = Math.max(max, n);
+    }
+    return max;
+  }
+
+  private static Decision acquire(RedisRateLimitStore store, String key, boolean async) {
+    if (async) {
+      return store.acquireAsync(List.of(THREE), List.of(key), 1, Composition.SEQUENTIAL)
+          .toCompletableFuture().join();
+    }
+    return store.acquire(THREE, key, 1, Composition.SEQUENTIAL);
+  }
+
+  private static OutageJournal journal(RedisRateLimitStore store) {
+    return guarded(store).journal();
+  }
+
+  /** Waits, bounded, for something the stores do on their own when Redis answers. */
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime() - deadline).as(what + " within 10 s").isNegative();
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+    }
+  }
+}
