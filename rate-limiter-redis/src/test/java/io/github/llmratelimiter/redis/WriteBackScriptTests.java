@@ -233,6 +233,39 @@ class WriteBackScriptTests {
     assertThat(bounded.next("u").calls().get(0).at).as("the oldest were dropped").isEqualTo(3);
   }
 
+  @Test
+  void onAClusterOneScriptCallWritesBackEveryLevelOfARootUnderItsHashTag() {
+    Budget org = new Budget("org", WindowLimit.perMinute(10), null,
+        ModelTokenLimit.perMinute(1000), ConcurrencyLimit.of(3),
+        List.of(QuotaLimit.of("calls", QuotaUnit.REQUESTS, 10, QuotaPeriod.DAY)), null);
+    Budget key = new Budget("key", WindowLimit.perMinute(5), new BucketLimit(4, 1));
+    try (RedisRateLimitStore cluster = TestRedis.cluster(ticker).wallClock(wall).build()) {
+      LuaRateLimitStore onCluster = ((GuardedRedisStore) cluster).lua();
+      for (String root : List.of("acme", "globex", "initech")) { // spread over the masters
+        LuaRateLimitStore.Call call = onCluster.planReserve(List.of(org, key),
+            List.of(root, root + ":sk-1"), 1, new Consumption(1, 100, 0), Composition.SEQUENTIAL);
+        admitted(call, Duration.ofSeconds(2));
+        admitted(call, Duration.ofSeconds(1));
+        OutageJournal.Batch batch = journal.next(root);
+        long[] ids = onCluster.submitWriteBack(batch, ticker.read()).join();
+        assertThat(onCluster.submitWriteBack(batch, ticker.read()).join()).containsExactly(ids);
+        assertThat(journal.acknowledged(batch, ids, ticker.read())).hasSize(2);
+        Reservation next = cluster.reserve(List.of(org, key), List.of(root, root + ":sk-1"), 1,
+            new Consumption(1, 100, 0), Composition.SEQUENTIAL);
+        assertThat(next.decision().allowed()).isTrue();
+        assertThat(next.quotas().get(0).used()).isEqualTo(3);
+        KeySnapshot o = cluster.administration().orElseThrow().inspect(org, root).orElseThrow();
+        assertThat(o.windowUsed()).isEqualTo(3);
+        assertThat(o.modelTokensUsed()).isEqualTo(300);
+        assertThat(o.inFlight()).isEqualTo(3);
+        KeySnapshot k = cluster.administration().orElseThrow().inspect(key, root + ":sk-1")
+            .orElseThrow();
+        assertThat(k.windowUsed()).isEqualTo(3);
+        assertThat(k.tokens()).isEqualTo(1.0);
+      }
+    }
+  }
+
   private KeySnapshot inspect(Budget b) {
     return store.administration().orElseThrow().inspect(b, "t").orElseThrow();
   }
