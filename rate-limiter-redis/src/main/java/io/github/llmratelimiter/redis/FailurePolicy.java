@@ -42,20 +42,43 @@ public enum FailurePolicy {
    * {@code C}, {@code max(1, floor(C / N))} slots). While Redis answers, the instance also charges
    * its share with every call Redis admits, so in any window it admits through the fallback at
    * most its share less what it admitted through Redis, and a call admitted through Redis holds
-   * its slot in the share until it is released. For one key, the instances together then admit, in
-   * any window of length {@code w}:
+   * its slot in the share until it is released.
+   *
+   * <p>What the fallback admits is written back to Redis when it answers again: each instance
+   * keeps a journal of the calls its fallback admitted (their times, costs, model tokens, quota
+   * charges and settlements, and whether they still hold their slots) and hands it to Redis, one
+   * idempotent script call per root key (per batch of at most 256 calls), before it decides a call
+   * of that key on Redis, and for every key as soon as its circuit breaker lets a call through
+   * (checked every 100 ms). Redis then holds the window entries at the times the fallback admitted
+   * them, the bucket charged (at the time of the write-back), the model tokens and quotas charged,
+   * and the slots still held (with their lease timeout counted from their admission, renewed and
+   * released like any other). For one key, the instances together then admit, in any window of
+   * length {@code w}:
    * <ul>
    *   <li>at most {@code N * s <= max(L, N)} when the window lies within the outage;
    *   <li>at most {@code L + (N - 1) * s} when the outage starts within it;
-   *   <li>at most {@code L + N * s} when Redis comes back within it (what the fallback admitted is
-   *       not written to Redis).
+   *   <li>when Redis comes back within it, at most {@code max(L + G, A)}: {@code A} is what the
+   *       window admitted other than by Redis's decisions after the return (through Redis before
+   *       it, and through the fallbacks, which keep to their shares until Redis answers each
+   *       instance again), so at most one of the bounds above; {@code G}, the calls in flight at
+   *       the return, is what the fallbacks admitted in the window and had not yet handed to Redis
+   *       when Redis admitted a call of the key. {@code G} is 0 once every instance has been
+   *       answered once after the outage and has handed its journal over; it is at most what the
+   *       fallbacks admitted in the window.
    * </ul>
-   * Calls in flight, with a share {@code c} of a concurrency limit {@code C}: an instance admits
+   * So the return adds nothing but {@code G} to what the outage admitted: a window that holds the
+   * return and not the start of the outage admits at most {@code max(L, N * s) + G}.
+   * The journal holds at most 65,536 calls per instance: past that, the oldest waiting call is
+   * dropped (not written back), counted and logged. A write-back waits at most as long as the call
+   * it precedes; one that gets no reply keeps the journal, and is sent again, as it was, later.
+   *
+   * <p>Calls in flight, with a share {@code c} of a concurrency limit {@code C}: an instance admits
    * only while it holds fewer than {@code c} slots, those of its calls admitted through Redis
    * included, so together the instances hold at most {@code C + N * c} slots during the outage,
    * and at most {@code N * c <= max(C, N)} once the calls admitted through Redis before it have
-   * ended; the calls the fallback admitted hold no slot on Redis once it answers again, so up to
-   * {@code C + N * c} run at once until they end.
+   * ended; the slots the fallback took are written back with their calls, so once every instance
+   * has handed its journal over, Redis admits a call only while fewer than {@code C} slots are
+   * held, those included.
    * An instance that joins or leaves changes {@code N} for the others; shares for {@code N - 1}
    * and {@code N + 1} are kept charged too, so one change keeps these bounds. A cost or model-token
    * estimate that fits the limit but not the share is a retryable deny ({@link

@@ -43,6 +43,10 @@ import org.jspecify.annotations.Nullable;
  * instance's admissions. The mirror charges the model-token estimate of a call and never its
  * usage, which can only make the fallback stricter.
  *
+ * <p>Every call this fallback admits is recorded in its {@link OutageJournal} until it is written
+ * back to Redis ({@link WriteBack}), and a settlement or release of it reaches Redis too once it
+ * was written back.
+ *
  * <p>Quotas are decided here too, on each share's in-memory store, over the calendar of the same
  * wall clock as Redis's calls: a quota's share is {@code max(1, floor(limit / N))}, and the mirror
  * charges it with each call's estimate as Redis admitted it. What this means:
@@ -56,8 +60,8 @@ import org.jspecify.annotations.Nullable;
  *       rather than until its period's end, and its thresholds count only the calls this fallback
  *       admitted and saw settled;
  *   <li>what is spent during an outage (the calls this fallback admits and their settlements) is
- *       counted here only and never written back to Redis: once Redis answers again, the key's
- *       counters there do not hold it;
+ *       written back to Redis's counters once Redis answers again, with the rest of the journal
+ *       (below), in the period each call was charged in;
  *   <li>thresholds are reported by this instance's share, against the share's limit, once per
  *       share and period: they may repeat, or differ from, what Redis reported.
  * </ul>

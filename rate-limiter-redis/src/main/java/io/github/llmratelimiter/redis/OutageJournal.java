@@ -27,7 +27,7 @@ import org.jspecify.annotations.Nullable;
  * tokens is known by its Redis reservation, so its release and settlement reach Redis too.
  *
  * <p>Bounded: at most {@value #MAX_CALLS} calls wait in all; past that the oldest waiting call is
- * dropped (never written back), counted ({@link #dropped()}) and logged once per outage. The Redis
+ * dropped (never written back), counted ({@link #dropped()}) and logged (once per {@value #MAX_CALLS} dropped). The Redis
  * reservations of calls written back are kept until released, or until their lease timeout has
  * passed.
  */
