@@ -218,12 +218,20 @@ final class FallbackStore implements AutoCloseable {
   /**
    * Charges a call that Redis admitted to every share, whatever each decides; the slots it takes
    * there are held until {@code admitted} is released or their lease expires.
+   *
+   * @return what this instance's own share decided (a deny charged that share nothing it would
+   *     not have charged on its own)
    */
-  void mirror(LuaRateLimitStore.Call call, Reservation admitted) {
+  Decision mirror(LuaRateLimitStore.Call call, Reservation admitted) {
     Share[] current = shares;
+    int own = Math.max(1, instances);
+    Decision decided = admitted.decision();
     Reservation[] held = admitted.holdsSlots() ? new Reservation[current.length] : null;
     for (int i = 0; i < current.length; i++) {
       Reservation r = current[i].decide(call);
+      if (current[i].divisor == own) {
+        decided = r.decision();
+      }
       if (held != null) {
         held[i] = r;
       }
@@ -241,6 +249,19 @@ final class FallbackStore implements AutoCloseable {
         sweepAt = Math.max(SWEEP_MIN, 2 * mirrored.size());
       }
     }
+    return decided;
+  }
+
+  /**
+   * The answer to a call Redis admitted and this instance's share denied ({@code decided}) while
+   * Redis is held to the share after an outage: the share's deny, or a retryable {@link
+   * Reason#STORE_UNAVAILABLE} deny when the call fits the limit but not the share.
+   */
+  Reservation heldBack(LuaRateLimitStore.Call call, Decision decided) {
+    if (decided.reason() == Reason.COST_EXCEEDS_CAPACITY) {
+      return unavailable(call, decided.level());
+    }
+    return new Reservation(decided, call.levels(), call.keys(), call.estimate(), 0, 0, 0);
   }
 
   /**

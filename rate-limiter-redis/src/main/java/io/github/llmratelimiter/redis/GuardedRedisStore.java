@@ -70,7 +70,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
     this.renewal = new SlotRenewal(redis, breaker, clock, slotLease);
     this.writeBack = fallback == null ? null
-        : new WriteBack(redis, breaker, fallback.journal(), renewal, clock);
+        : new WriteBack(redis, breaker, fallback.journal(), renewal, clock,
+            retryInterval.toNanos());
     this.administration = new GuardedAdministration(redis, breaker, fallback);
     this.plans = new GuardedPlans(redis, breaker, fallback != null);
     this.timer = timer;
@@ -403,13 +404,25 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       breaker.failed(Replies.redisException(failure), start);
       return outage(call);
     }
+    if (writeBack != null) {
+      writeBack.answered();
+    }
     breaker.succeeded(start);
     if (writeBack != null) {
       writeBack.contacted();
     }
     Reservation r = LuaRateLimitStore.decode(call, reply);
     if (fallback != null && r.decision().allowed()) {
-      fallback.mirror(call, r);
+      Decision own = fallback.mirror(call, r);
+      if (!own.allowed() && writeBack.holding()) { // just after an outage: see WriteBack.answered
+        fallback.release(r);
+        redis.refund(call, reply).whenComplete((refunded, e) -> {
+          if (e != null) { // a charge that stays: stricter, never looser
+            LOG.log(Level.DEBUG, "could not undo a call held to the share: {0}", e.toString());
+          }
+        });
+        return fallback.heldBack(call, own);
+      }
     }
     if (r.holdsSlots()) {
       renewal.track(r);

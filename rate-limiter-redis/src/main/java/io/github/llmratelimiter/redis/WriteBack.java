@@ -33,9 +33,16 @@ final class WriteBack {
   private final Ticker ticker;
   private final AtomicBoolean flushing = new AtomicBoolean();
   private volatile ScheduledExecutorService timer;
+  /** How long after Redis answers again its admissions must fit this instance's share too. */
+  private final long holdNanos;
+  /** The failed calls to Redis counted when Redis last answered. */
+  private volatile long seenErrors;
+  private volatile boolean holding;
+  private volatile long holdUntil;
 
   WriteBack(LuaRateLimitStore redis, RedisBreaker breaker, OutageJournal journal,
-      SlotRenewal renewal, Ticker ticker) {
+      SlotRenewal renewal, Ticker ticker, long retryNanos) {
+    this.holdNanos = retryNanos + 2 * TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
     this.redis = redis;
     this.replies = redis.replies();
     this.breaker = breaker;
@@ -95,6 +102,31 @@ final class WriteBack {
     });
   }
 
+  /**
+   * Notes that Redis answered a call; call it before the breaker records the success. The first
+   * answer after a failed call (of any kind: a timeout, an open breaker's refusal, a heartbeat)
+   * starts the hold: for the retry interval plus two checks of the journal, a call Redis admits
+   * must fit this instance's share too ({@link #holding}), so that the other instances, whose
+   * circuit breakers let their write-backs through within that time, have handed Redis what their
+   * fallbacks admitted before this instance admits past its share.
+   */
+  void answered() {
+    long errors = breaker.errorCount();
+    if (errors != seenErrors || breaker.degraded()) {
+      seenErrors = errors;
+      holdUntil = ticker.read() + holdNanos;
+      holding = true;
+    }
+  }
+
+  /** Whether a call Redis admits must fit this instance's share too (see {@link #answered}). */
+  boolean holding() {
+    if (holding && ticker.read() - holdUntil >= 0) {
+      holding = false;
+    }
+    return holding;
+  }
+
   /** After a call Redis answered: writes back what waits, on the timer. */
   void contacted() {
     ScheduledExecutorService t = timer;
@@ -147,6 +179,7 @@ final class WriteBack {
         breaker.failed(Replies.redisException(failure), start);
         return CompletableFuture.<Void>completedFuture(null);
       }
+      answered();
       breaker.succeeded(start);
       acknowledged(sent, ids);
       return flush(roots, next);
