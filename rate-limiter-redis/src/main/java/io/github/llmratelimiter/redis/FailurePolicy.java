@@ -52,19 +52,23 @@ public enum FailurePolicy {
    * (checked every 100 ms). Redis then holds the window entries at the times the fallback admitted
    * them, the bucket charged (at the time of the write-back), the model tokens and quotas charged,
    * and the slots still held (with their lease timeout counted from their admission, renewed and
-   * released like any other). For one key, the instances together then admit, in any window of
-   * length {@code w}:
+   * released like any other). For the retry interval plus 200 ms after Redis first answers an
+   * instance again following a failed call (the hold), a call Redis admits must also fit that
+   * instance's share, else it is denied as the share denies it and its charge on Redis is undone:
+   * meanwhile every other instance's circuit breaker lets its write-back through. For one key, the
+   * instances together then admit, in any window of length {@code w}:
    * <ul>
    *   <li>at most {@code N * s <= max(L, N)} when the window lies within the outage;
    *   <li>at most {@code L + (N - 1) * s} when the outage starts within it;
    *   <li>when Redis comes back within it, at most {@code max(L + G, A)}: {@code A} is what the
-   *       window admitted other than by Redis's decisions after the return (through Redis before
-   *       it, and through the fallbacks, which keep to their shares until Redis answers each
-   *       instance again), so at most one of the bounds above; {@code G}, the calls in flight at
-   *       the return, is what the fallbacks admitted in the window and had not yet handed to Redis
-   *       when Redis admitted a call of the key. {@code G} is 0 once every instance has been
-   *       answered once after the outage and has handed its journal over; it is at most what the
-   *       fallbacks admitted in the window.
+   *       window admitted other than by Redis's decisions past the hold (through Redis before the
+   *       outage, through the fallbacks, which keep to their shares until Redis answers each
+   *       instance again, and through Redis during the hold, within the shares), so at most one
+   *       of the bounds above; {@code G}, the calls in flight at the return, is what the fallbacks
+   *       admitted in the window and had not yet handed to Redis when Redis admitted a call past
+   *       the hold of the instance that sent it. {@code G} is 0 unless a write-back failed or came
+   *       later than that hold (Redis answered an instance again more than the retry interval
+   *       after another); it is at most what the fallbacks admitted in the window.
    * </ul>
    * So the return adds nothing but {@code G} to what the outage admitted: a window that holds the
    * return and not the start of the outage admits at most {@code max(L, N * s) + G}.

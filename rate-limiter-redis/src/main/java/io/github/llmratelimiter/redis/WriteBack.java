@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * key as soon as Redis answers again (a check every {@value #CHECK_MILLIS} ms while something
  * waits, which also serves as a probe of the circuit breaker, and after every call Redis
  * answers). A batch that gets no reply stays in the journal and is sent again, as it was, later:
- * Redis applies it once.
+ * Redis applies it once. It also keeps the hold after an outage ({@link #answered}).
  */
 final class WriteBack {
 
