@@ -9,8 +9,8 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
@@ -27,9 +27,11 @@ import org.jspecify.annotations.Nullable;
  * tokens is known by its Redis reservation, so its release and settlement reach Redis too.
  *
  * <p>Bounded: at most {@value #MAX_CALLS} calls wait in all; past that the oldest waiting call is
- * dropped (never written back), counted ({@link #dropped()}) and logged (once per {@value #MAX_CALLS} dropped). The Redis
- * reservations of calls written back are kept until released, or until their lease timeout has
- * passed.
+ * dropped (never written back), counted ({@link #dropped()}) and logged (once per {@value
+ * #MAX_CALLS} dropped). The Redis reservations of calls written back are remembered until they
+ * are released and settled, for a day at most (the longest lease timeout), and {@value
+ * #MAX_WRITTEN} at most: past that the oldest is forgotten, and its release or settlement then
+ * reaches only the fallback (its slot on Redis is renewed until its lease timeout).
  */
 final class OutageJournal {
 
@@ -39,6 +41,13 @@ final class OutageJournal {
   static final int MAX_CALLS = 65_536;
   /** The calls of one batch (one script call), at most. */
   static final int MAX_BATCH = 256;
+  /**
+   * How long the Redis reservation of a call written back is remembered: a day, the longest lease
+   * timeout ({@link ConcurrencyLimit#MAX_LEASE}).
+   */
+  static final long REMEMBER_NANOS = ConcurrencyLimit.MAX_LEASE.toNanos();
+  /** The calls written back whose Redis reservations are remembered, at most. */
+  static final int MAX_WRITTEN = 2 * MAX_CALLS;
 
   /** A call the fallback admitted. */
   static final class Admitted {
@@ -57,6 +66,8 @@ final class OutageJournal {
     /** The settlement and the release as its batch holds them (frozen when it is formed). */
     @Nullable Consumption sentSettled;
     boolean sentReleased;
+    /** Until when its Redis reservation is remembered, on the store's ticker. */
+    long until;
 
     Admitted(LuaRateLimitStore.Call call, Reservation made, long at) {
       this.call = call;
@@ -102,9 +113,8 @@ final class OutageJournal {
   private final ArrayDeque<Admitted> order = new ArrayDeque<>();
   /** The calls waiting or on their way, by their fallback reservation (those that hold one). */
   private final HashMap<Made, Admitted> byReservation = new HashMap<>();
-  /** Calls written back that hold a Redis reservation, until released or past their lease. */
-  private final HashMap<Made, Admitted> writtenBack = new HashMap<>();
-  private final HashMap<Made, Long> writtenUntil = new HashMap<>();
+  /** Calls written back that hold a Redis reservation, oldest first (see the class comment). */
+  private final LinkedHashMap<Made, Admitted> writtenBack = new LinkedHashMap<>();
   private int waiting;
   private volatile int pendingRoots;
   private final AtomicLong dropped = new AtomicLong();
@@ -139,6 +149,7 @@ final class OutageJournal {
     byReservation.remove(Made.of(oldest.made));
     if (root.waiting.isEmpty() && root.sent == null) {
       roots.remove(key);
+      pendingRoots = roots.size();
     }
     waiting--;
     if (dropped.incrementAndGet() % MAX_CALLS == 1) {
@@ -237,12 +248,17 @@ final class OutageJournal {
         follow.add(new Follow(a.onRedis, settle ? a.settled : null, release, renew && !release));
       }
       if (a.settled == null || a.holdsSlots()) { // a settlement or a release may still come
+        a.until = now + REMEMBER_NANOS;
         writtenBack.put(made, a);
-        writtenUntil.put(made, now + lease(a));
       }
     }
-    if (writtenBack.size() > 2 * MAX_CALLS) {
-      sweep(now);
+    Iterator<Admitted> oldest = writtenBack.values().iterator();
+    while (oldest.hasNext()) {
+      Admitted a = oldest.next();
+      if (writtenBack.size() <= MAX_WRITTEN && now - a.until < 0) {
+        break;
+      }
+      oldest.remove();
     }
     return follow;
   }
@@ -253,27 +269,6 @@ final class OutageJournal {
     QuotaFrame q = c.quotas();
     return new Reservation(a.made.decision(), c.levels(), c.keys(), c.estimate(), id, 0, 0,
         q == null ? 0 : q.estimate.spend(), q == null ? 0 : q.nowMs, List.of());
-  }
-
-  /** How long a written-back call is remembered: its longest lease timeout, at least a day. */
-  private static long lease(Admitted a) {
-    long lease = 86_400_000_000_000L;
-    for (Budget b : a.call.levels()) {
-      ConcurrencyLimit c = b.concurrency();
-      lease = Math.max(lease, c == null ? 0 : c.leaseTimeout().toNanos());
-    }
-    return lease;
-  }
-
-  private void sweep(long now) {
-    Iterator<Map.Entry<Made, Long>> it = writtenUntil.entrySet().iterator();
-    while (it.hasNext()) {
-      Map.Entry<Made, Long> e = it.next();
-      if (now - e.getValue() >= 0) {
-        writtenBack.remove(e.getKey());
-        it.remove();
-      }
-    }
   }
 
   /**
@@ -295,7 +290,6 @@ final class OutageJournal {
     done.settled = actual;
     if (!done.holdsSlots()) {
       writtenBack.remove(key);
-      writtenUntil.remove(key);
     }
     return done.onRedis;
   }
@@ -319,7 +313,6 @@ final class OutageJournal {
     done.released = true;
     if (done.settled != null || !done.made.reserved()) {
       writtenBack.remove(key);
-      writtenUntil.remove(key);
     }
     return done.onRedis;
   }
