@@ -36,7 +36,8 @@ class GatewayErrorShapeTests {
 
   private static void assertProblem(HttpResponse<String> r, int status) {
     assertThat(r.statusCode()).isEqualTo(status);
-    assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+    assertThat(r.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/problem+json");
     assertThat(JsonPath.<Integer>read(r.body(), "$.status")).isEqualTo(status);
     assertThat(JsonPath.<String>read(r.body(), "$.error.type")).isEqualTo("invalid_request_error");
     assertThat(JsonPath.<String>read(r.body(), "$.error.message"))
@@ -60,6 +61,17 @@ class GatewayErrorShapeTests {
     assertThat(get.headers().firstValue("Allow")).hasValue("POST");
 
     assertProblem(send("PUT", "/v1/chat/completions", "{}"), 405);
+  }
+
+  @Test
+  void whatTomcatRejectsBeforeTheApplicationIsA400ProblemNotAnHtmlPage() throws Exception {
+    HttpResponse<String> slash = send("POST", "/v1/chat%2Fcompletions", "{}");
+    assertProblem(slash, 400);
+
+    HttpRequest huge = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/models"))
+        .header("Authorization", "Bearer sk-error-shape-0000001")
+        .header("X-Padding", "x".repeat(16 * 1024)).build();
+    assertProblem(http.send(huge, HttpResponse.BodyHandlers.ofString()), 400);
   }
 
   @Test
