@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -540,15 +541,19 @@ public interface RedisRateLimitStore extends RateLimitStore {
       RedisConnection connection = RedisConnection.open(uri, seeds, client, clusterClient,
           clientResources, sslOptions, commandTimeout, connectTimeout);
       ScheduledExecutorService timer = RedisHeartbeat.newTimer();
-      LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
-          new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker,
+      Ticker clock = ticker != null ? ticker : Ticker.system();
+      RedisBreaker.Settings breaker = new RedisBreaker.Settings(failureRateThreshold,
+          slidingWindowSize, minimumNumberOfCalls, permittedCallsInHalfOpenState);
+      FailurePolicy policy = failurePolicy;
+      Duration retry = retryInterval;
+      LongAdder errors = new LongAdder();
+      RedisMasters masters = new RedisMasters(connection.link(),
           new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer),
-          slotLease, wallClock);
+          master -> new RedisBreaker(master, breaker, retry, policy, clock, errors), errors);
+      LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
+          new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker, masters, slotLease, wallClock);
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
-          new RedisBreaker.Settings(failureRateThreshold, slidingWindowSize,
-              minimumNumberOfCalls, permittedCallsInHalfOpenState),
-          heartbeatInterval, slotLease, ticker != null ? ticker : Ticker.system(), wallClock,
-          timer);
+          heartbeatInterval, slotLease, clock, wallClock, timer);
       store.start(connectTimeout);
       return store;
     }
