@@ -151,6 +151,13 @@ class RedisClusterMasterHealthTests {
         assertThat(keysOn(nodes.get(nodeOf(t)), "*{" + t + "}*")).as("keys of %s", t).isPositive();
       }
 
+      // calls in flight across the freeze, one on each master: their slots are renewed per master
+      List<Reservation> held = new ArrayList<>();
+      for (int n = 0; n < MASTERS; n++) {
+        held.add(reserve(store, tenantsOn(n, 1).get(0)));
+      }
+      assertThat(((GuardedRedisStore) store).renewedCalls()).isEqualTo(MASTERS);
+
       List<Timed> healthyCalls = new ArrayList<>();
       List<Timed> frozenCalls = new ArrayList<>();
       AtomicBoolean stop = new AtomicBoolean();
@@ -175,6 +182,10 @@ class RedisClusterMasterHealthTests {
         asyncOnFrozen = store.reserveAsync(List.of(PLENTY), List.of(onFrozen.get(0)), 1, 0,
             Composition.SEQUENTIAL).toCompletableFuture().get(MAX_WAIT_MS, TimeUnit.MILLISECONDS);
         asyncMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        start = System.nanoTime();
+        ((GuardedRedisStore) store).renewSlots().get(MAX_WAIT_MS, TimeUnit.MILLISECONDS);
+        long renewMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(renewMs).as("renewals on every master").isLessThan(BOUND_MS);
         degradedWhileFrozen = store.degraded();
         pingedWhileFrozen = store.ping();
         if (policy == FailurePolicy.FAIL_CLOSED) { // the administration reads every master
@@ -230,6 +241,8 @@ class RedisClusterMasterHealthTests {
         assertThat(Timed.of(store, t).fromRedis()).as("after the thaw, %s", t).isTrue();
       }
       await("every breaker closed", () -> store.ping() && !store.degraded());
+      held.forEach(store::release);
+      assertThat(((GuardedRedisStore) store).renewedCalls()).isZero();
     }
   }
 
