@@ -63,8 +63,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final ScheduledExecutorService timer;
 
   /**
-   * @param redis the Redis side, whose masters' breakers ({@link LuaRateLimitStore#masters}) guard
-   *     it
+   * A store on {@code redis}, guarded by the circuit breakers of its masters ({@link
+   * LuaRateLimitStore#masters}).
    */
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
       Duration heartbeatInterval, Duration slotLease, Ticker clock,

@@ -30,6 +30,8 @@ final class RedisBreaker {
       int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
 
   /**
+   * A breaker in front of one server, with the store's settings.
+   *
    * @param master the address of the Cluster master it guards, or empty for the only server
    * @param errors where its failed calls are counted (shared by the masters of one store)
    */

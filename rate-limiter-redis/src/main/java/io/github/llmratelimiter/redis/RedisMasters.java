@@ -53,6 +53,8 @@ final class RedisMasters {
   private final ConcurrentHashMap<String, Master> byId = new ConcurrentHashMap<>();
 
   /**
+   * The masters of the Redis behind {@code link}: one state until a Cluster's topology is known.
+   *
    * @param link the store's link to Redis
    * @param replies the waits of every master (the only server's silence clock; each Cluster master
    *     gets its own, with the same waits)
