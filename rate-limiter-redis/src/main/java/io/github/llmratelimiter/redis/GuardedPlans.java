@@ -11,9 +11,10 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The plan assignments of a {@link GuardedRedisStore}: Redis's, under the same circuit breaker and
- * command timeout as decisions (on a Cluster, those of the master that serves the key's plan). Assignments live in Redis only: while Redis does not answer, every
- * call throws an {@link IllegalStateException} (or its stage fails with one) whatever the failure
- * policy, so that a resolver keeps the plan it knew instead of taking the key for unassigned.
+ * command timeout as decisions (on a Cluster, those of the master that serves the key's plan).
+ * Assignments live in Redis only: while Redis does not answer, every call throws an {@link
+ * IllegalStateException} (or its stage fails with one) whatever the failure policy, so that a
+ * resolver keeps the plan it knew instead of taking the key for unassigned.
  */
 final class GuardedPlans implements PlanAssignments {
 

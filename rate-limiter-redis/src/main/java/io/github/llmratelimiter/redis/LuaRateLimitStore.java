@@ -727,7 +727,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
     if (planChargeModelTokens(levels, keys, modelTokens)) {
       long sent = System.nanoTime();
-      master(levels, keys).replies().await(submitChargeModelTokens(levels, keys, modelTokens), sent);
+      master(levels, keys).replies()
+          .await(submitChargeModelTokens(levels, keys, modelTokens), sent);
     }
   }
 

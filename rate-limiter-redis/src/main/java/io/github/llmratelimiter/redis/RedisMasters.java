@@ -128,7 +128,8 @@ final class RedisMasters {
       return known;
     }
     Master added = byId.computeIfAbsent(id, k -> {
-      String name = node.getUri() == null ? id : node.getUri().getHost() + ":" + node.getUri().getPort();
+      String name = node.getUri() == null ? id
+          : node.getUri().getHost() + ":" + node.getUri().getPort();
       return new Master(id, name, waits.sibling(), breakers.apply(name));
     });
     Set<String> serving = new HashSet<>();

@@ -307,12 +307,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets how long Redis may answer nothing while a call waits for it (default 1 s): a call
-     * fails once no reply at all has come on the store's connection (on a Cluster, from the master
-     * that serves the call's keys) for this long since it was sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
-     * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
-     * connection and for a monitoring call (those of {@link #administration()}); a health check's
-     * {@code PING} waits at most the shorter of this and 300 ms.
+     * Sets how long Redis may answer nothing while a call waits for it (default 1 s): a call fails
+     * once no reply at all has come on the store's connection (on a Cluster, from the master that
+     * serves the call's keys) for this long since it was sent or since the last reply. A call
+     * queued behind a burst keeps waiting while Redis answers the calls before it, up to {@link
+     * #maxWait}. This is also the longest a call waits for a connection and for a monitoring call
+     * (those of {@link #administration()}); a health check's {@code PING} waits at most the shorter
+     * of this and 300 ms.
      *
      * @param commandTimeout the timeout, positive
      * @return this builder

@@ -29,10 +29,10 @@ import java.util.concurrent.TimeUnit;
  * <p>A call's slots are tracked from its admission until its release ({@link #forget}, before the
  * release is sent, so a release that is lost still ends the renewals), or until its lease timeout
  * has passed on the store's ticker. Renewals go through the circuit breaker like every call (on a
- * Cluster, that of the master serving their hash slot): none is sent while it is open. A renewal renews only slots that still count: a slot that expired
- * while Redis was out of reach (an outage longer than the slot lease) is not taken again when
- * Redis answers; the call then holds no slot on Redis for the rest of its run (its mirror in the
- * local fallback still counts it).
+ * Cluster, that of the master serving their hash slot): none is sent while it is open. A renewal
+ * renews only slots that still count: a slot that expired while Redis was out of reach (an outage
+ * longer than the slot lease) is not taken again when Redis answers; the call then holds no slot
+ * on Redis for the rest of its run (its mirror in the local fallback still counts it).
  */
 final class SlotRenewal {
 

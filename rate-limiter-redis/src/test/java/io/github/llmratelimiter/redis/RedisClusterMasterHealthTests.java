@@ -91,7 +91,7 @@ class RedisClusterMasterHealthTests {
         .failurePolicy(policy);
   }
 
-  /** The node that serves a tenant's keys, by the slot ranges {@link TestRedis#startCluster} gives. */
+  /** The node that serves a tenant's keys, by the slots {@link TestRedis#startCluster} gives. */
   private static int nodeOf(String tenant) {
     return Math.min(MASTERS - 1, SlotHash.getSlot(tenant) / (16384 / MASTERS));
   }
