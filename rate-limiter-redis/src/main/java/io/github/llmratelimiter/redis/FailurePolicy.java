@@ -48,15 +48,16 @@ public enum FailurePolicy {
    * keeps a journal of the calls its fallback admitted (their times, costs, model tokens, quota
    * charges and settlements, and whether they still hold their slots) and hands it to Redis, one
    * idempotent script call per root key (per batch of at most 256 calls), before it decides a call
-   * of that key on Redis, and for every key as soon as its circuit breaker lets a call through
-   * (checked every 100 ms). Redis then holds the window entries at the times the fallback admitted
-   * them, the bucket charged (at the time of the write-back), the model tokens and quotas charged,
-   * and the slots still held (with their lease timeout counted from their admission, renewed and
-   * released like any other). For the retry interval plus 200 ms after Redis first answers an
-   * instance again following a failed call (the hold), a call Redis admits must also fit that
-   * instance's share, else it is denied as the share denies it and its charge on Redis is undone:
-   * meanwhile every other instance's circuit breaker lets its write-back through. For one key, the
-   * instances together then admit, in any window of length {@code w}:
+   * of that key on Redis, and for every key as soon as the circuit breaker of the master that
+   * serves it lets a call through (checked every 100 ms). Redis then holds the window entries at
+   * the times the fallback admitted them, the bucket charged (at the time of the write-back), the
+   * model tokens and quotas charged, and the slots still held (with their lease timeout counted
+   * from their admission, renewed and released like any other). For the retry interval plus 200
+   * ms after a master first answers an instance again following a failed call to it (the hold), a
+   * call it admits must also fit that instance's share, else it is denied as the share denies it
+   * and its charge on Redis is undone: meanwhile every other instance's circuit breaker lets its
+   * write-back through. For one key, the instances together then admit, in any window of length
+   * {@code w}:
    * <ul>
    *   <li>at most {@code N * s <= max(L, N)} when the window lies within the outage;
    *   <li>at most {@code L + (N - 1) * s} when the outage starts within it;

@@ -5,6 +5,7 @@ import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,7 +17,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * key as soon as Redis answers again (a check every {@value #CHECK_MILLIS} ms while something
  * waits, which also serves as a probe of the circuit breaker, and after every call Redis
  * answers). A batch that gets no reply stays in the journal and is sent again, as it was, later:
- * Redis applies it once. It also keeps the hold after an outage ({@link #answered}).
+ * Redis applies it once. Each write-back goes to, waits on and counts for the master that serves
+ * its root key, as a call of that key does. It also keeps the hold after an outage, per master
+ * ({@link #answered}).
  */
 final class WriteBack {
 
@@ -26,8 +29,6 @@ final class WriteBack {
   static final long CHECK_MILLIS = 100;
 
   private final LuaRateLimitStore redis;
-  private final Replies replies;
-  private final RedisBreaker breaker;
   private final OutageJournal journal;
   private final SlotRenewal renewal;
   private final Ticker ticker;
@@ -35,17 +36,20 @@ final class WriteBack {
   private volatile ScheduledExecutorService timer;
   /** How long after Redis answers again its admissions must fit this instance's share too. */
   private final long holdNanos;
-  /** The failed calls to Redis counted when Redis last answered. */
-  private volatile long seenErrors;
-  private volatile boolean holding;
-  private volatile long holdUntil;
+  /** Each master's hold, by its circuit breaker. */
+  private final ConcurrentHashMap<RedisBreaker, Hold> holds = new ConcurrentHashMap<>();
 
-  WriteBack(LuaRateLimitStore redis, RedisBreaker breaker, OutageJournal journal,
-      SlotRenewal renewal, Ticker ticker, long retryNanos) {
+  /** One master's hold: whether a call to it failed since it last answered, and until when. */
+  private static final class Hold {
+    volatile boolean interrupted;
+    volatile boolean on;
+    volatile long until;
+  }
+
+  WriteBack(LuaRateLimitStore redis, OutageJournal journal, SlotRenewal renewal, Ticker ticker,
+      long retryNanos) {
     this.holdNanos = retryNanos + 2 * TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
     this.redis = redis;
-    this.replies = redis.replies();
-    this.breaker = breaker;
     this.journal = journal;
     this.renewal = renewal;
     this.ticker = ticker;
@@ -66,11 +70,11 @@ final class WriteBack {
   /**
    * Writes back the journal of a call's root key before the call is decided on Redis, waiting as
    * the call does (from {@code start}, its longest wait at most); the call's permission of the
-   * circuit breaker covers it.
+   * circuit breaker covers it; {@code replies} are those of the master that serves the root key.
    *
    * @throws RedisException when a batch got no reply: the call is the failure policy's
    */
-  void before(String root, long start) {
+  void before(String root, long start, Replies replies) {
     if (journal.isEmpty()) {
       return;
     }
@@ -82,7 +86,7 @@ final class WriteBack {
   }
 
   /** Like {@link #before} without blocking: completes once written back, or fails. */
-  CompletableFuture<Void> beforeAsync(String root, long start) {
+  CompletableFuture<Void> beforeAsync(String root, long start, Replies replies) {
     if (journal.isEmpty()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -98,33 +102,47 @@ final class WriteBack {
     }
     return replies.within(sent, start).thenCompose(ids -> {
       acknowledged(batch, ids);
-      return beforeAsync(root, start);
+      return beforeAsync(root, start, replies);
     });
   }
 
   /**
-   * Notes that Redis answered a call; call it before the breaker records the success. The first
-   * answer after a failed call (of any kind: a timeout, an open breaker's refusal, a heartbeat)
-   * starts the hold: for the retry interval plus two checks of the journal, a call Redis admits
-   * must fit this instance's share too ({@link #holding}), so that the other instances, whose
-   * circuit breakers let their write-backs through within that time, have handed Redis what their
-   * fallbacks admitted before this instance admits past its share.
+   * Notes that a master answered a call; call it before its breaker records the success. Its first
+   * answer after a failed call to it (a timeout, a refusal by its open breaker), or while its
+   * breaker is not closed, starts its hold: for the retry interval plus two checks of the journal,
+   * a call it admits must fit this instance's share too ({@link #holding}), so that the other
+   * instances, whose circuit breakers let their write-backs through within that time, have handed
+   * Redis what their fallbacks admitted before this instance admits past its share.
    */
-  void answered() {
-    long errors = breaker.errorCount();
-    if (errors != seenErrors || breaker.degraded()) {
-      seenErrors = errors;
-      holdUntil = ticker.read() + holdNanos;
-      holding = true;
+  void answered(RedisBreaker breaker) {
+    Hold h = hold(breaker);
+    if (h.interrupted || breaker.degraded()) {
+      h.interrupted = false;
+      h.until = ticker.read() + holdNanos;
+      h.on = true;
     }
   }
 
-  /** Whether a call Redis admits must fit this instance's share too (see {@link #answered}). */
-  boolean holding() {
-    if (holding && ticker.read() - holdUntil >= 0) {
-      holding = false;
+  /** Notes that a call to a master failed (or its breaker refused it): its next answer holds. */
+  void failed(RedisBreaker breaker) {
+    hold(breaker).interrupted = true;
+  }
+
+  /** Whether a call that master admits must fit this instance's share too. */
+  boolean holding(RedisBreaker breaker) {
+    Hold h = holds.get(breaker);
+    if (h == null || !h.on) {
+      return false;
     }
-    return holding;
+    if (ticker.read() - h.until >= 0) {
+      h.on = false;
+    }
+    return h.on;
+  }
+
+  private Hold hold(RedisBreaker breaker) {
+    Hold h = holds.get(breaker); // one per master: a read, no lock
+    return h != null ? h : holds.computeIfAbsent(breaker, b -> new Hold());
   }
 
   /** After a call Redis answered: writes back what waits, on the timer. */
@@ -140,9 +158,10 @@ final class WriteBack {
   }
 
   /**
-   * Writes back every root key's journal, one batch after the other, each with the circuit
-   * breaker's permission; stops at the first failure (the rest waits for the next check). Never
-   * blocks: it runs on the timer that also checks the calls that wait.
+   * Writes back every root key's journal, one batch after the other, each with the permission of
+   * the circuit breaker of the master that serves it; a root key whose write-back fails or is
+   * refused waits for the next check. Never blocks: it runs on the timer that also checks the
+   * calls that wait.
    */
   void flushAll() {
     if (journal.isEmpty() || !flushing.compareAndSet(false, true)) {
@@ -152,38 +171,44 @@ final class WriteBack {
   }
 
   /** Writes back the roots from {@code i} on, one batch at a time. */
-  private CompletableFuture<Void> flush(List<String> roots, int i) {
-    int at = i;
-    OutageJournal.Batch batch = null;
-    while (at < roots.size() && (batch = journal.next(roots.get(at))) == null) {
-      at++;
-    }
-    if (batch == null || !breaker.tryAcquirePermission()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    OutageJournal.Batch sent = batch;
-    int next = at;
-    long start = System.nanoTime();
-    CompletableFuture<long[]> reply;
-    try {
-      reply = redis.submitWriteBack(sent, ticker.read());
-    } catch (RedisException e) {
-      breaker.failed(e, start);
-      return CompletableFuture.completedFuture(null);
-    } catch (RuntimeException e) {
-      breaker.releasePermission();
-      return CompletableFuture.failedFuture(e);
-    }
-    return replies.within(reply, start).handle((ids, failure) -> {
-      if (failure != null) {
-        breaker.failed(Replies.redisException(failure), start);
-        return CompletableFuture.<Void>completedFuture(null);
+  private CompletableFuture<Void> flush(List<String> roots, int from) {
+    for (int at = from; at < roots.size(); at++) {
+      OutageJournal.Batch batch = journal.next(roots.get(at));
+      if (batch == null) {
+        continue;
       }
-      answered();
-      breaker.succeeded(start);
-      acknowledged(sent, ids);
-      return flush(roots, next);
-    }).thenCompose(f -> f);
+      LuaRateLimitStore.Call first = batch.calls().get(0).call;
+      RedisMasters.Master master = redis.master(first.levels(), first.keys());
+      RedisBreaker breaker = master.breaker();
+      if (!breaker.tryAcquirePermission()) {
+        continue; // this root waits for the next check
+      }
+      long start = System.nanoTime();
+      CompletableFuture<long[]> reply;
+      try {
+        reply = redis.submitWriteBack(batch, ticker.read());
+      } catch (RedisException e) {
+        breaker.failed(e, start);
+        failed(breaker);
+        continue;
+      } catch (RuntimeException e) {
+        breaker.releasePermission();
+        return CompletableFuture.failedFuture(e);
+      }
+      int sent = at;
+      return master.replies().within(reply, start).handle((ids, failure) -> {
+        if (failure != null) {
+          breaker.failed(Replies.redisException(failure), start);
+          failed(breaker);
+          return flush(roots, sent + 1);
+        }
+        answered(breaker);
+        breaker.succeeded(start);
+        acknowledged(batch, ids);
+        return flush(roots, sent); // its next batch, if any
+      }).thenCompose(f -> f);
+    }
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
