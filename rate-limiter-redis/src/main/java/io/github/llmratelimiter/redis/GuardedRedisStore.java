@@ -525,6 +525,14 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return refunds.sum();
   }
 
+  /**
+   * Whether calls some master admits must fit this instance's share too, just after an outage
+   * (for tests).
+   */
+  boolean holding() {
+    return writeBack != null && writeBack.holding();
+  }
+
   /** What the fallback admitted that waits to be written back (for tests). */
   OutageJournal journal() {
     return fallback().journal();

@@ -140,6 +140,16 @@ final class WriteBack {
     return h.on;
   }
 
+  /** Whether some master is holding calls to this instance's share (for tests). */
+  boolean holding() {
+    for (RedisBreaker b : holds.keySet()) {
+      if (holding(b)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private Hold hold(RedisBreaker breaker) {
     Hold h = holds.get(breaker); // one per master: a read, no lock
     return h != null ? h : holds.computeIfAbsent(breaker, b -> new Hold());

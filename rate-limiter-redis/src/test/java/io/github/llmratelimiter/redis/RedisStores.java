@@ -16,6 +16,17 @@ public final class RedisStores {
   }
 
   /**
+   * Returns whether calls Redis admits must also fit the store's share of the local fallback, as
+   * they must for a short time after an outage.
+   *
+   * @param store a store built by {@link RedisRateLimitStore#builder}
+   * @return whether some master's hold is on
+   */
+  public static boolean holding(RedisRateLimitStore store) {
+    return ((GuardedRedisStore) store).holding();
+  }
+
+  /**
    * Returns how many calls answered by the policy were refunded on Redis when their reply came.
    *
    * @param store a store built by {@link RedisRateLimitStore#builder}

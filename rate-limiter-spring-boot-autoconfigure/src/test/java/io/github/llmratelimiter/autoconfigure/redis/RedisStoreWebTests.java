@@ -196,12 +196,13 @@ class RedisStoreWebTests {
       // The exhausted fallback denies until Redis decides again: the breaker's half-open probes
       // and every call after it closes. The breaker may open once more after Redis is back (its
       // window still holds the outage's failures), so this counts admissions rather than
-      // expecting one at a given call: Redis's fresh budget of 3 is granted, never more.
+      // expecting one at a given call. The 2 calls the fallback admitted are written back to the
+      // fresh data set: of its budget of 3, 1 is granted, never more.
       RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       int admitted = 0;
-      while (admitted < 3) { // calls drive the breaker's probes; bounded
-        assertThat(System.nanoTime() - deadline).as("3 admitted within 30 s").isNegative();
+      while (admitted < 1) { // calls drive the breaker's probes; bounded
+        assertThat(System.nanoTime() - deadline).as("1 admitted within 30 s").isNegative();
         admitted += call(mvc).getStatus() == 200 ? 1 : 0;
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
       }
