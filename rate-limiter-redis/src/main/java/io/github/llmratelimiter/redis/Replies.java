@@ -158,7 +158,8 @@ final class Replies {
             + " ms (the call waited " + TimeUnit.NANOSECONDS.toMillis(now - sentAt) + " ms)");
   }
 
-  private static Throwable cause(Throwable t) {
+  /** The failure a completion wraps (in a {@code CompletionException}, say). */
+  static Throwable cause(Throwable t) {
     Throwable c = t;
     while ((c instanceof CompletionException || c instanceof ExecutionException)
         && c.getCause() != null) {

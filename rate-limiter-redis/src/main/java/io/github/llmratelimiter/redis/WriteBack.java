@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.redis;
 
 import io.github.llmratelimiter.core.Ticker;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.util.List;
@@ -80,9 +81,42 @@ final class WriteBack {
     }
     OutageJournal.Batch batch;
     while ((batch = journal.next(root)) != null) {
-      long[] ids = replies.await(redis.submitWriteBack(batch, ticker.read()), start);
+      long[] ids;
+      try {
+        ids = replies.await(redis.submitWriteBack(batch, ticker.read()), start);
+      } catch (RuntimeException e) {
+        if (!refused(batch, e)) {
+          throw e;
+        }
+        continue;
+      }
       acknowledged(batch, ids);
     }
+  }
+
+  /** The errors of a server that will run the script later: the batch is sent again. */
+  private static final List<String> TRANSIENT = List.of("BUSY", "LOADING", "MASTERDOWN",
+      "TRYAGAIN", "CLUSTERDOWN", "READONLY", "NOSCRIPT", "MOVED", "ASK");
+
+  /**
+   * Drops a batch that can never be applied (the script failed on Redis, or it could not be
+   * built), logging why, so that its root key is decided on Redis again rather than by the policy
+   * for good; returns whether it was dropped (else the failure is Redis's: a timeout, a
+   * connection, a busy or loading server, and the batch stays).
+   */
+  private boolean refused(OutageJournal.Batch batch, Throwable failure) {
+    Throwable e = Replies.cause(failure);
+    if (e instanceof RedisException) {
+      String m = e.getMessage();
+      if (!(e instanceof RedisCommandExecutionException) || m == null
+          || TRANSIENT.stream().anyMatch(m::startsWith)) {
+        return false;
+      }
+    }
+    LOG.log(Level.WARNING, "Redis rate-limit store could not write back {0} calls the local"
+        + " fallback admitted: {1}", batch.calls().size(), e.toString());
+    journal.acknowledged(batch, new long[0], ticker.read());
+    return true;
   }
 
   /** Like {@link #before} without blocking: completes once written back, or fails. */
@@ -97,13 +131,18 @@ final class WriteBack {
     CompletableFuture<long[]> sent;
     try {
       sent = redis.submitWriteBack(batch, ticker.read());
-    } catch (RedisException e) {
-      return CompletableFuture.failedFuture(e);
+    } catch (RuntimeException e) {
+      return refused(batch, e) ? beforeAsync(root, start, replies)
+          : CompletableFuture.failedFuture(e);
     }
-    return replies.within(sent, start).thenCompose(ids -> {
-      acknowledged(batch, ids);
+    return replies.within(sent, start).handle((ids, failure) -> {
+      if (failure == null) {
+        acknowledged(batch, ids);
+      } else if (!refused(batch, failure)) {
+        return CompletableFuture.<Void>failedFuture(failure);
+      }
       return beforeAsync(root, start, replies);
-    });
+    }).thenCompose(f -> f);
   }
 
   /**
@@ -197,19 +236,24 @@ final class WriteBack {
       CompletableFuture<long[]> reply;
       try {
         reply = redis.submitWriteBack(batch, ticker.read());
-      } catch (RedisException e) {
-        breaker.failed(e, start);
-        failed(breaker);
-        continue;
       } catch (RuntimeException e) {
-        breaker.releasePermission();
-        return CompletableFuture.failedFuture(e);
+        if (refused(batch, e)) {
+          breaker.releasePermission();
+        } else {
+          breaker.failed(Replies.redisException(e), start);
+          failed(breaker);
+        }
+        continue;
       }
       int sent = at;
       return master.replies().within(reply, start).handle((ids, failure) -> {
         if (failure != null) {
-          breaker.failed(Replies.redisException(failure), start);
-          failed(breaker);
+          if (refused(batch, failure)) {
+            breaker.succeeded(start); // Redis answered
+          } else {
+            breaker.failed(Replies.redisException(failure), start);
+            failed(breaker);
+          }
           return flush(roots, sent + 1);
         }
         answered(breaker);

@@ -17,9 +17,8 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,22 +41,13 @@ class OutageWriteBackTests {
   private static final Budget THREE = new Budget("rpm", WindowLimit.perMinute(LIMIT), null);
   private static final int REPETITIONS = 20;
 
-  private static RedisServer server;
+  @RegisterExtension
+  static final RunningRedis REDIS = new RunningRedis();
 
   private final ManualTicker ticker = new ManualTicker();
 
-  @BeforeAll
-  static void startServer() {
-    server = RedisServer.start();
-  }
-
-  @AfterAll
-  static void stopServer() {
-    server.close();
-  }
-
   private RedisRateLimitStore.Builder builder(String prefix) {
-    return RedisRateLimitStore.builder(server.uri())
+    return RedisRateLimitStore.builder(REDIS.server().uri())
         .keyPrefix(prefix)
         .commandTimeout(Duration.ofMillis(100))
         .retryInterval(RETRY)
@@ -79,7 +69,7 @@ class OutageWriteBackTests {
         .circuitBreaker(100, 20, 20, 1).build()) {
       guarded(store).heartbeat().join();
       assertThat(acquire(store, "t", async).allowed()).isTrue();
-      server.freeze();
+      REDIS.server().freeze();
       try {
         ticker.advance(Duration.ofSeconds(1));
         assertThat(acquire(store, "t", async).allowed()).isTrue(); // timed out: the fallback
@@ -87,7 +77,7 @@ class OutageWriteBackTests {
         assertThat(acquire(store, "t", async).allowed()).isTrue();
         assertThat(journal(store).size()).as("both admitted by the fallback").isEqualTo(2);
       } finally {
-        server.thaw(); // a write-back sent meanwhile may now be answered in time
+        REDIS.server().thaw(); // a write-back sent meanwhile may now be answered in time
       }
       ticker.advance(RETRY);
       long errors = store.errorCount();
@@ -108,12 +98,12 @@ class OutageWriteBackTests {
     Budget one = new Budget("par", null, null, null, ConcurrencyLimit.of(1));
     try (RedisRateLimitStore store = builder(TestRedis.freshPrefix()).build()) {
       guarded(store).heartbeat().join();
-      server.freeze();
+      REDIS.server().freeze();
       Reservation held;
       try {
         held = store.reserve(List.of(one), List.of("t"), 1, 0, Composition.SEQUENTIAL);
       } finally {
-        server.thaw();
+        REDIS.server().thaw();
       }
       assertThat(held.holdsSlots()).isTrue();
       assertThat(LuaRateLimitStore.fromRedis(held)).as("the fallback's").isFalse();
@@ -165,7 +155,7 @@ class OutageWriteBackTests {
           ticker.advance(Duration.ofSeconds(1));
         }
         ticker.advance(Duration.ofSeconds(10));
-        server.freeze();
+        REDIS.server().freeze();
         try {
           for (int i = 0; i < 6; i++) {
             if (acquire(both.get(i % 2), key, async).allowed()) {
@@ -174,7 +164,7 @@ class OutageWriteBackTests {
             ticker.advance(Duration.ofSeconds(1));
           }
         } finally {
-          server.thaw();
+          REDIS.server().thaw();
         }
         int outage = journal(a).size() + journal(b).size();
         fallbackAdmitted += outage;
