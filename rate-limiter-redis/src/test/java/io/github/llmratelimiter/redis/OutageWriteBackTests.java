@@ -122,6 +122,48 @@ class OutageWriteBackTests {
   }
 
   /**
+   * The hold: just after an outage, an instance whose share is used admits nothing more on Redis
+   * until the other instance, whose breaker is still open, has handed its fallback's calls over.
+   */
+  @Test
+  void justAfterAnOutageRedisAdmitsOnlyWithinTheShareUntilTheOthersHaveWrittenBack() {
+    String prefix = TestRedis.freshPrefix();
+    // a's breaker never opens; b's opens on its first failure, before its fallback admits the
+    // call (so no write-back of b's reaches the frozen server, to run when it resumes)
+    try (RedisRateLimitStore a = builder(prefix).circuitBreaker(100, 20, 20, 1).build();
+        RedisRateLimitStore b = builder(prefix).circuitBreaker(50, 2, 1, 1).build()) {
+      await("both instances seen live", () -> {
+        guarded(a).heartbeat().join();
+        guarded(b).heartbeat().join();
+        return guarded(a).liveInstances() == 2 && guarded(b).liveInstances() == 2;
+      });
+      assertThat(acquire(a, "t", false).allowed()).isTrue();
+      assertThat(acquire(a, "t", false).allowed()).isTrue(); // a's share of 1 is used
+      REDIS.server().freeze();
+      try {
+        assertThat(acquire(a, "t", false).allowed()).isFalse(); // a's share
+        assertThat(acquire(b, "t", false).allowed()).isTrue(); // b's share: journaled
+        assertThat(b.degraded()).isTrue();
+      } finally {
+        REDIS.server().thaw();
+      }
+      assertThat(journal(b).size()).isEqualTo(1);
+      Decision held = acquire(a, "t", false);
+      assertThat(held.reason()).as("Redis would admit a third; a's share does not")
+          .isEqualTo(Reason.RPM_LIMIT);
+      assertThat(guarded(a).holding()).isTrue();
+      assertThat(journal(b).size()).as("b's breaker is still open").isEqualTo(1);
+      ticker.advance(RETRY.plusSeconds(1)); // a's hold ends; b's breaker lets its write-back through
+      await("b's journal written back", () -> journal(b).isEmpty());
+      assertThat(guarded(a).holding()).isFalse();
+      Decision after = acquire(a, "t", false);
+      assertThat(after.reason()).as("Redis holds b's call").isEqualTo(Reason.RPM_LIMIT);
+      await("a's held call undone on Redis", () -> a.administration().orElseThrow()
+          .inspect(THREE, "t").orElseThrow().windowUsed() == LIMIT);
+    }
+  }
+
+  /**
    * The issue's measure: two instances (a limit of 3 a minute: a share of 1 each), two calls on
    * Redis through the first, Redis frozen, calls alternating over both, Redis thawed, calls
    * alternating until a window after the return has passed. Every window that holds the return
