@@ -132,6 +132,12 @@ final class OutageJournal {
     while (waiting > MAX_CALLS) {
       drop();
     }
+    while (!order.isEmpty() && order.peekFirst().batched) {
+      order.pollFirst();
+    }
+    if (order.size() > 2 * MAX_CALLS) { // batched calls behind an older waiting one
+      order.removeIf(c -> c.batched);
+    }
     pendingRoots = roots.size();
   }
 
@@ -149,7 +155,7 @@ final class OutageJournal {
     byReservation.remove(Made.of(oldest.made));
     if (root.waiting.isEmpty() && root.sent == null) {
       roots.remove(key);
-      pendingRoots = roots.size();
+      forgetIfEmpty();
     }
     waiting--;
     if (dropped.incrementAndGet() % MAX_CALLS == 1) {
@@ -158,14 +164,17 @@ final class OutageJournal {
     }
   }
 
+  /** Notes the number of roots left; the order of calls is dropped with the last. */
+  private void forgetIfEmpty() {
+    pendingRoots = roots.size();
+    if (roots.isEmpty()) {
+      order.clear();
+    }
+  }
+
   /** Whether some call waits to be written back. */
   boolean isEmpty() {
     return pendingRoots == 0;
-  }
-
-  /** Whether calls of the root key {@code root} wait to be written back. */
-  synchronized boolean pending(String root) {
-    return roots.containsKey(root);
   }
 
   /** The root keys with calls waiting to be written back. */
@@ -208,7 +217,7 @@ final class OutageJournal {
       }
       if (calls.isEmpty()) {
         roots.remove(key);
-        pendingRoots = roots.size();
+        forgetIfEmpty();
         return null;
       }
       root.sent = new Batch(key, UUID.randomUUID().toString(), List.copyOf(calls));
@@ -230,7 +239,7 @@ final class OutageJournal {
     root.sent = null;
     if (root.waiting.isEmpty()) {
       roots.remove(batch.root());
-      pendingRoots = roots.size();
+      forgetIfEmpty();
     }
     List<Follow> follow = new ArrayList<>();
     int k = 0;
