@@ -881,7 +881,9 @@ final class LuaRateLimitStore implements RateLimitStore {
       byte[][] args = new byte[scripted.length][];
       levelKeys(call.keys(), scripted, all, args);
       Consumption used = a.sentSettled;
-      double age = ticker != null ? head[0] - a.at : (localNanos - a.at) / 1000.0;
+      // whole time units, rounded down (an entry lands no earlier than its call): the log's
+      // entries are whole numbers of units from a whole base
+      double age = ticker != null ? head[0] - a.at : Math.floor((localNanos - a.at) / 1000.0);
       calls.add(Math.max(0, age));
       calls.add(call.cost());
       calls.add((double) (used != null ? used.modelTokens() : call.estimate()));

@@ -52,7 +52,7 @@ local ids = {}
 for _ = 1, M do
   local age, cost, amount, numbered, holds, n
   age, cost, amount, numbered, holds, n, at = struct.unpack('<dddddd', ARGV[1], at)
-  local time = now - math.max(0, age)
+  local time = now - math.max(0, math.floor(age)) -- whole units, as every entry of a log
   local id = 0
   if numbered == 1 then
     id = idBase + nextId(KEYS[2])

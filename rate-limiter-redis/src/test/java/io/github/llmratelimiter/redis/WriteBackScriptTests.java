@@ -183,6 +183,27 @@ class WriteBackScriptTests {
   }
 
   @Test
+  void onServerTimeEntriesAreWholeMicrosecondsSoThatALaterCallIsRefundedExactly() {
+    Budget three = new Budget("rpm", WindowLimit.perMinute(3), null);
+    try (RedisRateLimitStore onServerTime = RedisRateLimitStore.builder(TestRedis.standaloneUri())
+        .keyPrefix(TestRedis.freshPrefix()).failurePolicy(FailurePolicy.FAIL_CLOSED).build()) {
+      LuaRateLimitStore server = ((GuardedRedisStore) onServerTime).lua();
+      LuaRateLimitStore.Call call = server.plan(three, "t", 1, Composition.SEQUENTIAL);
+      Reservation made = new Reservation(Decision.allow(0, 0, "rpm"), call.levels(), call.keys(),
+          0, 0, 0, 0);
+      long local = System.nanoTime(); // the fallback's ticker, in nanoseconds
+      journal.add(call, made, local - 3_000_000_333L);
+      journal.add(call, made, local - 2_000_000_777L);
+      server.submitWriteBack(journal.next("t"), local).join();
+      AcquireReply third = server.submit(call, System.nanoTime() + 5_000_000_000L).join();
+      assertThat(third.values[0]).isEqualTo(1);
+      assertThat(server.refund(call, third).join()).isTrue();
+      assertThat(onServerTime.administration().orElseThrow().inspect(three, "t").orElseThrow()
+          .windowUsed()).as("the refund took the third call's own entry").isEqualTo(2);
+    }
+  }
+
+  @Test
   void aBatchSentTwiceIsAppliedOnceAndAnswersTheSameIds() {
     Budget both = new Budget("both", WindowLimit.perMinute(10), new BucketLimit(10, 1),
         ModelTokenLimit.perMinute(1000), ConcurrencyLimit.of(5));
