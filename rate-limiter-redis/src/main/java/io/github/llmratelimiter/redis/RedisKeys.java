@@ -188,6 +188,16 @@ final class RedisKeys {
     return prefix + ":{" + part + "}:plan";
   }
 
+  /**
+   * A monitoring key of {@code budget} in the bucket whose hash tag is {@code tag} ({@link
+   * Monitoring}): <code>&lt;prefix&gt;:{&lt;tag&gt;}:&lt;budget&gt;:~&lt;rest&gt;</code>. Its four
+   * or more parts after the tag set it apart from a level's keys and quota counters ({@link #parse},
+   * {@link #parseQuota}); the tag puts it among the keys {@link #everyKeyPattern} finds.
+   */
+  String monitor(String tag, String budget, String rest) {
+    return prefix + ":{" + tag + "}:" + encode(budget) + ":~" + rest;
+  }
+
   /** The sorted set of the live instances that share this prefix (their heartbeats). */
   String instances() {
     return prefix + ":instances";

@@ -120,6 +120,9 @@ if ARGV[n + 2] then
         if q.used == q.amount then -- a new counter
           redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
+        if q.top then
+          M.spent(q)
+        end
       end
     end
   end
@@ -147,6 +150,10 @@ if ARGV[n + 2] then
     end
     return '|' .. struct.pack('<' .. string.rep('d', #out), unpack(out))
   end
+end
+
+if #ARGV[1] > 80 then
+  monitoring(n, Q) -- the bounded monitoring structures (lib.lua)
 end
 
 local id = 0
@@ -201,6 +208,9 @@ for i = 1, n do
   end
   local s, width, base, first, size, newest, tokens, at, dirty =
     load(key, limit, window, capacity, perUnit)
+  if M then
+    M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, held and held[i])
+  end
   local full = limit > 0 and size >= limit
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
@@ -350,6 +360,9 @@ for j = 1, tpm and #tpm or 0 do
   T.save(L)
   tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
   tpmReset = math.max(tpmReset, T.resetMs(L))
+end
+if M then
+  M.record(not denied)
 end
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,

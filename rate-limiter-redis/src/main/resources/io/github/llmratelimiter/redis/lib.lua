@@ -512,3 +512,80 @@ local function slots()
 
   return C
 end
+
+-- Monitoring (Monitoring.java, RedisAdministration), created on first use: only acquire.lua keeps
+-- it, in the decision's own script. ARGV[1]'s numbers 11 and 12 (after acquire.lua's ten): the
+-- index in KEYS of the first monitoring key and the members a sorted set keeps; then per level
+-- the time to live in ms of its period keys (0: none). KEYS from that index: per level, its
+-- busiest set and its key estimate (a HyperLogLog), then per quota of the level (when the call
+-- charges quotas) its spenders set. Each is a key of the call's hash slot.
+local M
+local function monitoring(n, Q)
+  if M then
+    return M
+  end
+  M = {key = {}, before = {}, after = {}, top = {}, seen = {}, ttl = {}}
+  local at, cap = struct.unpack('<dd', ARGV[1], 81)
+  for i = 1, n do
+    M.top[i], M.seen[i] = KEYS[at], KEYS[at + 1]
+    M.ttl[i] = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
+    at = at + 2
+    if Q then
+      for _, q in ipairs(Q[i]) do
+        q.top = KEYS[at]
+        at = at + 1
+      end
+    end
+  end
+
+  -- Adds member to the sorted set top with score; a new member drops the lowest beyond the cap
+  -- and sets the set's time to live (ttl ms, 0: none).
+  local function rank(top, score, member, ttl)
+    if redis.call('ZADD', top, score, member) == 1 then
+      redis.call('ZREMRANGEBYRANK', top, 0, -cap - 1)
+      if ttl > 0 then
+        redis.call('PEXPIRE', top, string.format('%.0f', ttl))
+      end
+    end
+  end
+
+  -- Notes level i (its state key, as load found it) before the decision: its use now and after an
+  -- admission (KeySnapshot.utilization: window, bucket, model tokens with L, slots with h).
+  function M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, h)
+    local before, after = 0, 0
+    if limit > 0 then
+      before, after = math.min(1, size / limit), math.min(1, (size + 1) / limit)
+    end
+    if capacity > 0 then
+      before = math.max(before, 1 - tokens / capacity)
+      after = math.max(after, 1 - math.max(0, tokens - cost) / capacity)
+    end
+    if L then
+      before = math.max(before, math.min(1, L.tpmSum / L.tpmLimit))
+      after = math.max(after, math.min(1, (L.tpmSum + estimate) / L.tpmLimit))
+    end
+    if h then
+      before = math.max(before, math.min(1, h[2] / h[3]))
+      after = math.max(after, math.min(1, (h[2] + 1) / h[3]))
+    end
+    M.key[i], M.before[i], M.after[i] = key, before, after
+  end
+
+  -- Records every level's use as the decision left it (admitted) or found it, and its key part.
+  function M.record(admitted)
+    for i = 1, n do
+      local key, ttl = M.key[i], M.ttl[i]
+      rank(M.top[i], admitted and M.after[i] or M.before[i], key, ttl)
+      if redis.call('PFADD', M.seen[i], string.match(key, '([^:]*):s$')) == 1 and ttl > 0 then
+        redis.call('PEXPIRE', M.seen[i], string.format('%.0f', ttl))
+      end
+    end
+  end
+
+  -- Records what quota q (acquire.lua) used after its charge.
+  function M.spent(q)
+    rank(q.top, q.used, q.key, q.ttl)
+  end
+
+  return M
+end
