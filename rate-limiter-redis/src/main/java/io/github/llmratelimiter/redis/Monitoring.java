@@ -85,6 +85,12 @@ final class Monitoring {
         "spend:" + RedisKeys.encode(stateId) + ":" + startMs);
   }
 
+  /** The spenders set that holds a quota counter ({@link RedisKeys#quota}) of a budget. */
+  String spendersOf(int bucket, String budget, String counter) {
+    return layout.monitor(tag(bucket), budget, "spend:" + counter.substring(
+        counter.lastIndexOf(":q:") + 3));
+  }
+
   /** The period that holds {@code nowMs} for a period length (0: the one period). */
   static long period(long periodMs, long nowMs) {
     return periodMs == 0 ? 0 : Math.floorDiv(nowMs, periodMs);

@@ -128,7 +128,7 @@ final class RedisAdministration implements StoreAdministration {
    * {@inheritDoc}
    *
    * <p>The candidates are the members of the budget's busiest sets ({@link Monitoring}) of the
-   * current period and the one before, in every bucket: from each set the {@code min(limit, cap)}
+   * current period and the one before, in every bucket: from each set the {@code min(2 * limit, cap)}
    * with the highest recorded use (one {@code ZREVRANGE} per set), of which the {@code 2 * limit}
    * highest over all buckets are read now with {@code inspect.lua} and ranked on that state. A
    * set keeps the {@link Monitoring#cap} levels with the highest use their last decision recorded
@@ -149,7 +149,7 @@ final class RedisAdministration implements StoreAdministration {
     }
     long periodMs = store.scripted(budget).monitorPeriodMs;
     long period = Monitoring.period(periodMs, store.monitorMillis());
-    int per = Math.min(limit, monitoring.cap);
+    int per = (int) Math.min(2L * limit, monitoring.cap);
     String name = budget.name();
     List<List<ScoredValue<String>>> sets = perBucket((redis, b) -> {
       List<RedisFuture<List<ScoredValue<String>>>> reads = new ArrayList<>(2);
@@ -223,15 +223,29 @@ final class RedisAdministration implements StoreAdministration {
    * {@inheritDoc}
    *
    * <p>It deletes the key's state and its quota counters (every quota, every period) under every
-   * root key, found with {@code SCAN}.
+   * root key, found with {@code SCAN}, and takes them out of the busiest and spenders sets ({@link
+   * Monitoring}) of the current period and the one before.
    */
   @Override
   public boolean reset(Budget budget, String key) {
     Args.notBlank("key", key);
-    store.budget(budget);
-    Set<String> found = new LinkedHashSet<>(keysOf(budget, key).keySet());
-    found.addAll(scan(layout.quotaPattern(budget.name(), key)));
-    return !found.isEmpty() && link.commands().del(found.toArray(String[]::new)) > 0;
+    long periodMs = store.scripted(budget).monitorPeriodMs;
+    long period = Monitoring.period(periodMs, store.monitorMillis());
+    Set<String> states = keysOf(budget, key).keySet();
+    List<String> counters = scan(layout.quotaPattern(budget.name(), key));
+    RedisClusterCommands<String, String> redis = link.commands();
+    for (String state : states) {
+      int bucket = monitoring.bucket(state);
+      redis.zrem(monitoring.busiest(bucket, budget.name(), periodMs, period), state);
+      redis.zrem(monitoring.busiest(bucket, budget.name(), periodMs, period - 1), state);
+    }
+    for (String counter : counters) {
+      redis.zrem(monitoring.spendersOf(monitoring.bucket(counter), budget.name(), counter),
+          counter);
+    }
+    Set<String> found = new LinkedHashSet<>(states);
+    found.addAll(counters);
+    return !found.isEmpty() && redis.del(found.toArray(String[]::new)) > 0;
   }
 
   /**
@@ -327,8 +341,8 @@ final class RedisAdministration implements StoreAdministration {
    * {@inheritDoc}
    *
    * <p>The candidates are the members of the quota's spenders sets of its current period
-   * ({@link Monitoring}), in every bucket: from each set the {@code min(limit, cap)} with the most
-   * used at their last charge (one {@code ZREVRANGE} per set), of which the {@code 2 * limit} most
+   * ({@link Monitoring}), in every bucket: from each set the {@code min(2 * limit, cap)} with
+   * the most used at their last charge (one {@code ZREVRANGE} per set), of which the {@code 2 * limit} most
    * over all buckets have their counter read now (one {@code HGET} each) and are ranked on it. A
    * set keeps the {@link Monitoring#cap} counters that had used the most at their last charge
    * (1,024 on a standalone server or a Sentinel group, 32 per hash slot on a Cluster); up to that
@@ -344,7 +358,7 @@ final class RedisAdministration implements StoreAdministration {
     Args.positive("limit", limit);
     store.budget(budget);
     long start = QuotaFrame.period(quota, store.wallClock().millis())[0];
-    int per = Math.min(limit, monitoring.cap);
+    int per = (int) Math.min(2L * limit, monitoring.cap);
     String name = budget.name();
     List<List<ScoredValue<String>>> sets = perBucket((redis, b) -> List.of(
         redis.zrevrangeWithScores(monitoring.spenders(b, name, quota.stateId(), start), 0,
