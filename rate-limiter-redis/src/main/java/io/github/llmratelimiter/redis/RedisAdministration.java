@@ -251,9 +251,11 @@ final class RedisAdministration implements StoreAdministration {
   /**
    * {@inheritDoc}
    *
-   * <p>Reads the counters of the key as a root with one {@code HMGET} per quota; when it has none
-   * there (a key used only at a lower level), finds them under every root with one {@code SCAN}
-   * over the keyspace (on every master of a Cluster) and reports the most used per quota.
+   * <p>Reads the counters of the key as a root with one {@code HMGET} per quota (of the key in
+   * clear, else, for a key in the hashed form {@link #top} and {@link #topSpenders} name keys by,
+   * of that form); when it has none there (a key used only at a lower level), finds them under
+   * every root with one {@code SCAN} over the keyspace (on every master of a Cluster) and reports
+   * the most used per quota.
    */
   @Override
   public List<QuotaStatus> quotas(Budget budget, String key) {
@@ -285,20 +287,13 @@ final class RedisAdministration implements StoreAdministration {
   private List<QuotaStatus> quotas(Budget budget, String key, List<QuotaLimit> quotas,
       long[][] periods) {
     String part = layout.part(key);
-    String state = layout.level(part, budget.name(), part)[0];
     RedisClusterCommands<String, String> redis = link.commands();
     long[] used = new long[quotas.size()];
     long[] pending = new long[quotas.size()];
-    boolean found = false;
-    for (int j = 0; j < quotas.size(); j++) {
-      long[] counter = counter(redis,
-          RedisKeys.quota(state, quotas.get(j).stateId(), periods[j][0]));
-      if (counter != null) {
-        used[j] = counter[0];
-        pending[j] = counter[1];
-        found = true;
-      }
-    }
+    boolean found = readRoot(redis, budget, part, quotas, periods, used, pending)
+        // the hashed form top and topSpenders name a key by
+        || layout.hashed() && RedisKeys.isHash(key)
+            && readRoot(redis, budget, key, quotas, periods, used, pending);
     if (!found) {
       Map<String, Integer> index = new HashMap<>();
       for (int j = 0; j < quotas.size(); j++) {
@@ -323,6 +318,26 @@ final class RedisAdministration implements StoreAdministration {
           periods[j][1], List.of(), u >= q.limit()));
     }
     return statuses;
+  }
+
+  /**
+   * Reads the counters of the key whose part is {@code part} as a root into {@code used} and
+   * {@code pending}; returns whether it has any.
+   */
+  private boolean readRoot(RedisClusterCommands<String, String> redis, Budget budget,
+      String part, List<QuotaLimit> quotas, long[][] periods, long[] used, long[] pending) {
+    String state = layout.level(part, budget.name(), part)[0];
+    boolean found = false;
+    for (int j = 0; j < quotas.size(); j++) {
+      long[] counter = counter(redis,
+          RedisKeys.quota(state, quotas.get(j).stateId(), periods[j][0]));
+      if (counter != null) {
+        used[j] = counter[0];
+        pending[j] = counter[1];
+        found = true;
+      }
+    }
+    return found;
   }
 
   /** A quota counter's {used, estimates in flight}, or null when it does not exist. */

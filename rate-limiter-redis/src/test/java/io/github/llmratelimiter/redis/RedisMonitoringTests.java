@@ -53,9 +53,10 @@ class RedisMonitoringTests {
       assertThat(many.getOrDefault("scan", 0L)).isZero();
       assertThat(many).isEqualTo(few);
       // top(10): two sets read and at most 20 levels inspected; trackedKeys: one PFCOUNT;
-      // topSpenders(10): one set read and at most 20 counters
+      // topSpenders(10): one set read and at most 20 counters; quotas of the first spender: one
+      // HMGET under its hashed form hashed again (none), one under the form itself
       assertThat(few).containsEntry("zrevrange", 3L).containsEntry("pfcount", 1L)
-          .containsEntry("evalsha", 20L).containsEntry("hget", 20L);
+          .containsEntry("evalsha", 20L).containsEntry("hget", 20L).containsEntry("hmget", 2L);
     }
   }
 
@@ -177,7 +178,11 @@ class RedisMonitoringTests {
     Map<String, Long> before = calls(redis);
     assertThat(admin.top(CHAT, 10)).hasSize(10);
     assertThat(admin.trackedKeys(CHAT)).isPositive();
-    assertThat(admin.topSpenders(CHAT, DAILY, 10)).hasSize(10);
+    List<QuotaSpend> spenders = admin.topSpenders(CHAT, DAILY, 10);
+    assertThat(spenders).hasSize(10);
+    // what the endpoint asks of the first spender, by the hashed form it is listed under
+    assertThat(admin.quotas(CHAT, spenders.get(0).key()).get(0).used())
+        .isEqualTo(spenders.get(0).used());
     Map<String, Long> after = calls(redis);
     Map<String, Long> sent = new HashMap<>();
     after.forEach((name, count) -> {
