@@ -660,6 +660,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
     boolean tokens = reservation.reserved();
     List<String> quotaKeys = new ArrayList<>();
+    List<String> spenderKeys = new ArrayList<>();
     List<long[]> quotaDeltas = new ArrayList<>(); // {delta, estimate in flight, time to live}
     if (reservation.chargedQuotas()) {
       long nowMs = wallClock.millis();
@@ -673,6 +674,8 @@ final class LuaRateLimitStore implements RateLimitStore {
           long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
           if ((delta != 0 || inFlight > 0) && ttl > 0) { // else expired: nothing to settle
             quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
+            spenderKeys.add(monitoring.spenders(monitoring.bucket(state[i]),
+                levels.get(i).name(), q.stateId(), period[0]));
             quotaDeltas.add(new long[] {delta, inFlight, ttl});
           }
         }
@@ -680,16 +683,18 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     int levelKeyCount = tokens ? keys.length : 0;
     int quotaCount = quotaKeys.size();
-    double[] numbers = timeNumbers(8 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
+    double[] numbers = timeNumbers(9 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
     numbers[3] = tokens ? levels.size() : 0;
     numbers[4] = reservation.id();
     numbers[5] = reservation.estimate();
     numbers[6] = actual.modelTokens();
     numbers[7] = quotaCount;
-    String[] all = new String[levelKeyCount + quotaCount];
+    String[] all = new String[levelKeyCount + 2 * quotaCount];
     System.arraycopy(keys, 0, all, 0, levelKeyCount);
+    numbers[8 + 4 * quotaCount] = 1; // each counter's spenders set follows the counters
     for (int j = 0; j < quotaCount; j++) {
       all[levelKeyCount + j] = quotaKeys.get(j);
+      all[levelKeyCount + quotaCount + j] = spenderKeys.get(j);
       numbers[8 + 4 * j] = levelKeyCount + j + 1;
       numbers[9 + 4 * j] = quotaDeltas.get(j)[0];
       numbers[10 + 4 * j] = quotaDeltas.get(j)[1];

@@ -14,6 +14,7 @@ import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaSpend;
 import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.RedisClient;
@@ -120,6 +121,26 @@ class RedisMonitoringTests {
       for (String key : redis.keys(prefix + ":{~}:once:~*")) {
         assertThat(redis.pttl(key)).as(key + " never expires").isEqualTo(-1);
       }
+    }
+  }
+
+  @Test
+  void aSettlementRescoresItsCounterInTheSpendersSet() {
+    ManualTicker ticker = new ManualTicker();
+    String prefix = TestRedis.freshPrefix();
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+      Reservation big = store.reserve(List.of(CHAT), List.of("a"), 1,
+          Consumption.ofCall(5_000, 0), Composition.SEQUENTIAL);
+      charge(store, "b", 100);
+      RedisKeys layout = new RedisKeys(prefix, true);
+      long start = QuotaFrame.period(DAILY, System.currentTimeMillis())[0];
+      String set = new Monitoring(layout, false).spenders(0, "chat", DAILY.stateId(), start);
+      String counter = RedisKeys.quota(layout.state("a", "chat", "a"), DAILY.stateId(), start);
+      assertThat(redis.zscore(set, counter)).isEqualTo(5_000.0);
+      store.reconcile(big, Consumption.ofCall(10, 0));
+      assertThat(redis.zscore(set, counter)).isEqualTo(10.0);
+      assertThat(admin(store).topSpenders(CHAT, DAILY, 1))
+          .containsExactly(new QuotaSpend(RedisRateLimitStore.hashedKey("b"), 100));
     }
   }
 
