@@ -2,7 +2,8 @@
 -- (acquire.lua, reconcile.lua, inspect.lua) before loading, so each loaded script is
 -- self-contained. Redis 6.2 runs a script's whole body on every call, so every function defined
 -- here is created anew per call: this part defines only the few that every script needs, and the
--- model-token ones only when a level limits model tokens (modelTokens() below).
+-- model-token ones only when a level limits model tokens (modelTokens() below), and the
+-- monitoring ones only when acquire.lua keeps the monitoring structures (monitoring() at the end).
 --
 -- The arithmetic mirrors the in-memory store of rate-limiter-core (BudgetTable, KeyEntry) operation
 -- for operation, in IEEE doubles like Java, so that both stores give the same decisions.
