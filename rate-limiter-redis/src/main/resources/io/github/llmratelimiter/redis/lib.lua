@@ -525,13 +525,13 @@ local function monitoring(n, Q)
   if M then
     return M
   end
-  M = {key = {}, before = {}, after = {}, top = {}, seen = {}, ttl = {}}
-  local at, cap = struct.unpack('<dd', ARGV[1], 81)
-  for i = 1, n do
-    M.top[i], M.seen[i] = KEYS[at], KEYS[at + 1]
-    M.ttl[i] = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
-    at = at + 2
-    if Q then
+  local first, cap = struct.unpack('<dd', ARGV[1], 81)
+  -- per level i: at 3i - 2, 3i - 1, 3i its state key and its use before and after an admission
+  M = {}
+  if Q then -- each level's spenders sets follow its two keys
+    local at = first
+    for i = 1, n do
+      at = at + 2
       for _, q in ipairs(Q[i]) do
         q.top = KEYS[at]
         at = at + 1
@@ -540,14 +540,16 @@ local function monitoring(n, Q)
   end
 
   -- Adds member to the sorted set top with score; a new member drops the lowest beyond the cap
-  -- and sets the set's time to live (ttl ms, 0: none).
+  -- and sets the set's time to live (ttl ms, 0: none). Returns whether the member was new.
   local function rank(top, score, member, ttl)
-    if redis.call('ZADD', top, score, member) == 1 then
-      redis.call('ZREMRANGEBYRANK', top, 0, -cap - 1)
-      if ttl > 0 then
-        redis.call('PEXPIRE', top, string.format('%.0f', ttl))
-      end
+    if redis.call('ZADD', top, score, member) == 0 then
+      return false
     end
+    redis.call('ZREMRANGEBYRANK', top, 0, -cap - 1)
+    if ttl > 0 then
+      redis.call('PEXPIRE', top, string.format('%.0f', ttl))
+    end
+    return true
   end
 
   -- Notes level i (its state key, as load found it) before the decision: its use now and after an
@@ -569,16 +571,24 @@ local function monitoring(n, Q)
       before = math.max(before, math.min(1, h[2] / h[3]))
       after = math.max(after, math.min(1, (h[2] + 1) / h[3]))
     end
-    M.key[i], M.before[i], M.after[i] = key, before, after
+    M[3 * i - 2], M[3 * i - 1], M[3 * i] = key, before, after
   end
 
-  -- Records every level's use as the decision left it (admitted) or found it, and its key part.
+  -- Records every level's use as the decision left it (admitted) or found it; a level new in its
+  -- busiest set (so new in the period, or trimmed since) adds its key part to the key estimate.
   function M.record(admitted)
+    local at = first
     for i = 1, n do
-      local key, ttl = M.key[i], M.ttl[i]
-      rank(M.top[i], admitted and M.after[i] or M.before[i], key, ttl)
-      if redis.call('PFADD', M.seen[i], string.match(key, '([^:]*):s$')) == 1 and ttl > 0 then
-        redis.call('PEXPIRE', M.seen[i], string.format('%.0f', ttl))
+      local key = M[3 * i - 2]
+      local ttl = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
+      if rank(KEYS[at], admitted and M[3 * i] or M[3 * i - 1], key, ttl)
+          and redis.call('PFADD', KEYS[at + 1], string.match(key, '([^:]*):s$')) == 1
+          and ttl > 0 then
+        redis.call('PEXPIRE', KEYS[at + 1], string.format('%.0f', ttl))
+      end
+      at = at + 2
+      if Q then
+        at = at + #Q[i]
       end
     end
   end
