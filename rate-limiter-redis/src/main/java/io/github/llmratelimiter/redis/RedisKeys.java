@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * estimates in flight) and {@code f<percent>} per threshold reported. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) and the earlier model-token keys
  * ({@code ...:m}, a sorted set, and {@code ...:a}, a hash) are never read, nor found by the scans.
+ * The monitoring structures the decisions keep ({@link Monitoring}) are {@code
+ * <prefix>:{<bucket tag>}:<budget>:~<kind>:...} ({@link #monitor}).
  *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
  * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
