@@ -71,6 +71,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final @Nullable RedisClock serverClock;
   private final RedisPlans plans;
   private final RedisAdministration administration;
+  private final Monitoring monitoring;
   /** The slot lease in the scripts' time units (see acquire.lua and renew.lua). */
   private final double slotLeaseUnits;
 
@@ -84,7 +85,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     this.masters = masters;
     this.serverClock = ticker == null ? new RedisClock(System.nanoTime()) : null;
     this.plans = new RedisPlans(link, layout);
-    this.administration = new RedisAdministration(this, link, layout);
+    this.monitoring = new Monitoring(layout, link.cluster());
+    this.administration = new RedisAdministration(this, link, layout, monitoring);
   }
 
   /**
@@ -281,7 +283,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     int n = levels.size();
     ScriptBudget[] scripted = scripted(levels);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(10);
+    double[] numbers = timeNumbers(12 + n);
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
@@ -294,11 +296,15 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (quotas != null) {
       return submitWithQuotas(call, quotas, scripted, numbers, keyCount);
     }
-    String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
+    String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n][];
-    String counter = levelKeys(call.keys(), scripted, keys, levelArgs);
+    String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
+    String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
+    String[] keys = new String[keyCount + monitorKeys.length + (call.reserve() ? 1 : 0)];
+    System.arraycopy(levelKeys, 0, keys, 0, keyCount);
+    System.arraycopy(monitorKeys, 0, keys, keyCount, monitorKeys.length);
     if (call.reserve()) {
-      keys[keyCount] = counter;
+      keys[keys.length - 1] = counter;
     }
     return watched(keys[0], link.async().thenCompose(redis ->
         ACQUIRE.submit(redis, AcquireReply::new, keys, numbers, levelArgs, n)));
@@ -315,15 +321,58 @@ final class LuaRateLimitStore implements RateLimitStore {
     byte[][] levelArgs = new byte[n + 1][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
     String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
-    String[] keys = new String[keyCount + quotaKeys.length + (call.reserve() ? 1 : 0)];
+    String[] monitorKeys =
+        monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
+    String[] keys = new String[keyCount + quotaKeys.length + monitorKeys.length
+        + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
+    System.arraycopy(monitorKeys, 0, keys, keyCount + quotaKeys.length, monitorKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
     return watched(keys[0], link.async().thenCompose(redis ->
         ACQUIRE.submit(redis, () -> new AcquireReply(true), keys, numbers, levelArgs, n + 1)));
+  }
+
+  /**
+   * The keys of the monitoring structures a call keeps ({@link Monitoring}, lib.lua): per level its
+   * busiest set and its key estimate, then, when the call charges quotas, per quota of the level
+   * its spenders set. Sets {@code numbers[10]} (their first index in KEYS, {@code firstKey}), {@code
+   * numbers[11]} (the members a set keeps) and from {@code numbers[12]} each level's time to live.
+   */
+  private String[] monitorKeys(Call call, ScriptBudget[] scripted, String[] levelKeys,
+      double[] numbers, int firstKey) {
+    QuotaFrame quotas = call.quotas();
+    int bucket = monitoring.bucket(levelKeys[0]);
+    long nowMs = monitorMillis();
+    String[] keys = new String[2 * scripted.length + (quotas == null ? 0 : quotas.count)];
+    int k = 0;
+    for (int i = 0; i < scripted.length; i++) {
+      ScriptBudget b = scripted[i];
+      long periodMs = b.monitorPeriodMs;
+      long period = Monitoring.period(periodMs, nowMs);
+      String name = b.budget.name();
+      keys[k++] = monitoring.busiest(bucket, name, periodMs, period);
+      keys[k++] = monitoring.seen(bucket, name, periodMs, period);
+      numbers[12 + i] = Monitoring.ttlMs(periodMs, (long) numbers[2]);
+      if (quotas != null) {
+        List<QuotaLimit> qs = b.budget.quotas();
+        for (int j = 0; j < qs.size(); j++) {
+          keys[k++] = monitoring.spenders(bucket, name, qs.get(j).stateId(), quotas.start(i, j));
+        }
+      }
+    }
+    numbers[10] = firstKey;
+    numbers[11] = monitoring.cap;
+    return keys;
+  }
+
+  /** The clock of the monitoring periods: the ticker's, else this process's wall clock. */
+  long monitorMillis() {
+    Ticker t = ticker;
+    return t == null ? wallClock.millis() : Math.floorDiv(t.read(), 1_000_000L);
   }
 
   /** Each level's state key, from the keys {@link #levelKeys} put in order. */
@@ -657,6 +706,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
     boolean tokens = reservation.reserved();
     List<String> quotaKeys = new ArrayList<>();
+    List<String> spenderKeys = new ArrayList<>();
     List<long[]> quotaDeltas = new ArrayList<>(); // {delta, estimate in flight, time to live}
     if (reservation.chargedQuotas()) {
       long nowMs = wallClock.millis();
@@ -670,6 +720,8 @@ final class LuaRateLimitStore implements RateLimitStore {
           long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
           if ((delta != 0 || inFlight > 0) && ttl > 0) { // else expired: nothing to settle
             quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
+            spenderKeys.add(monitoring.spenders(monitoring.bucket(state[i]),
+                levels.get(i).name(), q.stateId(), period[0]));
             quotaDeltas.add(new long[] {delta, inFlight, ttl});
           }
         }
@@ -677,16 +729,18 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     int levelKeyCount = tokens ? keys.length : 0;
     int quotaCount = quotaKeys.size();
-    double[] numbers = timeNumbers(8 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
+    double[] numbers = timeNumbers(9 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
     numbers[3] = tokens ? levels.size() : 0;
     numbers[4] = reservation.id();
     numbers[5] = reservation.estimate();
     numbers[6] = actual.modelTokens();
     numbers[7] = quotaCount;
-    String[] all = new String[levelKeyCount + quotaCount];
+    String[] all = new String[levelKeyCount + 2 * quotaCount];
     System.arraycopy(keys, 0, all, 0, levelKeyCount);
+    numbers[8 + 4 * quotaCount] = 1; // each counter's spenders set follows the counters
     for (int j = 0; j < quotaCount; j++) {
       all[levelKeyCount + j] = quotaKeys.get(j);
+      all[levelKeyCount + quotaCount + j] = spenderKeys.get(j);
       numbers[8 + 4 * j] = levelKeyCount + j + 1;
       numbers[9 + 4 * j] = quotaDeltas.get(j)[0];
       numbers[10 + 4 * j] = quotaDeltas.get(j)[1];

@@ -6,7 +6,8 @@
 --   model tokens, then its slots when it limits concurrency; all share one hash tag (one
 --   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
 --   numbers this root's reservations; with quotas, between the two: every quota's counter for
---   the current period (see ARGV[2 + N]), level after level
+--   the current period (see ARGV[2 + N]), level after level; after the counters (or the levels),
+--   the monitoring keys when ARGV[1] holds their numbers (see lib.lua's monitoring)
 -- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
 --   the window, the bucket, the model tokens, level after level; what ran before a deny stays
 --   charged) or 0 reserve-then-commit (all checked first, all charged or none); N, the number of
@@ -15,7 +16,8 @@
 --   concurrency); the deadline: the call's caller stops waiting at this time (in the script's
 --   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline);
 --   the slot lease in time units: a slot taken expires this long after it was taken or last
---   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout)
+--   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout); then,
+--   optionally, the monitoring numbers (see lib.lua's monitoring)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
@@ -120,6 +122,9 @@ if ARGV[n + 2] then
         if q.used == q.amount then -- a new counter
           redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
+        if q.top then
+          M.spent(q)
+        end
       end
     end
   end
@@ -147,6 +152,10 @@ if ARGV[n + 2] then
     end
     return '|' .. struct.pack('<' .. string.rep('d', #out), unpack(out))
   end
+end
+
+if #ARGV[1] > 80 then
+  monitoring(n, Q) -- the bounded monitoring structures (lib.lua)
 end
 
 local id = 0
@@ -201,6 +210,9 @@ for i = 1, n do
   end
   local s, width, base, first, size, newest, tokens, at, dirty =
     load(key, limit, window, capacity, perUnit)
+  if M then
+    M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, held and held[i])
+  end
   local full = limit > 0 and size >= limit
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
@@ -350,6 +362,9 @@ for j = 1, tpm and #tpm or 0 do
   T.save(L)
   tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
   tpmReset = math.max(tpmReset, T.resetMs(L))
+end
+if M then
+  M.record(not denied)
 end
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
