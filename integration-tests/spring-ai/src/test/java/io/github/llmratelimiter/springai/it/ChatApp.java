@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.springai.it;
 
 import io.github.llmratelimiter.gateway.RateLimitObserver;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,7 +21,7 @@ import org.springframework.context.annotation.Bean;
 /**
  * A Spring Boot application that calls a model through Spring AI's {@code ChatClient} with the
  * limiter's advisor: Spring AI's real {@link OpenAiChatModel} (on the openai-java SDK) pointed at
- * {@code stub.url}, and an observer that records every settlement the enforcer reports.
+ * {@code stub.url}, and an observer that records every settlement the enforcer reports and the thread of each decision.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -48,11 +49,19 @@ class ChatApp {
     return new CopyOnWriteArrayList<>();
   }
 
+  /** The threads the enforcer told its observers of its decisions on, in order. */
   @Bean
-  RateLimitObserver settlementRecorder(List<Settled> settlements) {
+  List<String> decisionThreads() {
+    return new CopyOnWriteArrayList<>();
+  }
+
+  @Bean
+  RateLimitObserver settlementRecorder(List<Settled> settlements, List<String> decisionThreads) {
     return new RateLimitObserver() {
       @Override
-      public void onDecision(io.github.llmratelimiter.gateway.RateLimitOutcome outcome, long nanos) {}
+      public void onDecision(RateLimitOutcome outcome, long nanos) {
+        decisionThreads.add(Thread.currentThread().getName());
+      }
 
       @Override
       public void onReconcile(String policy, long estimate, long actual) {
