@@ -3,6 +3,7 @@ package io.github.llmratelimiter.springai.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
@@ -41,7 +42,7 @@ class SpringAiAdvisorTests {
     app = ChatApp.start(stub,
         "ratelimiter.rpm.limit=1000",
         "ratelimiter.tpm.limit=1000000",
-        "ratelimiter.policies.single.rpm.limit=1",
+        "ratelimiter.policies.chat.rpm.limit=1",
         "ratelimiter.policies.one-at-a-time.concurrency.limit=1",
         "ratelimiter.policies.two-a-day.quotas.daily-requests.unit=requests",
         "ratelimiter.policies.two-a-day.quotas.daily-requests.limit=2",
@@ -95,21 +96,21 @@ class SpringAiAdvisorTests {
   void aDeniedCallOrStreamNeverReachesTheModel() {
     ChatClient.ChatClientRequestSpec call = chat.prompt("hello")
         .advisors(RateLimitAdvisor.caller("denied-tenant"))
-        .advisors(RateLimitAdvisor.policy("single"));
+        .advisors(RateLimitAdvisor.policy("chat"));
     assertThat(call.call().content()).isEqualTo("hi");
     int before = stub.calls();
 
     assertThatThrownBy(() -> chat.prompt("hello").advisors(RateLimitAdvisor.caller("denied-tenant"))
-        .advisors(RateLimitAdvisor.policy("single")).call().content())
+        .advisors(RateLimitAdvisor.policy("chat")).call().content())
         .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
           assertThat(e.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
           assertThat(e.decision().retryAfterMs()).isPositive();
-          assertThat(e.outcome().policy().name()).isEqualTo("single");
+          assertThat(e.outcome().policy().name()).isEqualTo("chat");
           assertThat(e.outcome().decidingBudget().name()).isEqualTo(e.decision().level());
           assertThat(e.outcome().key().model()).isEqualTo("gpt-4o-mini");
         });
     assertThatThrownBy(() -> chat.prompt("hello").advisors(RateLimitAdvisor.caller("denied-tenant"))
-        .advisors(RateLimitAdvisor.policy("single")).stream().content().blockLast(Duration.ofSeconds(30)))
+        .advisors(RateLimitAdvisor.policy("chat")).stream().content().blockLast(Duration.ofSeconds(30)))
         .isInstanceOf(RateLimitExceededException.class);
     assertThat(stub.calls()).isEqualTo(before);
   }
@@ -175,14 +176,35 @@ class SpringAiAdvisorTests {
   @Test
   void theAdvisorsDecisionsAreInTheLimitersMetrics() {
     MeterRegistry meters = app.getBean(MeterRegistry.class);
-    double before = denied(meters, "single");
+    double before = denied(meters, "chat");
     chat.prompt("hello").advisors(RateLimitAdvisor.caller("metrics-tenant"))
-        .advisors(RateLimitAdvisor.policy("single")).call().content();
+        .advisors(RateLimitAdvisor.policy("chat")).call().content();
     assertThatThrownBy(() -> chat.prompt("hello").advisors(RateLimitAdvisor.caller("metrics-tenant"))
-        .advisors(RateLimitAdvisor.policy("single")).call().content())
+        .advisors(RateLimitAdvisor.policy("chat")).call().content())
         .isInstanceOf(RateLimitExceededException.class);
-    assertThat(denied(meters, "single")).isEqualTo(before + 1);
+    assertThat(denied(meters, "chat")).isEqualTo(before + 1);
   }
+
+  @Test
+  void theDocumentedCallAnswersThenSaysHowLongToWait() {
+    assertThat(ask(chat, "docs-tenant", "hello")).isEqualTo("hi");
+    assertThat(ask(chat, "docs-tenant", "hello")).matches("busy, retry in [1-6]?[0-9] s");
+  }
+
+  // tag::spring-ai-call[]
+  String ask(ChatClient chatClient, String tenant, String question) {
+    try {
+      return chatClient.prompt(question)
+          .advisors(RateLimitAdvisor.caller(tenant))  // the tenant, when no principal is authenticated
+          .advisors(RateLimitAdvisor.policy("chat"))  // optional: else ratelimiter.spring-ai.policy
+          .call()
+          .content();
+    } catch (RateLimitExceededException e) {  // nothing was sent to the model
+      Decision decision = e.decision();  // its reason, retry-after and the level that denied
+      return "busy, retry in " + Duration.ofMillis(decision.retryAfterMs()).toSeconds() + " s";
+    }
+  }
+  // end::spring-ai-call[]
 
   @Test
   void aCallWithoutACallerIsRejectedBeforeTheModel() {
