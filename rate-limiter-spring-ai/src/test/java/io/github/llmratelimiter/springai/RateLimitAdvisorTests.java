@@ -18,10 +18,16 @@ import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.StoreFailure;
+import io.github.llmratelimiter.core.ConcurrencyLimit;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClient;
@@ -42,6 +48,7 @@ import org.springframework.security.authentication.AnonymousAuthenticationToken;
 import org.springframework.security.authentication.UsernamePasswordAuthenticationToken;
 import org.springframework.security.core.authority.AuthorityUtils;
 import org.springframework.security.core.context.SecurityContextHolder;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 
 class RateLimitAdvisorTests {
@@ -156,6 +163,62 @@ class RateLimitAdvisorTests {
       Thread.onSpinWait();
     }
     assertThat(reconciled).containsExactly(42L);
+  }
+
+  @Test
+  void aStreamCancelledWhileTheStoreDecidesGivesItsAdmittedCallBack() {
+    CompletableFuture<Void> decided = new CompletableFuture<>();
+    RateLimitStore store = RateLimitStore.inMemory(new ManualTicker());
+    RateLimitStore slow = (RateLimitStore) Proxy.newProxyInstance(getClass().getClassLoader(),
+        new Class<?>[] {RateLimitStore.class}, (proxy, method, args) -> {
+          Object answer;
+          try {
+            answer = method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          return method.getName().equals("reserveAsync")
+              ? decided.thenCompose(ignored -> (CompletionStage<?>) answer) : answer;
+        });
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(100), null,
+            ModelTokenLimit.perMinute(1_000_000), ConcurrencyLimit.of(1)))
+        .build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(slow, policies, StoreFailure.DENY,
+        () -> List.of(new RateLimitObserver() {
+          @Override
+          public void onDecision(RateLimitOutcome outcome, long nanos) {}
+
+          @Override
+          public void onReconcile(String policy, long estimate, long actual) {
+            reconciled.add(actual);
+          }
+        }));
+    AtomicInteger streamed = new AtomicInteger();
+    ChatModel model = new ChatModel() {
+      @Override
+      public ChatResponse call(Prompt prompt) {
+        return response(new DefaultUsage(1, 1));
+      }
+
+      @Override
+      public Flux<ChatResponse> stream(Prompt prompt) {
+        streamed.incrementAndGet();
+        return Flux.just(response(new DefaultUsage(1, 1)));
+      }
+    };
+    ChatClient client = ChatClient.builder(model).defaultAdvisors(RateLimitAdvisor.builder(
+        RateLimitGateway.builder(enforcer, (bytes, off, len) -> null).build()).build()).build();
+
+    Disposable stream = client.prompt("hello").advisors(RateLimitAdvisor.caller("t")).stream()
+        .content().subscribe();
+    stream.dispose();
+    decided.complete(null); // the store admits the call after its subscriber went away
+    assertThat(streamed).as("the model is never called").hasValue(0);
+    assertThat(reconciled).as("its model tokens refunded").containsExactly(0L);
+    // its slot was released: the caller's next call takes it
+    assertThat(client.prompt("hello").advisors(RateLimitAdvisor.caller("t")).call().content())
+        .isEqualTo("hi");
   }
 
   @Test
