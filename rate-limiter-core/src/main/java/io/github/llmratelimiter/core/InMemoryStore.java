@@ -596,6 +596,7 @@ final class InMemoryStore implements RateLimitStore {
       @Nullable Consumption quotaEstimate) {
     long remainingTokens = Long.MAX_VALUE;
     long tokensReset = 0;
+    LevelRemaining[] components = new LevelRemaining[tables.length];
     KeyEntry e = first;
     for (int i = 0; i < tables.length; i++, e = e.held) {
       if (tables[i].hasModelTokens) {
@@ -604,14 +605,16 @@ final class InMemoryStore implements RateLimitStore {
         remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(e));
         tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(e, now));
       }
+      components[i] = tables[i].components(e, now);
     }
+    List<LevelRemaining> byLevel = List.of(components);
     if (quotas == null) {
       return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
-          remainingTokens, tokensReset);
+          remainingTokens, tokensReset, 0, 0, List.of(), byLevel);
     }
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
         remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs,
-        quotas.statuses(d.allowed()));
+        quotas.statuses(d.allowed()), byLevel);
   }
 
   /**
