@@ -6,17 +6,17 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
-import io.github.llmratelimiter.core.ManualClock;
-import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,19 +43,20 @@ public abstract class AbstractHeaderItemsTests {
       + "\"chat-burst\";q=5;w=5, \"chat-concurrency\";q=2, \"chat-tokens\";q=500;w=60, "
       + "\"per-key/daily\";q=4;w=86400";
 
-  private final ManualTicker ticker = new ManualTicker();
-  private final ManualClock clock = new ManualClock(NOON);
+  /** Time stands still: every figure below is exact. */
+  private final Ticker ticker = () -> 7_000_000_000L;
+  private final InstantSource clock = InstantSource.fixed(NOON);
   private RateLimitStore store;
   private RateLimitEnforcer enforcer;
 
   /**
    * Returns a new store on these clocks.
    *
-   * @param ticker the time of windows, buckets and leases
-   * @param clock the calendar of quotas
+   * @param ticker the time of windows, buckets and leases (a test's, standing still)
+   * @param clock the calendar of quotas (a test's, at noon UTC)
    * @return the store
    */
-  protected abstract RateLimitStore newStore(ManualTicker ticker, ManualClock clock);
+  protected abstract RateLimitStore newStore(Ticker ticker, InstantSource clock);
 
   @BeforeEach
   void start() {
