@@ -265,6 +265,37 @@ public abstract class AbstractWebStackScenarioTests {
   }
 
   @Test
+  void eachRateLimitItemTellsItsOwnBudget() {
+    // 3 a minute, a bucket of 5 refilled at 1 a second, 2 calls in flight, 500 model tokens a
+    // minute; each call estimated at 20 model tokens
+    String key = newKey();
+    postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"items\";q=3;w=60, "
+            + "\"items-burst\";q=5;w=5, \"items-concurrency\";q=2, \"items-tokens\";q=500;w=60")
+        // one of 3 used: 2 left in the window, though the call itself held 1 of the 2 slots
+        .expectHeader().valueEquals("RateLimit", "\"items\";r=2;t=60, \"items-burst\";r=4;t=1, "
+            + "\"items-concurrency\";r=1, \"items-tokens\";r=480;t=60")
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "3")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "2")
+        .expectHeader().valueEquals("x-ratelimit-reset-requests", "1m0s")
+        .expectHeader().valueEquals("x-ratelimit-limit-tokens", "500")
+        .expectHeader().valueEquals("x-ratelimit-remaining-tokens", "480");
+    for (int i = 1; i >= 0; i--) {
+      postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
+          .expectHeader().valueEquals("x-ratelimit-remaining-requests", Integer.toString(i))
+          .expectHeader().valueMatches("RateLimit", "\"items\";r=" + i + ";t=60, "
+              + "\"items-burst\";r=" + (i + 2) + ";t=" + (3 - i) + ", "
+              + "\"items-concurrency\";r=[01], \"items-tokens\";r=4[46]\\d;t=60");
+    }
+    // the window denies: its item first, with r=0; the bucket still holds 2 calls
+    postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(429)
+        .expectHeader().valueMatches("RateLimit", "\"items\";r=0;t=60, \"items-burst\";r=2;t=3, "
+            + "\"items-concurrency\";r=[012], \"items-tokens\";r=4\\d\\d;t=60")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0")
+        .expectHeader().exists("Retry-After");
+  }
+
+  @Test
   void requestCrossingTheLimitGets429WithExactBytesAndHeaders() {
     Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
