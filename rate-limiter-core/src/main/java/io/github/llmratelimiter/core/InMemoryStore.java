@@ -596,7 +596,6 @@ final class InMemoryStore implements RateLimitStore {
       @Nullable Consumption quotaEstimate) {
     long remainingTokens = Long.MAX_VALUE;
     long tokensReset = 0;
-    LevelRemaining[] components = new LevelRemaining[tables.length];
     KeyEntry e = first;
     for (int i = 0; i < tables.length; i++, e = e.held) {
       if (tables[i].hasModelTokens) {
@@ -605,9 +604,8 @@ final class InMemoryStore implements RateLimitStore {
         remainingTokens = Math.min(remainingTokens, tables[i].remainingModelTokens(e));
         tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(e, now));
       }
-      components[i] = tables[i].components(e, now);
     }
-    List<LevelRemaining> byLevel = List.of(components);
+    List<LevelRemaining> byLevel = components(tables, first, now);
     if (quotas == null) {
       return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
           remainingTokens, tokensReset, 0, 0, List.of(), byLevel);
@@ -615,6 +613,19 @@ final class InMemoryStore implements RateLimitStore {
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
         remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs,
         quotas.statuses(d.allowed()), byLevel);
+  }
+
+  /** What each component of every level admits after the decision, one per level (no array for one). */
+  private static List<LevelRemaining> components(BudgetTable[] tables, KeyEntry first, long now) {
+    if (tables.length == 1) {
+      return List.of(tables[0].components(first, now));
+    }
+    LevelRemaining[] each = new LevelRemaining[tables.length];
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
+      each[i] = tables[i].components(e, now);
+    }
+    return List.of(each);
   }
 
   /**

@@ -44,14 +44,4 @@ public record LevelRemaining(String level, long window, long windowResetMs, long
     Args.notNegative("modelTokens", modelTokens);
     Args.notNegative("modelTokensResetMs", modelTokensResetMs);
   }
-
-  /**
-   * Returns the unit-cost calls every component of the level admits now: the smallest of the
-   * window, the bucket and the free slots.
-   *
-   * @return {@code min(window, bucket, slots)}
-   */
-  public long calls() {
-    return Math.min(window, Math.min(bucket, slots));
-  }
 }

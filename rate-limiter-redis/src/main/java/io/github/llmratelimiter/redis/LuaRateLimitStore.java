@@ -357,12 +357,21 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (figures.length == 0) {
       return List.of();
     }
+    if (levels.size() == 1) {
+      return List.of(level(levels, figures, 0));
+    }
     LevelRemaining[] each = new LevelRemaining[levels.size()];
-    for (int i = 0, f = 0; i < each.length; i++, f += AcquireReply.FIGURES) {
-      each[i] = new LevelRemaining(levels.get(i).name(), figures[f], figures[f + 1],
-          figures[f + 2], figures[f + 3], figures[f + 4], figures[f + 5], figures[f + 6]);
+    for (int i = 0; i < each.length; i++) {
+      each[i] = level(levels, figures, i);
     }
     return List.of(each);
+  }
+
+  /** Level {@code i}'s figures, from its {@link AcquireReply#FIGURES} numbers in the reply's. */
+  private static LevelRemaining level(List<Budget> levels, long[] figures, int i) {
+    int f = i * AcquireReply.FIGURES;
+    return new LevelRemaining(levels.get(i).name(), figures[f], figures[f + 1], figures[f + 2],
+        figures[f + 3], figures[f + 4], figures[f + 5], figures[f + 6]);
   }
 
   /**
