@@ -13,18 +13,20 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The administration of a {@link GuardedRedisStore}: Redis's, under the same circuit breaker as
- * decisions. While the breaker is open or Redis fails, the local fallback answers from this
- * instance's share if there is one, else the call throws an {@link IllegalStateException}; {@link
- * #resetAll} always throws then.
+ * decisions (on a Cluster, whose calls read every master, under all of them: see {@link
+ * RedisMasters#call}). While the breaker is open (on a Cluster, any master's is other than closed)
+ * or Redis fails, the local fallback answers from this instance's share if there is one, else the
+ * call throws an {@link IllegalStateException}; {@link #resetAll} always throws then.
  */
 final class GuardedAdministration implements StoreAdministration {
 
   private final LuaRateLimitStore store;
   private final RedisAdministration redis;
-  private final RedisBreaker breaker;
+  /** The breakers of the masters, under which every call here runs (each reads every master). */
+  private final RedisMasters breaker;
   private final @Nullable FallbackStore fallback;
 
-  GuardedAdministration(LuaRateLimitStore store, RedisBreaker breaker,
+  GuardedAdministration(LuaRateLimitStore store, RedisMasters breaker,
       @Nullable FallbackStore fallback) {
     this.store = store;
     this.redis = store.redisAdministration();

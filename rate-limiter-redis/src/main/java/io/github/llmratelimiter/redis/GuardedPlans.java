@@ -11,29 +11,28 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The plan assignments of a {@link GuardedRedisStore}: Redis's, under the same circuit breaker and
- * command timeout as decisions. Assignments live in Redis only: while Redis does not answer, every
- * call throws an {@link IllegalStateException} (or its stage fails with one) whatever the failure
- * policy, so that a resolver keeps the plan it knew instead of taking the key for unassigned.
+ * command timeout as decisions (on a Cluster, those of the master that serves the key's plan).
+ * Assignments live in Redis only: while Redis does not answer, every call throws an {@link
+ * IllegalStateException} (or its stage fails with one) whatever the failure policy, so that a
+ * resolver keeps the plan it knew instead of taking the key for unassigned.
  */
 final class GuardedPlans implements PlanAssignments {
 
   private final RedisPlans redis;
-  private final Replies replies;
-  private final RedisBreaker breaker;
+  private final RedisMasters masters;
   /** Whether a fallback exists: it changes the message of a failure, never its outcome. */
   private final boolean fallback;
 
-  GuardedPlans(LuaRateLimitStore store, RedisBreaker breaker, boolean fallback) {
+  GuardedPlans(LuaRateLimitStore store, RedisMasters masters, boolean fallback) {
     this.redis = store.redisPlans();
-    this.replies = store.replies();
-    this.breaker = breaker;
+    this.masters = masters;
     this.fallback = fallback;
   }
 
   @Override
   public Optional<String> assignedPlan(String key) {
     Args.notBlank("key", key);
-    return breaker.call(() -> redis.assignedPlan(key), unavailable());
+    return master(key).breaker().call(() -> redis.assignedPlan(key), unavailable());
   }
 
   /**
@@ -45,6 +44,8 @@ final class GuardedPlans implements PlanAssignments {
   @Override
   public CompletionStage<Optional<String>> assignedPlanAsync(String key) {
     Args.notBlank("key", key);
+    RedisMasters.Master master = master(key);
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.failedFuture(
           new IllegalStateException("the Redis rate-limit store is unavailable"));
@@ -61,7 +62,7 @@ final class GuardedPlans implements PlanAssignments {
       breaker.releasePermission();
       throw e;
     }
-    return replies.within(sent, start).handle((plan, failure) -> {
+    return master.replies().within(sent, start).handle((plan, failure) -> {
       if (failure != null) {
         breaker.failed(Replies.redisException(failure), start);
         throw new IllegalStateException("the Redis rate-limit store is unavailable");
@@ -77,10 +78,15 @@ final class GuardedPlans implements PlanAssignments {
     if (plan != null) {
       Args.notBlank("plan", plan);
     }
-    breaker.call(() -> {
+    master(key).breaker().call(() -> {
       redis.assignPlan(key, plan);
       return null;
     }, unavailable());
+  }
+
+  /** The master that serves the key's plan assignment. */
+  private RedisMasters.Master master(String key) {
+    return masters.forKey(redis.planKey(key));
   }
 
   /** What answers while Redis does not: a failure, whose message says whether a fallback exists. */

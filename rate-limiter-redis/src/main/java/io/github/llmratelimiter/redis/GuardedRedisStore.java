@@ -37,18 +37,23 @@ import org.jspecify.annotations.Nullable;
  * opens when the failure rate over the last calls reaches its threshold, and then the policy
  * answers every call without waiting on Redis until the retry interval has passed; a few probe
  * calls then decide whether it closes again ({@link RedisBreaker}). The heartbeats and the health
- * check ({@link RedisHeartbeat}), the renewals of slots ({@link SlotRenewal}), the administration ({@link GuardedAdministration}) and the plan
- * assignments ({@link GuardedPlans}) go through the same breaker.
+ * check ({@link RedisHeartbeat}), the renewals of slots ({@link SlotRenewal}), the administration
+ * ({@link GuardedAdministration}) and the plan assignments ({@link GuardedPlans}) go through the
+ * breakers too.
+ *
+ * <p>The silence clock and the breaker are kept per master ({@link RedisMasters}): one for a
+ * standalone server or a Sentinel's master, one per master on a Cluster, where a call waits on, and
+ * counts for, the master that serves its root key's hash slot. So a Cluster master that is frozen
+ * or failing sends to the policy only the calls on the keys it serves.
  */
 final class GuardedRedisStore implements RedisRateLimitStore {
 
   private static final System.Logger LOG = System.getLogger(RedisRateLimitStore.class.getName());
 
   private final LuaRateLimitStore redis;
-  private final Replies replies;
   private final FailurePolicy policy;
   private final @Nullable FallbackStore fallback;
-  private final RedisBreaker breaker;
+  private final RedisMasters masters;
   private final RedisHeartbeat heartbeat;
   private final SlotRenewal renewal;
   private final GuardedAdministration administration;
@@ -57,25 +62,29 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   private final LongAdder refunds = new LongAdder();
   private final ScheduledExecutorService timer;
 
+  /**
+   * A store on {@code redis}, guarded by the circuit breakers of its masters ({@link
+   * LuaRateLimitStore#masters}).
+   */
   GuardedRedisStore(LuaRateLimitStore redis, FailurePolicy policy, Duration retryInterval,
-      RedisBreaker.Settings settings, Duration heartbeatInterval, Duration slotLease, Ticker clock,
+      Duration heartbeatInterval, Duration slotLease, Ticker clock,
       InstantSource wallClock, ScheduledExecutorService timer) {
     this.redis = redis;
-    this.replies = redis.replies();
     this.policy = policy;
     this.retryMs = Math.max(1, retryInterval.toMillis());
     this.fallback = policy == FailurePolicy.LOCAL_FALLBACK ? new FallbackStore(clock, wallClock, retryMs) : null;
-    this.breaker = new RedisBreaker(settings, retryInterval, retryMs, policy, clock);
-    this.heartbeat = new RedisHeartbeat(redis, breaker, fallback, heartbeatInterval, timer);
-    this.renewal = new SlotRenewal(redis, breaker, clock, slotLease);
-    this.administration = new GuardedAdministration(redis, breaker, fallback);
-    this.plans = new GuardedPlans(redis, breaker, fallback != null);
+    this.masters = redis.masters();
+    this.heartbeat = new RedisHeartbeat(redis, masters, fallback, heartbeatInterval, timer);
+    this.renewal = new SlotRenewal(redis, masters, clock, slotLease);
+    this.administration = new GuardedAdministration(redis, masters, fallback);
+    this.plans = new GuardedPlans(redis, masters, fallback != null);
     this.timer = timer;
   }
 
   /**
    * Connects and loads the scripts, waiting up to {@code wait}, then starts the heartbeats and the
-   * renewal of slots; a failure opens the circuit breaker, since Redis is known to be unavailable.
+   * renewal of slots; a failure opens the circuit breaker of every master known then, since Redis
+   * is known to be unavailable.
    */
   void start(Duration wait) {
     heartbeat.start(wait);
@@ -165,7 +174,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       return CompletableFuture.completedFuture(null);
     }
-    return settleAsync(() -> redis.submitReconcile(reservation, actual));
+    return settleAsync(master(reservation), () -> redis.submitReconcile(reservation, actual));
   }
 
   /**
@@ -177,14 +186,14 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   @Override
   public void release(Reservation reservation) {
     if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
-      settle(() -> redis.submitRelease(reservation));
+      settle(master(reservation), () -> redis.submitRelease(reservation));
     }
   }
 
   @Override
   public CompletionStage<Void> releaseAsync(Reservation reservation) {
     if (redis.planRelease(reservation) && onRedisAfterFallback(reservation)) {
-      return settleAsync(() -> redis.submitRelease(reservation));
+      return settleAsync(master(reservation), () -> redis.submitRelease(reservation));
     }
     return CompletableFuture.completedFuture(null);
   }
@@ -201,18 +210,24 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return LuaRateLimitStore.fromRedis(reservation);
   }
 
+  /** The master that serves a reservation's keys. */
+  private RedisMasters.Master master(Reservation reservation) {
+    return redis.master(reservation.levels(), reservation.keys());
+  }
+
   /**
-   * Sends a call that settles an earlier one (a reconciliation, a release) with the circuit
-   * breaker's permission and waits for its reply; one that cannot reach Redis is lost, and counted
-   * as an error.
+   * Sends a call that settles an earlier one (a reconciliation, a release) with the permission of
+   * the circuit breaker of {@code master}, which serves its keys, and waits for its reply; one that
+   * cannot reach Redis is lost, and counted as an error.
    */
-  private void settle(Supplier<CompletableFuture<List<Object>>> send) {
+  private void settle(RedisMasters.Master master, Supplier<CompletableFuture<List<Object>>> send) {
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return;
     }
     long start = System.nanoTime();
     try {
-      replies.await(send.get(), start);
+      master.replies().await(send.get(), start);
       breaker.succeeded(start);
     } catch (RedisException e) {
       breaker.failed(e, start);
@@ -223,7 +238,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   }
 
   /** Like {@link #settle} without blocking: completes once answered, or lost. */
-  private CompletionStage<Void> settleAsync(Supplier<CompletableFuture<List<Object>>> send) {
+  private CompletionStage<Void> settleAsync(RedisMasters.Master master,
+      Supplier<CompletableFuture<List<Object>>> send) {
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -238,7 +255,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       breaker.releasePermission();
       throw e;
     }
-    return replies.within(sent, start).handle((done, failure) -> {
+    return master.replies().within(sent, start).handle((done, failure) -> {
       if (failure == null) {
         breaker.succeeded(start);
       } else {
@@ -274,7 +291,7 @@ final class GuardedRedisStore implements RedisRateLimitStore {
       }
       return;
     }
-    settle(() -> redis.submitReconcile(reservation, actual));
+    settle(master(reservation), () -> redis.submitReconcile(reservation, actual));
   }
 
   /**
@@ -284,7 +301,8 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   @Override
   public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
     if (redis.planChargeModelTokens(levels, keys, modelTokens)) {
-      settle(() -> redis.submitChargeModelTokens(levels, keys, modelTokens));
+      settle(redis.master(levels, keys),
+          () -> redis.submitChargeModelTokens(levels, keys, modelTokens));
     }
   }
 
@@ -294,17 +312,21 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     if (!redis.planChargeModelTokens(levels, keys, modelTokens)) {
       return CompletableFuture.completedFuture(null);
     }
-    return settleAsync(() -> redis.submitChargeModelTokens(levels, keys, modelTokens));
+    return settleAsync(redis.master(levels, keys),
+        () -> redis.submitChargeModelTokens(levels, keys, modelTokens));
   }
 
   private Reservation decide(LuaRateLimitStore.Call call) {
     if (call.decided() != null) {
       return call.decidedReservation();
     }
+    RedisMasters.Master master = redis.master(call.levels(), call.keys());
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return outage(call);
     }
     // the caller waits on its own thread, and decodes there: no timer task, no work on Redis's loop
+    Replies replies = master.replies();
     long start = System.nanoTime();
     long deadline = start + replies.maxWaitNanos();
     CompletableFuture<AcquireReply> sent = null;
@@ -318,12 +340,12 @@ final class GuardedRedisStore implements RedisRateLimitStore {
           throw new RedisException("Redis ran the call after its deadline twice");
         }
       }
-      return finish(call, start, reply, null);
+      return finish(call, breaker, start, reply, null);
     } catch (RedisException e) {
       if (sent != null) {
         refundWhenLate(call, sent);
       }
-      return finish(call, start, null, e);
+      return finish(call, breaker, start, null, e);
     } catch (RuntimeException e) {
       breaker.releasePermission(); // not Redis's failure: the permission goes back unused
       throw e;
@@ -334,11 +356,13 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     if (call.decided() != null) {
       return CompletableFuture.completedFuture(call.decidedReservation());
     }
-    if (!breaker.tryAcquirePermission()) {
+    RedisMasters.Master master = redis.master(call.levels(), call.keys());
+    if (!master.breaker().tryAcquirePermission()) {
       return CompletableFuture.completedFuture(outage(call));
     }
     long start = System.nanoTime();
-    return send(call, start).handle((r, failure) -> finish(call, start, r, failure));
+    return send(call, master, start)
+        .handle((r, failure) -> finish(call, master.breaker(), start, r, failure));
   }
 
   /**
@@ -347,20 +371,21 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    * while its caller still waited (the server's clock ran ahead of this process's estimate, which
    * the reply corrected) is sent once more.
    */
-  private CompletableFuture<AcquireReply> send(LuaRateLimitStore.Call call, long start) {
-    long deadline = start + replies.maxWaitNanos();
+  private CompletableFuture<AcquireReply> send(
+      LuaRateLimitStore.Call call, RedisMasters.Master master, long start) {
+    long deadline = start + master.replies().maxWaitNanos();
     try {
-      return send(call, start, deadline, false);
+      return send(call, master.replies(), start, deadline, false);
     } catch (RedisException e) {
       return CompletableFuture.failedFuture(e);
     } catch (RuntimeException e) {
-      breaker.releasePermission(); // not Redis's failure: the permission goes back unused
+      master.breaker().releasePermission(); // not Redis's failure: the permission goes back unused
       throw e;
     }
   }
 
-  private CompletableFuture<AcquireReply> send(
-      LuaRateLimitStore.Call call, long start, long deadline, boolean again) {
+  private CompletableFuture<AcquireReply> send(LuaRateLimitStore.Call call, Replies replies,
+      long start, long deadline, boolean again) {
     CompletableFuture<AcquireReply> sent = redis.submit(call, deadline);
     return replies.within(sent, start).handle((reply, failure) -> {
       if (failure != null) {
@@ -375,16 +400,19 @@ final class GuardedRedisStore implements RedisRateLimitStore {
             new RedisException("Redis ran the call after its deadline twice"));
       }
       try {
-        return send(call, start, deadline, true);
+        return send(call, replies, start, deadline, true);
       } catch (RuntimeException e) {
         return CompletableFuture.<AcquireReply>failedFuture(e);
       }
     }).thenCompose(f -> f);
   }
 
-  /** The outcome of a sent call: its reply decoded, or the failure policy's answer. */
-  private Reservation finish(LuaRateLimitStore.Call call, long start, @Nullable AcquireReply reply,
-      @Nullable Throwable failure) {
+  /**
+   * The outcome of a sent call: its reply decoded, or the failure policy's answer; recorded by the
+   * breaker of the master it was sent to.
+   */
+  private Reservation finish(LuaRateLimitStore.Call call, RedisBreaker breaker, long start,
+      @Nullable AcquireReply reply, @Nullable Throwable failure) {
     if (reply == null) {
       breaker.failed(Replies.redisException(failure), start);
       return outage(call);
@@ -450,9 +478,14 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return Optional.of(administration);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On a Cluster: the failed calls to every master.
+   */
   @Override
   public long errorCount() {
-    return breaker.errorCount();
+    return masters.errorCount();
   }
 
   /** How many calls answered by the policy were refunded on Redis when their reply came late. */
@@ -465,14 +498,20 @@ final class GuardedRedisStore implements RedisRateLimitStore {
     return fallback == null ? 1 : fallback.instances();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>On a Cluster: whether the circuit breaker of any master is open (or probing), so that the
+   * policy answers the calls on the keys that master serves.
+   */
   @Override
   public boolean degraded() {
-    return breaker.degraded();
+    return masters.degraded();
   }
 
-  /** The circuit breaker's configuration, for tests. */
+  /** The circuit breakers' configuration (every master's is the same), for tests. */
   CircuitBreakerConfig breakerConfig() {
-    return breaker.config();
+    return masters.single().breaker().config();
   }
 
   /** The Redis side, for tests. */
@@ -484,7 +523,9 @@ final class GuardedRedisStore implements RedisRateLimitStore {
    * {@inheritDoc}
    *
    * <p>Waits at most the shorter of the command timeout and {@value RedisHeartbeat#PING_MILLIS}
-   * ms. An answer while the circuit breaker is open lets its probe calls through at once.
+   * ms. An answer while the circuit breaker is open lets its probe calls through at once. On a
+   * Cluster every master is sent a {@code PING} (at once): {@code true} when every master answered,
+   * and each master that answered lets its own probe calls through.
    */
   @Override
   public boolean ping() {

@@ -66,7 +66,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   /** The clock of quota periods. */
   private final InstantSource wallClock;
   private final ConcurrentHashMap<String, ScriptBudget> budgets = new ConcurrentHashMap<>();
-  private final Replies replies;
+  /** The health of each master: its silence clock (and its circuit breaker, for the guard). */
+  private final RedisMasters masters;
   /** The server's clock as this process knows it; {@code null} when time is the ticker's. */
   private final @Nullable RedisClock serverClock;
   private final RedisPlans plans;
@@ -74,14 +75,14 @@ final class LuaRateLimitStore implements RateLimitStore {
   /** The slot lease in the scripts' time units (see acquire.lua and renew.lua). */
   private final double slotLeaseUnits;
 
-  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, Replies replies,
+  LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, RedisMasters masters,
       Duration slotLease, InstantSource wallClock) {
     this.link = link;
     this.wallClock = wallClock;
     this.slotLeaseUnits = ticker == null ? slotLease.toNanos() / 1000.0 : slotLease.toNanos();
     this.layout = layout;
     this.ticker = ticker;
-    this.replies = replies;
+    this.masters = masters;
     this.serverClock = ticker == null ? new RedisClock(System.nanoTime()) : null;
     this.plans = new RedisPlans(link, layout);
     this.administration = new RedisAdministration(this, link, layout);
@@ -267,6 +268,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       return call.decidedReservation();
     }
     long sent = System.nanoTime();
+    Replies replies = master(call.levels(), call.keys()).replies();
     return decode(call, replies.await(submit(call, sent + replies.maxWaitNanos()), sent));
   }
 
@@ -299,7 +301,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keyCount] = counter;
     }
-    return watched(link.async().thenCompose(redis ->
+    return watched(keys[0], link.async().thenCompose(redis ->
         ACQUIRE.submit(redis, () -> new AcquireReply(false, n), keys, numbers, levelArgs, n)));
   }
 
@@ -321,7 +323,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    return watched(link.async().thenCompose(redis ->
+    return watched(keys[0], link.async().thenCompose(redis ->
         ACQUIRE.submit(redis, () -> new AcquireReply(true, n), keys, numbers, levelArgs, n + 1)));
   }
 
@@ -447,7 +449,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       return CompletableFuture.completedFuture(false);
     }
     String[] sent = all;
-    return watched(link.async().thenCompose(redis ->
+    return watched(sent[0], link.async().thenCompose(redis ->
         REFUND.submit(redis, LuaScript.list(), sent, numbers, levelArgs, n)))
         .thenApply(ignored -> true);
   }
@@ -462,7 +464,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     numbers[3] = id;
     numbers[4] = ttlMs;
     String[] keys = {layout.instances()};
-    return watched(link.async().thenCompose(redis ->
+    return watched(keys[0], link.async().thenCompose(redis ->
         HEARTBEAT.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)))
         .thenApply(reply -> {
           if (serverClock != null) {
@@ -472,13 +474,33 @@ final class LuaRateLimitStore implements RateLimitStore {
         });
   }
 
-  /** Sends a PING; completes with the reply. */
-  CompletableFuture<String> ping() {
-    return watched(link.async().thenCompose(redis -> redis.ping().toCompletableFuture()));
+  /** The key of the live-instance set, which the heartbeats update. */
+  String instancesKey() {
+    return layout.instances();
   }
 
-  /** Notes every reply's arrival, and the server time a script reply carries. */
-  private <T> CompletableFuture<T> watched(CompletableFuture<T> call) {
+  /**
+   * Sends a {@code PING} to {@code master}: over the connection on a standalone server (or a
+   * Sentinel's master), to that master's node on a Cluster whose topology is known; completes with
+   * the reply.
+   */
+  CompletableFuture<String> ping(RedisMasters.Master master) {
+    CompletableFuture<String> sent = master.id().isEmpty()
+        ? link.async().thenCompose(redis -> redis.ping().toCompletableFuture())
+        : link.ping(master.id());
+    return watched(master, sent);
+  }
+
+  /**
+   * Notes every reply's arrival on the silence clock of the master that serves {@code routeKey},
+   * and the server time a script reply carries.
+   */
+  private <T> CompletableFuture<T> watched(String routeKey, CompletableFuture<T> call) {
+    return watched(masters.forKey(routeKey), call);
+  }
+
+  private <T> CompletableFuture<T> watched(RedisMasters.Master master, CompletableFuture<T> call) {
+    Replies replies = master.replies();
     return call.whenComplete((reply, failure) -> {
       replies.arrived(failure);
       if (reply instanceof AcquireReply a && serverClock != null) {
@@ -492,9 +514,32 @@ final class LuaRateLimitStore implements RateLimitStore {
     return wallClock;
   }
 
-  /** The replies of this store's connection, and how long a caller waits for one. */
+  /**
+   * The replies of a standalone server (or a Sentinel's master), and how long a caller waits for
+   * one; on a Cluster, those of the calls sent before the topology is known (the waits are every
+   * master's).
+   */
   Replies replies() {
-    return replies;
+    return masters.single().replies();
+  }
+
+  /** The health of each master. */
+  RedisMasters masters() {
+    return masters;
+  }
+
+  /**
+   * The master that serves the keys of a call on {@code levels} under {@code keys}: every key of
+   * one script call carries the root key's hash tag.
+   */
+  RedisMasters.Master master(List<Budget> levels, List<String> keys) {
+    if (!masters.cluster()) {
+      return masters.single();
+    }
+    ScriptBudget root = scripted(levels.get(0));
+    String[] rootKeys = new String[root.keyCount];
+    root.copyKeys(keys.get(0), keys.get(0), rootKeys, 0);
+    return masters.forKey(rootKeys[0]);
   }
 
   private ScriptBudget[] scripted(List<Budget> levels) {
@@ -555,7 +600,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.decided() != null) {
       return CompletableFuture.completedFuture(call.decidedReservation());
     }
-    return submit(call, System.nanoTime() + replies.maxWaitNanos())
+    return submit(call, System.nanoTime() + replies().maxWaitNanos())
         .thenApply(reply -> decode(call, reply));
   }
 
@@ -610,7 +655,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   public void reconcile(Reservation reservation, Consumption actual) {
     if (planReconcile(reservation, actual)) {
       long sent = System.nanoTime();
-      replies.await(submitReconcile(reservation, actual), sent);
+      master(reservation.levels(), reservation.keys()).replies()
+          .await(submitReconcile(reservation, actual), sent);
     }
   }
 
@@ -675,7 +721,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       return CompletableFuture.completedFuture(List.of());
     }
     int levelCount = tokens ? levelArgs.length : 0;
-    return watched(link.async().thenCompose(redis ->
+    return watched(all[0], link.async().thenCompose(redis ->
         RECONCILE.submit(redis, LuaScript.list(), all, numbers, levelArgs, levelCount)));
   }
 
@@ -706,7 +752,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   public void chargeModelTokens(List<Budget> levels, List<String> keys, long modelTokens) {
     if (planChargeModelTokens(levels, keys, modelTokens)) {
       long sent = System.nanoTime();
-      replies.await(submitChargeModelTokens(levels, keys, modelTokens), sent);
+      master(levels, keys).replies()
+          .await(submitChargeModelTokens(levels, keys, modelTokens), sent);
     }
   }
 
@@ -734,7 +781,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] all = new String[keyCount + 1];
     byte[][] levelArgs = new byte[scripted.length][];
     all[keyCount] = levelKeys(keys, scripted, all, levelArgs);
-    return watched(link.async().thenCompose(redis -> CHARGE_MODEL_TOKENS.submit(
+    return watched(all[0], link.async().thenCompose(redis -> CHARGE_MODEL_TOKENS.submit(
         redis, LuaScript.list(), all, numbers, levelArgs, levelArgs.length)));
   }
 
@@ -756,7 +803,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   public void release(Reservation reservation) {
     if (planRelease(reservation)) {
       long sent = System.nanoTime();
-      replies.await(submitRelease(reservation), sent);
+      master(reservation.levels(), reservation.keys()).replies()
+          .await(submitRelease(reservation), sent);
     }
   }
 
@@ -768,7 +816,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
     double[] numbers = {0, 1, 0, reservation.id()};
     String[] keys = slotKeys(reservation);
-    return watched(link.async().thenCompose(redis ->
+    return watched(keys[0], link.async().thenCompose(redis ->
         RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
   }
 
@@ -816,7 +864,7 @@ final class LuaRateLimitStore implements RateLimitStore {
         numbers[at++] = id;
       }
     }
-    return watched(link.async().thenCompose(redis ->
+    return watched(keys[0], link.async().thenCompose(redis ->
         RENEW.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)))
         .thenApply(reply -> (Long) reply.get(0));
   }

@@ -12,25 +12,35 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The circuit breaker (Resilience4j) in front of one store's Redis, and the count of the calls
- * that failed. It opens when the failure rate over the last calls reaches its threshold; while it
- * is open, nothing is asked of Redis until the retry interval has passed, and then a few probe
- * calls decide whether it closes again.
+ * The circuit breaker (Resilience4j) in front of one Redis server of a store (a standalone server,
+ * a Sentinel's master, or one master of a Cluster: see {@link RedisMasters}), and the count of the
+ * calls that failed. It opens when the failure rate over the last calls to that server reaches its
+ * threshold; while it is open, nothing is asked of that server until the retry interval has passed,
+ * and then a few probe calls decide whether it closes again.
  */
 final class RedisBreaker {
 
   private static final System.Logger LOG = System.getLogger(RedisRateLimitStore.class.getName());
 
   private final CircuitBreaker breaker;
-  private final LongAdder errors = new LongAdder();
+  private final LongAdder errors;
 
   /** The circuit breaker's settings. */
   record Settings(float failureRateThreshold, int slidingWindowSize,
       int minimumNumberOfCalls, int permittedCallsInHalfOpenState) {}
 
-  RedisBreaker(Settings settings, Duration retryInterval, long retryMs, FailurePolicy policy,
-      Ticker clock) {
-    this.breaker = CircuitBreaker.of("ratelimiter-redis", CircuitBreakerConfig.custom()
+  /**
+   * A breaker in front of one server, with the store's settings.
+   *
+   * @param master the address of the Cluster master it guards, or empty for the only server
+   * @param errors where its failed calls are counted (shared by the masters of one store)
+   */
+  RedisBreaker(String master, Settings settings, Duration retryInterval, FailurePolicy policy,
+      Ticker clock, LongAdder errors) {
+    this.errors = errors;
+    long retryMs = Math.max(1, retryInterval.toMillis());
+    this.breaker = CircuitBreaker.of(master.isEmpty() ? "ratelimiter-redis"
+        : "ratelimiter-redis-" + master, CircuitBreakerConfig.custom()
         .failureRateThreshold(settings.failureRateThreshold())
         // lock-free: a reply is recorded on whichever thread completes the call, an event loop
         // included, which must never park behind another thread's record
@@ -44,11 +54,25 @@ final class RedisBreaker {
         .build());
     breaker.getEventPublisher().onStateTransition(e -> {
       switch (e.getStateTransition().getToState()) {
-        case OPEN -> LOG.log(Level.WARNING,
-            "Redis rate-limit store unavailable; failure policy {0} answers, Redis is asked again"
-                + " in {1} ms", policy, Long.toString(retryMs));
-        case CLOSED -> LOG.log(Level.INFO,
-            "Redis rate-limit store answers again: decisions are shared again");
+        case OPEN -> {
+          if (master.isEmpty()) {
+            LOG.log(Level.WARNING, "Redis rate-limit store unavailable; failure policy {0}"
+                + " answers, Redis is asked again in {1} ms", policy, Long.toString(retryMs));
+          } else {
+            LOG.log(Level.WARNING, "Redis rate-limit store: Cluster master {0} unavailable;"
+                + " failure policy {1} answers for the keys it serves, it is asked again in {2} ms",
+                master, policy, Long.toString(retryMs));
+          }
+        }
+        case CLOSED -> {
+          if (master.isEmpty()) {
+            LOG.log(Level.INFO,
+                "Redis rate-limit store answers again: decisions are shared again");
+          } else {
+            LOG.log(Level.INFO, "Redis rate-limit store: Cluster master {0} answers again:"
+                + " decisions on the keys it serves are shared again", master);
+          }
+        }
         default -> { }
       }
     });
@@ -103,11 +127,6 @@ final class RedisBreaker {
     return breaker.getState() != CircuitBreaker.State.CLOSED;
   }
 
-  /** How many calls to Redis failed. */
-  long errorCount() {
-    return errors.sum();
-  }
-
   /** The breaker's configuration, for tests. */
   CircuitBreakerConfig config() {
     return breaker.getCircuitBreakerConfig();
@@ -119,10 +138,7 @@ final class RedisBreaker {
    */
   <T> T call(Supplier<T> onRedis, @Nullable Supplier<T> onFallback) {
     if (!breaker.tryAcquirePermission()) {
-      if (onFallback != null) {
-        return onFallback.get();
-      }
-      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+      return unavailable(onFallback, null);
     }
     long start = System.nanoTime();
     try {
@@ -131,14 +147,25 @@ final class RedisBreaker {
       return t;
     } catch (RedisException e) {
       failed(e, start);
-      if (onFallback != null) {
-        return onFallback.get();
-      }
-      throw new IllegalStateException(
-          "the Redis rate-limit store is unavailable (" + e.getClass().getSimpleName() + ")", e);
+      return unavailable(onFallback, e);
     } catch (RuntimeException e) {
       breaker.releasePermission();
       throw e;
     }
+  }
+
+  /**
+   * The answer of a monitoring call Redis did not answer: {@code onFallback}'s if given, else an
+   * {@link IllegalStateException} (caused by {@code failure}, if any).
+   */
+  static <T> T unavailable(@Nullable Supplier<T> onFallback, @Nullable RedisException failure) {
+    if (onFallback != null) {
+      return onFallback.get();
+    }
+    if (failure == null) {
+      throw new IllegalStateException("the Redis rate-limit store is unavailable");
+    }
+    throw new IllegalStateException("the Redis rate-limit store is unavailable ("
+        + failure.getClass().getSimpleName() + ")", failure);
   }
 }

@@ -3,6 +3,8 @@ package io.github.llmratelimiter.redis;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -15,7 +17,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Liveness both ways between one store and Redis: the store marks its instance live in Redis at a
  * fixed interval (the live count sizes the fallback's shares), and a health check asks whether
- * Redis answers a {@code PING}. Both count for the circuit breaker.
+ * Redis answers a {@code PING}. Both count for the circuit breaker of the master they reach: the
+ * heartbeat for the master that serves the live-instance set (one key), the health check for every
+ * master of a Cluster, each sent its own {@code PING}.
  */
 final class RedisHeartbeat {
 
@@ -25,8 +29,9 @@ final class RedisHeartbeat {
   static final long PING_MILLIS = 300;
 
   private final LuaRateLimitStore redis;
-  private final Replies replies;
-  private final RedisBreaker breaker;
+  private final RedisMasters masters;
+  /** The live-instance set's key, whose master answers the heartbeats. */
+  private final String instancesKey;
   private final @Nullable FallbackStore fallback;
   private final ScheduledExecutorService timer;
   private final long instanceId = ThreadLocalRandom.current().nextLong(1L << 52);
@@ -34,17 +39,17 @@ final class RedisHeartbeat {
   private final long heartbeatTtlMs;
   private final long pingMillis;
 
-  RedisHeartbeat(LuaRateLimitStore redis, RedisBreaker breaker, @Nullable FallbackStore fallback,
+  RedisHeartbeat(LuaRateLimitStore redis, RedisMasters masters, @Nullable FallbackStore fallback,
       Duration heartbeatInterval, ScheduledExecutorService timer) {
     this.redis = redis;
-    this.replies = redis.replies();
-    this.breaker = breaker;
+    this.masters = masters;
+    this.instancesKey = redis.instancesKey();
     this.fallback = fallback;
     this.timer = timer;
     this.heartbeatMs = heartbeatInterval.toMillis();
     this.heartbeatTtlMs = 3 * heartbeatMs;
     this.pingMillis = Math.max(1, Math.min(PING_MILLIS,
-        TimeUnit.NANOSECONDS.toMillis(replies.silenceNanos())));
+        TimeUnit.NANOSECONDS.toMillis(redis.replies().silenceNanos())));
   }
 
   /**
@@ -63,15 +68,16 @@ final class RedisHeartbeat {
 
   /**
    * Connects and loads the scripts, waiting up to {@code wait}, then starts the heartbeats; a
-   * failure opens the circuit breaker, since Redis is known to be unavailable.
+   * failure opens the circuit breaker of every master known then (the one state until a Cluster's
+   * topology is known), since Redis is known to be unavailable.
    */
   void start(Duration wait) {
     try {
       redis.warmUp(wait);
       beat().join();
     } catch (RedisException e) {
-      breaker.failed(e, 0);
-      breaker.open();
+      masters.single().breaker().failed(e, 0);
+      masters.openAll();
     }
     timer.scheduleWithFixedDelay(this::beat, heartbeatMs, heartbeatMs, TimeUnit.MILLISECONDS);
   }
@@ -84,6 +90,8 @@ final class RedisHeartbeat {
    * @return a future that completes once the heartbeat is answered or has failed
    */
   CompletableFuture<Void> beat() {
+    RedisMasters.Master master = masters.forKey(instancesKey);
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -99,7 +107,7 @@ final class RedisHeartbeat {
       LOG.log(Level.WARNING, "Redis rate-limit store heartbeat failed", e);
       return CompletableFuture.completedFuture(null);
     }
-    return replies.within(sent, start).handle((live, failure) -> {
+    return master.replies().within(sent, start).handle((live, failure) -> {
       if (failure != null) {
         breaker.failed(Replies.redisException(failure), start);
       } else {
@@ -113,22 +121,35 @@ final class RedisHeartbeat {
   }
 
   /**
-   * Sends a {@code PING}, waiting at most the shorter of the command timeout and {@value
-   * #PING_MILLIS} ms; an answer while the circuit breaker is open lets its probe calls through at
-   * once.
+   * Sends a {@code PING} to every master at once (the one server off a Cluster), waiting at most
+   * the shorter of the command timeout and {@value #PING_MILLIS} ms in all; an answer while a
+   * master's circuit breaker is open lets its probe calls through at once.
    *
-   * @return whether Redis answered
+   * @return whether every master answered
    */
   boolean ping() {
-    try {
-      redis.ping().get(pingMillis, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (ExecutionException | TimeoutException | RuntimeException e) {
-      return false;
+    List<RedisMasters.Master> all = masters.current();
+    List<CompletableFuture<String>> sent = new ArrayList<>(all.size());
+    for (RedisMasters.Master m : all) {
+      try {
+        sent.add(redis.ping(m));
+      } catch (RuntimeException e) {
+        sent.add(CompletableFuture.failedFuture(e));
+      }
     }
-    breaker.probeNow();
-    return true;
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pingMillis);
+    boolean every = true;
+    for (int i = 0; i < all.size(); i++) {
+      try {
+        sent.get(i).get(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        all.get(i).breaker().probeNow();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        every = false;
+      }
+    }
+    return every;
   }
 }

@@ -9,6 +9,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.codec.StringCodec;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -38,6 +39,7 @@ final class RedisLink implements AutoCloseable {
   private @Nullable CompletableFuture<? extends StatefulConnection<String, String>> pending;
   private volatile @Nullable RedisClusterCommands<String, String> commands;
   private volatile @Nullable RedisClusterAsyncCommands<String, String> async;
+  private volatile @Nullable StatefulRedisClusterConnection<String, String> clusterConnection;
   private volatile boolean closed;
 
   private RedisLink(
@@ -73,6 +75,31 @@ final class RedisLink implements AutoCloseable {
         () -> client.refreshPartitionsAsync().toCompletableFuture() // a cluster connection needs them
             .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
         timeout, release, true);
+  }
+
+  /**
+   * The Cluster's topology as the open cluster connection knows it (Lettuce keeps it up to date):
+   * which master serves which hash slot; {@code null} off a Cluster and until the connection is
+   * open.
+   */
+  @Nullable Partitions partitions() {
+    StatefulRedisClusterConnection<String, String> c = clusterConnection;
+    return c == null ? null : c.getPartitions();
+  }
+
+  /**
+   * Sends a {@code PING} to the Cluster node {@code nodeId} over the cluster connection's own
+   * connection to it (the one its commands take); completes with the reply.
+   *
+   * @throws IllegalStateException off a Cluster or before the connection is open
+   */
+  CompletableFuture<String> ping(String nodeId) {
+    StatefulRedisClusterConnection<String, String> c = clusterConnection;
+    if (c == null) {
+      throw new IllegalStateException("no open Cluster connection");
+    }
+    return c.getConnectionAsync(nodeId)
+        .thenCompose(node -> node.async().ping().toCompletableFuture());
   }
 
   /**
@@ -162,6 +189,7 @@ final class RedisLink implements AutoCloseable {
       // the synchronous commands serve monitoring calls: they wait this long at most
       connection.setTimeout(timeout);
       if (connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
+        clusterConnection = cluster;
         async = cluster.async();
         commands = cluster.sync();
       } else {
@@ -181,6 +209,7 @@ final class RedisLink implements AutoCloseable {
       f = pending;
       commands = null;
       async = null;
+      clusterConnection = null;
     }
     if (f != null) {
       f.thenAccept(StatefulConnection::close);

@@ -35,6 +35,11 @@ final class RedisPlans implements PlanAssignments {
     return link.async().thenCompose(redis -> redis.get(planKey).toCompletableFuture());
   }
 
+  /** The Redis key of a key's plan assignment. */
+  String planKey(String key) {
+    return layout.plan(key);
+  }
+
   @Override
   public void assignPlan(String key, @Nullable String plan) {
     Args.notBlank("key", key);

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -45,8 +46,10 @@ import org.jspecify.annotations.Nullable;
  * lease.
  *
  * <p>While Redis does not answer within the command timeout, the {@link FailurePolicy} decides;
- * Redis is tried again after the retry interval, and the store recovers by itself. Bad input is
- * rejected with an {@link IllegalArgumentException} before Redis is asked.
+ * Redis is tried again after the retry interval, and the store recovers by itself. On a Cluster
+ * this holds per master: a master that does not answer sends to the policy only the calls on the
+ * keys it serves. Bad input is rejected with an {@link IllegalArgumentException} before Redis is
+ * asked.
  *
  * <pre>{@code
  * RedisRateLimitStore store = RedisRateLimitStore.builder("redis://localhost:6379")
@@ -161,14 +164,17 @@ public interface RedisRateLimitStore extends RateLimitStore {
   }
 
   /**
-   * Returns how many calls to Redis failed (errors and timeouts) since the store was built.
+   * Returns how many calls to Redis failed (errors and timeouts) since the store was built, on
+   * every master of a Cluster.
    *
    * @return the error count, for a metric
    */
   long errorCount();
 
   /**
-   * Returns whether Redis is considered unavailable, so that the failure policy answers.
+   * Returns whether Redis is considered unavailable, so that the failure policy answers; on a
+   * Cluster, whether any master is (the policy then answers the calls on the keys that master
+   * serves, and Redis decides the others).
    *
    * @return {@code true} from a failed call until Redis answers again
    */
@@ -176,9 +182,10 @@ public interface RedisRateLimitStore extends RateLimitStore {
 
   /**
    * Sends a {@code PING} within the command timeout, for a health check; an answer ends a
-   * degraded period at once.
+   * degraded period at once. On a Cluster every master is sent one, and each answer ends that
+   * master's degraded period.
    *
-   * @return whether Redis answered
+   * @return whether Redis answered (on a Cluster, every master)
    */
   boolean ping();
 
@@ -300,12 +307,13 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets how long Redis may answer nothing while a call waits for it (default 1 s): a call
-     * fails once no reply at all has come on the store's connection for this long since it was
-     * sent or since the last reply. A call queued behind a burst keeps waiting while Redis answers
-     * the calls before it, up to {@link #maxWait}. This is also the longest a call waits for a
-     * connection and for a monitoring call (those of {@link #administration()}); a health check's
-     * {@code PING} waits at most the shorter of this and 300 ms.
+     * Sets how long Redis may answer nothing while a call waits for it (default 1 s): a call fails
+     * once no reply at all has come on the store's connection (on a Cluster, from the master that
+     * serves the call's keys) for this long since it was sent or since the last reply. A call
+     * queued behind a burst keeps waiting while Redis answers the calls before it, up to {@link
+     * #maxWait}. This is also the longest a call waits for a connection and for a monitoring call
+     * (those of {@link #administration()}); a health check's {@code PING} waits at most the shorter
+     * of this and 300 ms.
      *
      * @param commandTimeout the timeout, positive
      * @return this builder
@@ -345,7 +353,8 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
-     * Sets the circuit breaker that decides when Redis counts as unavailable: it opens when at
+     * Sets the circuit breaker that decides when Redis counts as unavailable (on a Cluster, each
+     * master has one with these settings, and counts as unavailable on its own): it opens when at
      * least {@code failureRateThreshold} percent of the last {@code slidingWindowSize} calls
      * failed (counted once {@code minimumNumberOfCalls} calls were made), and after the retry
      * interval lets {@code permittedCallsInHalfOpenState} probe calls through (defaults 50, 20, 10
@@ -540,15 +549,19 @@ public interface RedisRateLimitStore extends RateLimitStore {
       RedisConnection connection = RedisConnection.open(uri, seeds, client, clusterClient,
           clientResources, sslOptions, commandTimeout, connectTimeout);
       ScheduledExecutorService timer = RedisHeartbeat.newTimer();
-      LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
-          new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker,
+      Ticker clock = ticker != null ? ticker : Ticker.system();
+      RedisBreaker.Settings breaker = new RedisBreaker.Settings(failureRateThreshold,
+          slidingWindowSize, minimumNumberOfCalls, permittedCallsInHalfOpenState);
+      FailurePolicy policy = failurePolicy;
+      Duration retry = retryInterval;
+      LongAdder errors = new LongAdder();
+      RedisMasters masters = new RedisMasters(connection.link(),
           new Replies(commandTimeout.toNanos(), maxWait.toNanos(), connection.loop(), timer),
-          slotLease, wallClock);
+          master -> new RedisBreaker(master, breaker, retry, policy, clock, errors), errors);
+      LuaRateLimitStore redis = new LuaRateLimitStore(connection.link(),
+          new RedisKeys(keyPrefix, hashKeys, hashSecret), ticker, masters, slotLease, wallClock);
       GuardedRedisStore store = new GuardedRedisStore(redis, failurePolicy, retryInterval,
-          new RedisBreaker.Settings(failureRateThreshold, slidingWindowSize,
-              minimumNumberOfCalls, permittedCallsInHalfOpenState),
-          heartbeatInterval, slotLease, ticker != null ? ticker : Ticker.system(), wallClock,
-          timer);
+          heartbeatInterval, slotLease, clock, wallClock, timer);
       store.start(connectTimeout);
       return store;
     }

@@ -14,11 +14,13 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How long a caller waits for a reply on the store's connection: while Redis keeps answering the
- * calls sent before (a burst queued on the one connection, which Redis serves in order), up to the
- * longest wait; and no longer than the silence timeout once Redis answers nothing at all, as seen
- * by an event loop that was running ({@link EventLoopWatch}). So a timeout measures Redis, not the
- * queue in front of it, nor a loop that busy request threads kept off the processor.
+ * How long a caller waits for a reply from one Redis server (a standalone server, a Sentinel's
+ * master, or one master of a Cluster): while that server keeps answering the calls sent before (a
+ * burst queued on the one connection to it, which it serves in order), up to the longest wait; and
+ * no longer than the silence timeout once it answers nothing at all, as seen by an event loop that
+ * was running ({@link EventLoopWatch}). So a timeout measures that server, not the queue in front
+ * of it, nor a loop that busy request threads kept off the processor, nor the other masters of a
+ * Cluster: each master has its own silence clock ({@link #sibling}, {@link RedisMasters}).
  */
 final class Replies {
 
@@ -44,6 +46,11 @@ final class Replies {
     this.last = System.nanoTime();
   }
 
+  /** The same waits, with a silence clock of its own: for another master of a Cluster. */
+  Replies sibling() {
+    return new Replies(silenceNanos, maxWaitNanos, loop, timer);
+  }
+
   /** How long Redis may answer nothing while a caller waits, in nanoseconds. */
   long silenceNanos() {
     return silenceNanos;
@@ -54,7 +61,7 @@ final class Replies {
     return maxWaitNanos;
   }
 
-  /** Notes a reply from Redis (an answer or a Redis error, not a local timeout). */
+  /** Notes a reply from this server (an answer or a Redis error, not a local timeout). */
   void arrived(Throwable failure) {
     if (failure == null || cause(failure) instanceof RedisCommandExecutionException) {
       last = System.nanoTime();

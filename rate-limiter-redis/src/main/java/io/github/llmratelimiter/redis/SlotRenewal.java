@@ -28,11 +28,11 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A call's slots are tracked from its admission until its release ({@link #forget}, before the
  * release is sent, so a release that is lost still ends the renewals), or until its lease timeout
- * has passed on the store's ticker. Renewals go through the circuit breaker like every call: none
- * is sent while it is open. A renewal renews only slots that still count: a slot that expired
- * while Redis was out of reach (an outage longer than the slot lease) is not taken again when
- * Redis answers; the call then holds no slot on Redis for the rest of its run (its mirror in the
- * local fallback still counts it).
+ * has passed on the store's ticker. Renewals go through the circuit breaker like every call (on a
+ * Cluster, that of the master serving their hash slot): none is sent while it is open. A renewal
+ * renews only slots that still count: a slot that expired while Redis was out of reach (an outage
+ * longer than the slot lease) is not taken again when Redis answers; the call then holds no slot
+ * on Redis for the rest of its run (its mirror in the local fallback still counts it).
  */
 final class SlotRenewal {
 
@@ -49,16 +49,14 @@ final class SlotRenewal {
   private record Slots(String[] keys, long until) {}
 
   private final LuaRateLimitStore redis;
-  private final Replies replies;
-  private final RedisBreaker breaker;
+  private final RedisMasters masters;
   private final Ticker ticker;
   private final long intervalMs;
   private final ConcurrentHashMap<Held, Slots> live = new ConcurrentHashMap<>();
 
-  SlotRenewal(LuaRateLimitStore redis, RedisBreaker breaker, Ticker ticker, Duration slotLease) {
+  SlotRenewal(LuaRateLimitStore redis, RedisMasters masters, Ticker ticker, Duration slotLease) {
     this.redis = redis;
-    this.replies = redis.replies();
-    this.breaker = breaker;
+    this.masters = masters;
     this.ticker = ticker;
     this.intervalMs = Math.max(1, slotLease.toMillis() / 3);
   }
@@ -96,7 +94,8 @@ final class SlotRenewal {
 
   /**
    * Renews every tracked slot now, as the timer does at every interval: one script call per group
-   * of keys (see the class comment), each with the circuit breaker's permission. Never blocks.
+   * of keys (see the class comment), each with the permission of the circuit breaker of the master
+   * that serves its hash slot. Never blocks.
    *
    * @return a future that completes once every renewal is answered or has failed
    */
@@ -115,18 +114,20 @@ final class SlotRenewal {
       }
     }
     List<CompletableFuture<Void>> sent = new ArrayList<>(groups.size());
-    for (Map<String, List<Long>> group : groups.values()) {
+    for (Map.Entry<Integer, Map<String, List<Long>>> slot : groups.entrySet()) {
+      Map<String, List<Long>> group = slot.getValue();
       String[] keys = group.keySet().toArray(String[]::new);
       long[][] ids = new long[keys.length][];
       for (int i = 0; i < keys.length; i++) {
         ids[i] = group.get(keys[i]).stream().mapToLong(Long::longValue).toArray();
       }
-      sent.add(send(keys, ids));
+      sent.add(send(cluster ? masters.forSlot(slot.getKey()) : masters.single(), keys, ids));
     }
     return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new));
   }
 
-  private CompletableFuture<Void> send(String[] keys, long[][] ids) {
+  private CompletableFuture<Void> send(RedisMasters.Master master, String[] keys, long[][] ids) {
+    RedisBreaker breaker = master.breaker();
     if (!breaker.tryAcquirePermission()) {
       return CompletableFuture.completedFuture(null);
     }
@@ -142,7 +143,7 @@ final class SlotRenewal {
       LOG.log(Level.WARNING, "Redis rate-limit store slot renewal failed", e);
       return CompletableFuture.completedFuture(null);
     }
-    return replies.within(sent, start).handle((renewed, failure) -> {
+    return master.replies().within(sent, start).handle((renewed, failure) -> {
       if (failure != null) {
         breaker.failed(Replies.redisException(failure), start);
       } else {

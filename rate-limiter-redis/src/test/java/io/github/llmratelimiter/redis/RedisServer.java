@@ -129,12 +129,17 @@ public final class RedisServer implements AutoCloseable {
     return s;
   }
 
-  /** Starts a Cluster-enabled node on a free port whose bus port (+10000) is free as well. */
-  static RedisServer startClusterNode() {
+  /**
+   * Starts a Cluster-enabled node on a free port whose bus port (+10000) is free as well, with
+   * {@code extraArgs} added to its command line.
+   */
+  static RedisServer startClusterNode(String... extraArgs) {
     int port = freePort(true);
-    RedisServer s = new RedisServer(port, List.of(
+    List<String> args = new ArrayList<>(List.of(
         "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-        "--cluster-node-timeout", "5000"), null, false);
+        "--cluster-node-timeout", "5000"));
+    args.addAll(List.of(extraArgs));
+    RedisServer s = new RedisServer(port, List.copyOf(args), null, false);
     s.startProcess();
     return s;
   }

@@ -128,9 +128,19 @@ public final class TestRedis {
    * reports {@code cluster_state:ok}.
    */
   public static List<RedisServer> startCluster(int masters) {
+    return startCluster(masters, new String[0]);
+  }
+
+  /**
+   * Starts a Cluster as {@link #startCluster(int)} does, each node with {@code extraArgs} added to
+   * its command line (for example {@code --cluster-require-full-coverage no}). Node {@code i}
+   * serves the hash slots from {@code i * (16384 / masters)} to the next node's first (the last
+   * node to 16383).
+   */
+  public static List<RedisServer> startCluster(int masters, String... extraArgs) {
     List<RedisServer> nodes = new ArrayList<>();
     for (int i = 0; i < masters; i++) {
-      nodes.add(RedisServer.startClusterNode());
+      nodes.add(RedisServer.startClusterNode(extraArgs));
     }
     List<RedisClient> clients = new ArrayList<>();
     try {

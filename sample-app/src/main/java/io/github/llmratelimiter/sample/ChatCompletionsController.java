@@ -69,7 +69,7 @@ class ChatCompletionsController {
       throw new InvalidOpenAiRequestException("you must provide a model parameter", "model", null);
     }
     if (!gateway.models().contains(request.model())) {
-      throw new InvalidOpenAiRequestException("The model '" + request.model()
+      throw new InvalidOpenAiRequestException(404, "The model '" + request.model()
           + "' does not exist; this gateway serves " + gateway.models(), "model", "model_not_found");
     }
     if (request.messages() == null || request.messages().isEmpty()) {

@@ -3,26 +3,48 @@ package io.github.llmratelimiter.sample;
 import io.github.llmratelimiter.gateway.RateLimitProblem;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.HttpMediaTypeNotSupportedException;
+import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.servlet.resource.NoResourceFoundException;
 
 /**
- * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object; a
- * failed upstream call: a 502 in the same shape.
+ * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object (a
+ * 404 for a model the gateway does not serve); a path the gateway does not serve: a 404, and a
+ * method a path does not take: a 405 with {@code Allow}, in the same shape; a failed upstream call:
+ * a 502 in the same shape.
  */
 @RestControllerAdvice
 class OpenAiErrorHandler {
 
   @ExceptionHandler(InvalidOpenAiRequestException.class)
   ResponseEntity<ProblemDetail> invalid(InvalidOpenAiRequestException e, HttpServletRequest request) {
-    return badRequest(e.getMessage(), e.param(), e.code(), request);
+    return problem(HttpStatus.valueOf(e.status()), e.getMessage(), e.param(), e.code(), request,
+        Set.of());
+  }
+
+  @ExceptionHandler(NoResourceFoundException.class)
+  ResponseEntity<ProblemDetail> notFound(HttpServletRequest request) {
+    return problem(HttpStatus.NOT_FOUND, "Invalid URL (" + request.getMethod() + " "
+        + request.getRequestURI() + ")", null, null, request, Set.of());
+  }
+
+  @ExceptionHandler(HttpRequestMethodNotSupportedException.class)
+  ResponseEntity<ProblemDetail> methodNotAllowed(HttpRequestMethodNotSupportedException e,
+      HttpServletRequest request) {
+    Set<HttpMethod> allowed = e.getSupportedHttpMethods();
+    return problem(HttpStatus.METHOD_NOT_ALLOWED, "Invalid method for URL (" + request.getMethod()
+        + " " + request.getRequestURI() + ")", null, null, request,
+        allowed == null ? Set.of() : allowed);
   }
 
   @ExceptionHandler(UpstreamFailureException.class)
@@ -50,11 +72,23 @@ class OpenAiErrorHandler {
 
   private static ResponseEntity<ProblemDetail> badRequest(
       String message, @Nullable String param, @Nullable String code, HttpServletRequest request) {
-    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, message);
-    problem.setTitle(HttpStatus.BAD_REQUEST.getReasonPhrase());
+    return problem(HttpStatus.BAD_REQUEST, message, param, code, request, Set.of());
+  }
+
+  /** A problem with OpenAI's {@code error} object; a 405 names the {@code allowed} methods. */
+  private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String message,
+      @Nullable String param, @Nullable String code, HttpServletRequest request,
+      Set<HttpMethod> allowed) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, message);
+    problem.setTitle(status.getReasonPhrase());
     problem.setInstance(URI.create(request.getRequestURI()));
     problem.setProperty("error",
         RateLimitProblem.openAiError(message, "invalid_request_error", param, code));
-    return ResponseEntity.badRequest().contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+    ResponseEntity.BodyBuilder response = ResponseEntity.status(status)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    if (!allowed.isEmpty()) {
+      response.allow(allowed.toArray(HttpMethod[]::new));
+    }
+    return response.body(problem);
   }
 }

@@ -133,7 +133,7 @@ class GatewayHttpTests {
     assertThat(JsonPath.<String>read(noModel.body(), "$.error.param")).isEqualTo("model");
 
     HttpResponse<String> unknown = chat(key, body("gpt-9"));
-    assertThat(unknown.statusCode()).isEqualTo(400);
+    assertThat(unknown.statusCode()).isEqualTo(404);
     assertThat(JsonPath.<String>read(unknown.body(), "$.error.code")).isEqualTo("model_not_found");
 
     HttpResponse<String> array = chat(key, "[1, 2, 3]");

@@ -172,6 +172,14 @@ final class SampleApp implements AutoCloseable {
     }
   }
 
+  /**
+   * Kills the gateway at once (SIGKILL on Linux and macOS), as an out-of-memory kill or a lost node
+   * does: it runs no shutdown hook and sends nothing more; waits until the process is gone.
+   */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+  }
+
   @Override
   public void close() {
     ChildProcesses.stop(process, 20);

@@ -41,6 +41,11 @@ public record LoadFigure(
   public static final String REDIS_PIPELINED_QUOTAS = "RedisStore pipelined, quotas";
   /** Subject of the pipelined raw {@code EVALSHA} of {@code return 1}: the floor. */
   public static final String REDIS_PIPELINED_FLOOR = "Evalsha pipelined";
+  /**
+   * Subject of the runs that renew the slots of calls in flight on Redis: its concurrency is the
+   * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.
+   */
+  public static final String REDIS_SLOT_RENEWALS = "RedisStore slot renewals";
   /** Subject of the reactive (WebFlux) HTTP run with the limiter on. */
   public static final String HTTP_REACTIVE_ON = "HTTP reactive limiter on";
   /** Subject of the reactive (WebFlux) HTTP run with the limiter off. */

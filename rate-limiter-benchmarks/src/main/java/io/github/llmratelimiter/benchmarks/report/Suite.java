@@ -36,6 +36,10 @@ public final class Suite {
   /** The pipelined Redis run, by the name {@code --only} matches. */
   public static final String PIPELINED = "io.github.llmratelimiter.benchmarks.redis.PipelinedRun";
 
+  /** The slot renewal runs on Redis, by the name {@code --only} matches. */
+  public static final String RENEWALS =
+      "io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun";
+
   /** The HTTP run, by the name {@code --only} matches. */
   public static final String HTTP = "io.github.llmratelimiter.benchmarks.http.HttpRun";
 

@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
 import io.github.llmratelimiter.benchmarks.memory.FootprintRun;
 import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
+import io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun;
 import io.github.llmratelimiter.benchmarks.redis.RedisServer;
 import java.time.Duration;
 import java.util.Collection;
@@ -142,6 +143,10 @@ public final class SuiteRunner {
         loads.add(f);
       }
     }
+    if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.RENEWALS, only)) {
+      System.out.println("# Load run: " + Suite.RENEWALS);
+      loads.addAll(SlotRenewalRun.run(renewalMeasure(loadMeasure)));
+    }
     if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
       System.out.println("# Load run: " + Suite.HTTP);
       for (LoadFigure f : HttpRun.run(sampleApp, httpWarmup, loadMeasure)) {
@@ -180,6 +185,11 @@ public final class SuiteRunner {
     Files.createDirectories(parent);
     Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, context));
     System.out.println("Wrote " + out.toAbsolutePath());
+  }
+
+  /** Each renewal case's measured period: a quarter of the load runs' (at least 2 s). */
+  static Duration renewalMeasure(Duration loadMeasure) {
+    return Duration.ofMillis(Math.max(2_000, loadMeasure.toMillis() / 4));
   }
 
   /**

@@ -7,8 +7,9 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * The health of the Redis rate-limit store: {@code UP} when Redis answers a {@code PING} within the
- * command timeout, else {@code DOWN}. Details: the store type, the failure policy, whether the
- * policy currently answers ({@code degraded}) and the number of failed Redis calls; never a key.
+ * command timeout (on a Cluster, every master), else {@code DOWN}. Details: the store type, the
+ * failure policy, whether the policy currently answers ({@code degraded}: on a Cluster, for the
+ * keys of any master) and the number of failed Redis calls (on every master); never a key.
  */
 final class RedisStoreHealthIndicator extends AbstractHealthIndicator {
 

@@ -9,7 +9,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 /**
  * The Redis store's meters, tagged only {@code store=redis}: {@code ratelimiter.store.errors}, a
  * counter of failed Redis calls (errors and timeouts), and {@code ratelimiter.store.degraded}, a
- * gauge that is 1 while the failure policy answers and 0 otherwise.
+ * gauge that is 1 while the failure policy answers and 0 otherwise. On a Cluster both sum up the
+ * masters: every master's failed calls, and 1 while the policy answers for any master's keys.
  */
 final class RedisStoreMetrics implements MeterBinder {
 

@@ -1,0 +1,85 @@
+package io.github.llmratelimiter.sample;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.jayway.jsonpath.JsonPath;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/**
+ * What a client that calls a path, a method or a model the gateway does not serve gets: a 4xx
+ * problem ({@code application/problem+json}) that also carries OpenAI's {@code error} object, as
+ * every other error of the sample does, never Spring's default error body.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+    properties = "ratelimiter.policies.chat.concurrency.limit=1000")
+class GatewayErrorShapeTests {
+
+  @LocalServerPort
+  int port;
+
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private HttpResponse<String> send(String method, String path, String body) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+        .header("Authorization", "Bearer sk-error-shape-0000001")
+        .header("Content-Type", "application/json")
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body));
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static void assertProblem(HttpResponse<String> r, int status) {
+    assertThat(r.statusCode()).isEqualTo(status);
+    assertThat(r.headers().firstValue("Content-Type").orElse(""))
+        .startsWith("application/problem+json");
+    assertThat(JsonPath.<Integer>read(r.body(), "$.status")).isEqualTo(status);
+    assertThat(JsonPath.<String>read(r.body(), "$.error.type")).isEqualTo("invalid_request_error");
+    assertThat(JsonPath.<String>read(r.body(), "$.error.message"))
+        .isEqualTo(JsonPath.<String>read(r.body(), "$.detail"));
+  }
+
+  @Test
+  void anUnknownPathIsA404Problem() throws Exception {
+    HttpResponse<String> r = send("POST", "/v1/chat/nope", "{}");
+    assertProblem(r, 404);
+    assertThat(JsonPath.<String>read(r.body(), "$.detail"))
+        .isEqualTo("Invalid URL (POST /v1/chat/nope)");
+
+    assertProblem(send("GET", "/v1/nothing-here", null), 404);
+  }
+
+  @Test
+  void aMethodThePathDoesNotTakeIsA405ProblemNamingTheAllowedOnes() throws Exception {
+    HttpResponse<String> get = send("GET", "/v1/chat/completions", null);
+    assertProblem(get, 405);
+    assertThat(get.headers().firstValue("Allow")).hasValue("POST");
+
+    assertProblem(send("PUT", "/v1/chat/completions", "{}"), 405);
+  }
+
+  @Test
+  void whatTomcatRejectsBeforeTheApplicationIsA400ProblemNotAnHtmlPage() throws Exception {
+    HttpResponse<String> slash = send("POST", "/v1/chat%2Fcompletions", "{}");
+    assertProblem(slash, 400);
+
+    HttpRequest huge = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/models"))
+        .header("Authorization", "Bearer sk-error-shape-0000001")
+        .header("X-Padding", "x".repeat(16 * 1024)).build();
+    assertProblem(http.send(huge, HttpResponse.BodyHandlers.ofString()), 400);
+  }
+
+  @Test
+  void aModelTheGatewayDoesNotServeIsA404ModelNotFound() throws Exception {
+    HttpResponse<String> r = send("POST", "/v1/chat/completions",
+        "{\"model\":\"gpt-9\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    assertProblem(r, 404);
+    assertThat(JsonPath.<String>read(r.body(), "$.error.code")).isEqualTo("model_not_found");
+    assertThat(JsonPath.<String>read(r.body(), "$.error.param")).isEqualTo("model");
+  }
+}
