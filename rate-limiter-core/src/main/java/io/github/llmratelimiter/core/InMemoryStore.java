@@ -615,7 +615,7 @@ final class InMemoryStore implements RateLimitStore {
         quotas.statuses(d.allowed()), byLevel);
   }
 
-  /** What each component of every level admits after the decision, one per level (no array for one). */
+  /** What each component of every level admits after the decision, one per level. */
   private static List<LevelRemaining> components(BudgetTable[] tables, KeyEntry first, long now) {
     if (tables.length == 1) {
       return List.of(tables[0].components(first, now));

@@ -416,7 +416,7 @@ public final class RateLimitHeaders {
       this.policy = policy.length() > 0 ? policy.toString() : null;
     }
 
-    /** Whether level {@code i} has the component {@code c} ({@link #WINDOW} ... {@link #TOKENS}). */
+    /** Whether level {@code i} has component {@code c}, {@link #WINDOW} to {@link #TOKENS}. */
     boolean has(int i, int c) {
       return switch (c) {
         case WINDOW -> requestLimits[i] != null;

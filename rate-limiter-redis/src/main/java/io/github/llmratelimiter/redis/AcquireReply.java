@@ -53,28 +53,34 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   private final boolean quotasExpected;
   /** The quota part of the reply, little-endian doubles; null when it has none. */
   @Nullable ByteBuffer quotas;
+  private static final long[] NO_FIGURES = new long[0];
   /** The levels whose figures end the reply (0: a reply read without them). */
   private final int levels;
+  /** Whether the figures are read into {@link #components}, or only skipped. */
+  private final boolean figures;
   /**
    * Per level, root first, its {@value #FIGURES} figures, each cut to a {@code long} ({@code inf}:
    * {@link Long#MAX_VALUE}, a component the level does not have); empty when expired or read
    * without them.
    */
-  long[] components = new long[0];
+  long[] components = NO_FIGURES;
 
   /** The reply of a call without quotas, read without the levels' figures. */
   AcquireReply() {
-    this(false, 0);
+    this(false, 0, false);
   }
 
   /**
-   * The reply of a call on {@code levels} levels that may carry quotas (see {@link #quotas}).
+   * The reply of a call on {@code levels} levels that may carry quotas (see {@link #quotas}),
+   * its levels' figures read into {@link #components} when {@code figures} (a reservation reports
+   * them; a plain decision skips them).
    */
-  AcquireReply(boolean quotasExpected, int levels) {
+  AcquireReply(boolean quotasExpected, int levels, boolean figures) {
     super(StringCodec.UTF8, null);
     output = this;
     this.quotasExpected = quotasExpected;
     this.levels = levels;
+    this.figures = figures;
   }
 
   /** Takes the reply: the numbers, then the reason. */
@@ -106,10 +112,12 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
             + " bytes, without the figures of " + levels + " levels");
       }
       end -= size;
-      components = new long[levels * FIGURES];
-      for (int i = 0, at = end; i < components.length; i++, at += Double.BYTES) {
-        long bits = bytes.getLong(at);
-        components[i] = (long) Double.longBitsToDouble(little ? bits : Long.reverseBytes(bits));
+      if (figures) {
+        components = new long[levels * FIGURES];
+        for (int i = 0, at = end; i < components.length; i++, at += Double.BYTES) {
+          long bits = bytes.getLong(at);
+          components[i] = (long) Double.longBitsToDouble(little ? bits : Long.reverseBytes(bits));
+        }
       }
     }
     if (quotasExpected) {

@@ -301,8 +301,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keyCount] = counter;
     }
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, () -> new AcquireReply(false, n), keys, numbers, levelArgs, n)));
+    boolean figures = call.reserve(); // a plain decision skips the levels' figures
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(false, n, figures), keys, numbers, levelArgs, n)));
   }
 
   /**
@@ -323,8 +324,9 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, () -> new AcquireReply(true, n), keys, numbers, levelArgs, n + 1)));
+    boolean figures = call.reserve();
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(true, n, figures), keys, numbers, levelArgs, n + 1)));
   }
 
   /** Each level's state key, from the keys {@link #levelKeys} put in order. */
