@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -306,8 +307,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, AcquireReply::new, keys, numbers, levelArgs, n)));
+    boolean figures = call.reserve(); // a plain decision skips the levels' figures
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(false, n, figures), keys, numbers, levelArgs, n)));
   }
 
   /**
@@ -332,8 +334,9 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, () -> new AcquireReply(true), keys, numbers, levelArgs, n + 1)));
+    boolean figures = call.reserve();
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(true, n, figures), keys, numbers, levelArgs, n + 1)));
   }
 
   /**
@@ -393,11 +396,35 @@ final class LuaRateLimitStore implements RateLimitStore {
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
     QuotaFrame quotas = call.quotas();
+    List<LevelRemaining> components = components(levels, r.components);
     if (quotas == null || r.quotas == null) {
-      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9], 0, 0,
+          List.of(), components);
     }
     return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9],
-        quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas));
+        quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas), components);
+  }
+
+  /** Each level's figures from the reply's ({@link AcquireReply#components}); empty if none. */
+  private static List<LevelRemaining> components(List<Budget> levels, long[] figures) {
+    if (figures.length == 0) {
+      return List.of();
+    }
+    if (levels.size() == 1) {
+      return List.of(level(levels, figures, 0));
+    }
+    LevelRemaining[] each = new LevelRemaining[levels.size()];
+    for (int i = 0; i < each.length; i++) {
+      each[i] = level(levels, figures, i);
+    }
+    return List.of(each);
+  }
+
+  /** Level {@code i}'s figures, from its {@link AcquireReply#FIGURES} numbers in the reply's. */
+  private static LevelRemaining level(List<Budget> levels, long[] figures, int i) {
+    int f = i * AcquireReply.FIGURES;
+    return new LevelRemaining(levels.get(i).name(), figures[f], figures[f + 1], figures[f + 2],
+        figures[f + 3], figures[f + 4], figures[f + 5], figures[f + 6]);
   }
 
   /**

@@ -48,6 +48,11 @@
 --   of thresholds this decision reported, their percentages (each reported once per counter: the
 --   first decision to find the settled use, u - p, with the call's own amount when it is
 --   admitted, at or above its amount marks it: QuotaCall.statuses).
+--   Last, after all of that (not after EXPIRED): per level, root first, seven doubles, what each
+--   component admits after the decision (BudgetTable.components; math.huge remaining and 0 ms for
+--   a component the level does not have): the requests its window admits, ms until the window is
+--   empty, the calls its bucket pays for, ms until it is full, the free slots, the model tokens
+--   its model-token window admits, ms until that window is empty.
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -181,6 +186,7 @@ end
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
 local left = {} -- per level, the unit-cost calls its window and bucket admit
+local parts = {} -- per level, seven figures: each component on its own (the reply's last part)
 -- created on first use (most calls have one level, in sequential mode, without model tokens or
 -- slots):
 local pending -- per level, its loaded state (reserve-then-commit)
@@ -194,7 +200,7 @@ for i = 1, n do
   local L
   k = k + 1
   if tpmLimit > 0 then
-    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow, level = i}
     k = k + 1
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm = tpm or {}
@@ -217,8 +223,10 @@ for i = 1, n do
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
   if sequential and denied then
-    left[i] = commit(key, s, width, base, first, size, newest, tokens, at, nil,
-      limit, window, capacity, refill, false, 0) -- read, not written
+    local j, _ = 7 * i, nil
+    left[i], _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width,
+      base, first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
+      -- read, not written
   elseif sequential then
     local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens,
     -- 5 quotas (last: the level's other components stay charged)
@@ -240,7 +248,10 @@ for i = 1, n do
       end
     end
     -- a window that admitted stays charged whatever denies after it (sequential order)
-    local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+    local j = 7 * i
+    local remaining, levelMs
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s,
+      width, base, first, size, newest, tokens, at, dirty,
       limit, window, capacity, refill, (c == 0 or c == 2 or c == 3 or c == 5) and limit > 0,
       (c == 0 or c == 3 or c == 5) and capacity > 0 and cost or 0)
     left[i] = remaining
@@ -319,8 +330,11 @@ if not sequential then
   for i = 1, n do
     local p = pending[i]
     local L = p[15]
-    local remaining, levelMs = commit(p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
-      p[10], p[11], p[12], p[13], p[14], charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
+    local j = 7 * i
+    local remaining, levelMs
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(p[1],
+      p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
+      charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
     if L then
       if charge and id ~= 0 then
         T.append(L, id, estimate)
@@ -351,6 +365,8 @@ for i = 1, n do
     end
     remaining = math.min(remaining, math.max(0, h[3] - h[2]))
   end
+  parts[7 * i - 2], parts[7 * i - 1], parts[7 * i] = h and math.max(0, h[3] - h[2]) or math.huge,
+    math.huge, 0
   if remaining < best then
     best, binding = remaining, i
   end
@@ -362,13 +378,15 @@ for j = 1, tpm and #tpm or 0 do
   T.save(L)
   tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
   tpmReset = math.max(tpmReset, T.resetMs(L))
+  parts[7 * L.level - 1], parts[7 * L.level] = math.max(0, L.tpmLimit - L.tpmSum), T.resetMs(L)
 end
 if M then
   M.record(not denied)
 end
+local components = struct.pack('<' .. string.rep('d', 7 * n), unpack(parts))
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
-    now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK')
+    now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK') .. components
 end
 if reason == 'QUOTA_EXCEEDED' then
   ms = math.max(ms, retry)
@@ -377,4 +395,4 @@ elseif Q then
   reason = reason .. quotaReply(false)
 end
 return struct.pack('<ddddddddddd', 0, denied, best, retry, ms, retry > 0 and 1 or 0, 0,
-  tpmRemaining, tpmReset, now, id) .. reason
+  tpmRemaining, tpmReset, now, id) .. reason .. components

@@ -202,7 +202,9 @@ end
 -- without expiry. dirty nil: a level only read, never written nor deleted (a level a sequential
 -- deny never reached). Returns the whole unit-cost calls both components admit now
 -- (BudgetTable.remaining) and the milliseconds until both are full again (BudgetTable.resetMs
--- without model tokens).
+-- without model tokens); then each component on its own (BudgetTable.components): the requests
+-- the window admits and the ms until it is empty, the calls the bucket pays for and the ms until
+-- it is full (math.huge and 0 for a component the level does not have).
 local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
     limit, window, capacity, refill, admit, cost)
   local added
@@ -226,32 +228,34 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     tokens = math.max(0, tokens - cost)
     dirty = true
   end
-  local remaining, windowMs, bucketMs = math.huge, 0, 0
+  local remaining, windowMs, bucketMs, bucketLeft = math.huge, 0, 0, math.huge
   if limit > 0 then
     remaining = math.max(0, limit - size) -- more admissions than a smaller limit: none left
     if size > 0 then
       windowMs = ceilMs(newest + window - now)
     end
   end
+  local windowLeft = remaining
   local short = capacity > 0 and tokens < capacity
   if capacity > 0 then
-    remaining = math.min(remaining, math.floor(tokens + 1e-9))
+    bucketLeft = math.floor(tokens + 1e-9)
+    remaining = math.min(remaining, bucketLeft)
     if short and refill > 0 then
       bucketMs = fullMs(refill, capacity - tokens)
     end
   end
   local reset = math.max(windowMs, bucketMs)
   if dirty == nil then
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   if size == 0 and not short then
     if s or dirty then
       redis.call('DEL', key)
     end
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   if not dirty then
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
   local offset = added and added - base
@@ -268,7 +272,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     else
       redis.call('PEXPIRE', key, string.format('%d', math.max(reset + 1, minTtlMs)))
     end
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   local log = ''
   if size > 0 then
@@ -305,7 +309,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   else
     redis.call('SET', key, value, 'PX', string.format('%d', math.max(reset + 1, minTtlMs)))
   end
-  return remaining, reset
+  return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
 end
 
 -- The model-token functions, created on first use: most calls limit no model tokens.
