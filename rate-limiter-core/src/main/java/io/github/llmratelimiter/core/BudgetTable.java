@@ -307,6 +307,34 @@ final class BudgetTable {
     return r;
   }
 
+  /**
+   * What each component admits at {@code now}, without bringing the entry to now (as {@link
+   * #remainingAt}): a level the call reached, brought to now, reads the same, and so does one a
+   * sequential deny never reached, as it stands. The model tokens are read as they are: the
+   * caller drops what has left their window first.
+   */
+  LevelRemaining components(KeyEntry e, long now) {
+    long window = Long.MAX_VALUE;
+    long windowReset = 0;
+    if (hasWindow) {
+      int size = e.sizeAt(now, windowNanos);
+      window = Math.max(0, limit - size);
+      windowReset = size > 0 ? ceilMs(e.newest() + windowNanos - now) : 0;
+    }
+    long bucket = Long.MAX_VALUE;
+    long bucketReset = 0;
+    if (hasBucket) {
+      double tokens = e.tokensAt(now, capacity, refillPerNano);
+      bucket = unitCalls(tokens);
+      bucketReset = refillPerSecond > 0 && tokens < capacity ? fullMs(capacity - tokens) : 0;
+    }
+    long slots = hasConcurrency ? Math.max(0, concurrencyLimit - leases(e).liveAt(now))
+        : Long.MAX_VALUE;
+    long tokens = hasModelTokens ? remainingModelTokens(e) : Long.MAX_VALUE;
+    return new LevelRemaining(name, window, windowReset, bucket, bucketReset, slots, tokens,
+        modelTokensResetMs(e, now));
+  }
+
   /** The unit-cost calls {@code tokens} pay for, one after the other, under {@link #TOLERANCE}. */
   private static long unitCalls(double tokens) {
     return (long) Math.floor(tokens + TOLERANCE);

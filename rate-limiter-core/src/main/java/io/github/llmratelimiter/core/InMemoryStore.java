@@ -605,13 +605,27 @@ final class InMemoryStore implements RateLimitStore {
         tokensReset = Math.max(tokensReset, tables[i].modelTokensResetMs(e, now));
       }
     }
+    List<LevelRemaining> byLevel = components(tables, first, now);
     if (quotas == null) {
       return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
-          remainingTokens, tokensReset);
+          remainingTokens, tokensReset, 0, 0, List.of(), byLevel);
     }
     return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
         remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs,
-        quotas.statuses(d.allowed()));
+        quotas.statuses(d.allowed()), byLevel);
+  }
+
+  /** What each component of every level admits after the decision, one per level. */
+  private static List<LevelRemaining> components(BudgetTable[] tables, KeyEntry first, long now) {
+    if (tables.length == 1) {
+      return List.of(tables[0].components(first, now));
+    }
+    LevelRemaining[] each = new LevelRemaining[tables.length];
+    KeyEntry e = first;
+    for (int i = 0; i < tables.length; i++, e = e.held) {
+      each[i] = tables[i].components(e, now);
+    }
+    return List.of(each);
   }
 
   /**

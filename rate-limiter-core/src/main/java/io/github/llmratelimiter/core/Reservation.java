@@ -2,7 +2,9 @@ package io.github.llmratelimiter.core;
 
 import io.github.llmratelimiter.core.internal.Args;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outcome of {@link RateLimitStore#reserve}: the decision, and when allowed, the model tokens
@@ -30,6 +32,10 @@ import java.util.function.Predicate;
  *     they were charged in, which {@code reconcile} settles (0 when no level has a quota)
  * @param quotas where every quota of every level stands after the decision, root first, in each
  *     level's order (empty when no level has a quota, or the store did not read them)
+ * @param components what each component of every level admits after the decision, root first,
+ *     one per level: the window, the bucket, the slots and the model tokens each on its own
+ *     (empty when the store read no state: a cost or an estimate that never fits, a table full,
+ *     a store that could not decide)
  */
 public record Reservation(
     Decision decision,
@@ -41,7 +47,8 @@ public record Reservation(
     long modelTokensResetMs,
     long estimatedSpend,
     long quotaAtMs,
-    List<QuotaStatus> quotas) {
+    List<QuotaStatus> quotas,
+    List<LevelRemaining> components) {
 
   /**
    * Validates the reservation.
@@ -62,9 +69,35 @@ public record Reservation(
     Args.notNegative("modelTokensResetMs", modelTokensResetMs);
     Args.notNegative("estimatedSpend", estimatedSpend);
     quotas = List.copyOf(Args.notNull("quotas", quotas));
+    components = List.copyOf(Args.notNull("components", components));
+    if (!components.isEmpty() && components.size() != levels.size()) {
+      throw new IllegalArgumentException("components must be empty or one per level ("
+          + levels.size() + "), but had " + components.size());
+    }
     if (id != 0 && !decision.allowed()) {
       throw new IllegalArgumentException("a denied call reserves nothing, but id was " + id);
     }
+  }
+
+  /**
+   * Returns a reservation without the components' figures.
+   *
+   * @param decision the decision on the call
+   * @param levels the budgets, root first
+   * @param keys one key per level
+   * @param estimate the model tokens reserved
+   * @param id the reservation's number, 0 when nothing was reserved
+   * @param remainingModelTokens model tokens still admitted now
+   * @param modelTokensResetMs milliseconds until the model-token windows are empty
+   * @param estimatedSpend the cost reserved at the quotas that count it, micro-units
+   * @param quotaAtMs the instant at which the quotas were charged, epoch milliseconds
+   * @param quotas where every quota of every level stands after the decision
+   */
+  public Reservation(Decision decision, List<Budget> levels, List<String> keys, long estimate,
+      long id, long remainingModelTokens, long modelTokensResetMs, long estimatedSpend,
+      long quotaAtMs, List<QuotaStatus> quotas) {
+    this(decision, levels, keys, estimate, id, remainingModelTokens, modelTokensResetMs,
+        estimatedSpend, quotaAtMs, quotas, List.of());
   }
 
   /**
@@ -81,7 +114,20 @@ public record Reservation(
   public Reservation(Decision decision, List<Budget> levels, List<String> keys, long estimate,
       long id, long remainingModelTokens, long modelTokensResetMs) {
     this(decision, levels, keys, estimate, id, remainingModelTokens, modelTokensResetMs, 0, 0,
-        List.of());
+        List.of(), List.of());
+  }
+
+  /**
+   * Returns what the components of level {@code i} admit after the decision, or {@code null} when
+   * the store reported none ({@link #components()} empty).
+   *
+   * @param i the level's index, root first
+   * @return the level's figures, or {@code null}
+   * @throws IndexOutOfBoundsException if {@code i} is not a level's index
+   */
+  public @Nullable LevelRemaining components(int i) {
+    Objects.checkIndex(i, levels.size());
+    return components.isEmpty() ? null : components.get(i);
   }
 
   /**

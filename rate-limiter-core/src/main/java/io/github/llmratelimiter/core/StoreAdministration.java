@@ -41,7 +41,8 @@ public interface StoreAdministration {
    *       (about ten seconds per 1,000,000 keys with the default scheduler, one run a second). A
    *       store whose maintenance never runs has no candidates, and lists none above 2,048 keys.
    * </ul>
-   * A distributed store may read every key.
+   * A distributed store may read only candidates its decisions recorded, in structures of a bounded
+   * size, as its own documentation states.
    *
    * @param budget the budget
    * @param limit the most keys to return, at least 1
@@ -72,8 +73,11 @@ public interface StoreAdministration {
   /**
    * Returns how many keys the store tracks for a budget.
    *
+   * <p>The in-memory store counts its entries exactly. A distributed store may answer an estimate
+   * read from a structure of a bounded size, as its own documentation states.
+   *
    * @param budget the budget
-   * @return the number of tracked keys
+   * @return the number of tracked keys, or a distributed store's estimate of it
    */
   long trackedKeys(Budget budget);
 

@@ -21,9 +21,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The one place the gateway asks the store for a decision: it turns a policy and a caller into the
- * levels and keys of one {@link RateLimitStore#acquire(List, List, double,
+ * levels and keys of one {@link RateLimitStore#reserve(List, List, double, long,
  * io.github.llmratelimiter.core.Composition) store call}, so every level of a hierarchy is decided
- * atomically, and tells the {@link RateLimitObserver}s.
+ * atomically, and tells the {@link RateLimitObserver}s. The store's {@link
+ * io.github.llmratelimiter.core.Reservation} reports what each component of every level admits
+ * after the call, which the response's headers tell item by item ({@link RateLimitHeaders}); a
+ * call that limits neither model tokens, nor calls in flight, nor quotas reserves nothing.
  *
  * <p>When a level limits model tokens (TPM), the call's estimated model tokens are reserved in the
  * same store call ({@link RateLimitStore#reserve}) and the outcome carries a {@link
@@ -148,9 +151,8 @@ public final class RateLimitEnforcer {
       outcome = call.quotas
           ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
               policies.composition()))
-          : call.reserves
-          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate, policies.composition()))
-          : call.outcome(store.acquire(call.levels, call.keys, cost, policies.composition()));
+          : call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate,
+              policies.composition()));
     } catch (RuntimeException e) {
       outcome = failed(call, e);
     }
@@ -252,10 +254,7 @@ public final class RateLimitEnforcer {
       decided = call.quotas
           ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
               policies.composition()).thenApply(call::outcome)
-          : call.reserves
-          ? store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
-              .thenApply(call::outcome)
-          : store.acquireAsync(call.levels, call.keys, cost, policies.composition())
+          : store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
               .thenApply(call::outcome);
     } catch (RuntimeException e) { // bad input, or a store that failed before answering
       decided = CompletableFuture.failedFuture(e);
@@ -369,10 +368,8 @@ public final class RateLimitEnforcer {
     // a plan's variants limit the same components as the defaults: the shape is every plan's
     List<Budget> levels = policy.budgets(key);
     boolean limitsModelTokens = false;
-    boolean limitsConcurrency = false;
     for (Budget level : levels) {
       limitsModelTokens |= level.modelTokens() != null;
-      limitsConcurrency |= level.concurrency() != null;
     }
     boolean quotas = policy.hasQuotas();
     long estimated = limitsModelTokens || policy.quotasEstimate() ? estimate.getAsLong() : 0;
@@ -381,8 +378,8 @@ public final class RateLimitEnforcer {
           "the model-token estimate must be >= 0, but was " + estimated, null);
     }
     long spend = quotas ? policies.prices().estimate(key.model(), estimated) : 0;
-    return new Call(policy, key, levels, policy.keys(key), estimated,
-        limitsModelTokens || limitsConcurrency || quotas, quotas, spend, policy.defaultPlan());
+    return new Call(policy, key, levels, policy.keys(key), estimated, quotas, spend,
+        policy.defaultPlan());
   }
 
   /** The outcome of a store that failed: a failure to decide, or input it rejected. */
@@ -551,7 +548,7 @@ public final class RateLimitEnforcer {
 
   /**
    * One call: its policy, caller, plan, levels and keys, its estimate when a level limits model
-   * tokens, and whether the store reserves (model tokens or slots).
+   * tokens, and whether a level has quotas.
    */
   private final class Call {
 
@@ -560,19 +557,17 @@ public final class RateLimitEnforcer {
     final List<Budget> levels;
     final List<String> keys;
     final long estimate;
-    final boolean reserves;
     final boolean quotas;
     final long spend;
     final String plan;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
-        long estimate, boolean reserves, boolean quotas, long spend, String plan) {
+        long estimate, boolean quotas, long spend, String plan) {
       this.policy = policy;
       this.key = key;
       this.levels = levels;
       this.keys = keys;
       this.estimate = estimate;
-      this.reserves = reserves;
       this.quotas = quotas;
       this.spend = spend;
       this.plan = plan;
@@ -581,18 +576,12 @@ public final class RateLimitEnforcer {
     /** This call under a plan: the plan's variants of its levels. */
     Call under(String name) {
       return name.equals(plan) ? this : new Call(policy, key, policy.budgets(key, name), keys,
-          estimate, reserves, quotas, spend, name);
+          estimate, quotas, spend, name);
     }
 
     /** What the call is estimated to consume, for its quotas. */
     Consumption consumption() {
       return new Consumption(1, estimate, spend);
-    }
-
-    RateLimitOutcome outcome(Decision decision) {
-      Decision shadow = shadowDeny(decision);
-      return new RateLimitOutcome(policy, key, shadow == null ? decision : admitted(shadow), levels,
-          false, null, null, plan, null, shadow);
     }
 
     RateLimitOutcome outcome(Reservation r) {

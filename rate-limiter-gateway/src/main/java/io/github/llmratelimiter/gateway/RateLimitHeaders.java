@@ -4,6 +4,7 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.Reason;
@@ -19,7 +20,8 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The rate-limit headers of a response, from its outcome, as data ({@link ResponseHeader}s a front
- * door adds to its response unchanged).
+ * door adds to its response unchanged). Every item tells the standing of the one budget it names,
+ * never a figure mixed from several components.
  *
  * <ul>
  *   <li>{@code RateLimit-Policy}: every budget that can deny a call (IETF httpapi
@@ -27,34 +29,45 @@ import org.jspecify.annotations.Nullable;
  *       "name";q=<limit>;w=<window seconds>}, and its burst bucket as an item of its own, {@code
  *       "name-burst";q=<capacity, rounded down>;w=<seconds to refill it from empty, rounded up>}
  *       ({@code w} left out for a bucket that never refills), and its limit on calls in flight,
- *       {@code "name-concurrency";q=<slots>} (no window: a slot frees when its call ends);
- *   <li>{@code RateLimit}: the deciding level, {@code "item";r=<remaining>;t=<seconds to full>},
- *       where {@code r} is the fewest unit-cost calls every budget still admits, so it is never
- *       above the {@code q} of any item. The item named is the deciding level's component that
- *       limits it: after a deny, the component that denied ({@code RPM_LIMIT}: the window, {@code
- *       BURST_LIMIT}: the burst item, {@code CONCURRENCY_LIMIT}: the concurrency item); otherwise
- *       the burst item when the level has no window, or when its bucket holds fewer calls than its
- *       window admits (a burst empties the bucket first), else the window item, else the
- *       concurrency item;
+ *       {@code "name-concurrency";q=<slots>} (no window: a slot frees when its call ends); then
+ *       per level that limits model tokens {@code "name-tokens";q=<model tokens>;w=<window
+ *       seconds>}; then per quota {@code "level/quota";q=<limit>;w=<the current period's length
+ *       in seconds>} (a day of 23 or 25 hours, a month of 28 to 31 days, as the calendar has it);
+ *   <li>{@code RateLimit}: one item per item of {@code RateLimit-Policy}, in its order, each with
+ *       {@code r}, what is left of that budget after this call, and {@code t}, the seconds
+ *       (rounded up) until it is whole again: the window's {@code r} the requests it admits,
+ *       {@code t} until its newest admission leaves it; the burst item's {@code r} the unit-cost
+ *       calls its bucket pays for (whole calls), {@code t} until it is full ({@code t} left out
+ *       for a bucket that never refills); the concurrency item's {@code r} the free slots, without
+ *       {@code t} (no clock tells when a call ends); the tokens item's {@code r} the model tokens
+ *       its window admits, counting this call at its estimate (the response's usage settles it
+ *       later), {@code t} until that window is empty; a quota's {@code r} what is left this period
+ *       in its unit (requests, model tokens, or cost in micro-units), {@code t} until the period
+ *       ends. After a deny, the item of the budget that denied comes first: {@code RPM_LIMIT} the
+ *       window, {@code BURST_LIMIT} the burst item, {@code CONCURRENCY_LIMIT} the concurrency item
+ *       (with {@code r=0}), {@code TPM_LIMIT} the tokens item, {@code QUOTA_EXCEEDED} the quota,
+ *       each of the level that denied;
  *   <li>OpenAI's {@code x-ratelimit-limit-requests}, {@code x-ratelimit-remaining-requests} and
  *       {@code x-ratelimit-reset-requests} (a duration such as {@code 20ms}, {@code 7s} or {@code
- *       1m30s});
- *   <li>when a level limits model tokens (TPM): a second item per such level in {@code
- *       RateLimit-Policy}, {@code "name-tokens";q=<model tokens>;w=<window seconds>}, a second item
- *       in {@code RateLimit}, {@code "name-tokens";r=<model tokens remaining>;t=<seconds until the
- *       model-token windows are empty>}, and OpenAI's {@code x-ratelimit-limit-tokens}, {@code
- *       x-ratelimit-remaining-tokens} and {@code x-ratelimit-reset-tokens}. The remaining model
- *       tokens count this call at its estimate (the response's usage settles it later);
- *   <li>when a level has quotas: an item per quota in {@code RateLimit-Policy}, {@code
- *       "level/quota";q=<limit>;w=<the current period's length in seconds>} (a day of 23 or 25
- *       hours, a month of 28 to 31 days, as the calendar has it), and an item per quota in {@code
- *       RateLimit}, {@code "level/quota";r=<left this period>;t=<seconds until the period ends>},
- *       in the quota's unit (requests, model tokens, or cost in micro-units). After a deny by a
- *       quota ({@code QUOTA_EXCEEDED}), the quota that denied is the first item of {@code
- *       RateLimit};
+ *       1m30s}): the request budget of one level, its window, or its bucket when it has no window
+ *       (limit: the capacity rounded down). The level is the one that denied when it has such a
+ *       budget, else the one with the fewest requests left (the first of equals); none of the
+ *       three when no level has a window or a bucket;
+ *   <li>when a level limits model tokens: OpenAI's {@code x-ratelimit-limit-tokens}, {@code
+ *       x-ratelimit-remaining-tokens} and {@code x-ratelimit-reset-tokens}, the model-token budget
+ *       of one level: the one that denied when it limits model tokens, else the one with the
+ *       fewest model tokens left (the first of equals);
  *   <li>on a retryable deny only: {@code Retry-After} in whole seconds rounded up (at least 1) and
  *       {@code retry-after-ms}. A deny that waiting cannot clear gets neither.
  * </ul>
+ *
+ * <p>The figures are the store's per component ({@link Reservation#components()}). An outcome
+ * without them (a decision alone, or a deny for which no state was read: a cost or an estimate
+ * that never fits, a full table, a store that could not decide) names in {@code RateLimit} the
+ * deciding level's item, the one that denied when the reason names a component, with {@code r}
+ * the decision's {@link Decision#remaining()} (0 for such a deny) and {@code t} its reset, its
+ * tokens item and quotas as the reservation reports them, and in {@code x-ratelimit-*-requests}
+ * the deciding level.
  *
  * <p>What depends only on a policy's levels (the policy header, the quoted names, the limits) is
  * formatted once per list of levels and cached; a call formats only its own numbers.
@@ -149,10 +162,108 @@ public final class RateLimitHeaders {
       }
       sink.accept(POLICY, policy.toString());
     }
+    long nowMs = reservation == null ? 0 : reservation.quotaAtMs();
+    List<LevelRemaining> figures = reservation == null ? List.of() : reservation.components();
+    if (figures.size() == t.levels.size()) {
+      perComponent(t, d, figures, quotas, denying, nowMs, sink);
+    } else {
+      decisionOnly(t, d, reservation, quotas, denying, nowMs, sink);
+    }
+    if (d.denied() && d.retryable()) {
+      sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
+      sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
+    }
+  }
+
+  /** The components of a level, as {@code RateLimit} names them. */
+  static final int WINDOW = 0;
+  static final int BURST = 1;
+  static final int SLOTS = 2;
+  static final int TOKENS = 3;
+  /** No component: a deny by a quota or by no component of a level. */
+  static final int NONE = -1;
+
+  /** The component a deny's reason names, or {@link #NONE}. */
+  static int component(Reason reason) {
+    return switch (reason) {
+      case RPM_LIMIT -> WINDOW;
+      case BURST_LIMIT -> BURST;
+      case CONCURRENCY_LIMIT -> SLOTS;
+      case TPM_LIMIT -> TOKENS;
+      default -> NONE;
+    };
+  }
+
+  /**
+   * {@code RateLimit} and OpenAI's headers from the store's figures per component: one item per
+   * policy item, the denying one first.
+   */
+  private static void perComponent(Template t, Decision d, List<LevelRemaining> figures,
+      List<QuotaStatus> quotas, @Nullable QuotaStatus denying, long nowMs,
+      BiConsumer<String, String> sink) {
+    int deciding = t.indexOf(d.level());
+    int first = d.denied() ? component(d.reason()) : NONE;
+    if (first != NONE && !t.has(deciding, first)) {
+      first = NONE;
+    }
+    StringBuilder rateLimit = new StringBuilder(64 * (t.levels.size() + quotas.size()));
+    if (denying != null) {
+      quotaRateLimit(rateLimit, denying, nowMs);
+    } else if (first != NONE) {
+      t.append(rateLimit, deciding, first, figures.get(deciding));
+    }
+    for (int i = 0; i < t.levels.size(); i++) {
+      for (int c = WINDOW; c <= SLOTS; c++) {
+        if (t.has(i, c) && (i != deciding || c != first)) {
+          t.append(separate(rateLimit), i, c, figures.get(i));
+        }
+      }
+    }
+    for (int i = 0; i < t.levels.size(); i++) {
+      if (t.has(i, TOKENS) && (i != deciding || first != TOKENS)) {
+        t.append(separate(rateLimit), i, TOKENS, figures.get(i));
+      }
+    }
+    for (QuotaStatus q : quotas) {
+      if (q != denying) {
+        quotaRateLimit(separate(rateLimit), q, nowMs);
+      }
+    }
+    if (rateLimit.length() > 0) {
+      sink.accept(RATE_LIMIT, rateLimit.toString());
+    }
+    int requests = t.requestsLevel(d.denied() ? deciding : -1, figures);
+    if (requests >= 0) {
+      LevelRemaining f = figures.get(requests);
+      boolean window = t.requestLimits[requests] != null;
+      sink.accept(LIMIT_REQUESTS, window ? t.requestLimits[requests] : t.burstLimits[requests]);
+      sink.accept(REMAINING_REQUESTS, Long.toString(window ? f.window() : f.bucket()));
+      sink.accept(RESET_REQUESTS, duration(window ? f.windowResetMs() : f.bucketResetMs()));
+    }
+    int tokens = t.tokensLevel(d.denied() ? deciding : -1, figures);
+    if (tokens >= 0) {
+      LevelRemaining f = figures.get(tokens);
+      sink.accept(LIMIT_TOKENS, t.tokenLimits[tokens]);
+      sink.accept(REMAINING_TOKENS, Long.toString(f.modelTokens()));
+      sink.accept(RESET_TOKENS, duration(f.modelTokensResetMs()));
+    }
+  }
+
+  /** Appends the separator of a structured-field list when the list is not empty. */
+  private static StringBuilder separate(StringBuilder list) {
+    return list.length() == 0 ? list : list.append(", ");
+  }
+
+  /**
+   * {@code RateLimit} and OpenAI's headers of an outcome without figures per component: the
+   * deciding level's item with the decision's figures (see the class comment).
+   */
+  private static void decisionOnly(Template t, Decision d, @Nullable Reservation reservation,
+      List<QuotaStatus> quotas, @Nullable QuotaStatus denying, long nowMs,
+      BiConsumer<String, String> sink) {
     int deciding = t.indexOf(d.level());
     int tokens = t.tokensLevel(d.level());
     StringBuilder rateLimit = new StringBuilder(64);
-    long nowMs = reservation == null ? 0 : reservation.quotaAtMs();
     if (denying != null) {
       quotaRateLimit(rateLimit, denying, nowMs);
       rateLimit.append(", ");
@@ -181,10 +292,6 @@ public final class RateLimitHeaders {
       sink.accept(LIMIT_TOKENS, t.tokenLimits[tokens]);
       sink.accept(REMAINING_TOKENS, Long.toString(reservation.remainingModelTokens()));
       sink.accept(RESET_TOKENS, duration(reservation.modelTokensResetMs()));
-    }
-    if (d.denied() && d.retryable()) {
-      sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
-      sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
     }
   }
 
@@ -256,6 +363,10 @@ public final class RateLimitHeaders {
     final @Nullable String[] requestLimits;
     /** Each level's model-token limit, or null when it has none. */
     final @Nullable String[] tokenLimits;
+    /** Each level's bucket capacity rounded down, or null when it has no bucket. */
+    final @Nullable String[] burstLimits;
+    /** Whether each level's bucket refills (a {@code t} for its burst item). */
+    final boolean[] refills;
 
     Template(List<Budget> levels) {
       this.levels = List.copyOf(levels);
@@ -267,6 +378,8 @@ public final class RateLimitHeaders {
       tokenItems = new String[n];
       requestLimits = new String[n];
       tokenLimits = new String[n];
+      burstLimits = new String[n];
+      refills = new boolean[n];
       StringJoiner policy = new StringJoiner(", ");
       for (int i = 0; i < n; i++) {
         Budget level = this.levels.get(i);
@@ -281,6 +394,8 @@ public final class RateLimitHeaders {
           burstItems[i] = item(level.name() + BURST_SUFFIX);
           long capacity = (long) Math.floor(b.capacity());
           burstBinds[i] = w == null || capacity < w.limit();
+          burstLimits[i] = Long.toString(capacity);
+          refills[i] = b.refillPerSecond() > 0;
           policy.add(burstItems[i] + ";q=" + capacity + (b.refillPerSecond() > 0
               ? ";w=" + (long) Math.ceil(b.capacity() / b.refillPerSecond()) : ""));
         }
@@ -299,6 +414,75 @@ public final class RateLimitHeaders {
         }
       }
       this.policy = policy.length() > 0 ? policy.toString() : null;
+    }
+
+    /** Whether level {@code i} has component {@code c}, {@link #WINDOW} to {@link #TOKENS}. */
+    boolean has(int i, int c) {
+      return switch (c) {
+        case WINDOW -> requestLimits[i] != null;
+        case BURST -> burstItems[i] != null;
+        case SLOTS -> concurrencyItems[i] != null;
+        case TOKENS -> tokenItems[i] != null;
+        default -> false;
+      };
+    }
+
+    /** Appends the {@code RateLimit} item of component {@code c} of level {@code i}. */
+    void append(StringBuilder sb, int i, int c, LevelRemaining f) {
+      switch (c) {
+        case WINDOW -> sb.append(items[i]).append(";r=").append(f.window()).append(";t=")
+            .append(ceilSeconds(f.windowResetMs()));
+        case BURST -> {
+          sb.append(burstItems[i]).append(";r=").append(f.bucket());
+          if (refills[i]) {
+            sb.append(";t=").append(ceilSeconds(f.bucketResetMs()));
+          }
+        }
+        case SLOTS -> sb.append(concurrencyItems[i]).append(";r=").append(f.slots());
+        default -> sb.append(tokenItems[i]).append(";r=").append(f.modelTokens()).append(";t=")
+            .append(ceilSeconds(f.modelTokensResetMs()));
+      }
+    }
+
+    /**
+     * The level whose request budget (its window, else its bucket) OpenAI's request headers
+     * report: {@code denying} when it has one, else the one with the fewest requests left (the
+     * first of equals); -1 when no level has a window or a bucket.
+     */
+    int requestsLevel(int denying, List<LevelRemaining> figures) {
+      if (denying >= 0 && (has(denying, WINDOW) || has(denying, BURST))) {
+        return denying;
+      }
+      int best = -1;
+      long fewest = Long.MAX_VALUE;
+      for (int i = 0; i < items.length; i++) {
+        if (has(i, WINDOW) || has(i, BURST)) {
+          long left = has(i, WINDOW) ? figures.get(i).window() : figures.get(i).bucket();
+          if (best < 0 || left < fewest) {
+            best = i;
+            fewest = left;
+          }
+        }
+      }
+      return best;
+    }
+
+    /**
+     * The level whose model tokens OpenAI's token headers report: {@code denying} when it limits
+     * model tokens, else the one with the fewest left (the first of equals); -1 when none does.
+     */
+    int tokensLevel(int denying, List<LevelRemaining> figures) {
+      if (denying >= 0 && has(denying, TOKENS)) {
+        return denying;
+      }
+      int best = -1;
+      for (int i = 0; i < items.length; i++) {
+        if (has(i, TOKENS)
+            && (best < 0 || figures.get(i).modelTokens() < figures.get(best).modelTokens())) {
+          best = i;
+        }
+      }
+      return best;
     }
 
     /** The item {@code RateLimit} names for the deciding level (see the class comment). */

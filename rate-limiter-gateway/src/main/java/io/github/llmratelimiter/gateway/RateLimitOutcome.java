@@ -17,8 +17,9 @@ import org.jspecify.annotations.Nullable;
  * @param levels the budgets decided on, root first
  * @param degraded whether the store failed and the call was let through by {@code
  *     ratelimiter.store-failure=allow} (the decision then reflects no budget)
- * @param reservation the store's answer on the model-token (TPM) budgets, or {@code null} when no
- *     level limits model tokens (or the outcome is degraded)
+ * @param reservation the store's answer: what it reserved (model tokens, slots, quotas) and what
+ *     each component of every level admits after the call ({@link Reservation#components()});
+ *     {@code null} when the outcome is degraded, or was built from a decision alone
  * @param modelTokens the handle that settles the model tokens an allowed call reserved, or {@code
  *     null} when it reserved none
  * @param plan the plan the call was decided under: its levels are the plan's variants of the

@@ -118,11 +118,13 @@ class PlansAndSlotsGatewayTests {
     RateLimitOutcome pro = chargeAsync(c);
     assertThat(pro.plan()).isEqualTo("pro");
     assertThat(pro.decision().allowed()).isTrue();
-    // the window kept its 3 calls (4 of 60 now); remaining is the smallest component: 4 of 5 slots
+    // the window kept its 3 calls (4 of 60 now); the decision's remaining is the smallest
+    // component, 4 of 5 slots; the headers tell each budget its own: 56 requests, 4 slots
     assertThat(windowUsed()).isEqualTo(4);
     assertThat(pro.decision().remaining()).isEqualTo(4);
     assertThat(headers(pro)).containsEntry("x-ratelimit-limit-requests", "60")
-        .containsEntry("x-ratelimit-remaining-requests", "4")
+        .containsEntry("x-ratelimit-remaining-requests", "56")
+        .containsEntry("RateLimit", "\"chat\";r=56;t=60, \"chat-concurrency\";r=4")
         .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60, \"chat-concurrency\";q=5");
     gateway.finish(c, null, false);
 

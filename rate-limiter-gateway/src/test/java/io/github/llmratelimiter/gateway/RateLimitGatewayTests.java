@@ -11,6 +11,7 @@ import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.net.URI;
@@ -532,10 +533,10 @@ class RateLimitGatewayTests {
     }
 
     @Override
-    public synchronized CompletionStage<Decision> acquireAsync(
-        List<Budget> levels, List<String> keys, double cost, Composition composition) {
-      CompletableFuture<Decision> answer = new CompletableFuture<>();
-      pending.add(() -> answer.complete(delegate.acquire(levels, keys, cost, composition)));
+    public synchronized CompletionStage<Reservation> reserveAsync(List<Budget> levels,
+        List<String> keys, double cost, long estimate, Composition composition) {
+      CompletableFuture<Reservation> answer = new CompletableFuture<>();
+      pending.add(() -> answer.complete(delegate.reserve(levels, keys, cost, estimate, composition)));
       return answer;
     }
 
@@ -597,6 +598,18 @@ class RateLimitGatewayTests {
     @Override
     public CompletionStage<Decision> acquireAsync(
         List<Budget> levels, List<String> keys, double cost, Composition c) {
+      return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+    }
+
+    @Override
+    public Reservation reserve(List<Budget> levels, List<String> keys, double cost, long estimate,
+        Composition c) {
+      throw new IllegalStateException("connection refused");
+    }
+
+    @Override
+    public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+        double cost, long estimate, Composition c) {
       return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
     }
 

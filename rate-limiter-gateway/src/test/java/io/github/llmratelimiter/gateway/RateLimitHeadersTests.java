@@ -100,19 +100,26 @@ class RateLimitHeadersTests {
   }
 
   private static final Pattern ITEM = Pattern.compile("(\"[^\"]+\");q=(\\d+)");
+  private static final Pattern REMAINING = Pattern.compile("(\"[^\"]+\");r=(\\d+)");
 
-  /** Checks that {@code RateLimit}'s item is advertised, with r at most its q. */
+  /**
+   * Checks that {@code RateLimit} has one item per item of {@code RateLimit-Policy}, each with r
+   * at most its q.
+   */
   private static void assertRNeverExceedsItsQ(Map<String, String> headers) {
     Map<String, Long> quotas = new java.util.HashMap<>();
     Matcher m = ITEM.matcher(headers.get(RateLimitHeaders.POLICY));
     while (m.find()) {
       quotas.put(m.group(1), Long.parseLong(m.group(2)));
     }
-    String rateLimit = headers.get(RateLimitHeaders.RATE_LIMIT);
-    String item = rateLimit.substring(0, rateLimit.indexOf(';'));
-    long r = Long.parseLong(rateLimit.replaceAll(".*;r=(\\d+);.*", "$1"));
-    assertThat(quotas).as(headers.toString()).containsKey(item);
-    assertThat(r).as(headers.toString()).isLessThanOrEqualTo(quotas.get(item));
+    Map<String, Long> remaining = new java.util.HashMap<>();
+    Matcher r = REMAINING.matcher(headers.get(RateLimitHeaders.RATE_LIMIT));
+    while (r.find()) {
+      remaining.put(r.group(1), Long.parseLong(r.group(2)));
+    }
+    assertThat(remaining.keySet()).as(headers.toString()).isEqualTo(quotas.keySet());
+    remaining.forEach((item, left) ->
+        assertThat(left).as(item + " in " + headers).isLessThanOrEqualTo(quotas.get(item)));
   }
 
   @ParameterizedTest
@@ -124,8 +131,10 @@ class RateLimitHeadersTests {
     Map<String, String> first = asMap(enforcer.acquire(null, key, 1));
     assertThat(first).containsEntry(RateLimitHeaders.POLICY,
             "\"default\";q=5;w=60, \"default-burst\";q=4;w=40")
-        // 4 in the bucket, 5 in the window: the bucket limits first; 3 left of its 4
-        .containsEntry(RateLimitHeaders.RATE_LIMIT, "\"default-burst\";r=3;t=60");
+        // each item its own budget: 4 of 5 left in the window, 3 of 4 in the bucket (full again
+        // in 10 s at 0.1 a second)
+        .containsEntry(RateLimitHeaders.RATE_LIMIT, "\"default\";r=4;t=60, \"default-burst\";r=3;t=10")
+        .containsEntry(RateLimitHeaders.REMAINING_REQUESTS, "4");
     for (int i = 0; i < 3; i++) {
       assertRNeverExceedsItsQ(asMap(enforcer.acquire(null, key, 1)));
     }
@@ -169,5 +178,40 @@ class RateLimitHeadersTests {
     assertThat(slotsOnly.policy).isEqualTo("\"only-slots-concurrency\";q=2");
     assertThat(slotsOnly.rateLimitItem(0, Reason.OK)).as("an advertised item")
         .isEqualTo("\"only-slots-concurrency\"");
+  }
+  @Test
+  void aLevelWithABucketAndNoWindowReportsItsBucketAsItsRequests() {
+    Budget oneShot = new Budget("one-shot", null, new BucketLimit(2.5, 0));
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("one-shot", KeyScope.API_KEY, oneShot).defaultPolicy("one-shot").build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(RateLimitStore.inMemory(new ManualTicker()),
+        policies, StoreFailure.DENY, List::of);
+    RateLimitKey key = RateLimitKey.of("sk-one-shot-0123456789", null);
+    // 1.5 tokens left pay for 1 whole call; a bucket that never refills has no t
+    assertThat(asMap(enforcer.acquire(null, key, 1))).containsExactly(
+        Map.entry(RateLimitHeaders.POLICY, "\"one-shot-burst\";q=2"),
+        Map.entry(RateLimitHeaders.RATE_LIMIT, "\"one-shot-burst\";r=1"),
+        Map.entry(RateLimitHeaders.LIMIT_REQUESTS, "2"),
+        Map.entry(RateLimitHeaders.REMAINING_REQUESTS, "1"),
+        Map.entry(RateLimitHeaders.RESET_REQUESTS, "0s"));
+    enforcer.acquire(null, key, 1);
+    RateLimitOutcome denied = enforcer.acquire(null, key, 1);
+    assertThat(denied.decision().reason()).isEqualTo(Reason.BURST_LIMIT);
+    assertThat(asMap(denied)).containsEntry(RateLimitHeaders.RATE_LIMIT, "\"one-shot-burst\";r=0")
+        .containsEntry(RateLimitHeaders.REMAINING_REQUESTS, "0")
+        .doesNotContainKey(RateLimitHeaders.RETRY_AFTER);
+  }
+
+  @Test
+  void aLevelWithOnlySlotsHasNoRequestHeaders() {
+    Budget onlySlots = new Budget("only-slots", null, null, null, ConcurrencyLimit.of(2));
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("only-slots", KeyScope.API_KEY, onlySlots).defaultPolicy("only-slots").build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(RateLimitStore.inMemory(new ManualTicker()),
+        policies, StoreFailure.DENY, List::of);
+    RateLimitKey key = RateLimitKey.of("sk-only-slots-0123456789", null);
+    assertThat(asMap(enforcer.acquire(null, key, 1))).containsExactly(
+        Map.entry(RateLimitHeaders.POLICY, "\"only-slots-concurrency\";q=2"),
+        Map.entry(RateLimitHeaders.RATE_LIMIT, "\"only-slots-concurrency\";r=1"));
   }
 }

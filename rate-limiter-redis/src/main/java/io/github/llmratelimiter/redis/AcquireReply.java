@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * call} by position. Each number is cut to a {@code long} as a Java cast does ({@code inf}
  * saturates). A call that arrived after its deadline has the reason {@code EXPIRED}: {@link
  * #expired}, and no {@link #reason}. A call on levels with quotas has the quota part after the
- * reason, behind a {@code |}: {@link #quotas} (read by {@link QuotaFrame#statuses}).
+ * reason, behind a {@code |}: {@link #quotas} (read by {@link QuotaFrame#statuses}). Last, on
+ * every reply but {@code EXPIRED}, {@value #FIGURES} doubles per level: what each of its
+ * components admits after the decision, {@link #components}.
  */
 final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
 
@@ -29,6 +31,11 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   static final int NUMBERED_ID = 11;
   /** The bytes of the reply's numbers, before the reason. */
   private static final int NUMBERS = 11 * Double.BYTES;
+  /**
+   * The figures per level at the end of the reply: the window's remaining and reset ms, the
+   * bucket's, the free slots, the model tokens' remaining and reset ms.
+   */
+  static final int FIGURES = 7;
 
   static {
     for (int i = 0; i < REASONS.length; i++) {
@@ -46,17 +53,34 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   private final boolean quotasExpected;
   /** The quota part of the reply, little-endian doubles; null when it has none. */
   @Nullable ByteBuffer quotas;
+  private static final long[] NO_FIGURES = new long[0];
+  /** The levels whose figures end the reply (0: a reply read without them). */
+  private final int levels;
+  /** Whether the figures are read into {@link #components}, or only skipped. */
+  private final boolean figures;
+  /**
+   * Per level, root first, its {@value #FIGURES} figures, each cut to a {@code long} ({@code inf}:
+   * {@link Long#MAX_VALUE}, a component the level does not have); empty when expired or read
+   * without them.
+   */
+  long[] components = NO_FIGURES;
 
-  /** The reply of a call without quotas. */
+  /** The reply of a call without quotas, read without the levels' figures. */
   AcquireReply() {
-    this(false);
+    this(false, 0, false);
   }
 
-  /** The reply of a call that may carry quotas (see {@link #quotas}). */
-  AcquireReply(boolean quotasExpected) {
+  /**
+   * The reply of a call on {@code levels} levels that may carry quotas (see {@link #quotas}),
+   * its levels' figures read into {@link #components} when {@code figures} (a reservation reports
+   * them; a plain decision skips them).
+   */
+  AcquireReply(boolean quotasExpected, int levels, boolean figures) {
     super(StringCodec.UTF8, null);
     output = this;
     this.quotasExpected = quotasExpected;
+    this.levels = levels;
+    this.figures = figures;
   }
 
   /** Takes the reply: the numbers, then the reason. */
@@ -77,6 +101,25 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     }
     int from = p + NUMBERS;
     int end = bytes.limit();
+    if (same(bytes, from, end, EXPIRED)) {
+      expired = true;
+      return;
+    }
+    if (levels > 0) {
+      int size = levels * FIGURES * Double.BYTES;
+      if (end - from < size) {
+        throw new IllegalStateException("acquire.lua replied " + bytes.remaining()
+            + " bytes, without the figures of " + levels + " levels");
+      }
+      end -= size;
+      if (figures) {
+        components = new long[levels * FIGURES];
+        for (int i = 0, at = end; i < components.length; i++, at += Double.BYTES) {
+          long bits = bytes.getLong(at);
+          components[i] = (long) Double.longBitsToDouble(little ? bits : Long.reverseBytes(bits));
+        }
+      }
+    }
     if (quotasExpected) {
       for (int i = from; i < end; i++) {
         if (bytes.get(i) == '|') {
@@ -88,11 +131,7 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
         }
       }
     }
-    if (same(bytes, from, end, EXPIRED)) {
-      expired = true;
-    } else {
-      reason = reason(bytes, from, end);
-    }
+    reason = reason(bytes, from, end);
   }
 
   /** Rejects an integer: the reply is one string. */

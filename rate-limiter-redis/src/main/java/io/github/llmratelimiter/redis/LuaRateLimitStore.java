@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
@@ -78,6 +79,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final @Nullable RedisClock serverClock;
   private final RedisPlans plans;
   private final RedisAdministration administration;
+  private final Monitoring monitoring;
   /** The slot lease in the scripts' time units (see acquire.lua and renew.lua). */
   private final double slotLeaseUnits;
 
@@ -91,7 +93,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     this.masters = masters;
     this.serverClock = ticker == null ? new RedisClock(System.nanoTime()) : null;
     this.plans = new RedisPlans(link, layout);
-    this.administration = new RedisAdministration(this, link, layout);
+    this.monitoring = new Monitoring(layout, link.cluster());
+    this.administration = new RedisAdministration(this, link, layout, monitoring);
   }
 
   /**
@@ -288,7 +291,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     int n = levels.size();
     ScriptBudget[] scripted = scripted(levels);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(10);
+    double[] numbers = timeNumbers(12 + n);
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
@@ -301,14 +304,19 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (quotas != null) {
       return submitWithQuotas(call, quotas, scripted, numbers, keyCount);
     }
-    String[] keys = new String[keyCount + (call.reserve() ? 1 : 0)];
+    String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n][];
-    String counter = levelKeys(call.keys(), scripted, keys, levelArgs);
+    String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
+    String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
+    String[] keys = new String[keyCount + monitorKeys.length + (call.reserve() ? 1 : 0)];
+    System.arraycopy(levelKeys, 0, keys, 0, keyCount);
+    System.arraycopy(monitorKeys, 0, keys, keyCount, monitorKeys.length);
     if (call.reserve()) {
-      keys[keyCount] = counter;
+      keys[keys.length - 1] = counter;
     }
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, AcquireReply::new, keys, numbers, levelArgs, n)));
+    boolean figures = call.reserve(); // a plain decision skips the levels' figures
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(false, n, figures), keys, numbers, levelArgs, n)));
   }
 
   /**
@@ -322,15 +330,59 @@ final class LuaRateLimitStore implements RateLimitStore {
     byte[][] levelArgs = new byte[n + 1][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
     String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
-    String[] keys = new String[keyCount + quotaKeys.length + (call.reserve() ? 1 : 0)];
+    String[] monitorKeys =
+        monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
+    String[] keys = new String[keyCount + quotaKeys.length + monitorKeys.length
+        + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
+    System.arraycopy(monitorKeys, 0, keys, keyCount + quotaKeys.length, monitorKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    return watched(keys[0], link.async().thenCompose(redis ->
-        ACQUIRE.submit(redis, () -> new AcquireReply(true), keys, numbers, levelArgs, n + 1)));
+    boolean figures = call.reserve();
+    return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
+        () -> new AcquireReply(true, n, figures), keys, numbers, levelArgs, n + 1)));
+  }
+
+  /**
+   * The keys of the monitoring structures a call keeps ({@link Monitoring}, lib.lua): per level its
+   * busiest set and its key estimate, then, when the call charges quotas, per quota of the level
+   * its spenders set. Sets {@code numbers[10]} (their first index in KEYS, {@code firstKey}), {@code
+   * numbers[11]} (the members a set keeps) and from {@code numbers[12]} each level's time to live.
+   */
+  private String[] monitorKeys(Call call, ScriptBudget[] scripted, String[] levelKeys,
+      double[] numbers, int firstKey) {
+    QuotaFrame quotas = call.quotas();
+    int bucket = monitoring.bucket(levelKeys[0]);
+    long nowMs = monitorMillis();
+    String[] keys = new String[2 * scripted.length + (quotas == null ? 0 : quotas.count)];
+    int k = 0;
+    for (int i = 0; i < scripted.length; i++) {
+      ScriptBudget b = scripted[i];
+      long periodMs = b.monitorPeriodMs;
+      long period = Monitoring.period(periodMs, nowMs);
+      String name = b.budget.name();
+      keys[k++] = monitoring.busiest(bucket, name, periodMs, period);
+      keys[k++] = monitoring.seen(bucket, name, periodMs, period);
+      numbers[12 + i] = Monitoring.ttlMs(periodMs, (long) numbers[2]);
+      if (quotas != null) {
+        List<QuotaLimit> qs = b.budget.quotas();
+        for (int j = 0; j < qs.size(); j++) {
+          keys[k++] = monitoring.spenders(bucket, name, qs.get(j).stateId(), quotas.start(i, j));
+        }
+      }
+    }
+    numbers[10] = firstKey;
+    numbers[11] = monitoring.cap;
+    return keys;
+  }
+
+  /** The clock of the monitoring periods: the ticker's, else this process's wall clock. */
+  long monitorMillis() {
+    Ticker t = ticker;
+    return t == null ? wallClock.millis() : Math.floorDiv(t.read(), 1_000_000L);
   }
 
   /** Each level's state key, from the keys {@link #levelKeys} put in order. */
@@ -351,11 +403,35 @@ final class LuaRateLimitStore implements RateLimitStore {
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
     QuotaFrame quotas = call.quotas();
+    List<LevelRemaining> components = components(levels, r.components);
     if (quotas == null || r.quotas == null) {
-      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9]);
+      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9], 0, 0,
+          List.of(), components);
     }
     return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9],
-        quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas));
+        quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas), components);
+  }
+
+  /** Each level's figures from the reply's ({@link AcquireReply#components}); empty if none. */
+  private static List<LevelRemaining> components(List<Budget> levels, long[] figures) {
+    if (figures.length == 0) {
+      return List.of();
+    }
+    if (levels.size() == 1) {
+      return List.of(level(levels, figures, 0));
+    }
+    LevelRemaining[] each = new LevelRemaining[levels.size()];
+    for (int i = 0; i < each.length; i++) {
+      each[i] = level(levels, figures, i);
+    }
+    return List.of(each);
+  }
+
+  /** Level {@code i}'s figures, from its {@link AcquireReply#FIGURES} numbers in the reply's. */
+  private static LevelRemaining level(List<Budget> levels, long[] figures, int i) {
+    int f = i * AcquireReply.FIGURES;
+    return new LevelRemaining(levels.get(i).name(), figures[f], figures[f + 1], figures[f + 2],
+        figures[f + 3], figures[f + 4], figures[f + 5], figures[f + 6]);
   }
 
   /**
@@ -664,6 +740,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     levelKeys(reservation.keys(), scripted, keys, levelArgs);
     boolean tokens = reservation.reserved();
     List<String> quotaKeys = new ArrayList<>();
+    List<String> spenderKeys = new ArrayList<>();
     List<long[]> quotaDeltas = new ArrayList<>(); // {delta, estimate in flight, time to live}
     if (reservation.chargedQuotas()) {
       long nowMs = wallClock.millis();
@@ -677,6 +754,8 @@ final class LuaRateLimitStore implements RateLimitStore {
           long ttl = period[1] + QuotaFrame.RETENTION_MS - nowMs;
           if ((delta != 0 || inFlight > 0) && ttl > 0) { // else expired: nothing to settle
             quotaKeys.add(RedisKeys.quota(state[i], q.stateId(), period[0]));
+            spenderKeys.add(monitoring.spenders(monitoring.bucket(state[i]),
+                levels.get(i).name(), q.stateId(), period[0]));
             quotaDeltas.add(new long[] {delta, inFlight, ttl});
           }
         }
@@ -684,16 +763,18 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     int levelKeyCount = tokens ? keys.length : 0;
     int quotaCount = quotaKeys.size();
-    double[] numbers = timeNumbers(8 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
+    double[] numbers = timeNumbers(9 + 4 * quotaCount); // ARGV[1] (see reconcile.lua)
     numbers[3] = tokens ? levels.size() : 0;
     numbers[4] = reservation.id();
     numbers[5] = reservation.estimate();
     numbers[6] = actual.modelTokens();
     numbers[7] = quotaCount;
-    String[] all = new String[levelKeyCount + quotaCount];
+    String[] all = new String[levelKeyCount + 2 * quotaCount];
     System.arraycopy(keys, 0, all, 0, levelKeyCount);
+    numbers[8 + 4 * quotaCount] = 1; // each counter's spenders set follows the counters
     for (int j = 0; j < quotaCount; j++) {
       all[levelKeyCount + j] = quotaKeys.get(j);
+      all[levelKeyCount + quotaCount + j] = spenderKeys.get(j);
       numbers[8 + 4 * j] = levelKeyCount + j + 1;
       numbers[9 + 4 * j] = quotaDeltas.get(j)[0];
       numbers[10 + 4 * j] = quotaDeltas.get(j)[1];

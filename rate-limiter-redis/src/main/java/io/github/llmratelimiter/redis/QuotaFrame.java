@@ -72,6 +72,11 @@ final class QuotaFrame {
     return null;
   }
 
+  /** The start (epoch ms) of the period of level {@code i}'s quota {@code j}. */
+  long start(int i, int j) {
+    return starts[i][j];
+  }
+
   /**
    * The counters' keys, level after level, from each level's state key ({@code stateKeys[i]}).
    */

@@ -22,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * estimates in flight) and {@code f<percent>} per threshold reported. The keys of
  * layout 1 ({@code ...:w}, a sorted set, and {@code ...:b}) and the earlier model-token keys
  * ({@code ...:m}, a sorted set, and {@code ...:a}, a hash) are never read, nor found by the scans.
+ * The monitoring structures the decisions keep ({@link Monitoring}) are {@code
+ * <prefix>:{<bucket tag>}:<budget>:~<kind>:...} ({@link #monitor}).
  *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
  * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
@@ -194,6 +196,16 @@ final class RedisKeys {
   String plan(String key) {
     String part = part(key);
     return prefix + ":{" + part + "}:plan";
+  }
+
+  /**
+   * A monitoring key of {@code budget} in the bucket whose hash tag is {@code tag} ({@link
+   * Monitoring}): <code>&lt;prefix&gt;:{&lt;tag&gt;}:&lt;budget&gt;:~&lt;rest&gt;</code>. Its four
+   * or more parts after the tag set it apart from a level's keys and quota counters ({@link #parse},
+   * {@link #parseQuota}); the tag puts it among the keys {@link #everyKeyPattern} finds.
+   */
+  String monitor(String tag, String budget, String rest) {
+    return prefix + ":{" + tag + "}:" + encode(budget) + ":~" + rest;
   }
 
   /** The sorted set of the live instances that share this prefix (their heartbeats). */

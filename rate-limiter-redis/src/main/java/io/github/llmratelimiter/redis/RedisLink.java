@@ -53,6 +53,11 @@ final class RedisLink implements AutoCloseable {
     this.cluster = cluster;
   }
 
+  /** How long a synchronous caller waits for a connection and for a monitoring command. */
+  Duration timeout() {
+    return timeout;
+  }
+
   /** Whether this is a link to a Redis Cluster, where one script's keys share one hash slot. */
   boolean cluster() {
     return cluster;

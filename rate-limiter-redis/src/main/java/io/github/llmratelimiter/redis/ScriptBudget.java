@@ -37,6 +37,8 @@ final class ScriptBudget {
   final int keyCount;
   /** The level's script argument: its nine values packed as a bulk string ({@link ScriptArgs}). */
   final byte[] levelArg;
+  /** The period of the budget's monitoring structures ({@link Monitoring#periodMs}). */
+  final long monitorPeriodMs;
   private final boolean nanos;
   private final RedisKeys layout;
   private final LevelKeys[] recent;
@@ -60,6 +62,7 @@ final class ScriptBudget {
     this.recent = recent;
     this.variants = variants;
     this.levelArg = ScriptArgs.bulkOfDoubles(values(budget, nanos));
+    this.monitorPeriodMs = Monitoring.periodMs(budget);
     this.keyCount =
         1 + (budget.modelTokens() == null ? 0 : 1) + (budget.concurrency() == null ? 0 : 1);
   }

@@ -6,7 +6,8 @@
 --   model tokens, then its slots when it limits concurrency; all share one hash tag (one
 --   slot on Redis Cluster); last, only when the first reservation id is not 0, the counter that
 --   numbers this root's reservations; with quotas, between the two: every quota's counter for
---   the current period (see ARGV[2 + N]), level after level
+--   the current period (see ARGV[2 + N]), level after level; after the counters (or the levels),
+--   the monitoring keys when ARGV[1] holds their numbers (see lib.lua's monitoring)
 -- ARGV[1] after the three of lib.lua: the call's cost in bucket tokens; 1 sequential (the slots,
 --   the window, the bucket, the model tokens, level after level; what ran before a deny stays
 --   charged) or 0 reserve-then-commit (all checked first, all charged or none); N, the number of
@@ -15,7 +16,8 @@
 --   concurrency); the deadline: the call's caller stops waiting at this time (in the script's
 --   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline);
 --   the slot lease in time units: a slot taken expires this long after it was taken or last
---   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout)
+--   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout); then,
+--   optionally, the monitoring numbers (see lib.lua's monitoring)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
@@ -46,6 +48,11 @@
 --   of thresholds this decision reported, their percentages (each reported once per counter: the
 --   first decision to find the settled use, u - p, with the call's own amount when it is
 --   admitted, at or above its amount marks it: QuotaCall.statuses).
+--   Last, after all of that (not after EXPIRED): per level, root first, seven doubles, what each
+--   component admits after the decision (BudgetTable.components; math.huge remaining and 0 ms for
+--   a component the level does not have): the requests its window admits, ms until the window is
+--   empty, the calls its bucket pays for, ms until it is full, the free slots, the model tokens
+--   its model-token window admits, ms until that window is empty.
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -120,6 +127,9 @@ if ARGV[n + 2] then
         if q.used == q.amount then -- a new counter
           redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
+        if q.top then
+          M.spent(q)
+        end
       end
     end
   end
@@ -149,6 +159,10 @@ if ARGV[n + 2] then
   end
 end
 
+if #ARGV[1] > 80 then
+  monitoring(n, Q) -- the bounded monitoring structures (lib.lua)
+end
+
 local id = 0
 if idBase ~= 0 and Q then
   id = idBase + nextId(KEYS[#KEYS])
@@ -172,6 +186,7 @@ end
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
 local left = {} -- per level, the unit-cost calls its window and bucket admit
+local parts = {} -- per level, seven figures: each component on its own (the reply's last part)
 -- created on first use (most calls have one level, in sequential mode, without model tokens or
 -- slots):
 local pending -- per level, its loaded state (reserve-then-commit)
@@ -185,7 +200,7 @@ for i = 1, n do
   local L
   k = k + 1
   if tpmLimit > 0 then
-    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+    L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow, level = i}
     k = k + 1
     modelTokens().load(L) -- even a level a deny never reached: to report what is left now
     tpm = tpm or {}
@@ -201,12 +216,17 @@ for i = 1, n do
   end
   local s, width, base, first, size, newest, tokens, at, dirty =
     load(key, limit, window, capacity, perUnit)
+  if M then
+    M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, held and held[i])
+  end
   local full = limit > 0 and size >= limit
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
   if sequential and denied then
-    left[i] = commit(key, s, width, base, first, size, newest, tokens, at, nil,
-      limit, window, capacity, refill, false, 0) -- read, not written
+    local j, _ = 7 * i, nil
+    left[i], _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width,
+      base, first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
+      -- read, not written
   elseif sequential then
     local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens,
     -- 5 quotas (last: the level's other components stay charged)
@@ -228,7 +248,10 @@ for i = 1, n do
       end
     end
     -- a window that admitted stays charged whatever denies after it (sequential order)
-    local remaining, levelMs = commit(key, s, width, base, first, size, newest, tokens, at, dirty,
+    local j = 7 * i
+    local remaining, levelMs
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s,
+      width, base, first, size, newest, tokens, at, dirty,
       limit, window, capacity, refill, (c == 0 or c == 2 or c == 3 or c == 5) and limit > 0,
       (c == 0 or c == 3 or c == 5) and capacity > 0 and cost or 0)
     left[i] = remaining
@@ -307,8 +330,11 @@ if not sequential then
   for i = 1, n do
     local p = pending[i]
     local L = p[15]
-    local remaining, levelMs = commit(p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9],
-      p[10], p[11], p[12], p[13], p[14], charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
+    local j = 7 * i
+    local remaining, levelMs
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(p[1],
+      p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
+      charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
     if L then
       if charge and id ~= 0 then
         T.append(L, id, estimate)
@@ -339,6 +365,8 @@ for i = 1, n do
     end
     remaining = math.min(remaining, math.max(0, h[3] - h[2]))
   end
+  parts[7 * i - 2], parts[7 * i - 1], parts[7 * i] = h and math.max(0, h[3] - h[2]) or math.huge,
+    math.huge, 0
   if remaining < best then
     best, binding = remaining, i
   end
@@ -350,10 +378,15 @@ for j = 1, tpm and #tpm or 0 do
   T.save(L)
   tpmRemaining = math.min(tpmRemaining, math.max(0, L.tpmLimit - L.tpmSum))
   tpmReset = math.max(tpmReset, T.resetMs(L))
+  parts[7 * L.level - 1], parts[7 * L.level] = math.max(0, L.tpmLimit - L.tpmSum), T.resetMs(L)
 end
+if M then
+  M.record(not denied)
+end
+local components = struct.pack('<' .. string.rep('d', 7 * n), unpack(parts))
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
-    now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK')
+    now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK') .. components
 end
 if reason == 'QUOTA_EXCEEDED' then
   ms = math.max(ms, retry)
@@ -362,4 +395,4 @@ elseif Q then
   reason = reason .. quotaReply(false)
 end
 return struct.pack('<ddddddddddd', 0, denied, best, retry, ms, retry > 0 and 1 or 0, 0,
-  tpmRemaining, tpmReset, now, id) .. reason
+  tpmRemaining, tpmReset, now, id) .. reason .. components

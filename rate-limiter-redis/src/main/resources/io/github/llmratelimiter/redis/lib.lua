@@ -2,7 +2,8 @@
 -- (acquire.lua, reconcile.lua, inspect.lua) before loading, so each loaded script is
 -- self-contained. Redis 6.2 runs a script's whole body on every call, so every function defined
 -- here is created anew per call: this part defines only the few that every script needs, and the
--- model-token ones only when a level limits model tokens (modelTokens() below).
+-- model-token ones only when a level limits model tokens (modelTokens() below), and the
+-- monitoring ones only when acquire.lua keeps the monitoring structures (monitoring() at the end).
 --
 -- The arithmetic mirrors the in-memory store of rate-limiter-core (BudgetTable, KeyEntry) operation
 -- for operation, in IEEE doubles like Java, so that both stores give the same decisions.
@@ -201,7 +202,9 @@ end
 -- without expiry. dirty nil: a level only read, never written nor deleted (a level a sequential
 -- deny never reached). Returns the whole unit-cost calls both components admit now
 -- (BudgetTable.remaining) and the milliseconds until both are full again (BudgetTable.resetMs
--- without model tokens).
+-- without model tokens); then each component on its own (BudgetTable.components): the requests
+-- the window admits and the ms until it is empty, the calls the bucket pays for and the ms until
+-- it is full (math.huge and 0 for a component the level does not have).
 local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
     limit, window, capacity, refill, admit, cost)
   local added
@@ -225,32 +228,34 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     tokens = math.max(0, tokens - cost)
     dirty = true
   end
-  local remaining, windowMs, bucketMs = math.huge, 0, 0
+  local remaining, windowMs, bucketMs, bucketLeft = math.huge, 0, 0, math.huge
   if limit > 0 then
     remaining = math.max(0, limit - size) -- more admissions than a smaller limit: none left
     if size > 0 then
       windowMs = ceilMs(newest + window - now)
     end
   end
+  local windowLeft = remaining
   local short = capacity > 0 and tokens < capacity
   if capacity > 0 then
-    remaining = math.min(remaining, math.floor(tokens + 1e-9))
+    bucketLeft = math.floor(tokens + 1e-9)
+    remaining = math.min(remaining, bucketLeft)
     if short and refill > 0 then
       bucketMs = fullMs(refill, capacity - tokens)
     end
   end
   local reset = math.max(windowMs, bucketMs)
   if dirty == nil then
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   if size == 0 and not short then
     if s or dirty then
       redis.call('DEL', key)
     end
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   if not dirty then
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
   local offset = added and added - base
@@ -267,7 +272,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     else
       redis.call('PEXPIRE', key, string.format('%d', math.max(reset + 1, minTtlMs)))
     end
-    return remaining, reset
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   local log = ''
   if size > 0 then
@@ -304,7 +309,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   else
     redis.call('SET', key, value, 'PX', string.format('%d', math.max(reset + 1, minTtlMs)))
   end
-  return remaining, reset
+  return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
 end
 
 -- The model-token functions, created on first use: most calls limit no model tokens.
@@ -511,4 +516,91 @@ local function slots()
   end
 
   return C
+end
+
+-- Monitoring (Monitoring.java, RedisAdministration), created on first use: only acquire.lua keeps
+-- it, in the decision's own script. ARGV[1]'s numbers 11 and 12 (after acquire.lua's ten): the
+-- index in KEYS of the first monitoring key and the members a sorted set keeps; then per level
+-- the time to live in ms of its period keys (0: none). KEYS from that index: per level, its
+-- busiest set and its key estimate (a HyperLogLog), then per quota of the level (when the call
+-- charges quotas) its spenders set. Each is a key of the call's hash slot.
+local M
+local function monitoring(n, Q)
+  if M then
+    return M
+  end
+  local first, cap = struct.unpack('<dd', ARGV[1], 81)
+  -- per level i: at 3i - 2, 3i - 1, 3i its state key and its use before and after an admission
+  M = {}
+  if Q then -- each level's spenders sets follow its two keys
+    local at = first
+    for i = 1, n do
+      at = at + 2
+      for _, q in ipairs(Q[i]) do
+        q.top = KEYS[at]
+        at = at + 1
+      end
+    end
+  end
+
+  -- Adds member to the sorted set top with score; a new member drops the lowest beyond the cap
+  -- and sets the set's time to live (ttl ms, 0: none). Returns whether the member was new.
+  local function rank(top, score, member, ttl)
+    if redis.call('ZADD', top, score, member) == 0 then
+      return false
+    end
+    redis.call('ZREMRANGEBYRANK', top, 0, -cap - 1)
+    if ttl > 0 then
+      redis.call('PEXPIRE', top, string.format('%.0f', ttl))
+    end
+    return true
+  end
+
+  -- Notes level i (its state key, as load found it) before the decision: its use now and after an
+  -- admission (KeySnapshot.utilization: window, bucket, model tokens with L, slots with h).
+  function M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, h)
+    local before, after = 0, 0
+    if limit > 0 then
+      before, after = math.min(1, size / limit), math.min(1, (size + 1) / limit)
+    end
+    if capacity > 0 then
+      before = math.max(before, 1 - tokens / capacity)
+      after = math.max(after, 1 - math.max(0, tokens - cost) / capacity)
+    end
+    if L then
+      before = math.max(before, math.min(1, L.tpmSum / L.tpmLimit))
+      after = math.max(after, math.min(1, (L.tpmSum + estimate) / L.tpmLimit))
+    end
+    if h then
+      before = math.max(before, math.min(1, h[2] / h[3]))
+      after = math.max(after, math.min(1, (h[2] + 1) / h[3]))
+    end
+    M[3 * i - 2], M[3 * i - 1], M[3 * i] = key, before, after
+  end
+
+  -- Records every level's use as the decision left it (admitted) or found it; a level new in its
+  -- busiest set (so new in the period, or trimmed since) adds its key part to the key estimate.
+  function M.record(admitted)
+    local at = first
+    for i = 1, n do
+      local key = M[3 * i - 2]
+      local ttl = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
+      if rank(KEYS[at], admitted and M[3 * i] or M[3 * i - 1], key, ttl)
+          and redis.call('PFADD', KEYS[at + 1], string.match(key, '([^:]*):s$')) == 1
+          and ttl > 0 then
+        redis.call('PEXPIRE', KEYS[at + 1], string.format('%.0f', ttl))
+      end
+      at = at + 2
+      if Q then
+        at = at + #Q[i]
+      end
+    end
+  end
+
+  -- Records what quota q (acquire.lua) used after its charge.
+  function M.spent(q)
+    rank(q.top, q.used, q.key, q.ttl)
+  end
+
+  return M
 end

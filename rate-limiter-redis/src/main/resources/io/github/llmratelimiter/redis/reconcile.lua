@@ -12,11 +12,15 @@
 --   estimate), the estimate's part in flight (no longer: taken from p; 0 for requests) and its
 --   time to live in ms should it be created: a counter is created only for a positive amount to
 --   add; neither u nor p ever goes below 0 (QuotaBook.Counter.settle; refund.lua takes back a
---   charge the same way)
+--   charge the same way); then, optionally, 1 when each counter's spenders set (Monitoring.java)
+--   follows the counters in KEYS, in the same order: a counter still in its set is rescored with
+--   what it used after the settlement
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 
 local n, id, estimate, actual, quotas = struct.unpack('<ddddd', ARGV[1], 25)
+local ranked = #ARGV[1] > (8 + 4 * quotas) * 8
+  and struct.unpack('<d', ARGV[1], 1 + (8 + 4 * quotas) * 8) == 1
 
 if n > 0 then
   modelTokens().eachLevel(n, function(L)
@@ -31,6 +35,9 @@ for j = 1, quotas do
   if used then
     if delta ~= 0 then
       redis.call('HSET', key, 'u', string.format('%.0f', math.max(0, used + delta)))
+      if ranked then
+        redis.call('ZADD', KEYS[#KEYS - quotas + j], 'XX', math.max(0, used + delta), key)
+      end
     end
     if pending and inflight > 0 then
       redis.call('HSET', key, 'p', string.format('%.0f', math.max(0, pending - inflight)))

@@ -38,7 +38,9 @@ class RedisClusterTests {
       assertThat(admin(store).top(ORG, 100)).hasSize(30);
       assertThat(admin(store).inspect(KEY, "org17/k").orElseThrow().windowUsed()).isEqualTo(1);
       assertThat(admin(store).reset(ORG, "org17")).isTrue();
-      assertThat(admin(store).trackedKeys(ORG)).isEqualTo(29);
+      assertThat(admin(store).top(ORG, 100)).hasSize(29);
+      // an estimate of the keys called in the period: a reset does not lower it
+      assertThat(admin(store).trackedKeys(ORG)).isEqualTo(30);
       assertThat(store.errorCount()).isZero();
     }
   }

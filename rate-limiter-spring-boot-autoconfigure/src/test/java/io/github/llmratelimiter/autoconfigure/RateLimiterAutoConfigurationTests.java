@@ -9,6 +9,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.PlanAssignments;
 import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.gateway.ForwardingStore;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
@@ -157,7 +158,9 @@ class RateLimiterAutoConfigurationTests {
             throw new AssertionError("no TPM level: the estimate is never asked for");
           });
       assertThat(outcome.decision().allowed()).isTrue();
-      assertThat(outcome.reservation()).isNull();
+      // the store reports its figures per component and holds nothing for the call
+      assertThat(outcome.reservation().id()).isZero();
+      assertThat(outcome.reservation().components()).hasSize(1);
       assertThat(outcome.modelTokens()).isNull();
     });
   }
@@ -302,6 +305,13 @@ class RateLimiterAutoConfigurationTests {
     public synchronized Decision acquire(List<Budget> levels, List<String> keys, double cost, Composition c) {
       calls.add(new Call(levels, keys, cost));
       return delegate.acquire(levels, keys, cost, c);
+    }
+
+    @Override
+    public synchronized Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+        long estimate, Composition c) {
+      calls.add(new Call(levels, keys, cost));
+      return delegate.reserve(levels, keys, cost, estimate, c);
     }
   }
 }

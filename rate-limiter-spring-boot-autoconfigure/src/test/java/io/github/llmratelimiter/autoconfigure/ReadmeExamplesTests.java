@@ -28,7 +28,7 @@ class ReadmeExamplesTests {
     for (Path page : DocPages.all()) {
       checked.addAll(check(page));
     }
-    assertThat(checked).contains("charge", "render", "after-the-fact");
+    assertThat(checked).contains("charge", "render", "after-the-fact", "chat-client", "spring-ai-call");
   }
 
   /** Checks the compiled examples of one page; gives their tags. */

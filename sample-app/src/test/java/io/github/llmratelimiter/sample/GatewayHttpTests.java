@@ -77,8 +77,9 @@ class GatewayHttpTests {
               + " \"per-key/daily-spend\";q=4000;w=86400");
       assertThat(ok.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("500");
       assertThat(ok.headers().firstValue("x-ratelimit-remaining-requests")).hasValue(Integer.toString(remaining));
-      String expected = "\"chat/gpt-4o\";r=" + remaining + ";t=";
-      assertThat(ok.headers().firstValue("RateLimit").orElseThrow()).startsWith(expected);
+      // each item its own budget: the per-key window (10) above gpt-4o's (3)
+      assertThat(ok.headers().firstValue("RateLimit").orElseThrow())
+          .startsWith("\"per-key\";r=" + (7 + remaining) + ";t=60, \"chat/gpt-4o\";r=" + remaining + ";t=");
       assertThat(ok.headers().firstValue("Retry-After")).isEmpty();
       assertThat(JsonPath.<String>read(ok.body(), "$.object")).isEqualTo("chat.completion");
       assertThat(JsonPath.<Integer>read(ok.body(), "$.usage.total_tokens")).isEqualTo(1 + 4);
@@ -96,7 +97,8 @@ class GatewayHttpTests {
     // another model has its own budget under the same per-key level
     HttpResponse<String> mini = chat(key, body("gpt-4o-mini"));
     assertThat(mini.statusCode()).isEqualTo(200);
-    assertThat(mini.headers().firstValue("RateLimit").orElseThrow()).startsWith("\"chat\";r=4;");
+    assertThat(mini.headers().firstValue("RateLimit").orElseThrow())
+        .startsWith("\"per-key\";r=6;t=60, \"chat\";r=4;t=60, ");
     // reserve-commit: the denied call charged no level, so the per-key level counts 3 + 1 calls
     HttpResponse<String> state = actuator("/actuator/ratelimiter/" + key);
     assertThat(JsonPath.<List<Integer>>read(state.body(), "$.budgets[?(@.budget=='per-key')].windowUsed"))

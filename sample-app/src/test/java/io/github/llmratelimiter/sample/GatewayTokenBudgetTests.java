@@ -84,9 +84,11 @@ class GatewayTokenBudgetTests {
     assertThat(JsonPath.<Integer>read(first.body(), "$.usage.total_tokens")).isEqualTo((int) usage);
     assertThat(first.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("500");
     assertThat(first.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue(Long.toString(500 - estimate));
+    assertThat(first.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("4");
     assertThat(first.headers().firstValue("RateLimit").orElseThrow())
-        // r=1: the smallest over the level's limits, this call holding one of its key's 2 slots
-        .startsWith("\"chat\";r=1;t=").contains(", \"chat-tokens\";r=" + (500 - estimate) + ";t=");
+        // each item its own budget: 4 of 5 in the window, 1 of 2 slots (this call holds one)
+        .contains("\"chat\";r=4;t=60", "\"chat-concurrency\";r=1",
+            "\"chat-tokens\";r=" + (500 - estimate) + ";t=60");
     await().atMost(Duration.ofSeconds(10)).until(() -> chatBudget(key, "modelTokensUsed") == usage);
 
     HttpResponse<String> second = chat(key, body);

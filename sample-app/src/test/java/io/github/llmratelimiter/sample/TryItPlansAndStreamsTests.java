@@ -63,6 +63,25 @@ class TryItPlansAndStreamsTests {
         + "/actuator/ratelimiter/" + key)).build()).body();
   }
 
+  /**
+   * "Try it", the first loop (sample-app/README.md, and the README's demo): after the first of
+   * three gpt-4o calls, the request window has 2 left, which {@code x-ratelimit-remaining-requests}
+   * and the window's {@code RateLimit} item say, while the call itself holds one of its key's 2
+   * call slots, which the concurrency item says.
+   */
+  @Test
+  void afterTheFirstOfThreeCallsEachItemTellsItsOwnBudget() throws Exception {
+    HttpResponse<String> first = send(chat("sk-demo-0000-0001-" + System.nanoTime(), HELLO));
+    assertThat(first.statusCode()).isEqualTo(200);
+    assertThat(first.headers().firstValue("x-ratelimit-limit-requests")).hasValue("3");
+    assertThat(first.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("2");
+    assertThat(first.headers().firstValue("x-ratelimit-reset-requests")).hasValue("1m0s");
+    assertThat(first.headers().firstValue("RateLimit").orElseThrow()).startsWith(
+        "\"per-key\";r=9;t=60, \"chat/gpt-4o\";r=2;t=60, \"chat/gpt-4o-burst\";r=4;t=1, "
+            + "\"chat/gpt-4o-concurrency\";r=1, \"chat/gpt-4o-tokens\";r=426;t=60, "
+            + "\"per-key/daily-spend\";r=");
+  }
+
   @Test
   void aDeniedKeyMovedToProIsAdmittedUnderProsLimitsAndKeepsWhatItSpent() throws Exception {
     String key = "sk-demo-0000-0004";

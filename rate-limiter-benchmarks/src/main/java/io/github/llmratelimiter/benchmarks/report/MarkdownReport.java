@@ -11,7 +11,7 @@ import java.util.Optional;
 public final class MarkdownReport {
 
   private static final List<String> SUBJECTS = List.of(
-      "GatewayLimiter", "HierarchicalLimiter", "Quota", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor",
+      "GatewayLimiter", "HierarchicalLimiter", "Quota", "SpringAiAdvisor", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor",
       "RedisStore", "Evalsha", "Bucket4jLettuce");
   private static final List<String> METHODS = List.of(
       "allowedOneKey", "allowedOneKeyDecisionEscapes", "allowedOwnKey", "allowedTenThousandKeys",
@@ -19,7 +19,7 @@ public final class MarkdownReport {
       "tryAcquireOneKey", "tryAcquireTenThousandKeys", "tryAcquireDeniedRpmOneKey",
       "tryAcquireDeniedBurstOneKey", "tryAcquireDeniedTenThousandKeys", "allowedThousandKeys",
       "allowedTwoLevelsOneKey", "tryAcquireTwoLevelsOneKey", "tryAcquireDeniedOneKey",
-      "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas");
+      "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas", "decideAndSettle", "adviseCall");
 
   /**
    * Everything about a run besides its figures.
@@ -122,6 +122,7 @@ public final class MarkdownReport {
       md.append('\n');
     }
     quotas(md, figures);
+    springAi(md, figures);
     redis(md, figures, loads);
     renewals(md, loads);
     http(md, loads);
@@ -304,6 +305,28 @@ public final class MarkdownReport {
         .append("| Mode | without quotas (ops/s) | with two (ops/s) | ratio | added per call |\n")
         .append("|---|---:|---:|---:|---:|\n")
         .append(rows);
+  }
+
+  /** What the Spring AI advisor adds to the decision and settlement it makes, in memory. */
+  private static void springAi(StringBuilder md, List<Figure> figures) {
+    Optional<Figure> decision = figures.stream().filter(f -> f.subject().equals("SpringAiAdvisor")
+        && f.method().equals("decideAndSettle") && f.threads() == 1).findFirst();
+    Optional<Figure> advised = figures.stream().filter(f -> f.subject().equals("SpringAiAdvisor")
+        && f.method().equals("adviseCall") && f.threads() == 1).findFirst();
+    if (decision.isEmpty() || advised.isEmpty()) {
+      return;
+    }
+    double a = decision.get().opsPerSecond();
+    double b = advised.get().opsPerSecond();
+    md.append("\n## Spring AI advisor\n\n")
+        .append("`SpringAiAdvisorBenchmark`, 1 thread over 10,000 tenants on the in-memory store: a ")
+        .append("call decided and settled through the enforcer from an already parsed request body, ")
+        .append("and the same call through `RateLimitAdvisor.adviseCall` with a chain that answers at ")
+        .append("once (the model's time is in neither).\n\n")
+        .append("| decision and settlement (ops/s) | through the advisor (ops/s) | ratio | added per call |\n")
+        .append("|---:|---:|---:|---:|\n")
+        .append(String.format(Locale.ROOT, "| %s ± %s | %s ± %s | %.2f | %.0f ns |%n", ops(a),
+            ops(decision.get().error()), ops(b), ops(advised.get().error()), b / a, 1e9 / b - 1e9 / a));
   }
 
   private static String redisRatio(Figure f, List<Figure> figures, String base, String method) {

@@ -11,7 +11,7 @@ import java.util.List;
 public final class Suite {
 
   private static final String IN_PROCESS =
-      "\\.inprocess\\.(GatewayLimiter|HierarchicalLimiter|Quota|Bucket4j|Resilience4j|Guava|Naive)Benchmark\\.";
+      "\\.inprocess\\.(GatewayLimiter|HierarchicalLimiter|Quota|SpringAiAdvisor|Bucket4j|Resilience4j|Guava|Naive)Benchmark\\.";
 
   private static final String REDIS =
       "\\.redis\\.(Evalsha|RedisStore|Bucket4jLettuce)Benchmark\\.";
@@ -59,7 +59,7 @@ public final class Suite {
   /** The runs of the suite, in order. */
   public static final List<Run> RUNS = List.of(
       new Run("in-process, 1 thread", 1,
-          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTwoLevelsOneKey|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+|reserveAndSettle\\w+)$",
+          IN_PROCESS + "(allowedOneKey|allowedOneKeyDecisionEscapes|allowedTwoLevelsOneKey|allowedTenThousandKeys|denied\\w+|tryAcquire\\w+|reserveAndSettle\\w+|decideAndSettle|adviseCall)$",
           Part.IN_PROCESS),
       new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\.", Part.IN_PROCESS),
       new Run("in-process, 2 threads", 2,

@@ -93,9 +93,11 @@ class RateLimiterRedisAutoConfigurationTests {
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isTrue();
           assertThat(enforcer.acquire(null, key, 1).decision().allowed()).isFalse();
-          List<String> keys = RedisKeysOnServer.keys(server, prefix + ":{*");
+          List<String> keys = RedisKeysOnServer.stateKeys(server, prefix + ":{*");
           assertThat(keys).hasSize(1).allSatisfy(k -> assertThat(k)
               .contains(RedisRateLimitStore.hashedKey(API_KEY)).doesNotContain("sk-live"));
+          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).hasSizeGreaterThan(1)
+              .noneMatch(k -> k.contains("sk-live"));
         });
   }
 
@@ -108,7 +110,7 @@ class RateLimiterRedisAutoConfigurationTests {
           RedisRateLimitStore store = context.getBean(RedisRateLimitStore.class);
           assertThat(store.failurePolicy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
           context.getBean(RateLimitEnforcer.class).acquire(null, RateLimitKey.of("tenant-a", null), 1);
-          assertThat(RedisKeysOnServer.keys(server, prefix + ":*")).containsExactlyInAnyOrder(
+          assertThat(RedisKeysOnServer.stateKeys(server, prefix + ":*")).containsExactlyInAnyOrder(
               prefix + ":{tenant-a}:default:tenant-a:s", prefix + ":instances");
         });
   }

@@ -43,7 +43,7 @@ class RedisSentinelTests {
                 () -> enforcer.acquire(null, RateLimitKey.of("tenant", null), 1).decision();
             assertThat(List.of(call.get().remaining(), call.get().remaining()))
                 .containsExactly(3L, 2L);
-            assertThat(RedisKeysOnServer.keys(group.master(), prefix + ":{*")).hasSize(1);
+            assertThat(RedisKeysOnServer.stateKeys(group.master(), prefix + ":{*")).hasSize(1);
             group.awaitReplicated();
 
             group.master().stop();
@@ -55,7 +55,7 @@ class RedisSentinelTests {
             // the old master is dead: these are the new master's decisions, on the replicated state
             assertThat(List.of(call.get().reason(), call.get().reason(), call.get().reason()))
                 .containsExactly(Reason.OK, Reason.OK, Reason.RPM_LIMIT);
-            assertThat(RedisKeysOnServer.keys(group.replica(), prefix + ":{*")).hasSize(1);
+            assertThat(RedisKeysOnServer.stateKeys(group.replica(), prefix + ":{*")).hasSize(1);
           });
     }
   }

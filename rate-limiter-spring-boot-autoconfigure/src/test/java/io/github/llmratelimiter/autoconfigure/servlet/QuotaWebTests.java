@@ -137,7 +137,7 @@ class QuotaWebTests {
           .andExpect(header().string("RateLimit-Policy",
               "\"daily\";q=1000;w=60, \"daily/requests\";q=3;w=86400"))
           .andExpect(header().string("RateLimit",
-              "\"daily/requests\";r=0;t=7201, \"daily\";r=997;t=7201"))
+              "\"daily/requests\";r=0;t=7201, \"daily\";r=997;t=60"))
           .andExpect(jsonPath("$.reason").value("QUOTA_EXCEEDED"))
           .andExpect(jsonPath("$.quota").value("requests"))
           .andExpect(jsonPath("$.unit").value("requests"))

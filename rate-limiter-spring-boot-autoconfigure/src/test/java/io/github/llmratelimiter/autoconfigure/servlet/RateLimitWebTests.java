@@ -171,7 +171,7 @@ class RateLimitWebTests {
       try {
         mvc.perform(get("/annotated").header("X-API-Key", KEY))
             .andExpect(status().isOk())
-            .andExpect(header().string("RateLimit", "\"annotated\";r=1;t=60"));
+            .andExpect(header().string("RateLimit", "\"annotated\";r=1;t=60, \"annotated-burst\";r=9;t=1"));
         mvc.perform(get("/annotated").header("X-API-Key", KEY)).andExpect(status().isOk());
         mvc.perform(get("/annotated").header("X-API-Key", KEY))
             .andExpect(status().isTooManyRequests())

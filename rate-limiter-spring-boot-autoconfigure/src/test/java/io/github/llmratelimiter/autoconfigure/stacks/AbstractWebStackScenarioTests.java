@@ -265,6 +265,37 @@ public abstract class AbstractWebStackScenarioTests {
   }
 
   @Test
+  void eachRateLimitItemTellsItsOwnBudget() {
+    // 3 a minute, a bucket of 5 refilled at 1 a second, 2 calls in flight, 500 model tokens a
+    // minute; each call estimated at 20 model tokens
+    String key = newKey();
+    postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit-Policy", "\"items\";q=3;w=60, "
+            + "\"items-burst\";q=5;w=5, \"items-concurrency\";q=2, \"items-tokens\";q=500;w=60")
+        // one of 3 used: 2 left in the window, though the call itself held 1 of the 2 slots
+        .expectHeader().valueEquals("RateLimit", "\"items\";r=2;t=60, \"items-burst\";r=4;t=1, "
+            + "\"items-concurrency\";r=1, \"items-tokens\";r=480;t=60")
+        .expectHeader().valueEquals("x-ratelimit-limit-requests", "3")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "2")
+        .expectHeader().valueEquals("x-ratelimit-reset-requests", "1m0s")
+        .expectHeader().valueEquals("x-ratelimit-limit-tokens", "500")
+        .expectHeader().valueEquals("x-ratelimit-remaining-tokens", "480");
+    for (int i = 1; i >= 0; i--) {
+      postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
+          .expectHeader().valueEquals("x-ratelimit-remaining-requests", Integer.toString(i))
+          .expectHeader().valueMatches("RateLimit", "\"items\";r=" + i + ";t=60, "
+              + "\"items-burst\";r=" + (i + 2) + ";t=" + (3 - i) + ", "
+              + "\"items-concurrency\";r=[01], \"items-tokens\";r=4[46]\\d;t=60");
+    }
+    // the window denies: its item first, with r=0; the bucket still holds 2 calls
+    postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isEqualTo(429)
+        .expectHeader().valueMatches("RateLimit", "\"items\";r=0;t=60, \"items-burst\";r=2;t=3, "
+            + "\"items-concurrency\";r=[012], \"items-tokens\";r=4\\d\\d;t=60")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0")
+        .expectHeader().exists("Retry-After");
+  }
+
+  @Test
   void requestCrossingTheLimitGets429WithExactBytesAndHeaders() {
     Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
@@ -327,17 +358,20 @@ public abstract class AbstractWebStackScenarioTests {
     String key = newKey();
     get("/v1/retry", key).expectStatus().isOk()
         .expectHeader().valueEquals("RateLimit-Policy", "\"retry\";q=5;w=60, \"retry-burst\";q=4;w=40")
-        .expectHeader().valueEquals("RateLimit", "\"retry-burst\";r=3;t=60");
+        // each item its own budget: 4 of 5 in the window, 3 of 4 in the bucket (full in 10 s)
+        .expectHeader().valueEquals("RateLimit", "\"retry\";r=4;t=60, \"retry-burst\";r=3;t=10")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "4");
     for (int i = 0; i < 3; i++) {
       get("/v1/retry", key).expectStatus().isOk();
     }
     WebTestClient.ResponseSpec burst = get("/v1/retry", key).expectStatus().isEqualTo(429)
         .expectHeader().valueEquals("Retry-After", "10")
-        .expectHeader().valueEquals("RateLimit", "\"retry-burst\";r=0;t=60");
+        .expectHeader().valueEquals("RateLimit", "\"retry-burst\";r=0;t=40, \"retry\";r=1;t=60")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "1");
     assertThat(waitAdvised(burst)).isEqualTo(10_000);
     get("/v1/retry", key).expectStatus().isOk(); // the burst deny kept no window slot
     WebTestClient.ResponseSpec rpm = get("/v1/retry", key).expectStatus().isEqualTo(429)
-        .expectHeader().valueEquals("RateLimit", "\"retry\";r=0;t=60");
+        .expectHeader().valueEquals("RateLimit", "\"retry\";r=0;t=60, \"retry-burst\";r=0;t=40");
     assertThat(body(rpm)).contains("\"reason\":\"RPM_LIMIT\"");
     assertThat(waitAdvised(get("/v1/retry", key))).isEqualTo(50_000);
     get("/v1/retry", key).expectStatus().isOk();
@@ -372,7 +406,7 @@ public abstract class AbstractWebStackScenarioTests {
     Assumptions.assumeTrue(storeTimeIsManual(), "exact retry times need the store's time to stand still");
     String key = newKey();
     get("/annotated", key).expectStatus().isOk()
-        .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60")
+        .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60, \"annotated-burst\";r=9;t=1")
         .expectBody(String.class).isEqualTo("annotated");
     get("/annotated", key).expectStatus().isOk();
     WebTestClient.ResponseSpec denied = get("/annotated", key).expectStatus().isEqualTo(429)
@@ -576,7 +610,7 @@ public abstract class AbstractWebStackScenarioTests {
     client.post().uri("/v1/chat").header("Origin", "https://app.example").header("X-API-Key", key)
         .contentType(MediaType.APPLICATION_JSON).bodyValue("{\"model\":\"gpt-4o\"}").exchange()
         .expectStatus().isOk()
-        .expectHeader().valueEquals("RateLimit", "\"chat/gpt-4o\";r=0;t=60");
+        .expectHeader().valueEquals("RateLimit", "\"per-key\";r=2;t=60, \"chat/gpt-4o\";r=0;t=60");
     client.post().uri("/v1/chat").header("Origin", "https://app.example").header("X-API-Key", key)
         .contentType(MediaType.APPLICATION_JSON).bodyValue("{\"model\":\"gpt-4o\"}").exchange()
         .expectStatus().isEqualTo(429);
@@ -896,7 +930,7 @@ public abstract class AbstractWebStackScenarioTests {
   void anAnnotationsKeyExpressionThatGivesNothingGets400NamingNothingInternal() throws Exception {
     String tenant = newKey();
     get("/annotated/tenant?tenant=" + tenant, newKey()).expectStatus().isOk()
-        .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60");
+        .expectHeader().valueEquals("RateLimit", "\"annotated\";r=1;t=60, \"annotated-burst\";r=9;t=1");
     assertThat(windowUsed("annotated", tenant, null)).isEqualTo(1);
     for (String query : new String[] {"", "?tenant=", "?tenant=%20%20"}) {
       assertNotKeyed(raw("GET /annotated/tenant" + query + " HTTP/1.1", new byte[0],
@@ -1212,7 +1246,9 @@ public abstract class AbstractWebStackScenarioTests {
         .expectHeader().contentType(MediaType.APPLICATION_PROBLEM_JSON)
         // never "retry now": the wait until the held lease expires, 10 minutes at most
         .expectHeader().valueEquals("Retry-After", "600")
-        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "0");
+        // the slots item first, none free; the window tells its own requests left
+        .expectHeader().valueMatches("RateLimit", "\"slots-concurrency\";r=0, \"slots\";r=99999;t=\\d+")
+        .expectHeader().valueEquals("x-ratelimit-remaining-requests", "99999");
     String retryMs = denied.returnResult(Void.class).getResponseHeaders().getFirst("retry-after-ms");
     assertThat(Long.parseLong(retryMs)).isBetween(590_000L, 600_000L);
     String problem = body(denied);

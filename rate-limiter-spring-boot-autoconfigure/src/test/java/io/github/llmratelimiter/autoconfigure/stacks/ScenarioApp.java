@@ -105,6 +105,13 @@ public class ScenarioApp {
       "ratelimiter.web.routes[14].include=/keyed/broken",
       "ratelimiter.web.routes[14].policy=keyed",
       "ratelimiter.web.routes[14].key-expression=header('X-Tenant').toUpperCase()",
+      "ratelimiter.policies.items.rpm.limit=3",
+      "ratelimiter.policies.items.burst.capacity=5",
+      "ratelimiter.policies.items.burst.refill-per-second=1",
+      "ratelimiter.policies.items.concurrency.limit=2",
+      "ratelimiter.policies.items.tpm.limit=500",
+      "ratelimiter.web.routes[19].include=/items/**",
+      "ratelimiter.web.routes[19].policy=items",
       "ratelimiter.policies.slots.rpm.limit=100000",
       "ratelimiter.policies.slots.concurrency.limit=1",
       "ratelimiter.web.routes[15].include=/slots/**",
@@ -254,7 +261,7 @@ public class ScenarioApp {
      * usage, {@code fail=throw} an error before the response; with {@code gate}, the answer waits for the
      * test to open the gate.
      */
-    @PostMapping({"/llm/chat", "/slots/chat"})
+    @PostMapping({"/llm/chat", "/slots/chat", "/items/chat"})
     public Mono<ResponseEntity<Map<String, Object>>> llmChat(@RequestBody Map<String, Object> body,
         @RequestParam(defaultValue = "-1") long usage, @RequestParam(defaultValue = "") String fail,
         @RequestParam(defaultValue = "") String gate) {
