@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -220,7 +221,12 @@ final class OutageJournal {
         forgetIfEmpty();
         return null;
       }
-      root.sent = new Batch(key, UUID.randomUUID().toString(), List.copyOf(calls));
+      // 128 random bits from ThreadLocalRandom: unique enough for a marker kept a day, and never
+      // blocking (UUID.randomUUID() reads the system's entropy on its first use, and this may run on
+      // Redis's event loop)
+      ThreadLocalRandom random = ThreadLocalRandom.current();
+      String id = new UUID(random.nextLong(), random.nextLong()).toString();
+      root.sent = new Batch(key, id, List.copyOf(calls));
     }
     return root.sent;
   }

@@ -26,6 +26,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -41,11 +45,37 @@ class RedisMonitoringTests {
       null, null, null, List.of(DAILY), null);
 
   private final RedisCommands<String, String> redis = TestRedis.standaloneCommands();
+  /** The key prefixes this test wrote under on the shared server. */
+  private final List<String> prefixes = new ArrayList<>();
+
+  private String fresh() {
+    String prefix = TestRedis.freshPrefix();
+    prefixes.add(prefix);
+    return prefix;
+  }
+
+  /**
+   * Deletes what the test wrote on the shared server: tens of thousands of keys, which would
+   * otherwise slow every later test that scans it.
+   */
+  @AfterEach
+  void deleteTheKeysWritten() {
+    for (String prefix : prefixes) {
+      ScanCursor cursor = ScanCursor.INITIAL;
+      do {
+        KeyScanCursor<String> page = redis.scan(cursor, ScanArgs.Builder.matches(prefix + ":*").limit(1000));
+        if (!page.getKeys().isEmpty()) {
+          redis.unlink(page.getKeys().toArray(String[]::new));
+        }
+        cursor = page;
+      } while (!cursor.isFinished());
+    }
+  }
 
   @Test
   void theReadsSendNoScanAndAsManyCommandsForTenThousandKeysAsForAHundred() {
     ManualTicker ticker = new ManualTicker();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).build()) {
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(fresh()).build()) {
       fill(store, 0, 100);
       Map<String, Long> few = readCost(admin(store));
       fill(store, 100, 10_000);
@@ -64,7 +94,7 @@ class RedisMonitoringTests {
   @Test
   void theStructuresStayCappedAndTheAnswersRightAmongManyKeys() {
     ManualTicker ticker = new ManualTicker();
-    String prefix = TestRedis.freshPrefix();
+    String prefix = fresh();
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
       fill(store, 0, 3_000);
       for (int i = 0; i < 7; i++) {
@@ -89,7 +119,7 @@ class RedisMonitoringTests {
   @Test
   void keysLeaveTheEstimateTwoPeriodsAfterTheirLastCall() {
     ManualTicker ticker = new ManualTicker();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).build()) {
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(fresh()).build()) {
       fill(store, 0, 10);
       StoreAdministration admin = admin(store);
       assertThat(admin.trackedKeys(CHAT)).isEqualTo(10);
@@ -111,7 +141,7 @@ class RedisMonitoringTests {
     assertThat(Monitoring.periodMs(oneShot)).isZero();
     assertThat(Monitoring.periodMs(CHAT)).isEqualTo(60_000);
     ManualTicker ticker = new ManualTicker();
-    String prefix = TestRedis.freshPrefix();
+    String prefix = fresh();
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
       store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL);
       store.acquire(oneShot, "b", 1, Composition.SEQUENTIAL);
@@ -127,7 +157,7 @@ class RedisMonitoringTests {
   @Test
   void aSettlementRescoresItsCounterInTheSpendersSet() {
     ManualTicker ticker = new ManualTicker();
-    String prefix = TestRedis.freshPrefix();
+    String prefix = fresh();
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
       Reservation big = store.reserve(List.of(CHAT), List.of("a"), 1,
           Consumption.ofCall(5_000, 0), Composition.SEQUENTIAL);
