@@ -103,7 +103,13 @@ final class OpenAiStub implements AutoCloseable {
       OutputStream out = exchange.getResponseBody();
       event(out, chunk("{\"role\":\"assistant\",\"content\":\"h\"}", "null"));
       if (mode == Mode.HOLD_STREAM) {
-        held.await(30, TimeUnit.SECONDS);
+        // held like a model still thinking: an SSE comment every 100 ms, so that a client that
+        // went away is noticed (the write fails) and its connection closed, as a provider does
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!held.await(100, TimeUnit.MILLISECONDS) && System.nanoTime() < deadline) {
+          out.write(": still thinking\n\n".getBytes(StandardCharsets.UTF_8));
+          out.flush();
+        }
         return;
       }
       event(out, chunk("{\"content\":\"i\"}", "null"));
