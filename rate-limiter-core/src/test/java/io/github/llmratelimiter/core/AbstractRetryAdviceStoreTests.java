@@ -300,8 +300,8 @@ public abstract class AbstractRetryAdviceStoreTests extends StoreTckSupport {
    */
   @ParameterizedTest
   @ValueSource(longs = {31, 32, 33})
-  void largeAndSlowBucketsAdviseTheirFirstPassingMillisecond(long seed) {
-    Random rnd = new Random(seed);
+  void largeAndSlowBucketsAdviseTheirFirstPassingMillisecond(long draw) {
+    Random rnd = new Random(draw);
     int checked = 0;
     for (int trial = 0; trial < 120; trial++) {
       Composition mode = trial % 2 == 0 ? Composition.SEQUENTIAL : Composition.RESERVE_COMMIT;

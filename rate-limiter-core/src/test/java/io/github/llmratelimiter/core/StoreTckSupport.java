@@ -76,14 +76,14 @@ public abstract class StoreTckSupport {
    * a year later.
    *
    * @param mode the composition under test
-   * @param seed the seed of the random calls
+   * @param draw the number that fixes the random calls (the same number, the same calls)
    * @param modelTokens whether levels may limit model tokens (calls then {@code reserve})
    * @return how many retries were waited out
    */
-  protected int waitOutAdvisedRetries(Composition mode, long seed, boolean modelTokens) {
+  protected int waitOutAdvisedRetries(Composition mode, long draw, boolean modelTokens) {
     double[] refills = {0, 0.1, 0.3, 1.0 / 3, 0.7, 2.5, 3, 7, 10};
     double[] costs = {0.1, 0.2, 0.3, 1.0 / 3, 0.7, 1, 1.5, 2.3};
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draw);
     int waited = 0;
     for (int trial = 0; trial < 120; trial++) {
       List<Budget> levels = new ArrayList<>();

@@ -4,7 +4,6 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.WindowLimit;
-import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScriptOutputType;
@@ -86,10 +85,7 @@ public final class ScriptCost {
     int rounds = 15;
     double[] ratios = new double[rounds];
     try (RedisServer server = RedisServer.start();
-        RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
-            .failurePolicy(FailurePolicy.FAIL_CLOSED)
-            .commandTimeout(Duration.ofSeconds(5))
-            .heartbeatInterval(RedisLimiter.NO_HEARTBEAT)
+        RedisRateLimitStore store = RedisLimiter.measured(server)
             .build()) {
       RedisClient client = RedisClient.create(server.uri());
       try (StatefulRedisConnection<String, String> c = client.connect()) {
@@ -157,10 +153,7 @@ public final class ScriptCost {
       java.util.function.Function<RedisRateLimitStore, IntPredicate> call) {
     try (RedisServer server = RedisServer.start();
         RedisInfo info = new RedisInfo(server.uri());
-        RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
-            .failurePolicy(FailurePolicy.FAIL_CLOSED)
-            .commandTimeout(Duration.ofSeconds(5))
-            .heartbeatInterval(RedisLimiter.NO_HEARTBEAT)
+        RedisRateLimitStore store = RedisLimiter.measured(server)
             .build()) {
       measure(name, calls, warmUpCalls, info, call.apply(store));
       if (store.errorCount() != 0) {

@@ -5,7 +5,6 @@ import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Reservation;
-import io.github.llmratelimiter.redis.FailurePolicy;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -57,10 +56,7 @@ public final class SlotRenewalRun {
         new ConcurrencyLimit(1, ConcurrencyLimit.DEFAULT_LEASE_TIMEOUT));
     try (RedisServer server = RedisServer.start();
         RedisInfo info = new RedisInfo(server.uri());
-        RedisRateLimitStore store = RedisRateLimitStore.builder(server.uri())
-            .failurePolicy(FailurePolicy.FAIL_CLOSED)
-            .commandTimeout(Duration.ofSeconds(5))
-            .heartbeatInterval(RedisLimiter.NO_HEARTBEAT)
+        RedisRateLimitStore store = RedisLimiter.measured(server)
             .slotLease(Duration.ofMillis(LEASE_MILLIS))
             .build()) {
       List<Reservation> held = new ArrayList<>(k);

@@ -7,6 +7,9 @@ import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.redis.RunningRedis;
 import io.github.llmratelimiter.springai.RateLimitAdvisor;
 import io.github.llmratelimiter.springai.it.ChatApp.Settled;
+import java.io.FileInputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Queue;
@@ -74,13 +77,21 @@ class StreamWithoutBlockingTests {
   }
 
   @Test
-  void aBlockingCallOnANonBlockingThreadIsCaught() {
-    assertThatThrownBy(() -> Mono.fromCallable(() -> {
-      Thread.sleep(1);
-      return "slept";
-    }).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(10)))
-        .hasRootCauseInstanceOf(BlockingOperationError.class);
-    assertThat(BLOCKING).singleElement().asString().contains("sleep").contains("parallel-");
+  void aBlockingCallOnANonBlockingThreadIsCaught() throws Exception {
+    Path file = Files.createTempFile("blocking-read", ".txt");
+    Files.writeString(file, "x");
+    try {
+      // a blocking file read, as a class loaded from a directory or a first SecureRandom does
+      assertThatThrownBy(() -> Mono.fromCallable(() -> {
+        try (FileInputStream in = new FileInputStream(file.toFile())) {
+          return in.read(new byte[1]);
+        }
+      }).subscribeOn(Schedulers.parallel()).block(Duration.ofSeconds(10)))
+          .hasRootCauseInstanceOf(BlockingOperationError.class);
+    } finally {
+      Files.delete(file);
+    }
+    assertThat(BLOCKING).singleElement().asString().contains("readBytes").contains("parallel-");
     BLOCKING.clear();
   }
 
