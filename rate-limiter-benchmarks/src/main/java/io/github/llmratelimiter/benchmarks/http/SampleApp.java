@@ -157,6 +157,24 @@ final class SampleApp implements AutoCloseable {
     }
   }
 
+  /**
+   * Returns the CPU time the gateway's process has used so far, user and system, as the OS
+   * accounts it ({@code utime + stime} of {@code /proc/<pid>/stat} on Linux, read through {@link
+   * ProcessHandle.Info#totalCpuDuration()}).
+   *
+   * @return seconds of CPU
+   * @throws IllegalStateException if the OS reports none
+   */
+  double cpuSeconds() {
+    return process.info().totalCpuDuration().orElseThrow(() -> new IllegalStateException(
+        "the OS reports no CPU time of the gateway's process " + process.pid())).toNanos() / 1e9;
+  }
+
+  /** Returns {@code http://127.0.0.1:<management port>}, where its Actuator answers. */
+  String managementBase() {
+    return "http://127.0.0.1:" + managementPort;
+  }
+
   /** Returns {@code http://127.0.0.1:<port>}. */
   String base() {
     return "http://127.0.0.1:" + port;

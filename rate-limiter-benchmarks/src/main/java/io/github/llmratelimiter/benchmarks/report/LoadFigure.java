@@ -1,10 +1,9 @@
 package io.github.llmratelimiter.benchmarks.report;
 
 /**
- * One closed-loop load run outside JMH: the pipelined Redis run or an HTTP run of the sample
- * gateway.
+ * One closed-loop load run outside JMH: a pipelined Redis run or a slot-renewal run.
  *
- * @param subject what was measured, e.g. {@code RedisStore pipelined} or {@code HTTP limiter on}
+ * @param subject what was measured, e.g. {@code RedisStore pipelined}
  * @param scenario the case, in words
  * @param concurrency the concurrent callers
  * @param seconds the measured period
@@ -31,10 +30,6 @@ public record LoadFigure(
 
   /** Subject of the pipelined Redis run. */
   public static final String REDIS_PIPELINED = "RedisStore pipelined";
-  /** Subject of the HTTP run with the limiter on. */
-  public static final String HTTP_ON = "HTTP limiter on";
-  /** Subject of the HTTP run with the limiter off. */
-  public static final String HTTP_OFF = "HTTP limiter off";
   /** Subject of the pipelined Redis run on a budget that limits model tokens. */
   public static final String REDIS_PIPELINED_MODEL_TOKENS = "RedisStore pipelined, model tokens";
   /** Subject of the pipelined Redis run on a budget with model tokens and two quotas. */
@@ -46,10 +41,6 @@ public record LoadFigure(
    * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.
    */
   public static final String REDIS_SLOT_RENEWALS = "RedisStore slot renewals";
-  /** Subject of the reactive (WebFlux) HTTP run with the limiter on. */
-  public static final String HTTP_REACTIVE_ON = "HTTP reactive limiter on";
-  /** Subject of the reactive (WebFlux) HTTP run with the limiter off. */
-  public static final String HTTP_REACTIVE_OFF = "HTTP reactive limiter off";
 
   /**
    * Validates the figure.

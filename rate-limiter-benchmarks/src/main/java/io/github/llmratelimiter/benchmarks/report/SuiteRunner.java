@@ -47,7 +47,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * part of the suite), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
  * and measured period of each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value
  * #LOAD_SECONDS}), {@code --http-warmup SECONDS} (each gateway's warm-up before the HTTP runs,
- * default {@value #HTTP_WARMUP_SECONDS}), {@code --sample-app JAR} (default {@code
+ * default {@value #HTTP_WARMUP_SECONDS}), {@code --http-seconds SECONDS} (each measured HTTP
+ * slice, default {@value #HTTP_SLICE_SECONDS}), {@code --http-rounds N} (rounds of a slice off and
+ * one on per stack, store and call, default {@value #HTTP_ROUNDS}), {@code --http-stores
+ * memory,redis} (the stores of the HTTP runs, default both), {@code --sample-app JAR} (default {@code
  * sample-app/target/sample-app.jar}), {@code --reactive-module DIR} (the module of the reactive
  * gateway, default {@code integration-tests/webflux}), and these JMH options, which override the suite's
  * defaults: {@code -f}, {@code -wi}, {@code -w}, {@code -i}, {@code -r}, {@code -prof}, {@code
@@ -73,7 +76,11 @@ public final class SuiteRunner {
    * methods 40 s into the load, more of them with the limiter on (bench/notes.md), so a short
    * warm-up measures the compiler rather than the limiter.
    */
-  static final int HTTP_WARMUP_SECONDS = 30;
+  static final int HTTP_WARMUP_SECONDS = 20;
+  /** Each measured HTTP slice. */
+  static final int HTTP_SLICE_SECONDS = 4;
+  /** Rounds per HTTP stack, store and call: the spread of their ratios is reported. */
+  static final int HTTP_ROUNDS = 3;
 
   private SuiteRunner() {}
 
@@ -93,6 +100,9 @@ public final class SuiteRunner {
     Duration loadWarmup = Duration.ofSeconds(LOAD_WARMUP_SECONDS);
     Duration loadMeasure = Duration.ofSeconds(LOAD_SECONDS);
     Duration httpWarmup = Duration.ofSeconds(HTTP_WARMUP_SECONDS);
+    Duration httpSlice = Duration.ofSeconds(HTTP_SLICE_SECONDS);
+    int httpRounds = HTTP_ROUNDS;
+    Set<HttpRun.Store> httpStores = EnumSet.allOf(HttpRun.Store.class);
     Set<Suite.Part> parts = EnumSet.allOf(Suite.Part.class);
     List<String> jmhArgs = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
@@ -111,6 +121,9 @@ public final class SuiteRunner {
         case "--load-warmup" -> loadWarmup = seconds(args[i], value(args, ++i), true);
         case "--load-seconds" -> loadMeasure = seconds(args[i], value(args, ++i), false);
         case "--http-warmup" -> httpWarmup = seconds(args[i], value(args, ++i), true);
+        case "--http-seconds" -> httpSlice = seconds(args[i], value(args, ++i), false);
+        case "--http-rounds" -> httpRounds = count(args[i], value(args, ++i));
+        case "--http-stores" -> httpStores = stores(value(args, ++i));
         default -> jmhArgs.add(args[i]);
       }
     }
@@ -147,19 +160,19 @@ public final class SuiteRunner {
       System.out.println("# Load run: " + Suite.RENEWALS);
       loads.addAll(SlotRenewalRun.run(renewalMeasure(loadMeasure)));
     }
+    List<HttpFigure> http = new ArrayList<>();
+    HttpRun.Settings httpSettings =
+        new HttpRun.Settings(httpWarmup, httpSlice, httpRounds, httpStores);
     if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
       System.out.println("# Load run: " + Suite.HTTP);
-      for (LoadFigure f : HttpRun.run(sampleApp, httpWarmup, loadMeasure)) {
+      for (HttpFigure f : HttpRun.run(sampleApp, reactiveModule, httpSettings)) {
         System.out.println(f);
-        loads.add(f);
-      }
-      for (LoadFigure f : HttpRun.runReactive(reactiveModule, httpWarmup, loadMeasure)) {
-        System.out.println(f);
-        loads.add(f);
+        http.add(f);
       }
     }
     double minutes = (System.nanoTime() - start) / 60e9;
-    if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()) {
+    if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()
+        && http.isEmpty()) {
       throw new IllegalArgumentException("no benchmark of the suite matches --only " + only
           + " in the parts not skipped " + parts);
     }
@@ -178,12 +191,14 @@ public final class SuiteRunner {
             + " " + String.join(" ", quoted(args))).strip();
     MarkdownReport.Context context = new MarkdownReport.Context(
         Machine.current(), versions(), settings(cli),
-        loads.isEmpty() ? "" : loadSettings(loadWarmup, httpWarmup, loadMeasure), command, loadBefore,
+        loads.isEmpty() && http.isEmpty() ? ""
+            : loadSettings(loadWarmup, loadMeasure, http.isEmpty() ? null : httpSettings),
+        command, loadBefore,
         Machine.loadAverage(),
         minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
     Path parent = out.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, context));
+    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, http, context));
     System.out.println("Wrote " + out.toAbsolutePath());
   }
 
@@ -250,6 +265,19 @@ public final class SuiteRunner {
     return args[i];
   }
 
+  private static int count(String option, String value) {
+    int n;
+    try {
+      n = Integer.parseInt(value);
+    } catch (NumberFormatException e) {
+      n = 0;
+    }
+    if (n < 1) {
+      throw new IllegalArgumentException(option + " must be a whole number >= 1, but was " + value);
+    }
+    return n;
+  }
+
   private static Duration seconds(String option, String value, boolean zeroAllowed) {
     long n;
     try {
@@ -264,12 +292,31 @@ public final class SuiteRunner {
     return Duration.ofSeconds(n);
   }
 
-  static String loadSettings(Duration warmup, Duration httpWarmup, Duration measure) {
-    return "closed loop, warm-up " + warmup.toSeconds() + " s (each HTTP gateway "
-        + httpWarmup.toSeconds() + " s) then " + measure.toSeconds()
-        + " s measured per run; pipelined Redis " + PipelinedRun.CONCURRENCY + " threads; HTTP "
-        + HttpRun.CONCURRENCY + " clients, gateway JVM args "
+  static String loadSettings(Duration warmup, Duration measure, HttpRun.Settings http) {
+    String s = "closed loop, warm-up " + warmup.toSeconds() + " s then " + measure.toSeconds()
+        + " s measured per run; pipelined Redis " + PipelinedRun.CONCURRENCY + " threads";
+    if (http == null) {
+      return s;
+    }
+    return s + "; HTTP " + HttpRun.CONCURRENCY + " clients, each gateway warmed up "
+        + http.warmup().toSeconds() + " s (shared among its calls), then " + http.rounds()
+        + " rounds of a " + http.slice().toSeconds() + " s slice off and one on (after 1 s of "
+        + "re-warm each) per stack, store and call, gateway JVM args "
         + String.join(" ", HttpRun.GATEWAY_JVM_ARGS);
+  }
+
+  /** Parses {@code --http-stores}: {@code memory}, {@code redis} or both, comma-separated. */
+  static Set<HttpRun.Store> stores(String value) {
+    Set<HttpRun.Store> stores = EnumSet.noneOf(HttpRun.Store.class);
+    for (String s : value.split(",")) {
+      switch (s.strip()) {
+        case "memory" -> stores.add(HttpRun.Store.MEMORY);
+        case "redis" -> stores.add(HttpRun.Store.REDIS);
+        default -> throw new IllegalArgumentException(
+            "--http-stores must be memory, redis or memory,redis, but was " + value);
+      }
+    }
+    return stores;
   }
 
   static ChainedOptionsBuilder options(CommandLineOptions cli, Suite.Run run, String only) {

@@ -54,6 +54,20 @@ public final class Targets {
    * @return one outcome per target, in the report's order
    */
   public static List<Outcome> evaluate(List<Figure> figures, List<LoadFigure> loads) {
+    return evaluate(figures, loads, List.of());
+  }
+
+  /**
+   * Judges every target on the JMH {@code figures}, the load runs and the HTTP runs of one suite
+   * run.
+   *
+   * @param figures the JMH figures of one run
+   * @param loads the load runs of the same run (pipelined Redis)
+   * @param http the HTTP runs of the same run
+   * @return one outcome per target, in the report's order
+   */
+  public static List<Outcome> evaluate(List<Figure> figures, List<LoadFigure> loads,
+      List<HttpFigure> http) {
     List<Outcome> outcomes = new ArrayList<>();
     Optional<Figure> bucket4j = find(figures, "Bucket4j", "", "allowedOneKey", 1);
     Outcome first = ratio(
@@ -86,7 +100,7 @@ public final class Targets {
         find(figures, GATEWAY, SEQUENTIAL, "allowedOwnKey", 2),
         find(figures, GATEWAY, SEQUENTIAL, "allowedOneKey", 1), 1.6));
     outcomes.addAll(redis(figures, loads));
-    outcomes.add(http(loads));
+    outcomes.add(throughput(http));
     return outcomes;
   }
 
@@ -127,27 +141,59 @@ public final class Targets {
     return outcomes;
   }
 
-  private static Outcome http(List<LoadFigure> loads) {
-    return http(loads, "HTTP: sample gateway with the limiter on vs off ≥ 0.95, p99 reported",
-        LoadFigure.HTTP_ON, LoadFigure.HTTP_OFF);
-  }
-
-  private static Outcome http(List<LoadFigure> loads, String target, String onSubject,
-      String offSubject) {
-    Optional<LoadFigure> on = load(loads, onSubject);
-    Optional<LoadFigure> off = load(loads, offSubject);
-    if (on.isEmpty() || off.isEmpty()) {
+  private static Outcome throughput(List<HttpFigure> http) {
+    String target = "HTTP: sample gateway (plain call, in-memory) with the limiter on ÷ off "
+        + "≥ 0.95 requests/s (median of the rounds), p99 reported";
+    Optional<HttpFigure> f = http(http, HttpFigure.SERVLET, HttpFigure.MEMORY, HttpFigure.PLAIN);
+    if (f.isEmpty()) {
       return new Outcome(target, "not in this run", "not measured");
     }
-    double r = on.get().callsPerSecond() / off.get().callsPerSecond();
+    HttpFigure.Spread r = f.get().throughputRatio();
     return new Outcome(target, String.format(Locale.ROOT,
-        "%.2f × (%,.0f ÷ %,.0f requests/s); p99 %.2f ms on, %.2f ms off; p50 %.2f ms on, "
-            + "%.2f ms off", r, on.get().callsPerSecond(), off.get().callsPerSecond(),
-        on.get().p99Ms(), off.get().p99Ms(), on.get().p50Ms(), off.get().p50Ms()),
-        r >= 0.95 ? "met" : "missed");
+        "%s (%,.0f ÷ %,.0f requests/s); p99 %.2f ms on, %.2f ms off; p50 %.2f ms on, %.2f ms off",
+        spread(r, f.get().rounds().size()), f.get().onRequestsPerSecond(),
+        f.get().offRequestsPerSecond(), f.get().onP99Ms(), f.get().offP99Ms(), f.get().onP50Ms(),
+        f.get().offP50Ms()), r.median() >= 0.95 ? "met" : "missed");
+  }
+
+  /**
+   * The target on an HTTP gateway's CPU per request: the median of the rounds' on ÷ off ratios at
+   * most {@code most}.
+   */
+  private static Outcome cpu(List<HttpFigure> http, String stack, String call, double most) {
+    String target = String.format(Locale.ROOT, "1. HTTP, %s stack, %s call, in-memory: the "
+        + "gateway's CPU per request with the limiter on ÷ off ≤ %.2f (median of the rounds)",
+        stack, call, most);
+    Optional<HttpFigure> f = http(http, stack, HttpFigure.MEMORY, call);
+    if (f.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    HttpFigure h = f.get();
+    HttpFigure.Spread cpu = h.cpuRatio();
+    return new Outcome(target, String.format(Locale.ROOT,
+        "%s (%.0f ÷ %.0f µs per request); requests/s on ÷ off %s; p99 %.2f ms on, %.2f ms off",
+        spread(cpu, h.rounds().size()), h.onCpuMicros(), h.offCpuMicros(),
+        spread(h.throughputRatio(), h.rounds().size()), h.onP99Ms(), h.offP99Ms()),
+        cpu.median() <= most ? "met" : "missed");
+  }
+
+  /** Formats a spread of ratios: {@code 1.03 × (1.01 to 1.06 over 3 rounds)}. */
+  static String spread(HttpFigure.Spread s, int rounds) {
+    return String.format(Locale.ROOT, "%.2f × (%.2f to %.2f over %d rounds)", s.median(), s.min(),
+        s.max(), rounds);
+  }
+
+  static Optional<HttpFigure> http(List<HttpFigure> http, String stack, String store,
+      String call) {
+    return http.stream().filter(f -> f.stack().equals(stack) && f.store().equals(store)
+        && f.call().equals(call)).findFirst();
   }
 
   private static final String HIERARCHY = "HierarchicalLimiter";
+  /** The most CPU per request the servlet gateway may spend with the limiter on, times off's. */
+  static final double SERVLET_CPU = 1.05;
+  /** The most CPU per request the reactive gateway may spend with the limiter on, times off's. */
+  static final double REACTIVE_CPU = 1.10;
 
   /**
    * Judges the targets on the paths users run on the figures of one run.
@@ -160,12 +206,28 @@ public final class Targets {
    */
   public static List<Outcome> userPaths(List<Figure> figures, List<LoadFigure> loads,
       List<MemoryFigure> memory, List<ScalingRound> scaling) {
+    return userPaths(figures, loads, memory, scaling, List.of());
+  }
+
+  /**
+   * Judges the targets on the paths users run on the figures of one run.
+   *
+   * @param figures the JMH figures
+   * @param loads the load runs (pipelined Redis)
+   * @param memory the heap retained per tracked key, per subject
+   * @param scaling the rounds of 1 and 2 threads
+   * @param http the HTTP runs of both stacks
+   * @return one outcome per target, in the report's order
+   */
+  public static List<Outcome> userPaths(List<Figure> figures, List<LoadFigure> loads,
+      List<MemoryFigure> memory, List<ScalingRound> scaling, List<HttpFigure> http) {
     List<Outcome> outcomes = new ArrayList<>();
-    outcomes.add(http(loads, "1. HTTP, servlet stack: the sample gateway with the limiter on ÷ off "
-        + "≥ 0.95 (p50, p99 reported)", LoadFigure.HTTP_ON, LoadFigure.HTTP_OFF));
-    outcomes.add(http(loads, "1. HTTP, reactive stack: the WebFlux gateway (the sample's policies) "
-        + "with the limiter on ÷ off ≥ 0.95 (p50, p99 reported)", LoadFigure.HTTP_REACTIVE_ON,
-        LoadFigure.HTTP_REACTIVE_OFF));
+    for (String call : List.of(HttpFigure.PLAIN, HttpFigure.STREAMED)) {
+      outcomes.add(cpu(http, HttpFigure.SERVLET, call, SERVLET_CPU));
+    }
+    for (String call : List.of(HttpFigure.PLAIN, HttpFigure.STREAMED)) {
+      outcomes.add(cpu(http, HttpFigure.REACTIVE, call, REACTIVE_CPU));
+    }
     Optional<Figure> bucket4j = find(figures, "Bucket4j", "", "allowedOneKey", 1);
     outcomes.add(withFloor(withOther(ratio("2. Two-level hierarchy (per key, then per key and "
             + "model), allow ≥ 1.0 × Bucket4j two-bandwidth bucket, 1 thread, 1 key (sequential)",

@@ -46,6 +46,17 @@ class HttpRunTests {
     }
   }
 
+  @Test
+  void aMetricsStatisticIsReadFromActuatorsJsonAndAnAbsentMetricCountsZero() {
+    String timer = "{\"name\":\"ratelimiter.decision.latency\",\"baseUnit\":\"seconds\","
+        + "\"measurements\":[{\"statistic\":\"COUNT\",\"value\":4.0},{\"statistic\":"
+        + "\"TOTAL_TIME\",\"value\":0.015371608},{\"statistic\":\"MAX\",\"value\":1.5E-2}]}";
+    assertEquals(4.0, HttpRun.statistic(timer, "COUNT"));
+    assertEquals(0.015371608, HttpRun.statistic(timer, "TOTAL_TIME"));
+    assertEquals(0.0, HttpRun.statistic("", "COUNT"));
+    assertThrows(IllegalStateException.class, () -> HttpRun.statistic(timer, "VALUE"));
+  }
+
   private static HttpClient client() {
     return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   }

@@ -81,15 +81,33 @@ class MarkdownReportTests {
 
   private static final List<LoadFigure> LOADS = List.of(
       new LoadFigure(LoadFigure.REDIS_PIPELINED, "1,000 keys", 32, 20, 1_000_000, 50_000, 0.5, 2.0,
-          80, 1.0),
-      new LoadFigure(LoadFigure.HTTP_OFF, "POST", 16, 20, 200_000, 10_000, 1.5, 6.0,
-          Double.NaN, Double.NaN),
-      new LoadFigure(LoadFigure.HTTP_ON, "POST", 16, 20, 192_000, 9_600, 1.6, 7.0,
-          Double.NaN, Double.NaN));
+          80, 1.0));
+
+  /** A slice of 10 s: requests/s and CPU seconds (the gateway's) per request as given. */
+  private static HttpFigure.Slice slice(double perSecond, double cpuMicros) {
+    long requests = Math.round(perSecond * 10);
+    return new HttpFigure.Slice(requests, 10, cpuMicros * requests / 1e6);
+  }
+
+  /** Servlet, in-memory, plain: on ÷ off requests/s 0.96, 0.94, 0.98; CPU 1.04, 1.08, 1.02. */
+  private static final HttpFigure SERVLET_PLAIN = new HttpFigure(HttpFigure.SERVLET,
+      HttpFigure.MEMORY, HttpFigure.PLAIN, List.of(
+          new HttpFigure.Round(false, slice(10_000, 100), slice(9_600, 104)),
+          new HttpFigure.Round(true, slice(10_000, 100), slice(9_400, 108)),
+          new HttpFigure.Round(false, slice(10_000, 100), slice(9_800, 102))),
+      1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+
+  /** Reactive, Redis, streamed: CPU 1.20 in each round. */
+  private static final HttpFigure REACTIVE_STREAMED_REDIS = new HttpFigure(HttpFigure.REACTIVE,
+      HttpFigure.REDIS, HttpFigure.STREAMED, List.of(
+          new HttpFigure.Round(false, slice(5_000, 200), slice(4_000, 240)),
+          new HttpFigure.Round(true, slice(5_000, 200), slice(4_000, 240)),
+          new HttpFigure.Round(false, slice(5_000, 200), slice(4_000, 240))),
+      2.0, 9.0, 2.5, 11.0, 95.0, 2.0, 14.5, 3);
 
   @Test
   void redisAndHttpTargetsAreJudgedOnTheirOwnFigures() {
-    List<Targets.Outcome> outcomes = Targets.evaluate(REDIS, LOADS);
+    List<Targets.Outcome> outcomes = Targets.evaluate(REDIS, LOADS, List.of(SERVLET_PLAIN));
     assertThat(outcomes).extracting(Targets.Outcome::target).contains(
         "Redis: exactly one round trip per decision",
         "Redis: 1 thread ≥ 0.9 × raw EVALSHA `return 1` (sequential, 1 key)",
@@ -104,13 +122,15 @@ class MarkdownReportTests {
     assertThat(outcome(outcomes, "Redis: 8 threads").verdict()).isEqualTo("met");
     assertThat(outcome(outcomes, "Redis: a pipelined").measured())
         .isEqualTo("50,000 decisions/s from 32 threads; Redis CPU 80 % of one core, 16.0 µs per decision");
-    assertThat(outcome(outcomes, "HTTP").measured()).startsWith("0.96 × (9,600 ÷ 10,000 requests/s); p99 7.00 ms on, 6.00 ms off");
+    assertThat(outcome(outcomes, "HTTP").measured()).startsWith("0.96 × (0.94 to 0.98 over 3 "
+        + "rounds) (9,600 ÷ 10,000 requests/s); p99 7.00 ms on, 6.00 ms off");
     assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("met");
   }
 
   @Test
   void missingRedisAndHttpRunsAreNotMeasured() {
-    List<Targets.Outcome> outcomes = Targets.evaluate(FIGURES, List.of(LOADS.get(2)));
+    List<Targets.Outcome> outcomes =
+        Targets.evaluate(FIGURES, List.of(), List.of(REACTIVE_STREAMED_REDIS));
     assertThat(outcome(outcomes, "Redis: exactly one").verdict()).isEqualTo("not measured");
     assertThat(outcome(outcomes, "Redis: 1 thread").verdict()).isEqualTo("not measured");
     assertThat(outcome(outcomes, "HTTP").verdict()).isEqualTo("not measured");
@@ -118,14 +138,19 @@ class MarkdownReportTests {
 
   @Test
   void redisFiguresHaveATableOfTheirOwnWithRatiosToTheirPeers() {
-    String md = MarkdownReport.render(REDIS, LOADS, CONTEXT);
+    String md = MarkdownReport.render(REDIS, LOADS, List.of(), List.of(),
+        List.of(SERVLET_PLAIN, REACTIVE_STREAMED_REDIS), CONTEXT);
     assertThat(md).contains("| RedisStore | allowed, 1 key | 1 | 12.0 k | 0.5 k | 900.0 | 0.92 | – |");
     assertThat(md).contains("| RedisStore | allowed, 1 key | 8 | 60.0 k | 1.0 k | 900.0 | – | 6.00 |");
     assertThat(md).contains("| RedisStore | allowed, 1,000 keys | 8 | 61.0 k");
     assertThat(md).contains("| 1,000 keys | 50,000 | 0.500 ms | 2.000 ms | 80 % | 16.0 µs | 1.000 |");
-    assertThat(md).contains("| servlet | off | POST | 10,000 | 1.50 ms | 6.00 ms | 200,000 |",
-        "| servlet | on | POST | 9,600 | 1.60 ms | 7.00 ms | 192,000 |",
-        "limiter on ÷ off, servlet: 0.96",
+    assertThat(md).contains("| servlet | in-memory | plain | 10,000 | 9,600 | 0.96 × (0.94 to 0.98 "
+            + "over 3 rounds) | 1.50 / 1.60 ms | 6.00 / 7.00 ms | 100 µs | 105 µs | 1.04 × (1.02 "
+            + "to 1.08 over 3 rounds) |",
+        "| reactive | Redis | streamed | 5,000 | 4,000 | 0.80 × (0.80 to 0.80 over 3 rounds) |",
+        "| servlet | in-memory | plain | 3.2 µs | – | – |",
+        "| reactive | Redis | streamed | 95.0 µs | 2.00 | 14.5 µs |",
+        "3 requests were sent again on a fresh connection",
         "- Load runs: closed loop, test");
     // the in-process table never compares a Redis row with the in-process Bucket4j
     assertThat(md.lines().filter(l -> l.startsWith("| RedisStore | –"))).isEmpty();
@@ -147,11 +172,23 @@ class MarkdownReportTests {
       new LoadFigure(LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, "model tokens", 32, 10, 400_000,
           40_000, 0.5, 2.0, 52, 1.0),
       new LoadFigure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw", 32, 10, 1_000_000, 100_000, 0.2, 1.0,
-          30, 1.0),
-      new LoadFigure(LoadFigure.HTTP_REACTIVE_OFF, "WebFlux", 16, 20, 200_000, 10_000, 1.5, 6.0,
-          Double.NaN, Double.NaN),
-      new LoadFigure(LoadFigure.HTTP_REACTIVE_ON, "WebFlux", 16, 20, 180_000, 9_000, 1.7, 8.0,
-          Double.NaN, Double.NaN));
+          30, 1.0));
+
+  /** Reactive, in-memory, plain: CPU on ÷ off 1.12, 1.06, 1.09. */
+  private static final HttpFigure REACTIVE_PLAIN = new HttpFigure(HttpFigure.REACTIVE,
+      HttpFigure.MEMORY, HttpFigure.PLAIN, List.of(
+          new HttpFigure.Round(false, slice(10_000, 100), slice(9_000, 112)),
+          new HttpFigure.Round(true, slice(10_000, 100), slice(9_000, 106)),
+          new HttpFigure.Round(false, slice(10_000, 100), slice(9_000, 109))),
+      1.5, 6.0, 1.7, 8.0, 3.0, Double.NaN, Double.NaN, 0);
+
+  /** Reactive, in-memory, streamed: CPU on ÷ off 1.11 in each round, missing 1.10. */
+  private static final HttpFigure REACTIVE_STREAMED = new HttpFigure(HttpFigure.REACTIVE,
+      HttpFigure.MEMORY, HttpFigure.STREAMED, List.of(
+          new HttpFigure.Round(false, slice(5_000, 200), slice(4_900, 222)),
+          new HttpFigure.Round(true, slice(5_000, 200), slice(4_900, 222)),
+          new HttpFigure.Round(false, slice(5_000, 200), slice(4_900, 222))),
+      2.0, 9.0, 2.1, 9.5, 3.0, Double.NaN, Double.NaN, 0);
 
   private static final List<MemoryFigure> MEMORY = List.of(
       new MemoryFigure("window-bucket", "store", 1_000_000, 216),
@@ -165,10 +202,25 @@ class MarkdownReportTests {
 
   @Test
   void userPathTargetsAreJudgedOnTheirOwnFiguresOfTheSameRun() {
-    List<Targets.Outcome> outcomes = Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING);
-    assertThat(outcome(outcomes, "1. HTTP, servlet").verdict()).isEqualTo("not measured");
-    assertThat(outcome(outcomes, "1. HTTP, reactive")).satisfies(o -> {
-      assertThat(o.measured()).startsWith("0.90 × (9,000 ÷ 10,000 requests/s); p99 8.00 ms on");
+    List<Targets.Outcome> outcomes = Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+        List.of(SERVLET_PLAIN, REACTIVE_PLAIN, REACTIVE_STREAMED, REACTIVE_STREAMED_REDIS));
+    assertThat(outcome(outcomes, "1. HTTP, servlet stack, plain call, in-memory: the gateway's CPU "
+        + "per request with the limiter on ÷ off ≤ 1.05")).satisfies(o -> {
+          assertThat(o.measured()).isEqualTo("1.04 × (1.02 to 1.08 over 3 rounds) (105 ÷ 100 µs "
+              + "per request); requests/s on ÷ off 0.96 × (0.94 to 0.98 over 3 rounds); p99 7.00 "
+              + "ms on, 6.00 ms off");
+          assertThat(o.verdict()).isEqualTo("met");
+        });
+    assertThat(outcome(outcomes, "1. HTTP, servlet stack, streamed").verdict())
+        .isEqualTo("not measured");
+    assertThat(outcome(outcomes, "1. HTTP, reactive stack, plain call, in-memory: the gateway's CPU "
+        + "per request with the limiter on ÷ off ≤ 1.10")).satisfies(o -> {
+          assertThat(o.measured()).startsWith("1.09 × (1.06 to 1.12 over 3 rounds)");
+          assertThat(o.verdict()).isEqualTo("met");
+        });
+    // judged on the in-memory figure, not on Redis's 1.20
+    assertThat(outcome(outcomes, "1. HTTP, reactive stack, streamed")).satisfies(o -> {
+      assertThat(o.measured()).startsWith("1.11 × (1.11 to 1.11 over 3 rounds)");
       assertThat(o.verdict()).isEqualTo("missed");
     });
     assertThat(outcome(outcomes, "2. Two-level")).satisfies(o -> {
@@ -212,12 +264,14 @@ class MarkdownReportTests {
 
   @Test
   void reportHasTheMemoryAndScalingTablesAndBothStacks() {
-    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING, CONTEXT);
+    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+        List.of(SERVLET_PLAIN, REACTIVE_PLAIN), CONTEXT);
     assertThat(md).contains("## Targets on the paths users run", "## Targets of the composed check",
         "| store | 1,000,000 | 216 |", "| Bucket4j Caffeine | 1,000,000 | 430 |",
         "| 2 | 2 threads | 10.00 M | 8.00 M | 0.80 |",
-        "| reactive | on | WebFlux | 9,000 | 1.70 ms | 8.00 ms | 180,000 |",
-        "limiter on ÷ off, reactive: 0.90", "| raw | 100,000 |",
+        "| servlet | in-memory | plain | 10,000 | 9,600 |",
+        "| reactive | in-memory | plain | 10,000 | 9,000 | 0.90 × (0.90 to 0.90 over 3 rounds) |",
+        "| raw | 100,000 |",
         "| HierarchicalLimiter | SEQUENTIAL | allowed, 1 key, 2 levels | 1 | 21.00 M | 1.00 M | 48.0 | 1.05 |");
     assertThat(md.indexOf("## Targets on the paths users run")).isLessThan(md.indexOf("## Targets of the composed check"));
   }
