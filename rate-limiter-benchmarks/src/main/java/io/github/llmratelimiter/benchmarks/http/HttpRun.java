@@ -78,8 +78,7 @@ public final class HttpRun {
   /**
    * Application arguments of a gateway with the limiter on: the sample's hierarchy (a per-key level
    * above a per key-and-model level with a bucket, reserve-then-commit) on the chat route, limits
-   * high enough that nothing is denied, and no model-token limit (an empty value unsets the
-   * reactive gateway's default).
+   * high enough that nothing is denied; {@link #NO_MODEL_TOKENS} or {@link #MODEL_TOKENS} added.
    */
   static final List<String> LIMITER_ON = List.of(
       "--ratelimiter.enabled=true",
@@ -92,10 +91,15 @@ public final class HttpRun {
       "--ratelimiter.policies.chat.burst.capacity=1000000000",
       "--ratelimiter.policies.chat.burst.refill-per-second=1000000",
       "--ratelimiter.policies.chat.models.gpt-4o.rpm.limit=1000000000",
-      "--ratelimiter.policies.chat.tpm.limit=",
       "--ratelimiter.policies.models.rpm.limit=1000000000",
       "--ratelimiter.web.routes[0].include=/v1/chat/**",
       "--ratelimiter.web.routes[0].policy=chat");
+
+  /**
+   * Application arguments added with the limiter on for the plain and the streamed call: no
+   * model-token limit (an empty value unsets the reactive gateway's default).
+   */
+  static final List<String> NO_MODEL_TOKENS = List.of("--ratelimiter.policies.chat.tpm.limit=");
 
   /**
    * Application arguments added with the limiter on for the call with model tokens: the chat level
@@ -248,9 +252,7 @@ public final class HttpRun {
       for (Store store : Store.values()) {
         if (settings.stores().contains(store)) {
           List<String> args = new ArrayList<>(LIMITER_ON);
-          if (tokens) {
-            args.addAll(MODEL_TOKENS);
-          }
+          args.addAll(tokens ? MODEL_TOKENS : NO_MODEL_TOKENS);
           if (store == Store.REDIS) {
             URI uri = URI.create(java.util.Objects.requireNonNull(redis).uri());
             args.addAll(List.of("--ratelimiter.store=redis",
@@ -265,7 +267,7 @@ public final class HttpRun {
         Duration each = settings.warmup().dividedBy(calls.size());
         for (Gateway g : all(off, on)) {
           for (Call call : calls) {
-            System.out.println("# HTTP warm-up: " + g.app + " " + call.label);
+            System.out.println("# HTTP warm-up: " + stack.label + " " + g + ", " + call.label);
             g.load(call, Duration.ZERO, each, null);
           }
         }
@@ -278,7 +280,12 @@ public final class HttpRun {
         for (Map.Entry<Store, Gateway> e : on.entrySet()) {
           System.out.println("# HTTP: " + stack.label + ", " + e.getKey().label + ", "
               + call.label);
-          figures.add(compare(stack, e.getKey(), call, off, e.getValue(), settings, rewarm));
+          HttpFigure f = compare(stack, e.getKey(), call, off, e.getValue(), settings, rewarm);
+          System.out.printf(java.util.Locale.ROOT, "requests/s %,.0f off, %,.0f on, on ÷ off "
+                  + "%s; CPU per request %.0f µs off, %.0f µs on, on ÷ off %s%n",
+              f.offRequestsPerSecond(), f.onRequestsPerSecond(), f.throughputRatio(),
+              f.offCpuMicros(), f.onCpuMicros(), f.cpuRatio());
+          figures.add(f);
         }
       }
       return figures;

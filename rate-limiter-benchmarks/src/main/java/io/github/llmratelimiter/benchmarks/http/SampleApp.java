@@ -25,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class SampleApp implements AutoCloseable {
 
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
   /** The gateway's JVM: a fixed heap, as the JMH forks have. */
   static final List<String> JVM_ARGS = HttpRun.GATEWAY_JVM_ARGS;
 
