@@ -1,8 +1,10 @@
 package io.github.llmratelimiter.benchmarks.redis;
 
 /**
- * The commands a Redis server ran and its time in them, from {@code INFO commandstats}, read on an
- * administrative connection of its own (its {@code INFO} calls are counted, and left out here).
+ * The scripts a Redis server ran ({@code EVALSHA} and {@code EVAL}) and its time in them, from
+ * {@code INFO commandstats}, read on an administrative connection of its own. A script's time
+ * includes the commands it calls, which the statistics also count under their own names: only the
+ * scripts are summed, each one round trip of its client.
  */
 public final class CommandStats implements AutoCloseable {
 
@@ -23,9 +25,9 @@ public final class CommandStats implements AutoCloseable {
   }
 
   /**
-   * The server's totals so far, {@code INFO} itself left out.
+   * The server's script totals so far.
    *
-   * @param calls the commands run
+   * @param calls the scripts run ({@code EVALSHA} and {@code EVAL} calls)
    * @param usec the microseconds spent in them ({@code usec})
    */
   public record Totals(long calls, long usec) {}
@@ -33,18 +35,12 @@ public final class CommandStats implements AutoCloseable {
   /**
    * Reads the totals.
    *
-   * @return every command's calls and microseconds, summed, {@code INFO} left out
+   * @return the scripts' calls and microseconds, summed
    */
   public Totals read() {
     String stats = info.commandStats();
-    long calls = RedisInfo.totalCalls(stats) - RedisInfo.calls(stats, "info");
-    long usec = 0;
-    for (String line : stats.split("\r?\n")) {
-      if (line.startsWith("cmdstat_") && !line.startsWith("cmdstat_info:")) {
-        usec += RedisInfo.usec(line, line.substring("cmdstat_".length(), line.indexOf(':')));
-      }
-    }
-    return new Totals(calls, usec);
+    return new Totals(RedisInfo.calls(stats, "evalsha") + RedisInfo.calls(stats, "eval"),
+        RedisInfo.usec(stats, "evalsha") + RedisInfo.usec(stats, "eval"));
   }
 
   @Override

@@ -18,9 +18,10 @@ import java.util.function.ToDoubleFunction;
  * @param onP99Ms the 99th percentile with the limiter on
  * @param decisionMicros the mean time the on gateway's store took to decide, from its {@code
  *     ratelimiter.decision.latency} timer over the measured slices, in microseconds
- * @param redisCommandsPerRequest Redis commands per request of the on gateway (NaN off Redis)
- * @param redisMicrosPerRequest Redis time per request in those commands, {@code usec} of {@code INFO
- *     commandstats} (NaN off Redis)
+ * @param redisScriptsPerRequest Redis scripts ({@code EVALSHA}, {@code EVAL}: one round trip each)
+ *     per request of the on gateway (NaN off Redis)
+ * @param redisMicrosPerRequest Redis's time in those scripts per request, {@code usec} of {@code
+ *     INFO commandstats} (NaN off Redis)
  * @param retried requests sent again on a fresh connection after theirs closed under them
  */
 public record HttpFigure(
@@ -33,7 +34,7 @@ public record HttpFigure(
     double onP50Ms,
     double onP99Ms,
     double decisionMicros,
-    double redisCommandsPerRequest,
+    double redisScriptsPerRequest,
     double redisMicrosPerRequest,
     long retried) {
 
@@ -51,6 +52,12 @@ public record HttpFigure(
   public static final String STREAMED = "streamed";
   /** A plain call on a policy with a model-token limit: its usage reconciled. */
   public static final String TOKENS = "model tokens";
+
+  /**
+   * The least CPU time of the gateway a slice must measure for its CPU per request to count: ten
+   * ticks of the OS's accounting (10 ms each on Linux).
+   */
+  public static final double MIN_CPU_SECONDS = 0.1;
 
   /**
    * Validates the figure.
@@ -160,6 +167,12 @@ public record HttpFigure(
       double median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
       return new Spread(median, v[0], v[n - 1]);
     }
+
+    /** Returns {@code 1.03 × (1.01 to 1.06)}: the median, then the range. */
+    @Override
+    public String toString() {
+      return String.format(java.util.Locale.ROOT, "%.2f × (%.2f to %.2f)", median, min, max);
+    }
   }
 
   /**
@@ -178,6 +191,17 @@ public record HttpFigure(
    */
   public Spread cpuRatio() {
     return spread(Round::cpuRatio);
+  }
+
+  /**
+   * Returns whether every slice measured at least {@link #MIN_CPU_SECONDS} of the gateway's CPU,
+   * so that the CPU ratios are above the resolution of the OS's accounting.
+   *
+   * @return whether the CPU figures count
+   */
+  public boolean cpuResolved() {
+    return rounds.stream().allMatch(r -> r.off().cpuSeconds() >= MIN_CPU_SECONDS
+        && r.on().cpuSeconds() >= MIN_CPU_SECONDS);
   }
 
   private Spread spread(ToDoubleFunction<Round> ratio) {

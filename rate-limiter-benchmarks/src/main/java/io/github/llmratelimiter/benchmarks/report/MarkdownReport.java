@@ -398,7 +398,7 @@ public final class MarkdownReport {
               + "%.0f µs | %s |%n", f.stack(), f.store(), f.call(), f.offRequestsPerSecond(),
           f.onRequestsPerSecond(), Targets.spread(f.throughputRatio(), n), f.offP50Ms(),
           f.onP50Ms(), f.offP99Ms(), f.onP99Ms(), f.offCpuMicros(), f.onCpuMicros(),
-          Targets.spread(f.cpuRatio(), n)));
+          Targets.spread(f.cpuRatio(), n) + (f.cpuResolved() ? "" : "; " + Targets.UNRESOLVED)));
       retried += f.retried();
     }
     if (retried > 0) {
@@ -407,16 +407,17 @@ public final class MarkdownReport {
     }
     md.append("\nThe store, with the limiter on: the mean time of a decision as the gateway ")
         .append("times it (its `ratelimiter.decision.latency` timer over the measured slices: on ")
-        .append("Redis, the round trip and the script), and on Redis the commands per request and ")
-        .append("Redis's own time in them per request (`usec` of `INFO commandstats`, every ")
-        .append("command but `INFO`: the scripts that decide and settle, and the heartbeat).\n\n")
-        .append("| Stack | Store | Call | Decision (gateway's timer, mean) | Redis commands per ")
-        .append("request | Redis time per request |\n|---|---|---|---:|---:|---:|\n");
+        .append("Redis, the round trip and the script), and on Redis the scripts per request ")
+        .append("(`EVALSHA` and `EVAL` calls in `INFO commandstats`, each one round trip: those ")
+        .append("that decide, settle and renew) and Redis's own time in them per request (their ")
+        .append("`usec`, the commands they call included).\n\n")
+        .append("| Stack | Store | Call | Decision (gateway's timer, mean) | Redis scripts per ")
+        .append("request | Redis time in them per request |\n|---|---|---|---:|---:|---:|\n");
     for (HttpFigure f : http) {
-      boolean redis = !Double.isNaN(f.redisCommandsPerRequest());
+      boolean redis = !Double.isNaN(f.redisScriptsPerRequest());
       md.append(String.format(Locale.ROOT, "| %s | %s | %s | %.1f µs | %s | %s |%n", f.stack(),
           f.store(), f.call(), f.decisionMicros(),
-          redis ? String.format(Locale.ROOT, "%.2f", f.redisCommandsPerRequest()) : "–",
+          redis ? String.format(Locale.ROOT, "%.2f", f.redisScriptsPerRequest()) : "–",
           redis ? String.format(Locale.ROOT, "%.1f µs", f.redisMicrosPerRequest()) : "–"));
     }
   }

@@ -165,10 +165,7 @@ public final class SuiteRunner {
         new HttpRun.Settings(httpWarmup, httpSlice, httpRounds, httpStores);
     if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
       System.out.println("# Load run: " + Suite.HTTP);
-      for (HttpFigure f : HttpRun.run(sampleApp, reactiveModule, httpSettings)) {
-        System.out.println(f);
-        http.add(f);
-      }
+      http.addAll(HttpRun.run(sampleApp, reactiveModule, httpSettings)); // prints as it goes
     }
     double minutes = (System.nanoTime() - start) / 60e9;
     if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()

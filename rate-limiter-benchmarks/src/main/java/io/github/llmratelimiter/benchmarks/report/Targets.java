@@ -170,12 +170,20 @@ public final class Targets {
     }
     HttpFigure h = f.get();
     HttpFigure.Spread cpu = h.cpuRatio();
-    return new Outcome(target, String.format(Locale.ROOT,
+    String measured = String.format(Locale.ROOT,
         "%s (%.0f ÷ %.0f µs per request); requests/s on ÷ off %s; p99 %.2f ms on, %.2f ms off",
         spread(cpu, h.rounds().size()), h.onCpuMicros(), h.offCpuMicros(),
-        spread(h.throughputRatio(), h.rounds().size()), h.onP99Ms(), h.offP99Ms()),
-        cpu.median() <= most ? "met" : "missed");
+        spread(h.throughputRatio(), h.rounds().size()), h.onP99Ms(), h.offP99Ms());
+    if (!h.cpuResolved()) {
+      return new Outcome(target, UNRESOLVED + "; " + measured, "not measured");
+    }
+    return new Outcome(target, measured, cpu.median() <= most ? "met" : "missed");
   }
+
+  /** Why a figure's CPU ratios do not count. */
+  static final String UNRESOLVED = String.format(Locale.ROOT, "a slice measured less than %.1f s "
+      + "of the gateway's CPU, below the resolution of the OS's accounting",
+      HttpFigure.MIN_CPU_SECONDS);
 
   /** Formats a spread of ratios: {@code 1.03 × (1.01 to 1.06 over 3 rounds)}. */
   static String spread(HttpFigure.Spread s, int rounds) {

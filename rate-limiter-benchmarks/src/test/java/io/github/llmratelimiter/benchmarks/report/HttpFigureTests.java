@@ -12,6 +12,7 @@ class HttpFigureTests {
   void aSpreadIsTheMedianAndTheRangeOfItsValues() {
     assertThat(HttpFigure.Spread.of(1.2, 0.9, 1.0)).isEqualTo(new HttpFigure.Spread(1.0, 0.9, 1.2));
     assertThat(HttpFigure.Spread.of(4, 1, 3, 2)).isEqualTo(new HttpFigure.Spread(2.5, 1, 4));
+    assertThat(HttpFigure.Spread.of(1.2, 0.9, 1.0)).hasToString("1.00 × (0.90 to 1.20)");
     assertThatThrownBy(HttpFigure.Spread::of).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("values");
   }
