@@ -75,7 +75,7 @@ public final class ClusterScaleRun {
   private ClusterScaleRun() {}
 
   /** One case: its keys, and the limiter that decides for them on a store. */
-  private record Case(String scenario, List<List<String>> keys,
+  record Case(String scenario, List<List<String>> keys,
       Function<RedisRateLimitStore, Function<List<String>, Decision>> limiter) {}
 
   /**
@@ -101,7 +101,7 @@ public final class ClusterScaleRun {
     return figures;
   }
 
-  private static Case windowAndBucket() {
+  static Case windowAndBucket() {
     List<List<String>> keys = new ArrayList<>();
     for (int i = 0; i < TENANTS; i++) {
       keys.add(List.of("tenant-" + i));
@@ -117,7 +117,7 @@ public final class ClusterScaleRun {
     });
   }
 
-  private static Case hierarchy() {
+  static Case hierarchy() {
     List<List<String>> keys = new ArrayList<>();
     for (int i = 0; i < API_KEYS * MODELS; i++) {
       String apiKey = "sk-" + (i % API_KEYS);
