@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.stream.Collectors;
 
 /** The report's section on the Redis Cluster scale-out run ({@link ClusterScaleRun}). */
 final class ClusterSection {
@@ -27,8 +26,7 @@ final class ClusterSection {
     ClusterFigure first = clusters.get(0);
     md.append("\n## Redis Cluster scale-out\n\n")
         .append("`ClusterScaleRun`: each case on a fresh local Redis Cluster of ")
-        .append(ClusterScaleRun.MASTERS.stream().map(String::valueOf)
-            .collect(Collectors.joining(", ")))
+        .append(inWords(ClusterScaleRun.MASTERS))
         .append(" masters (no replicas; `redis-server` processes of embedded-redis on loopback, ")
         .append("the 16,384 slots split evenly with `CLUSTER ADDSLOTS`), the store built as the ")
         .append("auto-configuration builds it for `spring.data.redis.cluster.nodes` ")
@@ -84,27 +82,36 @@ final class ClusterSection {
     int cores = machine.cpus();
     int largest = ClusterScaleRun.MASTERS.get(ClusterScaleRun.MASTERS.size() - 1);
     StringBuilder text = new StringBuilder(String.format(Locale.ROOT,
-        "What %d cores can and cannot show. Redis and the client together used %.0f to %.0f %% "
-            + "of one core in these cases, out of the %d %% the machine has (its other load "
-            + "took the rest). ", cores, least, most, cores * 100));
+        "What %d cores can and cannot show. The masters and the client together used %.0f to "
+            + "%.0f %% of one core in these cases, out of the %d %% the machine has (the load "
+            + "averages show what else ran). ", cores, least, most, cores * 100));
     if (cores < largest + 1) {
       text.append(String.format(Locale.ROOT, "With fewer cores than %d masters and a client, "
-          + "adding masters adds no CPU: they split the same cores, so the ratio to 1 master "
-          + "is bounded by the machine, not by Redis, and says nothing of the throughput of a "
-          + "Cluster whose masters each have cores of their own, nor of round trips between "
-          + "hosts. What it does show: that the store's decisions run on a Cluster of each size "
-          + "in one script call each, what a decision costs the masters in CPU as they are "
-          + "added (the per-decision column: connections and pipelines split over more "
-          + "processes), and how evenly the hash tags, and so the work, spread over the "
-          + "masters: on hardware with a core per master the busiest master bounds the "
-          + "throughput, at about its share of the calls. ", largest));
+          + "adding masters adds no CPU: they split the same cores with the client, so the "
+          + "ratio to 1 master is bounded by the machine, not by Redis, and says nothing of "
+          + "the throughput of a Cluster whose masters have cores of their own, nor of round "
+          + "trips between hosts. What it does show: that the store's decisions run on a "
+          + "Cluster of each size in one script call each; what a decision costs the masters "
+          + "in CPU as masters are added (the per-decision column: the same calls split over "
+          + "more processes and connections, so shorter pipelines); and how evenly the hash "
+          + "tags, and with them the script calls, spread over the masters, which is what "
+          + "lets throughput grow with masters where each has cores of its own (there the "
+          + "busiest master's share of the calls bounds it). ", largest));
     } else {
       text.append("Compare the ratio to 1 master with the cores the masters and the client "
           + "were left by the machine's other load. ");
     }
-    text.append("To measure real scale-out, run the same command on a machine with a core per "
-        + "master and one or more for the client.\n");
+    text.append("To measure scale-out itself, run the same command on a machine with a core "
+        + "per master and more for the client.\n");
     return text.toString();
+  }
+
+  /** {@code 1, 3 and 6}. */
+  static String inWords(List<Integer> values) {
+    List<String> parts = values.stream().map(String::valueOf).toList();
+    return parts.size() == 1 ? parts.get(0)
+        : String.join(", ", parts.subList(0, parts.size() - 1)) + " and "
+            + parts.get(parts.size() - 1);
   }
 
   private static String ratioToOne(ClusterFigure f, List<ClusterFigure> clusters) {

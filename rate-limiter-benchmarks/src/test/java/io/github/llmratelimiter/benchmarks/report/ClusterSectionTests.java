@@ -35,7 +35,7 @@ class ClusterSectionTests {
         "| tree | 3 | 8,000 | – |",
         "| flat | 3 | 10,000 | 3,400 / 3,300 / 3,300 | 1.02 | 3,400 / 3,300 / 3,300 | 34.0 % / 33.0 % / 33.0 % | 0 | 1 |",
         "| tree | 3 | 1,000 | 300 / 330 / 370 | 1.11 |",
-        "What 2 cores can and cannot show", "used 150 to 250 %", "bounded by the machine");
+        "local Redis Cluster of 1, 3 and 6 masters", "What 2 cores can and cannot show", "together used 150 to 250 % of one core", "bounded by the machine");
   }
 
   @Test
