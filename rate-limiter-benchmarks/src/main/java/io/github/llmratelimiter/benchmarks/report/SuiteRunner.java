@@ -142,6 +142,11 @@ public final class SuiteRunner {
     if (parts.contains(Suite.Part.SCALING) && Suite.selected(Suite.SCALING, only)) {
       scaling.addAll(scaling(cli));
     }
+    List<ClusterFigure> clusters = new ArrayList<>();
+    if (parts.contains(Suite.Part.CLUSTER) && Suite.selected(Suite.CLUSTER, only)) {
+      System.out.println("# Load run: " + Suite.CLUSTER);
+      clusters.addAll(ClusterScaleRun.run(clusterWarmup, clusterMeasure));
+    }
     List<MemoryFigure> memory = new ArrayList<>();
     if (parts.contains(Suite.Part.MEMORY) && Suite.selected(Suite.MEMORY, only)) {
       System.out.println("# Memory run: " + Suite.MEMORY);
@@ -158,11 +163,6 @@ public final class SuiteRunner {
     if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.RENEWALS, only)) {
       System.out.println("# Load run: " + Suite.RENEWALS);
       loads.addAll(SlotRenewalRun.run(renewalMeasure(loadMeasure)));
-    }
-    List<ClusterFigure> clusters = new ArrayList<>();
-    if (parts.contains(Suite.Part.CLUSTER) && Suite.selected(Suite.CLUSTER, only)) {
-      System.out.println("# Load run: " + Suite.CLUSTER);
-      clusters.addAll(ClusterScaleRun.run(clusterWarmup, clusterMeasure));
     }
     if (parts.contains(Suite.Part.HTTP) && Suite.selected(Suite.HTTP, only)) {
       System.out.println("# Load run: " + Suite.HTTP);
