@@ -74,17 +74,6 @@ final class RedisCluster implements AutoCloseable {
     return i == masters ? SlotHash.SLOT_COUNT : i * (SlotHash.SLOT_COUNT / masters);
   }
 
-  /**
-   * Returns the master that serves {@code slot}.
-   *
-   * @param slot a hash slot, 0 to 16383
-   * @param masters the masters
-   * @return its index, from 0
-   */
-  static int masterOf(int slot, int masters) {
-    return Math.min(slot / (SlotHash.SLOT_COUNT / masters), masters - 1);
-  }
-
   private void awaitOk() {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
     String known = "cluster_known_nodes:" + nodes.size();

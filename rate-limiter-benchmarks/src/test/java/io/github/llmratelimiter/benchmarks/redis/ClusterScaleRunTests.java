@@ -13,14 +13,15 @@ import org.junit.jupiter.api.Test;
 class ClusterScaleRunTests {
 
   @Test
-  void everySlotBelongsToTheMasterWhoseRangeHoldsIt() {
+  void theMastersSlotRangesCoverEverySlotOnceInOrder() {
     for (int masters : List.of(1, 3, 6, 7)) {
       assertThat(RedisCluster.firstSlot(0, masters)).isZero();
       assertThat(RedisCluster.firstSlot(masters, masters)).isEqualTo(SlotHash.SLOT_COUNT);
-      for (int slot = 0; slot < SlotHash.SLOT_COUNT; slot++) {
-        int m = RedisCluster.masterOf(slot, masters);
-        assertThat(slot).isBetween(RedisCluster.firstSlot(m, masters),
-            RedisCluster.firstSlot(m + 1, masters) - 1);
+      for (int i = 0; i < masters; i++) {
+        int size = RedisCluster.firstSlot(i + 1, masters) - RedisCluster.firstSlot(i, masters);
+        // equal shares, the last master also taking the remainder
+        assertThat(size).isEqualTo(SlotHash.SLOT_COUNT / masters
+            + (i == masters - 1 ? SlotHash.SLOT_COUNT % masters : 0));
       }
     }
   }
