@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
 import io.github.llmratelimiter.benchmarks.memory.FootprintRun;
+import io.github.llmratelimiter.benchmarks.redis.ClusterScaleRun;
 import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
 import io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun;
 import io.github.llmratelimiter.benchmarks.redis.RedisServer;
@@ -42,9 +43,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
  * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
  * also matches; the runs outside the main JMH runs are named {@link Suite#PIPELINED}, {@link
- * Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
- * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling} (leave out a
- * part of the suite), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
+ * Suite#CLUSTER}, {@link Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
+ * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling}, {@code
+ * --skip-cluster} (leave out a part of the suite), {@code --cluster-warmup SECONDS} and {@code
+ * --cluster-seconds SECONDS} (each Redis Cluster case's, default {@value #CLUSTER_WARMUP_SECONDS}
+ * and {@value #CLUSTER_SECONDS}), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
  * and measured period of each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value
  * #LOAD_SECONDS}), {@code --http-warmup SECONDS} (each gateway's warm-up before the HTTP runs,
  * default {@value #HTTP_WARMUP_SECONDS}), {@code --sample-app JAR} (default {@code
@@ -74,6 +77,10 @@ public final class SuiteRunner {
    * warm-up measures the compiler rather than the limiter.
    */
   static final int HTTP_WARMUP_SECONDS = 30;
+  /** Each Redis Cluster case's warm-up (a fresh Cluster per case, the client's JVM already warm). */
+  static final int CLUSTER_WARMUP_SECONDS = 5;
+  /** Each Redis Cluster case's measured period. */
+  static final int CLUSTER_SECONDS = 10;
 
   private SuiteRunner() {}
 
@@ -93,6 +100,8 @@ public final class SuiteRunner {
     Duration loadWarmup = Duration.ofSeconds(LOAD_WARMUP_SECONDS);
     Duration loadMeasure = Duration.ofSeconds(LOAD_SECONDS);
     Duration httpWarmup = Duration.ofSeconds(HTTP_WARMUP_SECONDS);
+    Duration clusterWarmup = Duration.ofSeconds(CLUSTER_WARMUP_SECONDS);
+    Duration clusterMeasure = Duration.ofSeconds(CLUSTER_SECONDS);
     Set<Suite.Part> parts = EnumSet.allOf(Suite.Part.class);
     List<String> jmhArgs = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
@@ -106,6 +115,9 @@ public final class SuiteRunner {
         case "--skip-http" -> parts.remove(Suite.Part.HTTP);
         case "--skip-memory" -> parts.remove(Suite.Part.MEMORY);
         case "--skip-scaling" -> parts.remove(Suite.Part.SCALING);
+        case "--skip-cluster" -> parts.remove(Suite.Part.CLUSTER);
+        case "--cluster-warmup" -> clusterWarmup = seconds(args[i], value(args, ++i), true);
+        case "--cluster-seconds" -> clusterMeasure = seconds(args[i], value(args, ++i), false);
         case "--reactive-module" -> reactiveModule = Path.of(value(args, ++i));
         case "--sample-app" -> sampleApp = Path.of(value(args, ++i));
         case "--load-warmup" -> loadWarmup = seconds(args[i], value(args, ++i), true);
@@ -129,6 +141,11 @@ public final class SuiteRunner {
     List<ScalingRound> scaling = new ArrayList<>();
     if (parts.contains(Suite.Part.SCALING) && Suite.selected(Suite.SCALING, only)) {
       scaling.addAll(scaling(cli));
+    }
+    List<ClusterFigure> clusters = new ArrayList<>();
+    if (parts.contains(Suite.Part.CLUSTER) && Suite.selected(Suite.CLUSTER, only)) {
+      System.out.println("# Load run: " + Suite.CLUSTER);
+      clusters.addAll(ClusterScaleRun.run(clusterWarmup, clusterMeasure));
     }
     List<MemoryFigure> memory = new ArrayList<>();
     if (parts.contains(Suite.Part.MEMORY) && Suite.selected(Suite.MEMORY, only)) {
@@ -159,7 +176,8 @@ public final class SuiteRunner {
       }
     }
     double minutes = (System.nanoTime() - start) / 60e9;
-    if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()) {
+    if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()
+        && clusters.isEmpty()) {
       throw new IllegalArgumentException("no benchmark of the suite matches --only " + only
           + " in the parts not skipped " + parts);
     }
@@ -183,7 +201,8 @@ public final class SuiteRunner {
         minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
     Path parent = out.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, context));
+    Files.writeString(out,
+        MarkdownReport.render(figures, loads, memory, scaling, clusters, context));
     System.out.println("Wrote " + out.toAbsolutePath());
   }
 
