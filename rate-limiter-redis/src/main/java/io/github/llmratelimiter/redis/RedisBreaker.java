@@ -42,11 +42,13 @@ final class RedisBreaker {
     this.breaker = CircuitBreaker.of(master.isEmpty() ? "ratelimiter-redis"
         : "ratelimiter-redis-" + master, CircuitBreakerConfig.custom()
         .failureRateThreshold(settings.failureRateThreshold())
-        // lock-free: a reply is recorded on whichever thread completes the call, an event loop
-        // included, which must never park behind another thread's record
+        // Resilience4j's locked window: its lock-free one loses its head when a window holds one
+        // call (a half-open state with one probe, or a sliding window of 1) and then fails every
+        // record. The lock is held for a few counters' update; a breaker's replies are recorded
+        // on its connection's one event loop, so it is rarely contended.
         .slidingWindow(settings.slidingWindowSize(), settings.minimumNumberOfCalls(),
             CircuitBreakerConfig.SlidingWindowType.COUNT_BASED,
-            CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.LOCK_FREE)
+            CircuitBreakerConfig.SlidingWindowSynchronizationStrategy.SYNCHRONIZED)
         .permittedNumberOfCallsInHalfOpenState(settings.permittedCallsInHalfOpenState())
         .waitDurationInOpenState(retryInterval)
         .recordException(e -> true)

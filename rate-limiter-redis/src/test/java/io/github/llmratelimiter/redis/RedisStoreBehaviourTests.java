@@ -16,15 +16,19 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -56,6 +60,27 @@ class RedisStoreBehaviourTests {
       assertThat(keys).containsExactlyInAnyOrder(prefix + ":{acme}:org:acme:s",
           prefix + ":{acme}:key:k1:s", prefix + ":{acme}:model:k1/gpt:s");
       assertThat(keys.stream().map(SlotHash::getSlot).distinct()).hasSize(1);
+    }
+  }
+
+  @Test
+  void aStoreOnTheApplicationsResourcesShutsDownOnlyItsOwnCopyOfThem() throws Exception {
+    ClientResources shared = DefaultClientResources.create();
+    try {
+      RedisRateLimitStore store = RedisRateLimitStore.builder(TestRedis.standaloneUri())
+          .keyPrefix(TestRedis.freshPrefix()).commandTimeout(TestRedis.TEST_TIMEOUT)
+          .clientResources(shared).build();
+      assertThat(store.acquire(List.of(KEY), List.of("k1"), 1, Composition.SEQUENTIAL).allowed()).isTrue();
+      store.close();
+      assertThat(shared.eventExecutorGroup().isShuttingDown()).as("the application's executors").isFalse();
+      RedisClient other = RedisClient.create(shared, TestRedis.standaloneUri());
+      try (var connection = other.connect()) {
+        assertThat(connection.sync().ping()).as("a client on the application's resources").isEqualTo("PONG");
+      } finally {
+        other.shutdown();
+      }
+    } finally {
+      shared.shutdown().get(10, TimeUnit.SECONDS);
     }
   }
 

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.benchmarks.redis;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
 import java.util.Locale;
 
 /**
@@ -17,6 +18,11 @@ final class RedisInfo implements AutoCloseable {
   RedisInfo(String uri) {
     client = RedisClient.create(uri);
     connection = client.connect();
+  }
+
+  /** Returns the connection's synchronous commands, for administration (not measured). */
+  RedisCommands<String, String> commands() {
+    return connection.sync();
   }
 
   /** Returns how many times the server ran {@code command} ({@code cmdstat_<command>:calls}). */

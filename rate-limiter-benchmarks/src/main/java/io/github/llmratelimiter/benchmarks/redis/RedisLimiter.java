@@ -64,7 +64,12 @@ final class RedisLimiter implements AutoCloseable {
    * timeout (a Redis error or timeout shows as a deny) and no heartbeat within a run.
    */
   static RedisRateLimitStore.Builder measured(RedisServer server) {
-    return RedisRateLimitStore.builder(server.uri())
+    return measured(RedisRateLimitStore.builder(server.uri()));
+  }
+
+  /** Gives {@code builder} (of a standalone server or a Cluster) the settings of {@link #measured(RedisServer)}. */
+  static RedisRateLimitStore.Builder measured(RedisRateLimitStore.Builder builder) {
+    return builder
         .failurePolicy(FailurePolicy.FAIL_CLOSED)
         .commandTimeout(Duration.ofSeconds(5))
         .heartbeatInterval(NO_HEARTBEAT);

@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
@@ -50,13 +51,31 @@ public final class RedisServer implements AutoCloseable {
    * @throws IllegalStateException if it does not answer within 20 s
    */
   public static RedisServer start() {
+    return start(freePort(false), List.of());
+  }
+
+  /**
+   * Starts a Redis Cluster node (no slots yet, {@code --cluster-enabled yes}) on a free loopback
+   * port whose bus port (the port + 10000) is free as well, and waits until it answers {@code
+   * PING}.
+   *
+   * @return the running node
+   * @throws IllegalStateException if it does not answer within 20 s
+   */
+  static RedisServer startClusterNode() {
+    return start(freePort(true), List.of("--cluster-enabled", "yes",
+        "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"));
+  }
+
+  private static RedisServer start(int port, List<String> extraArgs) {
     try {
       Path dir = Files.createTempDirectory("llmratelimiter-bench-redis");
       Path binary = extract(dir);
-      int port = freePort();
-      Process process = new ProcessBuilder(List.of(
-              binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
-              "--save", "", "--appendonly", "no", "--daemonize", "no"))
+      List<String> command = new ArrayList<>(List.of(
+          binary.toString(), "--port", Integer.toString(port), "--bind", "127.0.0.1",
+          "--save", "", "--appendonly", "no", "--daemonize", "no"));
+      command.addAll(extraArgs);
+      Process process = new ProcessBuilder(command)
           .directory(dir.toFile())
           .redirectErrorStream(true)
           .redirectOutput(dir.resolve("redis.log").toFile())
@@ -67,6 +86,15 @@ public final class RedisServer implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot start redis-server", e);
     }
+  }
+
+  /**
+   * Returns the server's loopback port.
+   *
+   * @return the port
+   */
+  int port() {
+    return port;
   }
 
   /**
@@ -161,9 +189,26 @@ public final class RedisServer implements AutoCloseable {
     throw new IllegalStateException("no redis-server binary for " + os + "/" + arch);
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
+  /** A free loopback port; with {@code withBus}, one whose Cluster bus port (+10000) is free too. */
+  private static int freePort(boolean withBus) {
+    for (int attempt = 0; attempt < 100; attempt++) {
+      try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+        int port = s.getLocalPort();
+        if (!withBus) {
+          return port;
+        }
+        if (port + 10000 < 65536) {
+          try (ServerSocket bus =
+              new ServerSocket(port + 10000, 1, InetAddress.getLoopbackAddress())) {
+            return port;
+          } catch (IOException busTaken) {
+            // try another port
+          }
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot find a free loopback port", e);
+      }
     }
+    throw new IllegalStateException("no free loopback port with a free bus port found");
   }
 }

@@ -83,7 +83,7 @@ public final class MarkdownReport {
    */
   public static String render(List<Figure> figures, List<LoadFigure> loads,
       List<MemoryFigure> memory, List<ScalingRound> scaling, Context context) {
-    return render(figures, loads, memory, scaling, List.of(), context);
+    return render(figures, loads, memory, scaling, List.of(), List.of(), context);
   }
 
   /**
@@ -93,12 +93,31 @@ public final class MarkdownReport {
    * @param loads the load runs of the same run
    * @param memory the heap retained per tracked key, per subject, of the same run
    * @param scaling the scaling rounds of the same run
+   * @param clusters the Redis Cluster scale-out cases of the same run
+   * @param context the run's machine, versions, settings and command
+   * @return the Markdown text
+   */
+  public static String render(List<Figure> figures, List<LoadFigure> loads,
+      List<MemoryFigure> memory, List<ScalingRound> scaling, List<ClusterFigure> clusters,
+      Context context) {
+    return render(figures, loads, memory, scaling, clusters, List.of(), context);
+  }
+
+  /**
+   * Renders the report.
+   *
+   * @param figures the JMH figures of one run
+   * @param loads the load runs of the same run
+   * @param memory the heap retained per tracked key, per subject, of the same run
+   * @param scaling the scaling rounds of the same run
+   * @param clusters the Redis Cluster scale-out cases of the same run
    * @param http the HTTP runs of the same run
    * @param context the run's machine, versions, settings and command
    * @return the Markdown text
    */
   public static String render(List<Figure> figures, List<LoadFigure> loads,
-      List<MemoryFigure> memory, List<ScalingRound> scaling, List<HttpFigure> http,
+      List<MemoryFigure> memory, List<ScalingRound> scaling, List<ClusterFigure> clusters,
+      List<HttpFigure> http,
       Context context) {
     StringBuilder md = new StringBuilder();
     md.append("# Benchmarks\n\n")
@@ -143,6 +162,7 @@ public final class MarkdownReport {
     springAi(md, figures);
     redis(md, figures, loads);
     renewals(md, loads);
+    ClusterSection.render(md, clusters, context.machine());
     http(md, http);
     memory(md, memory);
     scaling(md, scaling);

@@ -27,7 +27,9 @@ public final class Suite {
     /** The heap retained per tracked key. */
     MEMORY,
     /** The rounds of 1 and 2 threads, each on its own key. */
-    SCALING
+    SCALING,
+    /** The scale-out run on Redis Clusters of 1, 3 and 6 masters. */
+    CLUSTER
   }
 
   /** One JMH run: the benchmarks it includes and the threads it uses. */
@@ -39,6 +41,9 @@ public final class Suite {
   /** The slot renewal runs on Redis, by the name {@code --only} matches. */
   public static final String RENEWALS =
       "io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun";
+
+  /** The Redis Cluster scale-out run, by the name {@code --only} matches. */
+  public static final String CLUSTER = "io.github.llmratelimiter.benchmarks.redis.ClusterScaleRun";
 
   /** The HTTP run, by the name {@code --only} matches. */
   public static final String HTTP = "io.github.llmratelimiter.benchmarks.http.HttpRun";

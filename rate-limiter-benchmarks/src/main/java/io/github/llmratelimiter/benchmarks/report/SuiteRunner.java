@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
 import io.github.llmratelimiter.benchmarks.memory.FootprintRun;
+import io.github.llmratelimiter.benchmarks.redis.ClusterScaleRun;
 import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
 import io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun;
 import io.github.llmratelimiter.benchmarks.redis.RedisServer;
@@ -42,9 +43,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
  * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
  * also matches; the runs outside the main JMH runs are named {@link Suite#PIPELINED}, {@link
- * Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
- * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling} (leave out a
- * part of the suite), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
+ * Suite#CLUSTER}, {@link Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
+ * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling}, {@code
+ * --skip-cluster} (leave out a part of the suite), {@code --cluster-warmup SECONDS} and {@code
+ * --cluster-seconds SECONDS} (each Redis Cluster case's, default {@value #CLUSTER_WARMUP_SECONDS}
+ * and {@value #CLUSTER_SECONDS}), {@code --load-warmup SECONDS} and {@code --load-seconds SECONDS} (warm-up
  * and measured period of each load run, default {@value #LOAD_WARMUP_SECONDS} and {@value
  * #LOAD_SECONDS}), {@code --http-warmup SECONDS} (each gateway's warm-up before the HTTP runs,
  * default {@value #HTTP_WARMUP_SECONDS}), {@code --http-seconds SECONDS} (each measured HTTP
@@ -72,15 +75,20 @@ public final class SuiteRunner {
   static final int LOAD_WARMUP_SECONDS = 10;
   static final int LOAD_SECONDS = 20;
   /**
-   * Each gateway's warm-up before the HTTP run: on 2 cores the JIT still compiled 600 to 700
-   * methods 40 s into the load, more of them with the limiter on (bench/notes.md), so a short
-   * warm-up measures the compiler rather than the limiter.
+   * Each gateway's warm-up before the HTTP runs, shared among the calls it serves. On 2 cores the
+   * JIT still compiled 600 to 700 methods 40 s into the load, more of them with the limiter on
+   * (bench/notes.md): a gateway stays up through the rounds of all its calls and stores, so the
+   * later ones run warmer, and the CPU time of compilation falls in the slices measured first.
    */
   static final int HTTP_WARMUP_SECONDS = 20;
   /** Each measured HTTP slice. */
-  static final int HTTP_SLICE_SECONDS = 4;
+  static final int HTTP_SLICE_SECONDS = 3;
   /** Rounds per HTTP stack, store and call: the spread of their ratios is reported. */
   static final int HTTP_ROUNDS = 3;
+  /** Each Redis Cluster case's warm-up (a fresh Cluster per case, the client's JVM already warm). */
+  static final int CLUSTER_WARMUP_SECONDS = 5;
+  /** Each Redis Cluster case's measured period. */
+  static final int CLUSTER_SECONDS = 10;
 
   private SuiteRunner() {}
 
@@ -103,6 +111,8 @@ public final class SuiteRunner {
     Duration httpSlice = Duration.ofSeconds(HTTP_SLICE_SECONDS);
     int httpRounds = HTTP_ROUNDS;
     Set<HttpRun.Store> httpStores = EnumSet.allOf(HttpRun.Store.class);
+    Duration clusterWarmup = Duration.ofSeconds(CLUSTER_WARMUP_SECONDS);
+    Duration clusterMeasure = Duration.ofSeconds(CLUSTER_SECONDS);
     Set<Suite.Part> parts = EnumSet.allOf(Suite.Part.class);
     List<String> jmhArgs = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
@@ -116,6 +126,9 @@ public final class SuiteRunner {
         case "--skip-http" -> parts.remove(Suite.Part.HTTP);
         case "--skip-memory" -> parts.remove(Suite.Part.MEMORY);
         case "--skip-scaling" -> parts.remove(Suite.Part.SCALING);
+        case "--skip-cluster" -> parts.remove(Suite.Part.CLUSTER);
+        case "--cluster-warmup" -> clusterWarmup = seconds(args[i], value(args, ++i), true);
+        case "--cluster-seconds" -> clusterMeasure = seconds(args[i], value(args, ++i), false);
         case "--reactive-module" -> reactiveModule = Path.of(value(args, ++i));
         case "--sample-app" -> sampleApp = Path.of(value(args, ++i));
         case "--load-warmup" -> loadWarmup = seconds(args[i], value(args, ++i), true);
@@ -143,6 +156,11 @@ public final class SuiteRunner {
     if (parts.contains(Suite.Part.SCALING) && Suite.selected(Suite.SCALING, only)) {
       scaling.addAll(scaling(cli));
     }
+    List<ClusterFigure> clusters = new ArrayList<>();
+    if (parts.contains(Suite.Part.CLUSTER) && Suite.selected(Suite.CLUSTER, only)) {
+      System.out.println("# Load run: " + Suite.CLUSTER);
+      clusters.addAll(ClusterScaleRun.run(clusterWarmup, clusterMeasure));
+    }
     List<MemoryFigure> memory = new ArrayList<>();
     if (parts.contains(Suite.Part.MEMORY) && Suite.selected(Suite.MEMORY, only)) {
       System.out.println("# Memory run: " + Suite.MEMORY);
@@ -169,7 +187,7 @@ public final class SuiteRunner {
     }
     double minutes = (System.nanoTime() - start) / 60e9;
     if (results.isEmpty() && loads.isEmpty() && memory.isEmpty() && scaling.isEmpty()
-        && http.isEmpty()) {
+        && clusters.isEmpty() && http.isEmpty()) {
       throw new IllegalArgumentException("no benchmark of the suite matches --only " + only
           + " in the parts not skipped " + parts);
     }
@@ -195,7 +213,8 @@ public final class SuiteRunner {
         minutes, Files.isRegularFile(notes) ? Files.readString(notes) : "");
     Path parent = out.toAbsolutePath().getParent();
     Files.createDirectories(parent);
-    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, http, context));
+    Files.writeString(out, MarkdownReport.render(figures, loads, memory, scaling, clusters,
+        http, context));
     System.out.println("Wrote " + out.toAbsolutePath());
   }
 

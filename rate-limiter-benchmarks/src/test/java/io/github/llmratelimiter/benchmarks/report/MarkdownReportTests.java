@@ -138,7 +138,7 @@ class MarkdownReportTests {
 
   @Test
   void redisFiguresHaveATableOfTheirOwnWithRatiosToTheirPeers() {
-    String md = MarkdownReport.render(REDIS, LOADS, List.of(), List.of(),
+    String md = MarkdownReport.render(REDIS, LOADS, List.of(), List.of(), List.of(),
         List.of(SERVLET_PLAIN, REACTIVE_STREAMED_REDIS), CONTEXT);
     assertThat(md).contains("| RedisStore | allowed, 1 key | 1 | 12.0 k | 0.5 k | 900.0 | 0.92 | – |");
     assertThat(md).contains("| RedisStore | allowed, 1 key | 8 | 60.0 k | 1.0 k | 900.0 | – | 6.00 |");
@@ -275,7 +275,7 @@ class MarkdownReportTests {
 
   @Test
   void reportHasTheMemoryAndScalingTablesAndBothStacks() {
-    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+    String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING, List.of(),
         List.of(SERVLET_PLAIN, REACTIVE_PLAIN), CONTEXT);
     assertThat(md).contains("## Targets on the paths users run", "## Targets of the composed check",
         "| store | 1,000,000 | 216 |", "| Bucket4j Caffeine | 1,000,000 | 430 |",
