@@ -410,7 +410,7 @@ public final class HttpRun {
       HttpRequest[] requests = new HttpRequest[CONCURRENCY];
       for (int w = 0; w < CONCURRENCY; w++) {
         requests[w] = HttpRequest.newBuilder(URI.create(app.base() + "/v1/chat/completions"))
-            .timeout(Duration.ofSeconds(10))
+            .timeout(REQUEST_TIMEOUT)
             .header("Content-Type", "application/json")
             .header("Accept", call.accept)
             .header("Authorization", "Bearer sk-bench-" + w)
@@ -528,6 +528,12 @@ public final class HttpRun {
     }
     throw new IllegalStateException("no " + statistic + " in " + metric);
   }
+
+  /**
+   * How long a load request may take: far beyond any latency of a working gateway, long enough for
+   * a freshly started one's first calls on a loaded machine.
+   */
+  static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
   /** How long a request may take, beyond its own timeout, before the run fails. */
   static final Duration GRACE = Duration.ofSeconds(5);
