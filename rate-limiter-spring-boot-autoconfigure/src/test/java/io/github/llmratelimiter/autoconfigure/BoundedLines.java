@@ -50,6 +50,15 @@ public final class BoundedLines {
   }
 
   /**
+   * Returns whether a line follows, once it came or the body ended.
+   *
+   * @return whether a line follows
+   */
+  public boolean hasNext() {
+    return within("the next line or the end of the body", lines::hasNext);
+  }
+
+  /**
    * Returns the next line.
    *
    * @return the line
