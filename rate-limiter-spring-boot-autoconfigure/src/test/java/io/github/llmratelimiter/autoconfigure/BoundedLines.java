@@ -18,7 +18,8 @@ import java.util.stream.Stream;
  * The lines of a streamed HTTP response body ({@code BodyHandlers.ofLines()}), read with a bound:
  * a line, or the end of the body, that does not come within {@link #BOUND} fails the test and
  * closes the body, instead of leaving the test waiting on a server that never goes on (a request's
- * {@code timeout} covers the wait for the response's headers only).
+ * {@code timeout} covers the wait for the response's headers only); the stacks of the JVM's threads
+ * are printed then.
  */
 public final class BoundedLines {
 
@@ -80,11 +81,23 @@ public final class BoundedLines {
     });
   }
 
+  private static void printThreads() {
+    StringBuilder dump = new StringBuilder("Threads when a response stood still for " + BOUND + ":\n");
+    Thread.getAllStackTraces().forEach((thread, frames) -> {
+      dump.append('"').append(thread.getName()).append("\" ").append(thread.getState()).append('\n');
+      for (StackTraceElement frame : frames) {
+        dump.append("\tat ").append(frame).append('\n');
+      }
+    });
+    System.err.print(dump);
+  }
+
   private <T> T within(String what, Callable<T> read) {
     Future<T> reading = READERS.submit(read);
     try {
       return reading.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
+      printThreads(); // what the server's threads are doing while the response stands still
       reading.cancel(true);
       body.close();
       throw new AssertionError(what + " of the response did not come within " + BOUND, e);
