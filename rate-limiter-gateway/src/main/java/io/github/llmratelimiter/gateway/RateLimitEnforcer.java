@@ -240,7 +240,7 @@ public final class RateLimitEnforcer {
     withPlan(key.apiKey(), plan -> {
       try {
         decideAsync(shape.under(plan), cost, start, result);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) { // on a plan's stage, nothing else would complete it
         result.completeExceptionally(e);
       }
     });
@@ -256,7 +256,7 @@ public final class RateLimitEnforcer {
               policies.composition()).thenApply(call::outcome)
           : store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
               .thenApply(call::outcome);
-    } catch (RuntimeException e) { // bad input, or a store that failed before answering
+    } catch (RuntimeException | Error e) { // bad input, or a store that failed before answering
       decided = CompletableFuture.failedFuture(e);
     }
     decided.whenComplete((outcome, failure) -> {

@@ -271,7 +271,7 @@ public final class RateLimitGateway {
       RateLimitOutcome admitted;
       try {
         admitted = recorded(context, outcome);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) { // in a callback: nothing else would complete the result
         result.completeExceptionally(e);
         return;
       }

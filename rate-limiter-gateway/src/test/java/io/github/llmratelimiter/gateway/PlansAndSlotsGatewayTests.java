@@ -236,6 +236,39 @@ class PlansAndSlotsGatewayTests {
   }
 
   @Test
+  void aStoreThatThrowsAnErrorFailsTheChargeWhetherThePlanCameAtOnceOrLater() {
+    Error broken = new Error("the store broke");
+    RateLimitStore throwing = new ForwardingStore(store) {
+      @Override
+      public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+          double cost, long estimate, Composition c) {
+        throw broken;
+      }
+    };
+    CompletableFuture<String> later = new CompletableFuture<>();
+    RateLimitPlanResolver remote = new RateLimitPlanResolver() {
+      @Override
+      public String plan(String apiKey) {
+        return "free";
+      }
+
+      @Override
+      public CompletionStage<String> planAsync(String apiKey) {
+        return later; // the plan comes on another stage, as from a remote store
+      }
+    };
+    for (RateLimitPlanResolver plans : List.of(remote, RateLimitPlanResolver.fixed("free"))) {
+      RateLimitEnforcer enforcer = new RateLimitEnforcer(throwing, gateway.enforcer().policies(),
+          StoreFailure.DENY, List::of, plans);
+      CompletableFuture<RateLimitOutcome> charged = RateLimitGateway.builder(enforcer, JSON).build()
+          .chargeAsync(context(), "chat", RateLimitKey.of(KEY, null), 1).toCompletableFuture();
+      later.complete("free");
+      assertThat(charged).as("completed, not left pending").isCompletedExceptionally();
+      assertThat(charged.handle((outcome, failure) -> failure).join()).isSameAs(broken);
+    }
+  }
+
+  @Test
   void aProblemBodyNeverNamesTheKey() {
     charge(context());
     charge(context());

@@ -63,7 +63,7 @@ class ConsoleBrowserTests extends AbstractConsoleBrowserTests {
         .header("Content-Type", "application/json").header("Authorization", "Bearer " + apiKey)
         .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model + "\",\"max_tokens\":" + maxTokens
             + ",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-        .build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
   }
 
   @Override
@@ -81,7 +81,8 @@ class ConsoleBrowserTests extends AbstractConsoleBrowserTests {
   }
 
   private HttpResponse<String> get(int toPort, String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + toPort + path)).build(),
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + toPort + path))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

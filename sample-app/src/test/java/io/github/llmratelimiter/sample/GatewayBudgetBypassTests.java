@@ -18,6 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -52,7 +53,7 @@ class GatewayBudgetBypassTests {
     for (int i = 0; i < headers.length; i += 2) {
       b.header(headers[i], headers[i + 1]);
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static String body(String model, String extra) {

@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -31,7 +32,7 @@ class GatewayErrorShapeTests {
         .header("Content-Type", "application/json")
         .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofString(body));
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static void assertProblem(HttpResponse<String> r, int status) {
@@ -70,7 +71,7 @@ class GatewayErrorShapeTests {
 
     HttpRequest huge = HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/models"))
         .header("Authorization", "Bearer sk-error-shape-0000001")
-        .header("X-Padding", "x".repeat(16 * 1024)).build();
+        .header("X-Padding", "x".repeat(16 * 1024)).timeout(Duration.ofSeconds(30)).build();
     assertProblem(http.send(huge, HttpResponse.BodyHandlers.ofString()), 400);
   }
 

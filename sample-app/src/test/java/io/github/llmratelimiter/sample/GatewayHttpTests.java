@@ -7,6 +7,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -44,7 +45,7 @@ class GatewayHttpTests {
     if (key != null) {
       b.header("Authorization", "Bearer " + key);
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> get(String path, String key) throws Exception {
@@ -52,12 +53,13 @@ class GatewayHttpTests {
     if (key != null) {
       b.header("Authorization", "Bearer " + key);
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** GET on the management port (loopback only), where the Actuator endpoints are. */
   private HttpResponse<String> actuator(String path) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + path)).build(),
+    return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + managementPort + path))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

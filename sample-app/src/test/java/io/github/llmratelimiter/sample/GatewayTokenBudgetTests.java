@@ -57,12 +57,14 @@ class GatewayTokenBudgetTests {
     return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/chat/completions"))
         .header("Content-Type", "application/json")
         .header("Authorization", "Bearer " + key)
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        .POST(HttpRequest.BodyPublishers.ofString(body))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private long chatBudget(String key, String field) throws Exception {
     String json = http.send(HttpRequest.newBuilder(
-        URI.create("http://127.0.0.1:" + managementPort + "/actuator/ratelimiter/" + key)).build(),
+        URI.create("http://127.0.0.1:" + managementPort + "/actuator/ratelimiter/" + key))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString()).body();
     List<Number> values = JsonPath.read(json, "$.budgets[?(@.budget=='chat')]." + field);
     return values.isEmpty() ? 0 : values.get(0).longValue();

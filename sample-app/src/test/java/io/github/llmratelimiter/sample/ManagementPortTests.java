@@ -16,6 +16,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
@@ -55,7 +56,8 @@ class ManagementPortTests {
 
   private HttpResponse<String> send(String method, int toPort, String path) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + toPort + path))
-        .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        .method(method, HttpRequest.BodyPublishers.noBody())
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> chat(String key) throws Exception {
@@ -63,7 +65,7 @@ class ManagementPortTests {
         .header("Content-Type", "application/json").header("Authorization", "Bearer " + key)
         .POST(HttpRequest.BodyPublishers.ofString(
             "{\"model\":\"gpt-4o\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-        .build(), HttpResponse.BodyHandlers.ofString());
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

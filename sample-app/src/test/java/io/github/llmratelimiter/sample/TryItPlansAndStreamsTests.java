@@ -4,12 +4,12 @@ import org.awaitility.Awaitility;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
+import io.github.llmratelimiter.autoconfigure.BoundedLines;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.Iterator;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -55,12 +55,13 @@ class TryItPlansAndStreamsTests {
   private HttpResponse<String> assign(String key, String body) throws Exception {
     return send(HttpRequest.newBuilder(URI.create("http://localhost:" + managementPort
             + "/actuator/ratelimiter/" + key))
-        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body))
+        .timeout(Duration.ofSeconds(30)).build());
   }
 
   private String keyReport(String key) throws Exception {
     return send(HttpRequest.newBuilder(URI.create("http://localhost:" + managementPort
-        + "/actuator/ratelimiter/" + key)).build()).body();
+        + "/actuator/ratelimiter/" + key)).timeout(Duration.ofSeconds(30)).build()).body();
   }
 
   /**
@@ -121,8 +122,8 @@ class TryItPlansAndStreamsTests {
     HttpResponse<Stream<String>> two = http.send(chat(key, STREAM), HttpResponse.BodyHandlers.ofLines());
     assertThat(one.statusCode()).isEqualTo(200);
     assertThat(two.statusCode()).isEqualTo(200);
-    Iterator<String> first = one.body().iterator();
-    Iterator<String> second = two.body().iterator();
+    BoundedLines first = BoundedLines.of(one);
+    BoundedLines second = BoundedLines.of(two);
     assertThat(first.next()).startsWith("data: ");
     assertThat(second.next()).startsWith("data: ");
 
@@ -144,7 +145,7 @@ class TryItPlansAndStreamsTests {
     HttpResponse<String> fourth = send(chat(key, STREAM));
     assertThat(fourth.statusCode()).isEqualTo(200);
     assertThat(fourth.body()).endsWith("data: [DONE]\n\n");
-    second.forEachRemaining(line -> { });
+    second.rest();
   }
 
   /**

@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
@@ -43,7 +44,7 @@ class SecuredConsoleTests {
     if (headers.length > 0) {
       request.headers(headers);
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(request.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** The CSRF cookie a GET of the console sets, as name=value. */

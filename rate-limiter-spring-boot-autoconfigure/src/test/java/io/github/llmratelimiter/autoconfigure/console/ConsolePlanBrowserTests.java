@@ -12,6 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -112,7 +113,8 @@ class ConsolePlanBrowserTests {
 
   private int send(int port, String key) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/routed"))
-        .header("Authorization", "Bearer " + key).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        .header("Authorization", "Bearer " + key)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
   }
 
   /** The stand-in endpoint over the real one. */

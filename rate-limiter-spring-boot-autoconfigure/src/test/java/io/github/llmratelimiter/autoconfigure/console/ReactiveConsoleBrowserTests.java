@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,7 +50,8 @@ class ReactiveConsoleBrowserTests extends AbstractConsoleBrowserTests {
     String model = "<img src=x id=injected onerror=\"document.body.dataset.pwned='yes'\">";
     HttpResponse<String> sent = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/chat"))
         .header("Authorization", "Bearer sk-console-markup-tenant-3c3c").header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model.replace("\"", "\\\"") + "\"}")).build(),
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + model.replace("\"", "\\\"") + "\"}"))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(sent.statusCode()).as(sent.body()).isEqualTo(200);
     browser().open(consoleUrl());
@@ -68,7 +70,8 @@ class ReactiveConsoleBrowserTests extends AbstractConsoleBrowserTests {
   @Override
   protected int send(String apiKey) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/routed"))
-        .header("Authorization", "Bearer " + apiKey).build(), HttpResponse.BodyHandlers.discarding())
+        .header("Authorization", "Bearer " + apiKey)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding())
         .statusCode();
   }
 

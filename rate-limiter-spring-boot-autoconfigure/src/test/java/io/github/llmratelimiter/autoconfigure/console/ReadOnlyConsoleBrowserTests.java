@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -29,7 +30,8 @@ class ReadOnlyConsoleBrowserTests {
       String key = "sk-console-read-only-tenant-4d4d";
       HttpClient http = HttpClient.newHttpClient();
       assertThat(http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/routed"))
-          .header("Authorization", "Bearer " + key).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
+          .header("Authorization", "Bearer " + key)
+          .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.discarding()).statusCode())
           .isEqualTo(200);
       browser.open("http://127.0.0.1:" + port + "/ratelimiter/console");
       assertThat(browser.bodyData()).containsEntry("reset", "false").containsEntry("assign", "false");

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -48,19 +49,22 @@ class RateLimiterEndpointPlanTests {
 
   private HttpResponse<String> call() throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/routed"))
-        .header("Authorization", "Bearer " + KEY).build(), HttpResponse.BodyHandlers.ofString());
+        .header("Authorization", "Bearer " + KEY)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> post(String body) throws Exception {
     return http.send(HttpRequest.newBuilder(
             URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + KEY))
         .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        .POST(HttpRequest.BodyPublishers.ofString(body))
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> get() throws Exception {
     return http.send(HttpRequest.newBuilder(
-        URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + KEY)).build(),
+        URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + KEY))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

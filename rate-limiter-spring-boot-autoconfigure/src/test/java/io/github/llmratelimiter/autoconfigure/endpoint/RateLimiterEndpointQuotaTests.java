@@ -22,6 +22,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
@@ -129,7 +130,8 @@ class RateLimiterEndpointQuotaTests {
 
   private String get(String path) throws Exception {
     HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-        URI.create("http://localhost:" + port + "/actuator/ratelimiter" + path)).build(),
+        URI.create("http://localhost:" + port + "/actuator/ratelimiter" + path))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as(path).isEqualTo(200);
     String body = response.body();

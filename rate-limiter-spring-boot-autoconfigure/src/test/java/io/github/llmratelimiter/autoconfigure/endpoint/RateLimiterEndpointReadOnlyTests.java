@@ -6,6 +6,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -31,15 +32,18 @@ class RateLimiterEndpointReadOnlyTests {
     HttpClient http = HttpClient.newHttpClient();
     URI base = URI.create("http://localhost:" + port + "/actuator/ratelimiter");
     http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/routed"))
-        .header("X-API-Key", "sk-readonly-key-0000").build(), HttpResponse.BodyHandlers.ofString());
-    assertThat(http.send(HttpRequest.newBuilder(base).build(), HttpResponse.BodyHandlers.ofString())
+        .header("X-API-Key", "sk-readonly-key-0000")
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(http.send(HttpRequest.newBuilder(base)
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString())
         .statusCode()).isEqualTo(200);
-    int delete = http.send(HttpRequest.newBuilder(URI.create(base + "/sk-readonly-key-0000")).DELETE().build(),
+    int delete = http.send(HttpRequest.newBuilder(URI.create(base + "/sk-readonly-key-0000")).DELETE()
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode();
     assertThat(delete).isEqualTo(405);
     int assign = http.send(HttpRequest.newBuilder(URI.create(base + "/sk-readonly-key-0000"))
         .header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString("{\"plan\":\"default\"}")).build(),
+        .POST(HttpRequest.BodyPublishers.ofString("{\"plan\":\"default\"}")).timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString()).statusCode();
     assertThat(assign).as("an assignment is a write, like a reset").isEqualTo(405);
   }

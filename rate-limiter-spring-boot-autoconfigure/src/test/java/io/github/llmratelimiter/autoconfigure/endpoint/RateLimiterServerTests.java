@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -58,7 +59,7 @@ class RateLimiterServerTests {
     if (key != null) {
       b.header("Authorization", "Bearer " + key);
     }
-    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    return http.send(b.timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   @Test

@@ -83,7 +83,8 @@ class RedisPlansWebTests {
     return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + RedisGateways.port(app)
             + "/v1/chat/completions"))
         .header("Authorization", "Bearer " + apiKey).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + RedisGateways.MODEL + "\"}")).build(),
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + RedisGateways.MODEL + "\"}"))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

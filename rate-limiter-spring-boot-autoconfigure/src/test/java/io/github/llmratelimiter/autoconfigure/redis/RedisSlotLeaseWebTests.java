@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -113,7 +114,7 @@ class RedisSlotLeaseWebTests {
           freedMs.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashed));
           refusals.add(refused);
           end.countDown(); // A's calls end; their releases cannot reach Redis
-          slow.forEach(f -> f.handle((r, e) -> null).join());
+          slow.forEach(f -> join(f.handle((r, e) -> null)));
         }
       }
     } finally {
@@ -130,7 +131,7 @@ class RedisSlotLeaseWebTests {
             URI.create("http://localhost:" + RedisGateways.port(app) + path))
         .header("Authorization", "Bearer " + apiKey).header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + RedisGateways.MODEL + "\"}"))
-        .build(), HttpResponse.BodyHandlers.ofString());
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static <T> T join(CompletableFuture<T> f) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.github.llmratelimiter.autoconfigure.BoundedLines;
 import io.github.llmratelimiter.autoconfigure.ManualTicker;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Header;
 import io.github.llmratelimiter.autoconfigure.RawHttp.Response;
@@ -31,7 +32,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -1111,13 +1111,11 @@ public abstract class AbstractWebStackScenarioTests {
         HttpResponse.BodyHandlers.ofLines());
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.headers().firstValue("x-ratelimit-remaining-tokens")).hasValue("80");
-    Iterator<String> lines = response.body().iterator();
+    BoundedLines lines = BoundedLines.of(response);
     // the first event arrives while the handler still holds the rest of the stream
     assertThat(lines.next()).isEqualTo("data:{\"choices\":[{\"delta\":{\"content\":\"a\"}}]}");
     app.getBean(StreamGates.class).open(gate);
-    List<String> rest = new ArrayList<>();
-    lines.forEachRemaining(rest::add);
-    assertThat(String.join("\n", rest)).contains("\"total_tokens\":9").endsWith("data:[DONE]\n");
+    assertThat(String.join("\n", lines.rest())).contains("\"total_tokens\":9").endsWith("data:[DONE]\n");
     assertThat(nextSettlement()).isEqualTo(new Settled("llm", 20, 9));
     awaitModelTokensUsed(key, 9);
   }
@@ -1238,7 +1236,7 @@ public abstract class AbstractWebStackScenarioTests {
     String gate = "slots-" + key;
     HttpResponse<Stream<String>> stream = openStream("/slots/stream?gate=" + gate, key);
     assertThat(stream.statusCode()).isEqualTo(200);
-    Iterator<String> lines = stream.body().iterator();
+    BoundedLines lines = BoundedLines.of(stream);
     assertThat(lines.next()).startsWith("data:");
     assertThat(inFlight(key)).isEqualTo(1);
     WebTestClient.ResponseSpec denied = postJson("/slots/chat", key, TokenGateway.BODY_OF_20)
@@ -1263,9 +1261,7 @@ public abstract class AbstractWebStackScenarioTests {
           + "\"policy\":\"slots\",\"level\":\"slots\",\"retryable\":true,\"retryAfterMs\":600000}");
     }
     app.getBean(StreamGates.class).open(gate);
-    List<String> rest = new ArrayList<>();
-    lines.forEachRemaining(rest::add);
-    assertThat(String.join("\n", rest)).endsWith("data:[DONE]\n");
+    assertThat(String.join("\n", lines.rest())).endsWith("data:[DONE]\n");
     awaitReleased(key);
     postJson("/slots/chat", key, TokenGateway.BODY_OF_20).expectStatus().isOk();
   }

@@ -22,6 +22,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -95,7 +96,7 @@ class ModelTokenServerTests {
         .header("Authorization", "Bearer " + key)
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(TokenGateway.BODY_OF_20))
-        .build(), HttpResponse.BodyHandlers.ofString());
+        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private long used(String policy, String key) {
@@ -225,14 +226,15 @@ class ModelTokenServerTests {
         assertThat(m.getId().getTags()).noneMatch(t -> t.getValue().contains(key)));
 
     HttpResponse<String> state = http.send(HttpRequest.newBuilder(
-        URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + key)).build(),
+        URI.create("http://localhost:" + port + "/actuator/ratelimiter/" + key))
+        .timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(JsonPath.<List<Integer>>read(state.body(), "$.budgets[?(@.budget=='llm')].modelTokensUsed"))
         .containsExactly(12 + 26);
     assertThat(JsonPath.<List<Integer>>read(state.body(), "$.budgets[?(@.budget=='llm')].modelTokenLimit"))
         .containsExactly(100);
     HttpResponse<String> report = http.send(HttpRequest.newBuilder(
-        URI.create("http://localhost:" + port + "/actuator/ratelimiter")).build(),
+        URI.create("http://localhost:" + port + "/actuator/ratelimiter")).timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(JsonPath.<Integer>read(report.body(), "$.policies.llm.levels[0].budget.tpmLimit"))
         .isEqualTo(100);

@@ -94,7 +94,7 @@ abstract class GatewayTestSupport {
   HttpResponse<String> chatWithApiKeyHeader(@Nullable String bearer, String apiKey, String body)
       throws Exception {
     return http.send(HttpRequest.newBuilder(chatRequest(bearer, body), (name, value) -> true)
-        .header("X-API-Key", apiKey).build(), HttpResponse.BodyHandlers.ofString());
+        .header("X-API-Key", apiKey).timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
   }
 
   HttpResponse<InputStream> chatStream(String apiKey, String body) throws Exception {
