@@ -89,7 +89,7 @@ final class RedisCluster implements AutoCloseable {
     }
   }
 
-  /** Returns the seed URIs of the cluster: every master. */
+  /** Returns the URIs a Cluster client starts from: every master. */
   List<RedisURI> seeds() {
     return nodes.stream().map(n -> RedisURI.create(n.uri())).toList();
   }
