@@ -170,8 +170,9 @@ if ARGV[n + 2] then
 end
 
 -- The use of a level as the call leaves it (KeySnapshot.utilization: window, bucket, model
--- tokens with L, slots with h), admitted (after an admission) or not (as found), and the
--- monitoring mark of that use in level i's period (lib.lua's monitoring).
+-- tokens with L, slots with h), admitted (after an admission: the level was charged, in
+-- sequential composition even when a later level denies) or not (as found), and the monitoring
+-- mark of that use in level i's period (lib.lua's monitoring).
 local function usage(i, admitted, limit, size, capacity, tokens, L, h)
   local use, a = 0, admitted and 1 or 0
   if limit > 0 then
@@ -212,8 +213,10 @@ end
 -- call is decided, with the slots it took.
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
-local left = {} -- per level, the unit-cost calls its window and bucket admit
-local parts = {} -- per level, seven figures: each component on its own (the reply's last part)
+local left = {0} -- per level, the unit-cost calls its window and bucket admit
+-- per level, seven figures: each component on its own (the reply's last part); both sized for
+-- one level, the common case, so that filling them allocates nothing more
+local parts = {0, 0, 0, 0, 0, 0, 0}
 -- created on first use (most calls have one level, in sequential mode, without model tokens or
 -- slots):
 local pending -- per level, its loaded state (reserve-then-commit)

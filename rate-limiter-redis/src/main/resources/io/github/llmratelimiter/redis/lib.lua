@@ -549,11 +549,13 @@ end
 -- level, its busiest set and its key estimate (a HyperLogLog), then per quota of the level (when
 -- the call charges quotas) its spenders set. Each is a key of the call's hash slot.
 --
--- A level's busiest set is written only when its mark changes: (period + 1) * 128 plus the whole
--- percent of the use recorded, kept in its state's header (see s above; a level without a state
--- string, one with only model tokens or slots, has no mark and is written on every call). So the
--- score a set holds is the use of the last decision that moved the level to another whole percent
--- or was its first in the period; a member the cap dropped comes back at its next such decision.
+-- A level's busiest set holds its use as a decision left it (acquire.lua's usage: after an
+-- admission when the decision charged the level, else as found) and is written only when its mark
+-- changes: (period + 1) * 128 plus the whole percent of that use, kept in its state's header (see
+-- s above; a level without a state string, one with only model tokens or slots, has no mark and
+-- is written on every call). So the score a set holds is the use of the last decision that moved
+-- the level to another whole percent or was its first in the period; a member the cap dropped
+-- comes back at its next such decision.
 -- The functions that write the structures are created on first use.
 local M
 local function monitoring()
