@@ -291,7 +291,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     int n = levels.size();
     ScriptBudget[] scripted = scripted(levels);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(12 + n);
+    double[] numbers = timeNumbers(13 + 2 * n);
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
@@ -314,9 +314,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
-    boolean figures = call.reserve(); // a plain decision skips the levels' figures
+    boolean figures = figures(call, numbers);
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(false, n, figures), keys, numbers, levelArgs, n)));
+        () -> new AcquireReply(false, figures ? n : 0, figures), keys, numbers, levelArgs, n)));
   }
 
   /**
@@ -341,16 +341,27 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    boolean figures = call.reserve();
+    boolean figures = figures(call, numbers);
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(true, n, figures), keys, numbers, levelArgs, n + 1)));
+        () -> new AcquireReply(true, figures ? n : 0, figures), keys, numbers, levelArgs, n + 1)));
+  }
+
+  /**
+   * Whether the reply ends with the levels' figures: a reservation reports them, a plain decision
+   * does not ask for them. Sets the last of {@code numbers} (acquire.lua) accordingly.
+   */
+  private static boolean figures(Call call, double[] numbers) {
+    boolean figures = call.reserve();
+    numbers[numbers.length - 1] = figures ? 1 : 0;
+    return figures;
   }
 
   /**
    * The keys of the monitoring structures a call keeps ({@link Monitoring}, lib.lua): per level its
    * busiest set and its key estimate, then, when the call charges quotas, per quota of the level
    * its spenders set. Sets {@code numbers[10]} (their first index in KEYS, {@code firstKey}), {@code
-   * numbers[11]} (the members a set keeps) and from {@code numbers[12]} each level's time to live.
+   * numbers[11]} (the members a set keeps), from {@code numbers[12]} each level's time to live, and
+   * from {@code numbers[12 + n]} each level's period modulo 2<sup>32</sup> (the mark of lib.lua).
    */
   private String[] monitorKeys(Call call, ScriptBudget[] scripted, String[] levelKeys,
       double[] numbers, int firstKey) {
@@ -367,6 +378,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[k++] = monitoring.busiest(bucket, name, periodMs, period);
       keys[k++] = monitoring.seen(bucket, name, periodMs, period);
       numbers[12 + i] = Monitoring.ttlMs(periodMs, (long) numbers[2]);
+      numbers[12 + scripted.length + i] = Math.floorMod(period, 1L << 32);
       if (quotas != null) {
         List<QuotaLimit> qs = b.budget.quotas();
         for (int j = 0; j < qs.size(); j++) {

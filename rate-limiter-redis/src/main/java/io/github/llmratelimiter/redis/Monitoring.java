@@ -17,9 +17,11 @@ import io.lettuce.core.cluster.SlotHash;
  * the slot writes the same few keys. Per bucket and budget ({@link RedisKeys#monitor}):
  * <ul>
  *   <li>{@code ~top:<E>:<p>}, the busiest levels: a sorted set of level state keys, each scored by
- *       its use ({@code KeySnapshot#utilization}) as its last decision in period {@code p} left it
- *       (as the decision found it for a deny), capped at {@link #cap} members: a decision that adds
- *       a member drops the lowest beyond the cap;
+ *       its use ({@code KeySnapshot#utilization}) as a decision in period {@code p} left it (as the
+ *       decision found it for a deny), capped at {@link #cap} members: a decision that adds a
+ *       member drops the lowest beyond the cap. A level is written only when its use moves to
+ *       another whole percent or at its first decision of the period (a mark in its state's
+ *       header, lib.lua), so a score is within a percent of the use at its last decision;
  *   <li>{@code ~keys:<E>:<p>}, a HyperLogLog of the key parts that made a call in period {@code
  *       p};
  *   <li>{@code ~spend:<quota>:<start>}, per quota and period, the biggest spenders: a sorted set of

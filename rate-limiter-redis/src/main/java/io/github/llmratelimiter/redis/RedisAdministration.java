@@ -131,9 +131,11 @@ final class RedisAdministration implements StoreAdministration {
    * current period and the one before, in every bucket: from each set the {@code min(2 * limit, cap)}
    * with the highest recorded use (one {@code ZREVRANGE} per set), of which the {@code 2 * limit}
    * highest over all buckets are read now with {@code inspect.lua} and ranked on that state. A
-   * set keeps the {@link Monitoring#cap} levels with the highest use their last decision recorded
-   * (1,024 on a standalone server or a Sentinel group, 32 per hash slot on a Cluster), so a key
-   * whose use rose since its last decision, or one that was not among them then, may be missing;
+   * set keeps the {@link Monitoring#cap} levels with the highest use their decisions recorded (a
+   * level's use is recorded when it moves to another whole percent, and at its first decision of
+   * the period; 1,024 on a standalone server or a Sentinel group, 32 per hash slot on a Cluster),
+   * so a key whose use rose since its last decision, or one that was not among them then, may be
+   * missing;
    * up to that many keys per set, the answer is exact. A key not called in the current period or
    * the last one is not listed. The cost is independent of the number of keys in Redis: {@code 2 *
    * buckets} commands (one bucket on a standalone server, 16,384 on a Cluster) and at most {@code 2

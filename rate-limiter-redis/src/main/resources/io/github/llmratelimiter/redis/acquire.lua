@@ -17,7 +17,8 @@
 --   time units), so a call that runs later charges nothing and replies EXPIRED (0: no deadline);
 --   the slot lease in time units: a slot taken expires this long after it was taken or last
 --   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout); then,
---   optionally, the monitoring numbers (see lib.lua's monitoring)
+--   optionally, the monitoring numbers (see lib.lua's monitoring), and after them 1 when the
+--   reply ends with the levels' figures (0: it does not)
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
@@ -48,7 +49,8 @@
 --   of thresholds this decision reported, their percentages (each reported once per counter: the
 --   first decision to find the settled use, u - p, with the call's own amount when it is
 --   admitted, at or above its amount marks it: QuotaCall.statuses).
---   Last, after all of that (not after EXPIRED): per level, root first, seven doubles, what each
+--   Last, after all of that (not after EXPIRED), when ARGV[1] asks for them: per level, root
+--   first, seven doubles, what each
 --   component admits after the decision (BudgetTable.components; math.huge remaining and 0 ms for
 --   a component the level does not have): the requests its window admits, ms until the window is
 --   empty, the calls its bucket pays for, ms until it is full, the free slots, the model tokens
@@ -67,6 +69,8 @@ if deadline > 0 and now > deadline then
   return struct.pack('<ddddddddddd', 0, 1, 0, 0, 0, 0, 0, 0, 0, now, 0) .. 'EXPIRED'
 end
 sequential = sequential == 1
+-- monitoring (lib.lua): the index in KEYS of the first monitoring key (0: none kept)
+local mfirst = #ARGV[1] > 80 and struct.unpack('<d', ARGV[1], 81) or 0
 
 -- the quotas, per level (only when a level has one: otherwise Q stays nil and costs nothing)
 local Q, quotaCheck, quotaCharge, quotaReply
@@ -74,11 +78,13 @@ if ARGV[n + 2] then
   local qarg = ARGV[n + 2]
   local v = {struct.unpack('<' .. string.rep('d', #qarg / 8), qarg)}
   local p = 1
+  local top = mfirst -- each level's spenders sets follow its two monitoring keys
   Q = {}
   for i = 1, n do
     local qs = {}
     local m = v[p]
     p = p + 1
+    top = top + 2
     for j = 1, m do
       local q = {key = KEYS[v[p]], amount = v[p + 1], held = v[p + 2], limit = v[p + 3],
         enforce = v[p + 4] == 1, retry = v[p + 5], inflight = v[p + 6], ttl = v[p + 7],
@@ -90,6 +96,10 @@ if ARGV[n + 2] then
         q.tamount[t], q.tpct[t] = v[p], v[p + 1]
         fields[t + 2] = 'f' .. string.format('%d', v[p + 1])
         p = p + 2
+      end
+      if mfirst > 0 then
+        q.top = KEYS[top]
+        top = top + 1
       end
       local r = redis.call('HMGET', q.key, unpack(fields))
       q.used = tonumber(r[1]) or 0
@@ -128,7 +138,7 @@ if ARGV[n + 2] then
           redis.call('PEXPIRE', q.key, string.format('%.0f', q.ttl))
         end
         if q.top then
-          M.spent(q)
+          monitoring().spent(q)
         end
       end
     end
@@ -159,8 +169,26 @@ if ARGV[n + 2] then
   end
 end
 
-if #ARGV[1] > 80 then
-  monitoring(n, Q) -- the bounded monitoring structures (lib.lua)
+-- The use of a level as the call leaves it (KeySnapshot.utilization: window, bucket, model
+-- tokens with L, slots with h), admitted (after an admission: the level was charged, in
+-- sequential composition even when a later level denies) or not (as found), and the monitoring
+-- mark of that use in level i's period (lib.lua's monitoring).
+local function usage(i, admitted, limit, size, capacity, tokens, L, h)
+  local use, a = 0, admitted and 1 or 0
+  if limit > 0 then
+    use = math.min(1, (size + a) / limit)
+  end
+  if capacity > 0 then
+    use = math.max(use, 1 - math.max(0, tokens - a * cost) / capacity)
+  end
+  if L then
+    use = math.max(use, math.min(1, (L.tpmSum + a * estimate) / L.tpmLimit))
+  end
+  if h then
+    use = math.max(use, math.min(1, (h[2] + a) / h[3]))
+  end
+  return use, (struct.unpack('<d', ARGV[1], 97 + (n + i - 1) * 8) + 1) * 128
+    + math.floor(use * 100)
 end
 
 local id = 0
@@ -185,14 +213,17 @@ end
 -- call is decided, with the slots it took.
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
-local left = {} -- per level, the unit-cost calls its window and bucket admit
-local parts = {} -- per level, seven figures: each component on its own (the reply's last part)
+local left = {0} -- per level, the unit-cost calls its window and bucket admit
+-- per level, seven figures: each component on its own (the reply's last part); both sized for
+-- one level, the common case, so that filling them allocates nothing more
+local parts = {0, 0, 0, 0, 0, 0, 0}
 -- created on first use (most calls have one level, in sequential mode, without model tokens or
 -- slots):
 local pending -- per level, its loaded state (reserve-then-commit)
 local tpm -- the levels that limit model tokens (tables for the model-token functions)
 local held -- per level that limits concurrency, {its slots key, slots held, limit, lease}
 local k = 1
+local mk = mfirst -- the index in KEYS of level i's monitoring keys
 for i = 1, n do
   local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit, lease =
     struct.unpack(LEVEL, ARGV[1 + i])
@@ -214,19 +245,23 @@ for i = 1, n do
     held[i] = h
     taken = h[2] >= slotLimit
   end
-  local s, width, base, first, size, newest, tokens, at, dirty =
+  local s, width, base, first, size, newest, tokens, at, dirty, mark =
     load(key, limit, window, capacity, perUnit)
-  if M then
-    M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, held and held[i])
-  end
+  local use, m = 0, mark -- its use and mark as the call leaves it (when monitoring)
   local full = limit > 0 and size >= limit
   local short = capacity > 0 and tokens + cost * 1e-9 < cost -- BudgetTable.bucketShort
   local over = L and L.tpmSum + estimate > L.tpmLimit
   if sequential and denied then
     local j, _ = 7 * i, nil
+    if mfirst > 0 then
+      use, m = usage(i, false, limit, size, capacity, tokens, L, held and held[i])
+    end
     left[i], _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width,
-      base, first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
+      base, first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0, m)
       -- read, not written
+    if m ~= mark then
+      monitoring().record(i, mk, key, use, m, nil, mark)
+    end
   elseif sequential then
     local c = 0 -- the first component that denies: 4 slots, 1 window, 2 bucket, 3 model tokens,
     -- 5 quotas (last: the level's other components stay charged)
@@ -249,11 +284,17 @@ for i = 1, n do
     end
     -- a window that admitted stays charged whatever denies after it (sequential order)
     local j = 7 * i
-    local remaining, levelMs
-    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s,
-      width, base, first, size, newest, tokens, at, dirty,
+    local remaining, levelMs, written
+    if mfirst > 0 then -- as admitted unless it denies
+      use, m = usage(i, c == 0, limit, size, capacity, tokens, L, held and held[i])
+    end
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3], written =
+      commit(key, s, width, base, first, size, newest, tokens, at, dirty,
       limit, window, capacity, refill, (c == 0 or c == 2 or c == 3 or c == 5) and limit > 0,
-      (c == 0 or c == 3 or c == 5) and capacity > 0 and cost or 0)
+      (c == 0 or c == 3 or c == 5) and capacity > 0 and cost or 0, m)
+    if m ~= mark then
+      monitoring().record(i, mk, key, use, m, written, mark)
+    end
     left[i] = remaining
     if L then
       if (c == 0 or c == 5) and id ~= 0 then
@@ -283,7 +324,7 @@ for i = 1, n do
   else
     pending = pending or {}
     pending[i] = {key, s, width, base, first, size, newest, tokens, at, dirty, limit, window,
-      capacity, refill, L}
+      capacity, refill, L, mark, mk}
     -- this level's binding component (BudgetTable.binding): a bucket that never refills, else
     -- the longest wait, the first in order (slots, window, bucket, model tokens) on a tie
     local c, wait
@@ -323,6 +364,7 @@ for i = 1, n do
       denied, reason, retry = i, c, wait
     end
   end
+  mk = mk + 2 + (Q and #Q[i] or 0)
 end
 if not sequential then
   -- all charged, or none: each level is written as normalized, and charged when nothing denied
@@ -331,10 +373,17 @@ if not sequential then
     local p = pending[i]
     local L = p[15]
     local j = 7 * i
-    local remaining, levelMs
-    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(p[1],
-      p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13], p[14],
-      charge and p[11] > 0, charge and p[13] > 0 and cost or 0)
+    local remaining, levelMs, written
+    local use, m = 0, p[16]
+    if mfirst > 0 then
+      use, m = usage(i, charge, p[11], p[6], p[13], p[8], L, held and held[i])
+    end
+    remaining, levelMs, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3], written =
+      commit(p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[12], p[13],
+      p[14], charge and p[11] > 0, charge and p[13] > 0 and cost or 0, m)
+    if m ~= p[16] then
+      monitoring().record(i, p[17], p[1], use, m, written, p[16])
+    end
     if L then
       if charge and id ~= 0 then
         T.append(L, id, estimate)
@@ -380,10 +429,10 @@ for j = 1, tpm and #tpm or 0 do
   tpmReset = math.max(tpmReset, T.resetMs(L))
   parts[7 * L.level - 1], parts[7 * L.level] = math.max(0, L.tpmLimit - L.tpmSum), T.resetMs(L)
 end
-if M then
-  M.record(not denied)
+local components = ''
+if #ARGV[1] > 96 + 16 * n and struct.unpack('<d', ARGV[1], 97 + 16 * n) == 1 then
+  components = struct.pack('<' .. string.rep('d', 7 * n), unpack(parts))
 end
-local components = struct.pack('<' .. string.rep('d', 7 * n), unpack(parts))
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
     now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK') .. components

@@ -11,10 +11,10 @@
 
 local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
   struct.unpack(LEVEL, ARGV[2])
-local s, width, base, first, size, newest, tokens, at, dirty =
+local s, width, base, first, size, newest, tokens, at, dirty, mark =
   load(KEYS[1], limit, window, capacity, perUnit)
 commit(KEYS[1], s, width, base, first, size, newest, tokens, at, dirty, limit, window, capacity,
-  refill, false, 0)
+  refill, false, 0, mark)
 local k = 2
 local used, tpmSize = 0, 0
 if tpmLimit > 0 then

@@ -10,13 +10,17 @@
 --
 -- State of one level (one budget applied to one key), in keys sharing the call's hash tag:
 --   s  the window log and the bucket, one string (layout 2; absent means fresh):
---        a header struct.pack('<BdddI4', width, tokens, refilledAt, base, first), 29 bytes: the
---        width of a log entry (4 or 8 bytes), the bucket's tokens as of refilledAt (unused without
---        a bucket), the time the log's entries count from, the index of the first entry still in
---        the window (0 unless the log is large: see commit);
+--        a header struct.pack('<BdddI4d', 16 + width, tokens, refilledAt, base, first, mark), 37
+--        bytes: 16 plus the width of a log entry (4 or 8 bytes), the bucket's tokens as of
+--        refilledAt (unused without a bucket), the time the log's entries count from, the index of
+--        the first entry still in the window (0 unless the log is large: see commit), the
+--        monitoring mark (acquire.lua: the period and whole percent of use the level's busiest set
+--        last recorded for it; 0: none);
 --        then the admissions, oldest first, each its time minus base: '<I4' (width 4, used while
 --        the window is at most 2^31 time units, rebased when an offset would pass 2^32 - 1) or
 --        '<d' (width 8, exact below 2^53). Entries a whole window old leave from the head.
+--        A header of 29 bytes without the mark, its first byte the width itself (4 or 8), is read
+--        as a mark of 0 and written back in this form (rewrite below).
 --   t  the model-token (TPM) window, one string (absent means empty): the sum of the amounts,
 --      struct '<d', then the entries, oldest first (in time order, later ones after earlier ones
 --      of the same time), each '<ddd': its time, the reservation id, the model tokens; entries a
@@ -41,17 +45,19 @@
 --      (0: none), lease length in time units
 
 -- The functions below are closures created on every call: they name these constants as literals
--- (1e-9, the header '<BdddI4' of 29 bytes, 4294967295) and struct.pack/unpack as globals rather
+-- (1e-9, the header '<BdddI4d' of 37 bytes, 4294967295) and struct.pack/unpack as globals rather
 -- than as upvalues, each of which costs a closure time.
 -- BudgetTable.TOLERANCE, 1e-9: a bucket admits a call when tokens + cost * 1e-9 >= cost; whole
 -- unit-cost calls left are math.floor(tokens + 1e-9)
--- true when a script changes a log's entries other than by appending (refund.lua): commit then
--- writes the whole state instead of a large log's header in place
+-- true when a script changes a log's entries other than by appending (refund.lua), or read a
+-- header without the mark: commit then writes the whole state instead of a large log's header in
+-- place
 local rewrite = false
 
 local LEVEL = '<ddddddddd' -- the struct of a level's argument
 local now, unitsPerMs, minTtlMs = struct.unpack('<ddd', ARGV[1])
-if now ~= now then -- NaN
+local serverTime = now ~= now -- NaN: the server's clock, else a ticker's
+if serverTime then
   if redis.replicate_commands then
     redis.replicate_commands() -- replicate effects, not the script: TIME is not deterministic
   end
@@ -59,17 +65,19 @@ if now ~= now then -- NaN
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
 
--- The next number of a root's reservation counter (seq), which expires a day after its last use.
--- Entries that hold its numbers may outlive it (a model-token window or a lease longer than the
--- time the root went unused), so a counter found missing restarts past every number it gave: at
--- the current millisecond times 1000 (numbers never repeat unless a root took over 1000 a
--- millisecond on average since its counter started).
+-- The next number of a root's reservation counter (seq), which expires a day after it started on
+-- the server's clock (INCR keeps that expiry), a day after its last use on a ticker's. Entries that
+-- hold its numbers may outlive it (a model-token window or a lease longer than that), so a counter
+-- found missing restarts past every number it gave: at the current millisecond times 1000
+-- (numbers never repeat unless a root took over 1000 a millisecond on average since its counter
+-- started, and, on a ticker, unless the ticker went back), so on the server's clock, which
+-- counts from the epoch, it needs no renewal on each number.
 local function nextId(seq)
   local c = redis.call('INCR', seq)
   if c == 1 then
     c = math.max(1, math.floor(now / unitsPerMs) * 1000 + 1)
     redis.call('SET', seq, string.format('%d', c), 'PX', '86400000')
-  else
+  elseif not serverTime then
     redis.call('PEXPIRE', seq, '86400000')
   end
   return c
@@ -140,17 +148,27 @@ end
 -- bucket is charged: KeyEntry.refill), a bucket above capacity cut down to it. Returns the state
 -- string (false: fresh, or not of this layout), the width of its entries, their base, the index of
 -- the first one still in the window, the admissions in the window, the newest one (when any), the
--- tokens, the time of the last refill, and whether the state changed.
+-- tokens, the time of the last refill, whether the state changed, and its monitoring mark (nil
+-- unless the value in Redis has one: fresh, or a header without it).
 local function load(key, limit, window, capacity, perUnit)
   local s = redis.call('GET', key)
   local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
+  local mark
   if s then
     local n = 0
-    if #s >= 29 then
+    local w = string.byte(s, 1)
+    if (w == 20 or w == 24) and #s >= 37 then
+      width, tokens, at, base, first, mark = struct.unpack('<BdddI4d', s)
+      width = width - 16
+    elseif (w == 4 or w == 8) and #s >= 29 then -- without the mark: given one of 0
       width, tokens, at, base, first = struct.unpack('<BdddI4', s)
-      n = (#s - 29) / width
+      s = struct.pack('<BdddI4d', 16 + width, tokens, at, base, first, 0) .. string.sub(s, 30)
+      rewrite = true
     else
       width = 0
+    end
+    if width ~= 0 then
+      n = (#s - 37) / width
     end
     if (width == 4 or width == 8) and n % 1 == 0 and first <= n then
       if capacity > 0 then
@@ -168,11 +186,11 @@ local function load(key, limit, window, capacity, perUnit)
         local fmt = width == 4 and '<I4' or '<d'
         local cut = now - window -- an admission at or before cut has left the window
         local head = first
-        newest = base + struct.unpack(fmt, s, 29 + 1 + (n - 1) * width)
+        newest = base + struct.unpack(fmt, s, 37 + 1 + (n - 1) * width)
         if newest <= cut then
           first = n
         else
-          while base + struct.unpack(fmt, s, 29 + 1 + first * width) <= cut do
+          while base + struct.unpack(fmt, s, 37 + 1 + first * width) <= cut do
             first = first + 1
           end
         end
@@ -181,17 +199,18 @@ local function load(key, limit, window, capacity, perUnit)
       end
     else
       s, width, base, first, tokens, at = false, 4, 0, 0, capacity, now -- not this layout: fresh
+      mark = nil
     end
   end
   if not s and window > 2147483648 then
     width = 8
   end
-  return s, width, base, first, size, newest, tokens, at, dirty
+  return s, width, base, first, size, newest, tokens, at, dirty, mark
 end
 
 -- The time of the j-th oldest admission (from 0) in the window of a state as load returned it.
 local function nth(s, width, base, first, j)
-  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 29 + 1 + (first + j) * width)
+  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 37 + 1 + (first + j) * width)
 end
 
 -- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
@@ -204,9 +223,11 @@ end
 -- (BudgetTable.remaining) and the milliseconds until both are full again (BudgetTable.resetMs
 -- without model tokens); then each component on its own (BudgetTable.components): the requests
 -- the window admits and the ms until it is empty, the calls the bucket pays for and the ms until
--- it is full (math.huge and 0 for a component the level does not have).
+-- it is full (math.huge and 0 for a component the level does not have); last, true when it wrote
+-- the state (with mark, its monitoring mark, 0 for none, in its header), false when it deleted
+-- it, nil when it left it as it was.
 local function commit(key, s, width, base, first, size, newest, tokens, at, dirty,
-    limit, window, capacity, refill, admit, cost)
+    limit, window, capacity, refill, admit, cost, mark)
   local added
   if admit then
     added = now
@@ -251,19 +272,22 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   if size == 0 and not short then
     if s or dirty then
       redis.call('DEL', key)
+      return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs, false
     end
     return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
   if not dirty then
     return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
   end
+  mark = mark or 0
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
   local offset = added and added - base
-  if not rewrite and s and size > 0 and #s > 4096 and 2 * first <= (#s - 29) / width
+  if not rewrite and s and size > 0 and #s > 4096 and 2 * first <= (#s - 37) / width
       and not (added and width == 4 and offset > 4294967295) then
     -- a large log, written in place: the header rewritten, the admission appended, and the
     -- entries that left kept before first until they are half of the log (then copied out below)
-    redis.call('SETRANGE', key, 0, struct.pack('<BdddI4', width, tokens, at, base, first))
+    redis.call('SETRANGE', key, 0, struct.pack('<BdddI4d', 16 + width, tokens, at, base, first,
+      mark))
     if added then
       redis.call('APPEND', key, struct.pack(width == 4 and '<I4' or '<d', offset))
     end
@@ -272,13 +296,13 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     else
       redis.call('PEXPIRE', key, string.format('%d', math.max(reset + 1, minTtlMs)))
     end
-    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
+    return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs, true
   end
   local log = ''
   if size > 0 then
     local kept = added and size - 1 or size
     if kept > 0 then
-      log = string.sub(s, 29 + 1 + first * width)
+      log = string.sub(s, 37 + 1 + first * width)
     end
     if added then
       if width == 4 and offset > 4294967295 then
@@ -303,13 +327,13 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
       log = log .. struct.pack(width == 4 and '<I4' or '<d', offset)
     end
   end
-  local value = struct.pack('<BdddI4', width, tokens, at, base, 0) .. log
+  local value = struct.pack('<BdddI4d', 16 + width, tokens, at, base, 0, mark) .. log
   if forever then
     redis.call('SET', key, value)
   else
     redis.call('SET', key, value, 'PX', string.format('%d', math.max(reset + 1, minTtlMs)))
   end
-  return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs
+  return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs, true
 end
 
 -- The model-token functions, created on first use: most calls limit no model tokens.
@@ -518,30 +542,28 @@ local function slots()
   return C
 end
 
--- Monitoring (Monitoring.java, RedisAdministration), created on first use: only acquire.lua keeps
--- it, in the decision's own script. ARGV[1]'s numbers 11 and 12 (after acquire.lua's ten): the
--- index in KEYS of the first monitoring key and the members a sorted set keeps; then per level
--- the time to live in ms of its period keys (0: none). KEYS from that index: per level, its
--- busiest set and its key estimate (a HyperLogLog), then per quota of the level (when the call
--- charges quotas) its spenders set. Each is a key of the call's hash slot.
+-- Monitoring (Monitoring.java, RedisAdministration): only acquire.lua keeps it, in the decision's
+-- own script. ARGV[1]'s numbers 11 and 12 (after acquire.lua's ten): the index in KEYS of the
+-- first monitoring key and the members a sorted set keeps; then per level the time to live in ms
+-- of its period keys (0: none); then per level its period, modulo 2^32. KEYS from that index: per
+-- level, its busiest set and its key estimate (a HyperLogLog), then per quota of the level (when
+-- the call charges quotas) its spenders set. Each is a key of the call's hash slot.
+--
+-- A level's busiest set holds its use as a decision left it (acquire.lua's usage: after an
+-- admission when the decision charged the level, else as found) and is written only when its mark
+-- changes: (period + 1) * 128 plus the whole percent of that use, kept in its state's header (see
+-- s above; a level without a state string, one with only model tokens or slots, has no mark and
+-- is written on every call). So the score a set holds is the use of the last decision that moved
+-- the level to another whole percent or was its first in the period; a member the cap dropped
+-- comes back at its next such decision.
+-- The functions that write the structures are created on first use.
 local M
-local function monitoring(n, Q)
+local function monitoring()
   if M then
     return M
   end
-  local first, cap = struct.unpack('<dd', ARGV[1], 81)
-  -- per level i: at 3i - 2, 3i - 1, 3i its state key and its use before and after an admission
   M = {}
-  if Q then -- each level's spenders sets follow its two keys
-    local at = first
-    for i = 1, n do
-      at = at + 2
-      for _, q in ipairs(Q[i]) do
-        q.top = KEYS[at]
-        at = at + 1
-      end
-    end
-  end
+  local cap = struct.unpack('<d', ARGV[1], 89)
 
   -- Adds member to the sorted set top with score; a new member drops the lowest beyond the cap
   -- and sets the set's time to live (ttl ms, 0: none). Returns whether the member was new.
@@ -556,44 +578,18 @@ local function monitoring(n, Q)
     return true
   end
 
-  -- Notes level i (its state key, as load found it) before the decision: its use now and after an
-  -- admission (KeySnapshot.utilization: window, bucket, model tokens with L, slots with h).
-  function M.note(i, key, limit, size, capacity, tokens, cost, L, estimate, h)
-    local before, after = 0, 0
-    if limit > 0 then
-      before, after = math.min(1, size / limit), math.min(1, (size + 1) / limit)
+  -- Records level i's use, its state key in its busiest set (KEYS[at]; a member new in it, so new
+  -- in the period or dropped since, adds its key part to the key estimate, KEYS[at + 1]), and the
+  -- mark in its state when commit left the state as it was (written: see commit).
+  function M.record(i, at, key, use, mark, written, loaded)
+    local ttl = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
+    if rank(KEYS[at], use, key, ttl)
+        and redis.call('PFADD', KEYS[at + 1], string.match(key, '^.*:([^:]*):s$')) == 1
+        and ttl > 0 then
+      redis.call('PEXPIRE', KEYS[at + 1], string.format('%.0f', ttl))
     end
-    if capacity > 0 then
-      before = math.max(before, 1 - tokens / capacity)
-      after = math.max(after, 1 - math.max(0, tokens - cost) / capacity)
-    end
-    if L then
-      before = math.max(before, math.min(1, L.tpmSum / L.tpmLimit))
-      after = math.max(after, math.min(1, (L.tpmSum + estimate) / L.tpmLimit))
-    end
-    if h then
-      before = math.max(before, math.min(1, h[2] / h[3]))
-      after = math.max(after, math.min(1, (h[2] + 1) / h[3]))
-    end
-    M[3 * i - 2], M[3 * i - 1], M[3 * i] = key, before, after
-  end
-
-  -- Records every level's use as the decision left it (admitted) or found it; a level new in its
-  -- busiest set (so new in the period, or trimmed since) adds its key part to the key estimate.
-  function M.record(admitted)
-    local at = first
-    for i = 1, n do
-      local key = M[3 * i - 2]
-      local ttl = struct.unpack('<d', ARGV[1], 97 + (i - 1) * 8)
-      if rank(KEYS[at], admitted and M[3 * i] or M[3 * i - 1], key, ttl)
-          and redis.call('PFADD', KEYS[at + 1], string.match(key, '([^:]*):s$')) == 1
-          and ttl > 0 then
-        redis.call('PEXPIRE', KEYS[at + 1], string.format('%.0f', ttl))
-      end
-      at = at + 2
-      if Q then
-        at = at + #Q[i]
-      end
+    if written == nil and loaded then
+      redis.call('SETRANGE', key, 29, struct.pack('<d', mark))
     end
   end
 

@@ -31,17 +31,17 @@ for i = 1, n do
   local key = KEYS[k]
   k = k + 1
   if windowCharged == 1 or bucketCharged == 1 then
-    local s, width, base, first, size, newest, tokens, at, dirty =
+    local s, width, base, first, size, newest, tokens, at, dirty, mark =
       load(key, limit, window, capacity, perUnit)
     if s and windowCharged == 1 and size > 0 and ran > now - window then
       local fmt = width == 4 and '<I4' or '<d'
-      local last = (#s - 29) / width - 1
+      local last = (#s - 37) / width - 1
       for j = first, last do
-        if base + struct.unpack(fmt, s, 29 + 1 + j * width) >= ran then
-          s = string.sub(s, 1, 29 + j * width) .. string.sub(s, 29 + 1 + (j + 1) * width)
+        if base + struct.unpack(fmt, s, 37 + 1 + j * width) >= ran then
+          s = string.sub(s, 1, 37 + j * width) .. string.sub(s, 37 + 1 + (j + 1) * width)
           size = size - 1
           if size > 0 then
-            newest = base + struct.unpack(fmt, s, 29 + 1 + (last - 1) * width)
+            newest = base + struct.unpack(fmt, s, 37 + 1 + (last - 1) * width)
           end
           dirty = true
           break
@@ -56,7 +56,7 @@ for i = 1, n do
       end
     end
     commit(key, s, width, base, first, size, newest, tokens, at, dirty, limit, window, capacity,
-      refill, false, 0)
+      refill, false, 0, mark)
   end
   if tpmLimit > 0 then
     if id ~= 0 then

@@ -94,7 +94,7 @@ end
 for d = 1, D do
   local L = levels[d]
   if #L.times > 0 or (L.capacity > 0 and L.cost > 0) then
-    local s, width, base, first, size, newest, tokens, rat, dirty =
+    local s, width, base, first, size, newest, tokens, rat, dirty, mark =
       load(L.s, L.limit, L.window, L.capacity, L.perUnit)
     if #L.times > 0 then
       local times = L.times
@@ -110,12 +110,13 @@ for d = 1, D do
       for j = 1, size do
         times[j] = struct.pack(fmt, times[j] - base)
       end
-      s = struct.pack('<BdddI4', width, tokens, rat, base, 0) .. table.concat(times)
+      s = struct.pack('<BdddI4d', 16 + width, tokens, rat, base, 0, mark or 0)
+        .. table.concat(times)
       first = 0
       dirty = true
     end
     commit(L.s, s, width, base, first, size, newest, tokens, rat, dirty, L.limit, L.window,
-      L.capacity, L.refill, false, L.capacity > 0 and L.cost or 0)
+      L.capacity, L.refill, false, L.capacity > 0 and L.cost or 0, mark)
   end
   if #L.tokens > 0 then
     local T = modelTokens()

@@ -117,6 +117,35 @@ class RedisMonitoringTests {
   }
 
   @Test
+  void aLevelIsRescoredWhenItsUseMovesToAnotherWholePercentOrPeriod() {
+    Budget wide = new Budget("wide", new WindowLimit(1_000, Duration.ofMinutes(1)), null, null);
+    ManualTicker ticker = new ManualTicker();
+    String prefix = fresh();
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+      String busiest = prefix + ":{~}:wide:~top:60000:" + Math.floorDiv(ticker.read(), 60_000_000_000L);
+      for (int i = 0; i < 15; i++) {
+        store.acquire(wide, "k", 1, Composition.SEQUENTIAL);
+      }
+      // 1 to 15 of 1,000: the first call, then the 10th (1 %) wrote the score
+      assertThat(redis.zrangeWithScores(busiest, 0, -1)).singleElement()
+          .satisfies(v -> assertThat(v.getScore()).isEqualTo(0.01));
+      for (int i = 0; i < 10; i++) {
+        store.acquire(wide, "k", 1, Composition.SEQUENTIAL);
+      }
+      assertThat(redis.zrangeWithScores(busiest, 0, -1)).singleElement()
+          .satisfies(v -> assertThat(v.getScore()).isEqualTo(0.02)); // the 20th
+      // the answer is read from the state, not from the score: exact
+      assertThat(admin(store).top(wide, 1).get(0).windowUsed()).isEqualTo(25);
+      ticker.advance(Duration.ofMinutes(1)); // the next period: its set gets the level at once
+      store.acquire(wide, "k", 1, Composition.SEQUENTIAL);
+      String next = prefix + ":{~}:wide:~top:60000:" + Math.floorDiv(ticker.read(), 60_000_000_000L);
+      assertThat(redis.zrangeWithScores(next, 0, -1)).singleElement()
+          .satisfies(v -> assertThat(v.getScore()).isEqualTo(0.001));
+      assertThat(admin(store).trackedKeys(wide)).isEqualTo(1);
+    }
+  }
+
+  @Test
   void keysLeaveTheEstimateTwoPeriodsAfterTheirLastCall() {
     ManualTicker ticker = new ManualTicker();
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(fresh()).build()) {

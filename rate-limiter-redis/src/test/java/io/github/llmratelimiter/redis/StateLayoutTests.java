@@ -12,6 +12,8 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.api.sync.RedisCommands;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -150,6 +152,29 @@ class StateLayoutTests {
       assertThat(again.allowed()).isTrue();
       assertThat(again.remaining()).isEqualTo(2);
       assertThat(store.errorCount()).isZero();
+    }
+  }
+
+  @Test
+  void aStateWithoutTheMonitoringMarkIsReadAndWrittenBackWithIt() {
+    ManualTicker ticker = new ManualTicker();
+    String prefix = TestRedis.freshPrefix();
+    Budget b = new Budget("mark", new WindowLimit(3, Duration.ofMinutes(1)), null, null);
+    long now = ticker.read();
+    // the header of 29 bytes, the width in its first byte, then two admissions at now
+    ByteBuffer value = ByteBuffer.allocate(29 + 8).order(ByteOrder.LITTLE_ENDIAN);
+    value.put((byte) 4).putDouble(0).putDouble(now).putDouble(now).putInt(0).putInt(0).putInt(0);
+    StoredState.write(prefix + ":{t}:mark:t:s", value.array());
+    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).hashKeys(false)
+        .build()) {
+      Decision d = store.acquire(b, "t", 1, Composition.SEQUENTIAL);
+      assertThat(d.allowed()).isTrue();
+      assertThat(d.remaining()).isZero(); // the two stored admissions count
+      StoredState state = StoredState.read(prefix + ":{t}:mark:t:s");
+      assertThat(state.admissions()).containsExactly(now, now, now);
+      assertThat(state.mark()).isPositive();
+      assertThat(store.acquire(b, "t", 1, Composition.SEQUENTIAL).reason())
+          .isEqualTo(Reason.RPM_LIMIT);
     }
   }
 

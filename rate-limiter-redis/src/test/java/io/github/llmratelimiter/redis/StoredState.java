@@ -8,20 +8,22 @@ import java.nio.charset.StandardCharsets;
 
 /**
  * A level's state as the standalone test server holds it (layout 2, see {@code lib.lua}), decoded
- * independently of the scripts: a header {@code <BdddI4} (entry width, tokens, last refill, base,
- * index of the first entry in the window), then the admissions as little-endian offsets from the
- * base.
+ * independently of the scripts: a header {@code <BdddI4d} (16 plus the entry width, tokens, last
+ * refill, base, index of the first entry in the window, monitoring mark), or the same without the
+ * mark and with the width itself in its first byte, then the admissions as little-endian offsets
+ * from the base.
  *
  * @param width the width of an entry, 4 or 8 bytes
  * @param tokens the bucket's tokens as of {@code refilledAt}
  * @param refilledAt the time of the last refill
  * @param base the time the offsets count from
  * @param first the index of the first entry the last write counted in the window
+ * @param mark the monitoring mark (0: none, or a header without it)
  * @param offsets every entry's offset from {@code base}, oldest first, those before {@code first}
  *     included
  */
 record StoredState(int width, double tokens, double refilledAt, double base, long first,
-    long[] offsets) {
+    double mark, long[] offsets) {
 
   /** The times of the admissions from {@code first} on, oldest first. */
   long[] admissions() {
@@ -59,6 +61,11 @@ record StoredState(int width, double tokens, double refilledAt, double base, lon
     double refilledAt = b.getDouble();
     double base = b.getDouble();
     long first = Integer.toUnsignedLong(b.getInt());
+    double mark = 0;
+    if (width == 20 || width == 24) {
+      width -= 16;
+      mark = b.getDouble();
+    }
     if (width != 4 && width != 8 || b.remaining() % width != 0) {
       throw new IllegalStateException("not a state of layout 2: width " + width + ", "
           + b.remaining() + " bytes of entries");
@@ -70,6 +77,6 @@ record StoredState(int width, double tokens, double refilledAt, double base, lon
     if (first > offsets.length) {
       throw new IllegalStateException("first entry " + first + " of " + offsets.length);
     }
-    return new StoredState(width, tokens, refilledAt, base, first, offsets);
+    return new StoredState(width, tokens, refilledAt, base, first, mark, offsets);
   }
 }
