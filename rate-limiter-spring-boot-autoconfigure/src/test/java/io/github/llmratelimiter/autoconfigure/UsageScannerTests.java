@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.github.llmratelimiter.gateway.ModelUsage;
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -131,5 +134,65 @@ class UsageScannerTests {
         + "\"prompt_tokens_details\":{\"cached_tokens\":99}}}").getBytes(StandardCharsets.UTF_8);
     assertThat(Json.READER.modelUsage(over, 0, over.length))
         .isEqualTo(new ModelUsage(7, 3, 4, 3, true));
+  }
+
+  /**
+   * Well-formed bodies whose usage the scanner may read from their end: each must report what a
+   * full read of the whole body reports, as a JSON body and as an event-stream line.
+   */
+  @Test
+  void readingTheEndOfAWellFormedBodyGivesWhatReadingItWholeGives() {
+    List<String> bodies = new ArrayList<>(List.of(
+        "{\"id\":\"c\",\"choices\":[],\"usage\":{\"prompt_tokens\":19,\"completion_tokens\":10,"
+            + "\"total_tokens\":29,\"prompt_tokens_details\":{\"cached_tokens\":8,\"audio_tokens\":0},"
+            + "\"completion_tokens_details\":{\"reasoning_tokens\":0}},\"service_tier\":\"default\","
+            + "\"system_fingerprint\":\"fp_\\\"x\\\\\"}",
+        "{\"usage\":{\"total_tokens\":13},\"usage\":null,\"response\":{\"usage\":{\"total_tokens\":4}}}",
+        "{\"response\":{\"usage\":{\"total_tokens\":4}},\"usage\":null}",
+        "{\"\\u0072esponse\":{\"usage\":{\"total_tokens\":4}},\"usage\":null}",
+        "{\"response\":{\"usage\":{\"total_tokens\":4}},\"usage\":{}}",
+        "{\"usage\":{\"total_tokens\":13},\"us\\u0061ge\":null}",
+        "{\"usage\":{\"total_tokens\":{\"a\":1},\"prompt_tokens\":3,\"completion_tokens\":4,"
+            + "\"prompt_tokens_details\":5,\"input_tokens_details\":{\"cached_tokens\":null}}}",
+        "{\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":4,\"prompt_tokens_details\":"
+            + "{\"cached_tokens\":99}},\"n\":-1.5e3,\"t\":true,\"f\":false,\"z\":null}",
+        "{\"a\":\"b\\\"usage\":{\"total_tokens\":13}}",
+        " { \"usage\" : { \"input_tokens\" : 2 , \"output_tokens\" : 3 } } "));
+    // OpenAI-shaped bodies: the usage's counts drawn at random, in a random order, some of them
+    // null or absent, with scalar members after it or not
+    Random draws = new Random(26);
+    String[] counts = {"total_tokens", "prompt_tokens", "completion_tokens", "input_tokens",
+        "output_tokens"};
+    for (int n = 0; n < 500; n++) {
+      List<String> members = new ArrayList<>();
+      for (String count : counts) {
+        int draw = draws.nextInt(4);
+        if (draw > 0) {
+          members.add("\"" + count + "\":" + (draw == 1 ? "null" : draws.nextInt(5000)));
+        }
+      }
+      if (draws.nextBoolean()) {
+        members.add("\"" + (draws.nextBoolean() ? "prompt" : "input") + "_tokens_details\":"
+            + "{\"audio_tokens\":0,\"cached_tokens\":" + draws.nextInt(5000) + "}");
+      }
+      java.util.Collections.shuffle(members, draws);
+      String usage = draws.nextInt(5) == 0 ? "null" : "{" + String.join(",", members) + "}";
+      String after = switch (draws.nextInt(3)) {
+        case 0 -> "";
+        case 1 -> ",\"service_tier\":\"default\",\"system_fingerprint\":null";
+        default -> ",\"response\":{\"usage\":{\"total_tokens\":" + draws.nextInt(9) + "}}";
+      };
+      bodies.add("{\"id\":\"chatcmpl-" + n + "\",\"choices\":[{\"message\":{\"content\":"
+          + "\"\\\"usage\\\":{\\\"total_tokens\\\":1}}\"}}],\"usage\":" + usage + after + "}");
+    }
+    for (String body : bodies) {
+      byte[] b = body.getBytes(StandardCharsets.UTF_8);
+      ModelUsage whole = Json.READER.modelUsage(b, 0, b.length);
+      assertThat(scan("application/json", body, 100_000).modelUsage()).as(body).isEqualTo(whole);
+      if (whole != null) {
+        assertThat(scan("text/event-stream", "data: " + body + "\n\n", 100_000).modelUsage())
+            .as(body).isEqualTo(whole);
+      }
+    }
   }
 }

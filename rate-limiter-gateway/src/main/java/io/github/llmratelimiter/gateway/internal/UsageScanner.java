@@ -11,7 +11,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Finds the model tokens a response reports as its body is written: a JSON body is buffered (up to
  * {@value #MAX_CAPTURED_BYTES} bytes) and read at the end; an event stream is read line by line (each
- * line up to the same size) and its last {@code data:} line with a usage wins. A body that is neither
+ * line up to the same size) and its last {@code data:} line with a usage wins. Each JSON object is
+ * read from its end when its last members settle the usage ({@link UsageTail}: the {@code usage}
+ * member and scalar members after it), else whole by the {@link JsonReader}. A body that is neither
  * JSON nor an event stream reports nothing. Safe to feed from one thread and read from another.
  */
 public final class UsageScanner {
@@ -182,7 +184,7 @@ public final class UsageScanner {
         while (from < to && buffer[from] <= ' ') {
           from++;
         }
-        ModelUsage usage = json.modelUsage(buffer, from, to - from);
+        ModelUsage usage = read(buffer, from, to - from);
         if (usage != null) {
           streamUsage = usage;
         }
@@ -213,7 +215,13 @@ public final class UsageScanner {
     if (Boolean.TRUE.equals(eventStream)) {
       return streamUsage;
     }
-    return overflow || size == 0 ? null : json.modelUsage(buffer, 0, size);
+    return overflow || size == 0 ? null : read(buffer, 0, size);
+  }
+
+  /** The usage of one JSON object: from its end when that tells ({@link UsageTail}), else whole. */
+  private @Nullable ModelUsage read(byte[] b, int off, int len) {
+    ModelUsage usage = UsageTail.read(b, off, len);
+    return usage == UsageTail.UNKNOWN ? json.modelUsage(b, off, len) : usage;
   }
 
   private static boolean startsWith(byte[] b, int from, int to, byte[] prefix) {

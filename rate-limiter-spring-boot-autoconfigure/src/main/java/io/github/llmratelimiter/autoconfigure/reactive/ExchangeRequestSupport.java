@@ -59,6 +59,19 @@ final class ExchangeRequestSupport implements ReactiveRateLimitRequestSupport {
         .map(name -> resolveKey(exchange, route, name.orElse(null)));
   }
 
+  /**
+   * The key a route that does not need the principal charges a request to, resolved at once.
+   *
+   * @throws IllegalArgumentException if the route needs the principal
+   */
+  RateLimitKey resolveKeyNow(ServerWebExchange exchange, Route route) {
+    if (route.needsPrincipal()) {
+      throw new IllegalArgumentException("route must not need the principal, but keys on "
+          + route.keySource());
+    }
+    return resolveKey(exchange, route, null);
+  }
+
   private RateLimitKey resolveKey(ServerWebExchange exchange, Route route, @Nullable String principal) {
     String caller = route.keySource() == KeySource.API_KEY
         ? gateway.apiKey(resolver.resolveApiKey(exchange))

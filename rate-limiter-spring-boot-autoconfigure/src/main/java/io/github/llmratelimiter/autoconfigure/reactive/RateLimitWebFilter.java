@@ -11,7 +11,10 @@ import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimited;
 import io.github.llmratelimiter.gateway.RequestBody;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
@@ -157,7 +160,13 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     return found;
   }
 
-  /** A request a route or an annotation limits: read, checked, and charged unless annotated. */
+  /**
+   * A request a route or an annotation limits: read, checked, and charged unless annotated. The
+   * exchange is mutated once, with the body it re-exposes and the response that settles it; a
+   * charge the store answers at once (the in-memory store) goes on on the same stage, without
+   * operators between the body and the handler; a form the limiter parses is cleaned up once the
+   * exchange is over.
+   */
   private Mono<Void> limited(ServerWebExchange exchange, WebFilterChain chain, @Nullable Route route,
       boolean byAnnotation) {
     RateLimitContext context = ReactiveContexts.get(exchange, gateway);
@@ -165,17 +174,41 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (route != null) {
       context.modelSource(route.modelSource());
     }
-    return Mono.usingWhen(Mono.just(exchange), start -> read(start, context)
-        .flatMap(read -> formModels(read, context))
-        .flatMap(read -> byAnnotation ? routeCaller(read, context, route)
-            : charge(read, context, route))
-        .onErrorResume(failure -> {
-          Mono<Void> rejected = problems.write(exchange, failure);
-          return rejected != null ? rejected.then(Mono.empty()) : Mono.error(failure);
-        })
-        .flatMap(admitted -> proceed(admitted, chain)),
+    UsageTrackingResponse response = new UsageTrackingResponse(exchange, gateway);
+    if (!parsesForm(context)) {
+      return read(exchange, context, response)
+          .onErrorResume(failure -> rejected(exchange, failure).then(Mono.empty()))
+          .flatMap(read -> byAnnotation
+              ? admit(exchange, Mono.defer(() -> routeCaller(read, context, route)), chain, response)
+              : charge(exchange, read, context, route, chain, response));
+    }
+    return Mono.usingWhen(Mono.just(exchange), start -> admit(exchange,
+        read(start, context, response)
+            .flatMap(read -> formModels(read, context))
+            .flatMap(read -> byAnnotation ? routeCaller(read, context, route)
+                : chargeLater(read, context, route)), chain, response),
         RateLimitWebFilter::cleanupForm, (done, failure) -> cleanupForm(done),
         RateLimitWebFilter::cleanupForm);
+  }
+
+  /** Calls the chain with the exchange once admitted, else writes the problem of its rejection. */
+  private Mono<Void> admit(ServerWebExchange exchange, Mono<ServerWebExchange> admitted,
+      WebFilterChain chain, UsageTrackingResponse response) {
+    return admitted
+        .onErrorResume(failure -> rejected(exchange, failure).then(Mono.empty()))
+        .flatMap(read -> proceed(read, chain, response));
+  }
+
+  /** The problem of a rejected request, or the failure when it is not the gateway's. */
+  private Mono<Void> rejected(ServerWebExchange exchange, Throwable failure) {
+    Mono<Void> rejected = problems.write(exchange, failure);
+    return rejected != null ? rejected : Mono.error(failure);
+  }
+
+  /** Whether the limiter parses the request's form body for its model. */
+  private boolean parsesForm(RateLimitContext context) {
+    return HttpFields.isForm(context.contentType()) && context.modelSource().readsBody()
+        && context.contentLength() <= limits.maxBody();
   }
 
   /** Deletes the parts of a form the limiter parsed, once the exchange is over. */
@@ -187,20 +220,23 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   /**
    * Reads the body the limiter may read, as the servlet adapter's body filter keeps it, and hands it
    * to the context; a body longer than {@code max-body} is marked too long and not re-exposed (the
-   * request is rejected).
+   * request is rejected). Returns the exchange with that body and the response that settles the
+   * request.
    */
-  private Mono<ServerWebExchange> read(ServerWebExchange exchange, RateLimitContext context) {
+  private Mono<ServerWebExchange> read(ServerWebExchange exchange, RateLimitContext context,
+      UsageTrackingResponse response) {
     ServerHttpRequest request = exchange.getRequest();
     HttpMethod method = request.getMethod();
     if (!limits.readBodies()
         || !(HttpMethod.POST.equals(method) || HttpMethod.PUT.equals(method)
             || HttpMethod.PATCH.equals(method))) {
-      return Mono.just(exchange);
+      return Mono.just(exchange.mutate().response(response).build());
     }
     long declared = context.contentLength();
     String type = context.contentType();
     if (declared >= 0 ? declared > limits.maxPeek() || !HttpFields.isJson(type) : HttpFields.isForm(type)) {
-      return Mono.just(exchange); // a declared length above max-body is rejected from the header
+      // a declared length above max-body is rejected from the header
+      return Mono.just(exchange.mutate().response(response).build());
     }
     return DataBufferUtils.join(request.getBody(), (int) limits.maxBody())
         .map(RateLimitWebFilter::bytes)
@@ -209,11 +245,12 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
           context.body(RequestBody.of(bytes, false));
           return exchange.mutate()
               .request(new BufferedRequest(request, bytes, exchange.getResponse().bufferFactory()))
+              .response(response)
               .build();
         })
         .onErrorResume(DataBufferLimitException.class, tooLong -> {
           context.body(RequestBody.of(null, true));
-          return Mono.just(exchange);
+          return Mono.just(exchange.mutate().response(response).build());
         });
   }
 
@@ -289,9 +326,50 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
 
   /**
    * Checks the request and charges its route (none for an annotated handler, which the aspect
-   * charges), writing an admitted call's headers.
+   * charges), writing an admitted call's headers, then calls the chain; a charge the store has
+   * answered by the time it returns goes on at once.
    */
-  private Mono<ServerWebExchange> charge(
+  private Mono<Void> charge(ServerWebExchange exchange, ServerWebExchange read,
+      RateLimitContext context, @Nullable Route route, WebFilterChain chain,
+      UsageTrackingResponse response) {
+    if (route == null || route.needsPrincipal()) {
+      return admit(exchange, chargeLater(read, context, route), chain, response);
+    }
+    CompletableFuture<RateLimitOutcome> charged;
+    try {
+      gateway.check(context);
+      if (context.charged()) {
+        return proceed(read, chain, response);
+      }
+      charged = gateway.chargeAsync(context, route.policy(), support.resolveKeyNow(read, route), 1.0)
+          .toCompletableFuture();
+    } catch (RuntimeException failure) {
+      return rejected(exchange, failure);
+    }
+    if (!charged.isDone()) {
+      return admit(exchange, ReactiveStages.charge(charged, read.getRequest())
+          .map(outcome -> headers(read, outcome)), chain, response);
+    }
+    RateLimitOutcome outcome;
+    try {
+      outcome = charged.join();
+    } catch (CompletionException failure) {
+      return rejected(exchange, failure.getCause());
+    }
+    return proceed(headers(read, outcome), chain, response);
+  }
+
+  /** Writes an admitted call's headers on the exchange's response. */
+  private static ServerWebExchange headers(ServerWebExchange exchange, RateLimitOutcome outcome) {
+    ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
+    return exchange;
+  }
+
+  /**
+   * Checks the request and charges its route as a stage (none for an annotated handler, which the
+   * aspect charges), writing an admitted call's headers.
+   */
+  private Mono<ServerWebExchange> chargeLater(
       ServerWebExchange exchange, RateLimitContext context, @Nullable Route route) {
     gateway.check(context);
     if (route == null || context.charged()) {
@@ -300,10 +378,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     return support.resolveKey(exchange, route)
         .flatMap(key -> ReactiveStages.charge(
             gateway.chargeAsync(context, route.policy(), key, 1.0), exchange.getRequest()))
-        .map(outcome -> {
-          ExchangeRequestSupport.writeHeaders(exchange.getResponse(), outcome);
-          return exchange;
-        });
+        .map(outcome -> headers(exchange, outcome));
   }
 
   /**
@@ -312,7 +387,15 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
    */
   private Mono<Void> proceed(ServerWebExchange exchange, WebFilterChain chain) {
     UsageTrackingResponse response = new UsageTrackingResponse(exchange, gateway);
-    ServerWebExchange tracked = exchange.mutate().response(response).build();
+    return proceed(exchange.mutate().response(response).build(), chain, response);
+  }
+
+  /**
+   * Calls the rest of the chain with an exchange whose response is {@code response}, as {@link
+   * #proceed(ServerWebExchange, WebFilterChain)} does.
+   */
+  private static Mono<Void> proceed(ServerWebExchange tracked, WebFilterChain chain,
+      UsageTrackingResponse response) {
     return chain.filter(tracked)
         .doFinally(response::settle)
         .contextWrite(subscriber -> ReactiveContexts.with(subscriber, tracked));
