@@ -10,7 +10,6 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -552,11 +551,6 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   @Override
   public boolean degraded() {
     return masters.degraded();
-  }
-
-  /** The circuit breakers' configuration (every master's is the same), for tests. */
-  CircuitBreakerConfig breakerConfig() {
-    return masters.single().breaker().config();
   }
 
   /** The Redis side, for tests. */

@@ -129,10 +129,6 @@ final class RedisBreaker {
     return breaker.getState() != CircuitBreaker.State.CLOSED;
   }
 
-  /** The breaker's configuration, for tests. */
-  CircuitBreakerConfig config() {
-    return breaker.getCircuitBreakerConfig();
-  }
 
   /**
    * Runs a monitoring call under the breaker: while it is open, or when Redis fails, {@code
