@@ -58,9 +58,9 @@ abstract class AbstractParityTests {
 
   @ParameterizedTest
   @ValueSource(longs = {1, 2, 3})
-  void randomCallsDecideAsInMemory(long seed) {
+  void randomCallsDecideAsInMemory(long draws) {
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
       for (int op = 0; op < 400; op++) {
@@ -79,11 +79,11 @@ abstract class AbstractParityTests {
 
   @ParameterizedTest
   @ValueSource(longs = {6, 7, 8})
-  void callsRefundedWhenTheyRanLeaveNoTrace(long seed) {
+  void callsRefundedWhenTheyRanLeaveNoTrace(long draws) {
     // a call the failure policy answered, whose late reply was refunded: on Redis only, the
     // in-memory store never sees it, and every later decision and state must still agree
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
       LuaRateLimitStore lua = ((GuardedRedisStore) redis).lua();
@@ -118,9 +118,9 @@ abstract class AbstractParityTests {
 
   @ParameterizedTest
   @ValueSource(longs = {4, 5})
-  void randomReservationsAndReconciliationsDecideAsInMemory(long seed) {
+  void randomReservationsAndReconciliationsDecideAsInMemory(long draws) {
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     List<Reservation[]> open = new ArrayList<>();
     try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
@@ -192,13 +192,13 @@ abstract class AbstractParityTests {
    */
   @ParameterizedTest
   @ValueSource(longs = {21, 22, 23})
-  void randomQuotaReservationsDecideAsInMemory(long seed) {
+  void randomQuotaReservationsDecideAsInMemory(long draws) {
     ManualTicker ticker = new ManualTicker();
     // a wall clock ahead of the real one (Redis expires counters at their period's end and a day)
     AtomicLong wall = new AtomicLong(Instant.now().truncatedTo(ChronoUnit.DAYS)
         .plus(1, ChronoUnit.DAYS).plus(50, ChronoUnit.MINUTES).toEpochMilli());
     InstantSource clock = () -> Instant.ofEpochMilli(wall.get());
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     List<Reservation[]> open = new ArrayList<>();
     int denied = 0;
     int crossed = 0;
@@ -261,9 +261,9 @@ abstract class AbstractParityTests {
    */
   @ParameterizedTest
   @ValueSource(longs = {15, 16})
-  void largeAndSlowBucketsDecideAsInMemory(long seed) {
+  void largeAndSlowBucketsDecideAsInMemory(long draws) {
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     try (RateLimitStore memory = memory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
       int retries = 0;
@@ -330,9 +330,9 @@ abstract class AbstractParityTests {
 
   @ParameterizedTest
   @ValueSource(longs = {9, 10, 11})
-  void keysMovingBetweenPlansDecideAsInMemory(long seed) {
+  void keysMovingBetweenPlansDecideAsInMemory(long draws) {
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     try (RateLimitStore memory = memory(ticker);
         RedisRateLimitStore redis = redis(ticker).build()) {
       int variants = 0;
@@ -377,8 +377,8 @@ abstract class AbstractParityTests {
 
   @ParameterizedTest
   @ValueSource(longs = {12, 13, 14})
-  void slotsTakenReleasedAndExpiringDecideAsInMemory(long seed) {
-    slotsDecideAsInMemory(seed, redis(new ManualTicker()), false);
+  void slotsTakenReleasedAndExpiringDecideAsInMemory(long draws) {
+    slotsDecideAsInMemory(draws, redis(new ManualTicker()), false);
   }
 
   /**
@@ -388,13 +388,13 @@ abstract class AbstractParityTests {
    */
   @ParameterizedTest
   @ValueSource(longs = {12, 13, 14})
-  void slotsRenewedByTheirHolderDecideAsInMemory(long seed) {
-    slotsDecideAsInMemory(seed, redis(new ManualTicker()).slotLease(Duration.ofMillis(2_001)), true);
+  void slotsRenewedByTheirHolderDecideAsInMemory(long draws) {
+    slotsDecideAsInMemory(draws, redis(new ManualTicker()).slotLease(Duration.ofMillis(2_001)), true);
   }
 
-  private void slotsDecideAsInMemory(long seed, RedisRateLimitStore.Builder builder, boolean renew) {
+  private void slotsDecideAsInMemory(long draws, RedisRateLimitStore.Builder builder, boolean renew) {
     ManualTicker ticker = new ManualTicker();
-    Random rnd = new Random(seed);
+    Random rnd = new Random(draws);
     List<Reservation[]> open = new ArrayList<>();
     try (RateLimitStore memory = memory(ticker);
         RedisRateLimitStore redis = builder.ticker(ticker).build()) {
