@@ -183,6 +183,98 @@ public interface RateLimitStore extends AutoCloseable {
     return CompletableFuture.completedFuture(null);
   }
 
+  /**
+   * Decides one call like {@link #reserve(List, List, double, Consumption, Composition)} and also
+   * checks and charges the {@link Upstream} the call goes to, in the same atomic step, for every
+   * caller of the store (on a distributed store, across every instance).
+   *
+   * <p>The caller's levels are decided first, exactly as without an upstream: when one of them
+   * denies, the decision is the one {@code reserve} without an upstream gives (with what a
+   * sequential deny charges), and the upstream is neither charged nor reported. When they all
+   * admit the call, the upstream decides it: its window counts 1 request, its model tokens the
+   * estimate's model tokens, its concurrency one slot, and the provider's last {@linkplain
+   * #report report} applies (a closed upstream or a reported remaining count too small denies). An
+   * upstream deny is {@link Reason#UPSTREAM_LIMIT}, naming the upstream's {@linkplain
+   * Upstream#budget() budget} as its level, and charges nothing at any level, whatever the
+   * composition: the caller may wait and try again at no cost to its own budgets. An estimate
+   * above the upstream's model-token limit is refused with {@link Reason#COST_EXCEEDS_CAPACITY}
+   * before any state is read. An admitted call's reservation carries the upstream's budget as its
+   * last level, its key the upstream's name, so that {@link #reconcile(Reservation, Consumption)}
+   * settles the upstream's model tokens and {@link #release} frees its slot.
+   *
+   * @param levels the caller's budgets, root first; names distinct, none an upstream's
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume
+   * @param composition the composition mode of the caller's levels
+   * @param upstream the upstream the call goes to
+   * @return the decision with what was reserved
+   * @throws IllegalArgumentException on bad input, as {@code reserve}, or a level whose budget is an
+   *     upstream's
+   * @throws UnsupportedOperationException if this store keeps no upstreams
+   */
+  default Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    throw new UnsupportedOperationException(getClass().getName() + " keeps no upstreams");
+  }
+
+  /**
+   * Decides one call and its upstream like {@link #reserve(List, List, double, Consumption,
+   * Composition, Upstream)} without blocking the caller on I/O.
+   *
+   * @param levels the caller's budgets, root first
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume
+   * @param composition the composition mode of the caller's levels
+   * @param upstream the upstream the call goes to
+   * @return a stage that completes with the decision and what was reserved
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    return CompletableFuture.completedFuture(
+        reserve(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /**
+   * Applies what the provider reported in a response to the upstream's state, for every caller of
+   * the store, by the rules on {@link ProviderReport}.
+   *
+   * @param upstream the upstream that answered
+   * @param report what its response said
+   * @throws IllegalArgumentException if an argument is null
+   * @throws UnsupportedOperationException if this store keeps no upstreams
+   */
+  default void report(Upstream upstream, ProviderReport report) {
+    throw new UnsupportedOperationException(getClass().getName() + " keeps no upstreams");
+  }
+
+  /**
+   * Applies a provider's report like {@link #report} without blocking the caller on I/O.
+   *
+   * @param upstream the upstream that answered
+   * @param report what its response said
+   * @return a stage that completes once the report is applied (or lost to a store failure)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  default CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report) {
+    report(upstream, report);
+    return CompletableFuture.completedFuture(null);
+  }
+
+  /**
+   * Reads where an upstream stands, charging nothing.
+   *
+   * @param upstream the upstream
+   * @return its status now
+   * @throws IllegalArgumentException if the argument is null
+   * @throws UnsupportedOperationException if this store keeps no upstreams
+   */
+  default UpstreamStatus upstreamStatus(Upstream upstream) {
+    throw new UnsupportedOperationException(getClass().getName() + " keeps no upstreams");
+  }
+
   /** Throws if a level has a quota: for stores that keep none. */
   private void requireNoQuotas(List<Budget> levels) {
     for (Budget b : levels) {

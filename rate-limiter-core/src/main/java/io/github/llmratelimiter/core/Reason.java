@@ -69,5 +69,15 @@ public enum Reason {
    * The store could not decide (a distributed store that does not answer) and its failure policy is
    * to deny: nothing was charged, and the call may succeed once the store answers again.
    */
-  STORE_UNAVAILABLE
+  STORE_UNAVAILABLE,
+
+  /**
+   * Every level of the caller admitted the call, but its {@link Upstream} did not: the upstream's
+   * window, model tokens or slots are all used, or the provider's last {@linkplain ProviderReport
+   * report} leaves nothing or closed it. Nothing was charged at any level, whatever the composition,
+   * so a caller may wait and try again without spending its own budgets. It is retryable, with the
+   * time until the upstream's state that denies the call lapses as its wait (for slots, until the
+   * earliest lease expires: an upper bound).
+   */
+  UPSTREAM_LIMIT
 }
