@@ -31,6 +31,13 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
   /** The error code of a deny by a quota, in OpenAI's {@code error} object. */
   public static final String QUOTA_ERROR_CODE = "quota_exceeded";
 
+  /** The {@code type} of the 429 of a call whose upstream's capacity is used. */
+  public static final URI UPSTREAM_LIMITED_TYPE =
+      URI.create("urn:llmratelimiter:problem:upstream-capacity");
+
+  /** The {@code title} of the 429 of a call whose upstream's capacity is used. */
+  public static final String UPSTREAM_LIMITED_TITLE = "Upstream capacity exhausted";
+
   private final URI rateLimitedType;
 
   /**
@@ -71,6 +78,24 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
       problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
     }
     return problem;
+  }
+
+  /** The 429 of a call its upstream denied: the provider's capacity, not the caller's budget. */
+  static RateLimitProblem upstreamProblem(RateLimitOutcome outcome, @Nullable String path) {
+    Decision d = outcome.decision();
+    String upstream = outcome.upstream() == null ? d.level() : outcome.upstream().name();
+    String detail = "The provider capacity of upstream '" + upstream + "' is used for now (by"
+        + " every caller, not by this caller's own limits); retry after " + d.retryAfterMs()
+        + " ms.";
+    RateLimitProblem problem = RateLimitProblem.of(429, detail, path)
+        .withType(UPSTREAM_LIMITED_TYPE);
+    problem = new RateLimitProblem(problem.status(), problem.type(), UPSTREAM_LIMITED_TITLE,
+        problem.detail(), problem.instance(), problem.members());
+    return problem.with("reason", d.reason().name())
+        .with("policy", outcome.policy().name())
+        .with("upstream", upstream)
+        .with("retryable", d.retryable())
+        .with("retryAfterMs", d.retryAfterMs());
   }
 
   /** The 429 of a call a quota denied. */

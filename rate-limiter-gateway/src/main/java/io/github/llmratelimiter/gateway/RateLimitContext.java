@@ -4,6 +4,7 @@ import io.github.llmratelimiter.gateway.internal.BodyModel;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -36,6 +37,7 @@ public final class RateLimitContext {
   /** The parsed JSON body: a map, {@link #NOT_AN_OBJECT}, or null until parsed. */
   private volatile @Nullable Object parsedBody;
   private volatile @Nullable RateLimitOutcome outcome;
+  private final AtomicBoolean reported = new AtomicBoolean();
 
   RateLimitContext(
       long contentLength, @Nullable String contentType, JsonReader json, BodyLimits limits) {
@@ -163,6 +165,32 @@ public final class RateLimitContext {
    */
   public @Nullable RateLimitOutcome outcome() {
     return outcome;
+  }
+
+  /**
+   * Returns the upstream of an admitted call whose provider's response is still to be read, and
+   * marks it read: the upstream once, then {@code null}.
+   *
+   * @return the upstream, or {@code null} when the call was not admitted to an upstream or its
+   *     response was read already
+   */
+  io.github.llmratelimiter.core.@Nullable Upstream claimReport() {
+    RateLimitOutcome o = outcome;
+    if (o == null || o.upstream() == null || o.decision().denied() || o.degraded()
+        || !reported.compareAndSet(false, true)) {
+      return null;
+    }
+    return o.upstream();
+  }
+
+  /**
+   * Returns whether the request was admitted to an upstream whose response is still to be read.
+   *
+   * @return whether a front door should report the response's provider headers
+   */
+  public boolean reports() {
+    RateLimitOutcome o = outcome;
+    return o != null && o.upstream() != null && o.decision().allowed() && !reported.get();
   }
 
   /**

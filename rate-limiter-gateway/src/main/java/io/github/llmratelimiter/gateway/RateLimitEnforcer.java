@@ -3,10 +3,12 @@ package io.github.llmratelimiter.gateway;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Upstream;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,6 +49,16 @@ import org.jspecify.annotations.Nullable;
  * the store takes a slot in the same call ({@link RateLimitStore#reserve}) and the outcome carries
  * the {@link CallSlots} that give it back when the call ends.
  *
+ * <p>When a call goes to an {@link Upstream} (its policy or model routes it there, {@link
+ * UpstreamRoutes}), it is decided with {@link RateLimitStore#reserve(List, List, double,
+ * Consumption, io.github.llmratelimiter.core.Composition, Upstream)}: its levels and the upstream
+ * in one store call, with a {@link Consumption} of one request, its estimated model tokens (asked
+ * when a level or the upstream limits model tokens) and its estimated cost. The outcome names the
+ * upstream ({@link RateLimitOutcome#upstream()}); its reservation's last level is the upstream's, so
+ * the call's settlement and release reach the upstream too. An upstream's deny ({@link
+ * Reason#UPSTREAM_LIMIT}) is enforced in shadow mode as well: it is the provider's capacity, not
+ * the policy's. A call that goes to no upstream is decided exactly as without upstreams.
+ *
  * <p>Every decision is offered twice: {@link #acquire(String, RateLimitKey, double, LongSupplier)}
  * answers on the calling thread, {@link #acquireAsync} through the store's asynchronous API without
  * blocking the caller (for an event loop). Both give the same outcomes and failures.
@@ -63,6 +75,7 @@ public final class RateLimitEnforcer {
   private final StoreFailure storeFailure;
   private final Supplier<? extends List<RateLimitObserver>> observerSupplier;
   private final RateLimitPlanResolver plans;
+  private final UpstreamRoutes routes;
   private volatile @Nullable List<RateLimitObserver> observers;
   /**
    * The unknown plan names a resolver gave and the failures of resolvers and observers, each logged
@@ -100,16 +113,34 @@ public final class RateLimitEnforcer {
    */
   public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
       Supplier<? extends List<RateLimitObserver>> observers, RateLimitPlanResolver plans) {
+    this(store, policies, storeFailure, observers, plans, UpstreamRoutes.NONE);
+  }
+
+  /**
+   * Creates the enforcer with the resolver of each key's plan and the upstreams calls go to.
+   *
+   * @param store the store that decides; it must keep upstreams when {@code routes} has any
+   * @param policies the policies
+   * @param storeFailure what to do when the store fails
+   * @param observers the observers, in the order they are told; asked once, on the first decision
+   * @param plans names each API key's plan
+   * @param routes which upstream each call goes to ({@link UpstreamRoutes#NONE}: none)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
+      Supplier<? extends List<RateLimitObserver>> observers, RateLimitPlanResolver plans,
+      UpstreamRoutes routes) {
     if (store == null || policies == null || storeFailure == null || observers == null
-        || plans == null) {
+        || plans == null || routes == null) {
       throw new IllegalArgumentException(
-          "store, policies, storeFailure, observers and plans must not be null");
+          "store, policies, storeFailure, observers, plans and routes must not be null");
     }
     this.store = store;
     this.policies = policies;
     this.storeFailure = storeFailure;
     this.observerSupplier = observers;
     this.plans = plans;
+    this.routes = routes;
   }
 
   /**
@@ -148,7 +179,10 @@ public final class RateLimitEnforcer {
     Call call = shape.under(plan(key.apiKey()));
     RateLimitOutcome outcome;
     try {
-      outcome = call.quotas
+      outcome = call.upstream != null
+          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
+              policies.composition(), call.upstream))
+          : call.quotas
           ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
               policies.composition()))
           : call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate,
@@ -251,7 +285,10 @@ public final class RateLimitEnforcer {
       Call call, double cost, long start, CompletableFuture<RateLimitOutcome> result) {
     CompletionStage<RateLimitOutcome> decided;
     try {
-      decided = call.quotas
+      decided = call.upstream != null
+          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
+              policies.composition(), call.upstream).thenApply(call::outcome)
+          : call.quotas
           ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
               policies.composition()).thenApply(call::outcome)
           : store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
@@ -367,7 +404,8 @@ public final class RateLimitEnforcer {
     }
     // a plan's variants limit the same components as the defaults: the shape is every plan's
     List<Budget> levels = policy.budgets(key);
-    boolean limitsModelTokens = false;
+    Upstream upstream = routes.route(policy.name(), key.model());
+    boolean limitsModelTokens = upstream != null && upstream.modelTokens() != null;
     for (Budget level : levels) {
       limitsModelTokens |= level.modelTokens() != null;
     }
@@ -377,9 +415,9 @@ public final class RateLimitEnforcer {
       throw new InvalidRateLimitRequestException(
           "the model-token estimate must be >= 0, but was " + estimated, null);
     }
-    long spend = quotas ? policies.prices().estimate(key.model(), estimated) : 0;
+    long spend = quotas || upstream != null ? policies.prices().estimate(key.model(), estimated) : 0;
     return new Call(policy, key, levels, policy.keys(key), estimated, quotas, spend,
-        policy.defaultPlan());
+        policy.defaultPlan(), upstream);
   }
 
   /** The outcome of a store that failed: a failure to decide, or input it rejected. */
@@ -490,6 +528,86 @@ public final class RateLimitEnforcer {
   }
 
   /**
+   * Applies what a provider's response said to its upstream's state ({@link
+   * RateLimitStore#report}) and tells the observers; a report that says nothing is skipped, and a
+   * store failure is logged (the next report corrects the state).
+   *
+   * @param upstream the upstream that answered
+   * @param report what its response said
+   * @param status the response's status (429: the provider refused the call)
+   * @throws IllegalArgumentException if an argument is null
+   */
+  public void report(Upstream upstream, ProviderReport report, int status) {
+    if (upstream == null || report == null) {
+      throw new IllegalArgumentException("upstream and report must not be null");
+    }
+    if (!report.isEmpty()) {
+      try {
+        store.report(upstream, report);
+      } catch (RuntimeException e) {
+        reportFailed(upstream, e);
+      }
+    }
+    reported(upstream, report, status);
+  }
+
+  /**
+   * Applies a provider's report like {@link #report} without blocking the caller on the store.
+   *
+   * @param upstream the upstream that answered
+   * @param report what its response said
+   * @param status the response's status
+   * @return a stage that completes once the report is applied or lost (logged); it never fails
+   * @throws IllegalArgumentException if an argument is null
+   */
+  public CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report, int status) {
+    if (upstream == null || report == null) {
+      throw new IllegalArgumentException("upstream and report must not be null");
+    }
+    reported(upstream, report, status);
+    if (report.isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletionStage<Void> applied;
+    try {
+      applied = store.reportAsync(upstream, report);
+    } catch (RuntimeException e) {
+      reportFailed(upstream, e);
+      return CompletableFuture.completedFuture(null);
+    }
+    return applied.handle((ignored, failure) -> {
+      if (failure != null) {
+        reportFailed(upstream, unwrap(failure));
+      }
+      return null;
+    });
+  }
+
+  private void reported(Upstream upstream, ProviderReport report, int status) {
+    for (RateLimitObserver o : observers()) {
+      try {
+        o.onProviderReport(upstream, report, status);
+      } catch (RuntimeException e) {
+        observerFailed(o, e);
+      }
+    }
+  }
+
+  private static void reportFailed(Upstream upstream, Throwable e) {
+    LOG.log(System.Logger.Level.WARNING, "Could not apply the provider's report on upstream '"
+        + upstream.name() + "': " + e);
+  }
+
+  /**
+   * Returns which upstream each call goes to.
+   *
+   * @return the routes ({@link UpstreamRoutes#NONE} when no upstream is configured)
+   */
+  public UpstreamRoutes upstreamRoutes() {
+    return routes;
+  }
+
+  /**
    * Returns the resolver of each key's plan.
    *
    * @return the resolver
@@ -560,9 +678,10 @@ public final class RateLimitEnforcer {
     final boolean quotas;
     final long spend;
     final String plan;
+    final @Nullable Upstream upstream;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
-        long estimate, boolean quotas, long spend, String plan) {
+        long estimate, boolean quotas, long spend, String plan, @Nullable Upstream upstream) {
       this.policy = policy;
       this.key = key;
       this.levels = levels;
@@ -571,12 +690,13 @@ public final class RateLimitEnforcer {
       this.quotas = quotas;
       this.spend = spend;
       this.plan = plan;
+      this.upstream = upstream;
     }
 
     /** This call under a plan: the plan's variants of its levels. */
     Call under(String name) {
       return name.equals(plan) ? this : new Call(policy, key, policy.budgets(key, name), keys,
-          estimate, quotas, spend, name);
+          estimate, quotas, spend, name, upstream);
     }
 
     /** What the call is estimated to consume, for its quotas. */
@@ -594,12 +714,14 @@ public final class RateLimitEnforcer {
         shadow = shadowQuota(r);
       }
       return new RateLimitOutcome(policy, key, shadow != null && r.decision().denied()
-          ? admitted(shadow) : r.decision(), levels, false, r, handle, plan, slots, shadow);
+          ? admitted(shadow) : r.decision(), levels, false, r, handle, plan, slots, shadow,
+          upstream);
     }
 
     /** The store's deny when the policy is in shadow mode (a store that cannot decide denies). */
     private @Nullable Decision shadowDeny(Decision d) {
-      return d.denied() && !policy.enforce() && d.reason() != Reason.STORE_UNAVAILABLE ? d : null;
+      return d.denied() && !policy.enforce() && d.reason() != Reason.STORE_UNAVAILABLE
+          && d.reason() != Reason.UPSTREAM_LIMIT ? d : null;
     }
   }
 

@@ -1,14 +1,18 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -32,7 +36,11 @@ import org.jspecify.annotations.Nullable;
  *       the steps above (429, 401, 400, 413, 503 with their headers and problem body);
  *   <li><b>settle</b> ({@link #settle}, {@link #settleAsync}): the reserved model tokens and quota
  *       charges reconciled with the response's usage (its cost priced from the prompt, cached and
- *       completion tokens), refunded for a failed call, or kept as estimated.
+ *       completion tokens), refunded for a failed call, or kept as estimated;
+ *   <li><b>report</b> ({@link #report(RateLimitContext, int, Function)}): for a call that went to
+ *       an upstream, what the provider's rate-limit headers said ({@link ProviderHeaders}) is
+ *       applied to the upstream's state for every instance; a provider's 429 closes the upstream
+ *       until its retry time.
  * </ol>
  *
  * <p>Thread-safe; one instance serves every request.
@@ -46,6 +54,7 @@ public final class RateLimitGateway {
   private final MissingKey missingKey;
   private final String anonymousKey;
   private final RateLimitProblemFactory problems;
+  private final ProviderHeaders providerHeaders;
 
   private RateLimitGateway(Builder b) {
     this.enforcer = b.enforcer;
@@ -55,6 +64,7 @@ public final class RateLimitGateway {
     this.missingKey = b.missingKey;
     this.anonymousKey = b.anonymousKey;
     this.problems = b.problems;
+    this.providerHeaders = b.providerHeaders;
   }
 
   /**
@@ -350,7 +360,9 @@ public final class RateLimitGateway {
    *
    * <ul>
    *   <li>{@link RateLimitExceededException}: 429 with the outcome's rate-limit headers ({@code
-   *       Retry-After} and {@code retry-after-ms} when retryable); a deny whose reason is {@link
+   *       Retry-After} and {@code retry-after-ms} when retryable; the headers describe the caller's
+   *       policy even when the call's upstream denied it, whose problem is {@link
+   *       RateLimitProblemFactory#upstreamLimited}); a deny whose reason is {@link
    *       Reason#STORE_UNAVAILABLE} (a store whose backend is down, failing closed) is not a rate
    *       limit and becomes the 503 below, with the store's retry time;
    *   <li>{@link MissingApiKeyException}: 401, with {@code WWW-Authenticate: Bearer} when the
@@ -374,7 +386,9 @@ public final class RateLimitGateway {
         return unavailable(new RateLimitStoreUnavailableException(
             e.outcome().policy().name(), Math.max(1, e.decision().retryAfterMs())), path);
       }
-      return new RateLimitRejection(problems.rateLimited(e.outcome(), path), headers(e.outcome()));
+      return new RateLimitRejection(e.outcome().upstreamDenied()
+          ? problems.upstreamLimited(e.outcome(), path)
+          : problems.rateLimited(e.outcome(), path), headers(e.outcome()));
     }
     if (t instanceof MissingApiKeyException e) {
       return e.source() == KeySource.PRINCIPAL
@@ -527,6 +541,115 @@ public final class RateLimitGateway {
   }
 
   /**
+   * Reads the provider's rate-limit headers from the response of a request that went to an
+   * upstream, and applies them to the upstream's state ({@link RateLimitEnforcer#report}), once
+   * per request; nothing for a request that was not admitted to an upstream. The values the
+   * limiter itself wrote on the response (its own {@code x-ratelimit-*} and {@code Retry-After}
+   * headers of the caller's policy) are left out, so that a front door may pass the headers of the
+   * response it sends, where the application copied the provider's.
+   *
+   * @param context the request's context
+   * @param status the status of the provider's response (429: the provider refused the call)
+   * @param headers every value of a response header by its lower-case name, null or empty when
+   *     absent
+   * @return whether a report was made (the request went to an upstream and was not reported yet)
+   */
+  public boolean report(RateLimitContext context, int status,
+      Function<String, @Nullable List<String>> headers) {
+    RateLimitOutcome outcome = context.outcome();
+    Upstream upstream = context.claimReport();
+    if (upstream == null || outcome == null) {
+      return false;
+    }
+    enforcer.report(upstream, providerReport(outcome, status, headers), status);
+    return true;
+  }
+
+  /**
+   * Reports a response like {@link #report(RateLimitContext, int, Function)} without blocking the
+   * caller on the store.
+   *
+   * @param context the request's context
+   * @param status the status of the provider's response
+   * @param headers every value of a response header by its lower-case name
+   * @return a stage that completes once the report is applied (or lost, and logged), with whether a
+   *     report was made; it never fails
+   */
+  public CompletionStage<Boolean> reportAsync(RateLimitContext context, int status,
+      Function<String, @Nullable List<String>> headers) {
+    RateLimitOutcome outcome = context.outcome();
+    Upstream upstream = context.claimReport();
+    if (upstream == null || outcome == null) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return enforcer.reportAsync(upstream, providerReport(outcome, status, headers), status)
+        .thenApply(ignored -> true);
+  }
+
+  /**
+   * Reports a provider's response to a call on a named upstream: the hook for code that calls the
+   * provider itself (a {@code @RateLimited} method, a client), with the headers of the provider's
+   * response as they came.
+   *
+   * @param upstream the name of a configured upstream ({@code ratelimiter.upstreams.<name>})
+   * @param status the status of the provider's response (429: the provider refused the call)
+   * @param headers every value of a response header by its lower-case name, null or empty when
+   *     absent
+   * @throws IllegalArgumentException if no upstream has that name, or an argument is null
+   */
+  public void report(String upstream, int status, Function<String, @Nullable List<String>> headers) {
+    if (headers == null) {
+      throw new IllegalArgumentException("headers must not be null");
+    }
+    enforcer.report(named(upstream), providerHeaders.parse(status, headers), status);
+  }
+
+  /**
+   * Reports a provider's response to a call on a named upstream like {@link #report(String, int,
+   * Function)} without blocking the caller on the store.
+   *
+   * @param upstream the name of a configured upstream
+   * @param status the status of the provider's response
+   * @param headers every value of a response header by its lower-case name
+   * @return a stage that completes once the report is applied or lost (logged); it never fails
+   * @throws IllegalArgumentException if no upstream has that name, or an argument is null
+   */
+  public CompletionStage<Void> reportAsync(String upstream, int status,
+      Function<String, @Nullable List<String>> headers) {
+    if (headers == null) {
+      throw new IllegalArgumentException("headers must not be null");
+    }
+    return enforcer.reportAsync(named(upstream), providerHeaders.parse(status, headers), status);
+  }
+
+  private Upstream named(String upstream) {
+    return enforcer.upstreamRoutes().upstream(upstream).orElseThrow(() ->
+        new IllegalArgumentException("upstream must be one of "
+            + enforcer.upstreamRoutes().upstreams().keySet() + ", but was '" + upstream + "'"));
+  }
+
+  /** The provider's report from a response's headers, without the values the limiter wrote. */
+  private ProviderReport providerReport(RateLimitOutcome outcome, int status,
+      Function<String, @Nullable List<String>> headers) {
+    Map<String, List<String>> ours = new java.util.HashMap<>();
+    for (ResponseHeader h : headers(outcome)) {
+      ours.computeIfAbsent(h.name().toLowerCase(Locale.ROOT), n -> new ArrayList<>()).add(h.value());
+    }
+    return providerHeaders.parse(status, name -> {
+      List<String> values = headers.apply(name);
+      List<String> own = ours.get(name);
+      if (values == null || values.isEmpty() || own == null) {
+        return values;
+      }
+      List<String> theirs = new ArrayList<>(values);
+      for (String v : own) {
+        theirs.remove(v);
+      }
+      return theirs;
+    });
+  }
+
+  /**
    * Returns a scanner that finds the usage in a response's body as it is written.
    *
    * @return a new scanner, for one response
@@ -573,6 +696,7 @@ public final class RateLimitGateway {
     private String anonymousKey = "anonymous";
     private RateLimitProblemFactory problems =
         new DefaultRateLimitProblemFactory(DefaultRateLimitProblemFactory.RATE_LIMITED_TYPE);
+    private ProviderHeaders providerHeaders = ProviderHeaders.system();
 
     private Builder(RateLimitEnforcer enforcer, JsonReader json) {
       if (enforcer == null || json == null) {
@@ -634,6 +758,19 @@ public final class RateLimitGateway {
      */
     public Builder problems(RateLimitProblemFactory factory) {
       this.problems = notNull("problems", factory);
+      return this;
+    }
+
+    /**
+     * Sets the parser of providers' rate-limit headers; the default is {@link
+     * ProviderHeaders#system()}.
+     *
+     * @param parser the parser
+     * @return this builder
+     * @throws IllegalArgumentException if it is null
+     */
+    public Builder providerHeaders(ProviderHeaders parser) {
+      this.providerHeaders = notNull("providerHeaders", parser);
       return this;
     }
 

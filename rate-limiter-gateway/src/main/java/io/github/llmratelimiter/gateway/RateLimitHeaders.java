@@ -61,6 +61,10 @@ import org.jspecify.annotations.Nullable;
  *       {@code retry-after-ms}. A deny that waiting cannot clear gets neither.
  * </ul>
  *
+ * <p>They describe the caller's policy only: a call that goes to an upstream shows none of the
+ * upstream's figures, and a call its upstream denied shows its own levels' with the upstream's
+ * {@code Retry-After}.
+ *
  * <p>The figures are the store's per component ({@link Reservation#components()}). An outcome
  * without them (a decision alone, or a deny for which no state was read: a cost or an estimate
  * that never fits, a full table, a store that could not decide) names in {@code RateLimit} the
@@ -164,6 +168,9 @@ public final class RateLimitHeaders {
     }
     long nowMs = reservation == null ? 0 : reservation.quotaAtMs();
     List<LevelRemaining> figures = reservation == null ? List.of() : reservation.components();
+    if (figures.size() == t.levels.size() + 1 && outcome.upstream() != null) {
+      figures = figures.subList(0, t.levels.size()); // the upstream's: not the caller's to see
+    }
     if (figures.size() == t.levels.size()) {
       perComponent(t, d, figures, quotas, denying, nowMs, sink);
     } else {

@@ -37,4 +37,16 @@ public interface RateLimitObserver {
    */
   default void onSettle(String policy, io.github.llmratelimiter.core.Reservation reservation,
       io.github.llmratelimiter.core.Consumption actual) {}
+
+  /**
+   * Called after a provider's response to a call that went to an upstream was read ({@link
+   * RateLimitEnforcer#report}), whatever it said.
+   *
+   * @param upstream the upstream that answered (its name is configuration, not a caller's value)
+   * @param report what its rate-limit headers said ({@link
+   *     io.github.llmratelimiter.core.ProviderReport#EMPTY} when nothing)
+   * @param status the response's status; 429 when the provider refused the call
+   */
+  default void onProviderReport(io.github.llmratelimiter.core.Upstream upstream,
+      io.github.llmratelimiter.core.ProviderReport report, int status) {}
 }

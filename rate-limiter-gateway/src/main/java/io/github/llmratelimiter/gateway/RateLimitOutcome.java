@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Upstream;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -29,6 +30,10 @@ import org.jspecify.annotations.Nullable;
  * @param shadowDeny the store's deny of a call its policy admitted in shadow mode ({@link
  *     RateLimitPolicy#enforce()} false): the reason and wait it would have been denied with; {@code
  *     null} when the store did not deny it or the policy is enforced
+ * @param upstream the provider account the call goes to ({@link UpstreamRoutes}), decided with
+ *     the call's levels in the same store call; {@code null} when the call has none. Its
+ *     reservation's last level is then the upstream's budget, so that settling and releasing the
+ *     call settle and release the upstream too
  */
 public record RateLimitOutcome(
     RateLimitPolicy policy,
@@ -40,7 +45,8 @@ public record RateLimitOutcome(
     @Nullable ModelTokenReservation modelTokens,
     String plan,
     @Nullable CallSlots slots,
-    @Nullable Decision shadowDeny) {
+    @Nullable Decision shadowDeny,
+    @Nullable Upstream upstream) {
 
   /**
    * Validates the outcome.
@@ -61,6 +67,28 @@ public record RateLimitOutcome(
   }
 
   /**
+   * Returns an outcome of a call that goes to no upstream.
+   *
+   * @param policy the policy applied
+   * @param key the caller
+   * @param decision the store's decision
+   * @param levels the budgets decided on, root first
+   * @param degraded whether the store failed and the call was let through
+   * @param reservation the store's answer on the reserved budgets, or {@code null}
+   * @param modelTokens the handle that settles the reservation, or {@code null}
+   * @param plan the plan the call was decided under
+   * @param slots the handle that gives back the call's slots, or {@code null}
+   * @param shadowDeny the deny of a call admitted in shadow mode, or {@code null}
+   */
+  public RateLimitOutcome(RateLimitPolicy policy, RateLimitKey key, Decision decision,
+      List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
+      @Nullable ModelTokenReservation modelTokens, String plan, @Nullable CallSlots slots,
+      @Nullable Decision shadowDeny) {
+    this(policy, key, decision, levels, degraded, reservation, modelTokens, plan, slots,
+        shadowDeny, null);
+  }
+
+  /**
    * Returns an outcome that is not a shadow deny.
    *
    * @param policy the policy applied
@@ -76,7 +104,8 @@ public record RateLimitOutcome(
   public RateLimitOutcome(RateLimitPolicy policy, RateLimitKey key, Decision decision,
       List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
       @Nullable ModelTokenReservation modelTokens, String plan, @Nullable CallSlots slots) {
-    this(policy, key, decision, levels, degraded, reservation, modelTokens, plan, slots, null);
+    this(policy, key, decision, levels, degraded, reservation, modelTokens, plan, slots, null,
+        null);
   }
 
   /**
@@ -94,7 +123,7 @@ public record RateLimitOutcome(
       List<Budget> levels, boolean degraded, @Nullable Reservation reservation,
       @Nullable ModelTokenReservation modelTokens) {
     this(policy, key, decision, levels, degraded, reservation, modelTokens,
-        policy == null ? "" : policy.defaultPlan(), null, null);
+        policy == null ? "" : policy.defaultPlan(), null, null, null);
   }
 
   /**
@@ -123,6 +152,16 @@ public record RateLimitOutcome(
       }
     }
     return levels.get(levels.size() - 1);
+  }
+
+  /**
+   * Returns whether the call's upstream denied it: every level of the caller admitted it, but the
+   * provider's capacity is used ({@link Reason#UPSTREAM_LIMIT}).
+   *
+   * @return whether the upstream denied the call
+   */
+  public boolean upstreamDenied() {
+    return decision.reason() == Reason.UPSTREAM_LIMIT;
   }
 
   /**

@@ -19,6 +19,22 @@ public interface RateLimitProblemFactory {
   RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path);
 
   /**
+   * Returns the body of a 429 response to a call that its caller's budgets admitted but its
+   * upstream did not ({@link io.github.llmratelimiter.core.Reason#UPSTREAM_LIMIT}): the provider
+   * account's capacity is used, not the caller's. The default has the type {@link
+   * DefaultRateLimitProblemFactory#UPSTREAM_LIMITED_TYPE}, the title "Upstream capacity
+   * exhausted", and the members {@code reason}, {@code policy}, {@code upstream}, {@code
+   * retryable} and {@code retryAfterMs}.
+   *
+   * @param outcome the denied outcome ({@link RateLimitOutcome#upstream()} is its upstream)
+   * @param path the request's path (the problem's instance), or {@code null}
+   * @return the problem, with status 429
+   */
+  default RateLimitProblem upstreamLimited(RateLimitOutcome outcome, @Nullable String path) {
+    return DefaultRateLimitProblemFactory.upstreamProblem(outcome, path);
+  }
+
+  /**
    * Returns the body of a 401 response to a request without an API key.
    *
    * @param path the request's path, or {@code null}
