@@ -557,12 +557,54 @@ public final class RateLimitGateway {
   public boolean report(RateLimitContext context, int status,
       Function<String, @Nullable List<String>> headers) {
     RateLimitOutcome outcome = context.outcome();
-    Upstream upstream = context.claimReport();
-    if (upstream == null || outcome == null) {
+    return context.claimReport() != null && outcome != null && report(outcome, status, headers);
+  }
+
+  /**
+   * Reads the provider's rate-limit headers from the response to an admitted call and applies them
+   * to its upstream, like {@link #report(RateLimitContext, int, Function)}, for a front door that
+   * keeps the outcome rather than a context (it reports each call once); nothing for an outcome
+   * that was denied, degraded or went to no upstream.
+   *
+   * @param outcome the call's outcome
+   * @param status the status of the provider's response (429: the provider refused the call)
+   * @param headers every value of a response header by its lower-case name
+   * @return whether a report was made
+   */
+  public boolean report(RateLimitOutcome outcome, int status,
+      Function<String, @Nullable List<String>> headers) {
+    Upstream upstream = reportable(outcome);
+    if (upstream == null) {
       return false;
     }
     enforcer.report(upstream, providerReport(outcome, status, headers), status);
     return true;
+  }
+
+  /**
+   * Reports a response like {@link #report(RateLimitOutcome, int, Function)} without blocking the
+   * caller on the store.
+   *
+   * @param outcome the call's outcome
+   * @param status the status of the provider's response
+   * @param headers every value of a response header by its lower-case name
+   * @return a stage that completes once the report is applied (or lost, and logged), with whether a
+   *     report was made; it never fails
+   */
+  public CompletionStage<Boolean> reportAsync(RateLimitOutcome outcome, int status,
+      Function<String, @Nullable List<String>> headers) {
+    Upstream upstream = reportable(outcome);
+    if (upstream == null) {
+      return CompletableFuture.completedFuture(false);
+    }
+    return enforcer.reportAsync(upstream, providerReport(outcome, status, headers), status)
+        .thenApply(ignored -> true);
+  }
+
+  /** The upstream of an admitted call, or null. */
+  private static @Nullable Upstream reportable(RateLimitOutcome outcome) {
+    return outcome == null || outcome.decision().denied() || outcome.degraded() ? null
+        : outcome.upstream();
   }
 
   /**
@@ -578,12 +620,8 @@ public final class RateLimitGateway {
   public CompletionStage<Boolean> reportAsync(RateLimitContext context, int status,
       Function<String, @Nullable List<String>> headers) {
     RateLimitOutcome outcome = context.outcome();
-    Upstream upstream = context.claimReport();
-    if (upstream == null || outcome == null) {
-      return CompletableFuture.completedFuture(false);
-    }
-    return enforcer.reportAsync(upstream, providerReport(outcome, status, headers), status)
-        .thenApply(ignored -> true);
+    return context.claimReport() == null || outcome == null
+        ? CompletableFuture.completedFuture(false) : reportAsync(outcome, status, headers);
   }
 
   /**

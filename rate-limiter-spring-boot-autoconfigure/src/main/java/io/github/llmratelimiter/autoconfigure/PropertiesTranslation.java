@@ -15,6 +15,7 @@ import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -613,6 +614,103 @@ final class PropertiesTranslation {
       throw new InvalidRateLimitPropertyException(PREFIX + "plan-cache-max-keys",
           props.getPlanCacheMaxKeys(), "an integer >= 1");
     }
+  }
+
+  /** How a failure describes a valid upstream name. */
+  private static final String UPSTREAM_NAME_RANGE =
+      "a name of letters, digits, '-', '_' or '.'";
+
+  /**
+   * The upstreams of {@code ratelimiter.upstreams} and which calls go to each.
+   *
+   * @param properties the properties
+   * @param policies the translated policies (an upstream's policies must be among them)
+   * @return the routes; {@link UpstreamRoutes#NONE} when no upstream is configured
+   * @throws InvalidRateLimitPropertyException naming the first invalid property: a bad name, an
+   *     upstream with no limit, a limit or lease out of range, a blank or repeated model glob, an
+   *     unknown policy or one that two upstreams name
+   */
+  static UpstreamRoutes upstreams(RateLimiterProperties properties, RateLimitPolicies policies) {
+    Map<String, RateLimiterProperties.Upstream> configured = properties.getUpstreams();
+    if (configured == null || configured.isEmpty()) {
+      return UpstreamRoutes.NONE;
+    }
+    UpstreamRoutes.Builder routes = UpstreamRoutes.builder();
+    Map<String, String> globOwners = new LinkedHashMap<>();
+    Map<String, String> policyOwners = new LinkedHashMap<>();
+    for (Map.Entry<String, RateLimiterProperties.Upstream> e : configured.entrySet()) {
+      String name = e.getKey();
+      String path = PREFIX + "upstreams." + name + ".";
+      if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
+        throw new InvalidRateLimitPropertyException(PREFIX + "upstreams", name, UPSTREAM_NAME_RANGE);
+      }
+      RateLimiterProperties.Upstream u = e.getValue();
+      if (u == null || u.getRpm() == null && u.getTpm() == null && u.getConcurrency() == null) {
+        throw new InvalidRateLimitPropertyException(path + "rpm", null,
+            "a limit: at least one of " + path + "rpm, " + path + "tpm or " + path + "concurrency");
+      }
+      WindowLimit rpm = null;
+      if (u.getRpm() != null) {
+        checkLimit(path + "rpm", u.getRpm());
+        rpm = WindowLimit.perMinute(u.getRpm());
+      }
+      ModelTokenLimit tpm = null;
+      if (u.getTpm() != null) {
+        if (u.getTpm() < 1) {
+          throw new InvalidRateLimitPropertyException(path + "tpm", u.getTpm(), TPM_RANGE);
+        }
+        tpm = ModelTokenLimit.perMinute(u.getTpm());
+      }
+      Duration lease = u.getLeaseTimeout();
+      if (lease != null && (lease.isZero() || lease.isNegative()
+          || lease.compareTo(ConcurrencyLimit.MAX_LEASE) > 0)) {
+        throw new InvalidRateLimitPropertyException(path + "lease-timeout", lease, LEASE_RANGE);
+      }
+      ConcurrencyLimit concurrency = null;
+      if (u.getConcurrency() != null) {
+        checkLimit(path + "concurrency", u.getConcurrency());
+        concurrency = new ConcurrencyLimit(u.getConcurrency(),
+            lease == null ? ConcurrencyLimit.DEFAULT_LEASE_TIMEOUT : lease);
+      }
+      List<String> models = u.getModels() == null ? List.of() : u.getModels();
+      for (int i = 0; i < models.size(); i++) {
+        String glob = models.get(i);
+        String property = path + "models[" + i + "]";
+        if (glob == null || glob.isBlank() || !glob.equals(glob.strip())) {
+          throw new InvalidRateLimitPropertyException(property, glob,
+              "a model name or glob, not blank and without surrounding spaces, for example gpt-4o*");
+        }
+        String owner = globOwners.putIfAbsent(glob, name);
+        if (owner != null) {
+          throw new InvalidRateLimitPropertyException(property, glob, "a model glob no other"
+              + " upstream names (upstream '" + owner + "' names it: a model glob belongs to one"
+              + " upstream)");
+        }
+      }
+      List<String> routed = u.getPolicies() == null ? List.of() : u.getPolicies();
+      for (int i = 0; i < routed.size(); i++) {
+        String policy = routed.get(i);
+        String property = path + "policies[" + i + "]";
+        if (policy == null || !policies.contains(policy)) {
+          throw new InvalidRateLimitPropertyException(property, policy,
+              "one of the policies " + policies.all().keySet());
+        }
+        String owner = policyOwners.putIfAbsent(policy, name);
+        if (owner != null && !owner.equals(name)) {
+          throw new InvalidRateLimitPropertyException(property, policy, "a policy no other"
+              + " upstream names (upstream '" + owner + "' names it: a policy's calls go to one"
+              + " upstream)");
+        }
+      }
+      if (models.isEmpty() && routed.isEmpty()) {
+        throw new InvalidRateLimitPropertyException(path + "models", null, "at least one model glob"
+            + " in " + path + "models or one policy in " + path + "policies: no call would go to"
+            + " upstream '" + name + "'");
+      }
+      routes.upstream(new io.github.llmratelimiter.core.Upstream(name, rpm, tpm, concurrency),
+          models, new LinkedHashSet<>(routed));
+    }
+    return routes.build();
   }
 
   /**

@@ -11,6 +11,7 @@ import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -30,7 +31,9 @@ import org.springframework.context.annotation.Bean;
  * another auto-configuration or the application defines one), the {@link ModelTokenEstimator} of the
  * tokens-per-window budgets, the {@link RateLimitPlanResolver} of each API key's plan (the
  * store's assignment, else {@code ratelimiter.default-plan}, cached for {@code
- * ratelimiter.plan-refresh}), the {@link RateLimitEnforcer}, the {@link RateLimitProblemFactory}
+ * ratelimiter.plan-refresh}), the {@link UpstreamRoutes} of {@code ratelimiter.upstreams} (which
+ * provider account each call goes to), the {@link RateLimitEnforcer}, the {@link
+ * RateLimitProblemFactory}
  * and the {@link RateLimitGateway}: the one charge step every front door (servlet, reactive,
  * aspect) calls.
  *
@@ -111,14 +114,37 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  UpstreamRoutes upstreamRoutes(RateLimiterProperties properties, RateLimitPolicies policies) {
+    return PropertiesTranslation.upstreams(properties, policies);
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
       RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers,
-      RateLimitPlanResolver plans, ApplicationEventPublisher events) {
+      RateLimitPlanResolver plans, ApplicationEventPublisher events, UpstreamRoutes upstreams) {
+    requireUpstreams(store, upstreams);
     // the quota thresholds become application events: told after the application's observers
     RateLimitObserver thresholds = new QuotaThresholdPublisher(events);
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
         () -> java.util.stream.Stream.concat(observers.orderedStream(),
-            java.util.stream.Stream.of(thresholds)).toList(), plans);
+            java.util.stream.Stream.of(thresholds)).toList(), plans, upstreams);
+  }
+
+  /** Fails start-up when upstreams are configured on a store that keeps none. */
+  private static void requireUpstreams(RateLimitStore store, UpstreamRoutes upstreams) {
+    if (upstreams.isEmpty()) {
+      return;
+    }
+    try {
+      store.upstreamStatus(upstreams.upstreams().values().iterator().next());
+    } catch (UnsupportedOperationException e) {
+      throw new InvalidRateLimitPropertyException("ratelimiter.upstreams",
+          upstreams.upstreams().keySet(), "no upstreams: the store "
+              + store.getClass().getName() + " keeps none");
+    } catch (RuntimeException e) {
+      // a store that cannot answer now (Redis down) keeps upstreams all the same
+    }
   }
 
   @Bean

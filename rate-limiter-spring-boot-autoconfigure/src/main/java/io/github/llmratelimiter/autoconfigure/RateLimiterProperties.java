@@ -179,6 +179,17 @@ public class RateLimiterProperties {
    */
   private @Nullable String keyIdSecret;
 
+  /**
+   * The provider accounts the gateway's calls share (an OpenAI organisation key, an Azure
+   * deployment), by name (letters, digits, '-', '_' or '.'), with the limits the provider holds
+   * each to: for example openai-main: {rpm: 500, tpm: 200000, models: ["gpt-4o*"]}. A call routed
+   * to an upstream is admitted only if it fits its own budgets and the upstream's, in the same
+   * store call; what the provider's rate-limit headers report corrects the upstream's state (see
+   * docs/upstreams.md). A call whose model matches one of an upstream's "models" goes there, else a
+   * call whose policy is one of an upstream's "policies"; a call that matches none has no upstream.
+   */
+  private Map<String, Upstream> upstreams = new LinkedHashMap<>();
+
   public boolean isEnabled() {
     return enabled;
   }
@@ -365,6 +376,14 @@ public class RateLimiterProperties {
 
   public void setPrices(Map<String, Price> prices) {
     this.prices = prices;
+  }
+
+  public Map<String, Upstream> getUpstreams() {
+    return upstreams;
+  }
+
+  public void setUpstreams(Map<String, Upstream> upstreams) {
+    this.upstreams = upstreams;
   }
 
   public @Nullable String getKeyIdSecret() {
@@ -645,6 +664,86 @@ public class RateLimiterProperties {
 
     public void setLeaseTimeout(@Nullable Duration leaseTimeout) {
       this.leaseTimeout = leaseTimeout;
+    }
+  }
+
+  /** A provider account the gateway's calls share, with the provider's limits and its routes. */
+  public static class Upstream {
+
+    /** Requests per minute the provider allows this account, for every caller together. */
+    private @Nullable Long rpm;
+
+    /** Model tokens per minute the provider allows this account, for every caller together. */
+    private @Nullable Long tpm;
+
+    /** The most calls in flight at once on this account, for every caller together. */
+    private @Nullable Long concurrency;
+
+    /**
+     * The longest a call holds its slot on the account's "concurrency" limit, a last-resort cap
+     * (10m when unset).
+     */
+    private @Nullable Duration leaseTimeout;
+
+    /**
+     * Globs of the models whose calls go to this account, for example "gpt-4o*" ('*' matches any
+     * run of characters); a model matching several globs goes to the longest. A model glob
+     * belongs to one upstream.
+     */
+    private List<String> models = new java.util.ArrayList<>();
+
+    /**
+     * The policies whose calls go to this account when their model matches no upstream's glob;
+     * a policy belongs to one upstream.
+     */
+    private List<String> policies = new java.util.ArrayList<>();
+
+    public @Nullable Long getRpm() {
+      return rpm;
+    }
+
+    public void setRpm(@Nullable Long rpm) {
+      this.rpm = rpm;
+    }
+
+    public @Nullable Long getTpm() {
+      return tpm;
+    }
+
+    public void setTpm(@Nullable Long tpm) {
+      this.tpm = tpm;
+    }
+
+    public @Nullable Long getConcurrency() {
+      return concurrency;
+    }
+
+    public void setConcurrency(@Nullable Long concurrency) {
+      this.concurrency = concurrency;
+    }
+
+    public @Nullable Duration getLeaseTimeout() {
+      return leaseTimeout;
+    }
+
+    public void setLeaseTimeout(@Nullable Duration leaseTimeout) {
+      this.leaseTimeout = leaseTimeout;
+    }
+
+    public List<String> getModels() {
+      return models;
+    }
+
+    public void setModels(List<String> models) {
+      this.models = models;
+    }
+
+    public List<String> getPolicies() {
+      return policies;
+    }
+
+    public void setPolicies(List<String> policies) {
+      this.policies = policies;
     }
   }
 

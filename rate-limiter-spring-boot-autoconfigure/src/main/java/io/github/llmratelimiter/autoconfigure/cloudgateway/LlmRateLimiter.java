@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.SmartInitializingSingleton;
@@ -48,6 +49,11 @@ import reactor.core.publisher.Mono;
  * a call is charged to a policy: routes that name the same policy share the id's budget, on the
  * store the application configured (in memory per instance, or {@code ratelimiter.store=redis},
  * exact across instances), and a store failure follows {@code ratelimiter.store-failure}.
+ *
+ * <p>A call whose policy or model goes to an upstream ({@code ratelimiter.upstreams}) is decided
+ * with the upstream in the same store call; an upstream that is full denies it with the filter's
+ * status. The proxied response's status and rate-limit headers are then reported to the upstream
+ * by {@link UpstreamReportFilter}, a {@code GlobalFilter}.
  *
  * <p>The arguments of the routes in the gateway's properties are checked at start-up: an unknown
  * argument under the prefix, an unknown policy or a cost that is not a positive number fails it,
@@ -104,14 +110,18 @@ public final class LlmRateLimiter extends AbstractRateLimiter<LlmRateLimiter.Con
   @Override
   public Mono<Response> isAllowed(String routeId, String id) {
     Config config = config(routeId);
-    return Mono.defer(() -> Mono.fromCompletionStage(gateway.chargeAsync(
-            null, config.getPolicy(), gateway.resolveKey(id, config.getModel()), config.getCost())))
+    return Mono.deferContextual(context -> Mono.fromCompletionStage(gateway.chargeAsync(
+            null, config.getPolicy(), gateway.resolveKey(id, config.getModel()), config.getCost()))
         .map(outcome -> {
           if (outcome.slots() != null) {
             outcome.slots().releaseAsync(); // a route not checked at start-up: never hold a slot
           }
+          if (outcome.upstream() != null) { // its response is reported by UpstreamReportFilter
+            context.<AtomicReference<RateLimitOutcome>>getOrEmpty(UpstreamReportFilter.OUTCOME_KEY)
+                .ifPresent(admitted -> admitted.set(outcome));
+          }
           return new Response(true, headers(outcome));
-        })
+        }))
         .onErrorResume(RateLimitExceededException.class, e ->
             e.decision().reason() == Reason.STORE_UNAVAILABLE
                 ? Mono.error(e) // not a rate limit: the store is down and failing closed (503)

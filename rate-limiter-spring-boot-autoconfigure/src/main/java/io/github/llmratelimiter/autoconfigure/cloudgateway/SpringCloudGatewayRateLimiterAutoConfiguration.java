@@ -80,6 +80,13 @@ public final class SpringCloudGatewayRateLimiterAutoConfiguration {
         gatewayProperties::getIfAvailable, false);
   }
 
+  /** Reports the proxied responses of calls admitted to an upstream, when one is configured. */
+  @Bean
+  @ConditionalOnMissingBean
+  UpstreamReportFilter llmUpstreamReportFilter(RateLimitGateway gateway) {
+    return new UpstreamReportFilter(gateway);
+  }
+
   @Bean(name = KEY_RESOLVER, defaultCandidate = false)
   @ConditionalOnMissingBean(name = KEY_RESOLVER)
   KeyResolver llmApiKeyResolver(RateLimitGateway gateway) {

@@ -33,6 +33,13 @@ import reactor.core.publisher.SignalType;
  *       byte of the response or mid-stream, leaves a call the upstream bills all the same.
  * </ul>
  *
+ * <p>A call that went to an upstream ({@code ratelimiter.upstreams}) reports the response to it
+ * when it is over ({@link RateLimitGateway#reportAsync(RateLimitContext, int,
+ * java.util.function.Function)}): the status and the headers the handler wrote (for example copied
+ * from the provider's response), read by {@link io.github.llmratelimiter.gateway.ProviderHeaders}
+ * (OpenAI's and Azure OpenAI's {@code x-ratelimit-*} of requests and tokens, {@code retry-after},
+ * {@code retry-after-ms}); a 429 closes the upstream until its retry time.
+ *
  * <p>The body passes through unchanged, chunk by chunk; it is read only when the request reserved
  * model tokens by the time the response is written.
  */
@@ -122,12 +129,18 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
    */
   void settle(SignalType signal) {
     RateLimitContext context = ReactiveContexts.find(exchange);
-    if (context == null || !context.open()) {
+    if (context == null) {
+      return;
+    }
+    HttpStatusCode status = getStatusCode();
+    if (context.reports()) {
+      gateway.reportAsync(context, status == null ? 200 : status.value(), getHeaders()::get);
+    }
+    if (!context.open()) {
       return;
     }
     UsageScanner s = scanner;
     ModelUsage usage = s == null ? null : s.modelUsage();
-    HttpStatusCode status = getStatusCode();
     boolean failedBeforeCommit = signal == SignalType.ON_ERROR && !isCommitted();
     gateway.finishUsageAsync(context, usage, failedBeforeCommit || (status != null && status.value() >= 400));
   }

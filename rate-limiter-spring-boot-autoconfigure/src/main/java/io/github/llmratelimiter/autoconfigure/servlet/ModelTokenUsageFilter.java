@@ -15,6 +15,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.web.filter.OncePerRequestFilter;
 
@@ -35,6 +36,15 @@ import org.springframework.web.filter.OncePerRequestFilter;
  *   <li>An asynchronous response (a streamed body, SSE) is settled when it completes, errs or times
  *       out, including when the client disconnects.
  * </ul>
+ *
+ * <p>A call that went to an upstream ({@code ratelimiter.upstreams}) reports its response to the
+ * upstream ({@link RateLimitGateway#report(RateLimitContext, int, java.util.function.Function)})
+ * when it ends: the status and the headers the application wrote on the response (for example
+ * copied from the provider's), read by {@link io.github.llmratelimiter.gateway.ProviderHeaders}:
+ * OpenAI's and Azure OpenAI's {@code x-ratelimit-limit-*}, {@code x-ratelimit-remaining-*} and
+ * {@code x-ratelimit-reset-*} of requests and tokens, {@code retry-after} and {@code
+ * retry-after-ms}. A status of 429 closes the upstream until its retry time. The limiter's own
+ * headers on the response are not read as the provider's.
  *
  * <p>The body is read as it is written (through {@code getOutputStream()}; a body written through
  * {@code getWriter()} is not read) by a {@link UsageScanner}: JSON bodies up to {@value
@@ -69,7 +79,8 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
       RateLimitContext context = ServletContexts.find(request);
       // an asynchronous handler's charge may complete later (an annotated Mono): listen for its end
       boolean async = !failed && request.isAsyncStarted();
-      if (context != null && (context.open() || (async && context.limited()))) {
+      if (context != null
+          && (context.open() || context.reports() || (async && context.limited()))) {
         if (async) {
           request.getAsyncContext().addListener(new SettleOnCompletion(gateway, context, capturing));
         } else {
@@ -85,6 +96,10 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
    */
   static void settle(RateLimitGateway gateway, RateLimitContext context,
       UsageCapturingResponse response, boolean failedBeforeCommit) {
+    gateway.report(context, response.getStatus(), name -> {
+      java.util.Collection<String> values = response.getHeaders(name);
+      return values == null ? null : List.copyOf(values);
+    });
     gateway.finishUsage(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
   }
 
