@@ -31,6 +31,9 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -48,6 +51,10 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *       number of tracked keys and the N most used (default {@code ratelimiter.endpoint.top},
  *       at most {@code ratelimiter.endpoint.max-top}); per quota, the N keys that spent the most of
  *       it in its current period;
+ *       and per upstream ({@code ratelimiter.upstreams}) its status on the store ({@link
+ *       UpstreamStatus}: the limits in force, what its window and model tokens admit now, the
+ *       calls in flight, what the provider's last report left and how long it stays closed), or
+ *       an {@code error} when the store cannot answer;
  *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget (the
  *       per-key-and-model entries of models without an override are found among the {@code
  *       max-top} most used of their budget; {@code model} names one to look up directly);
@@ -90,6 +97,7 @@ public final class RateLimiterEndpoint {
   private final int defaultTop;
   private final int maxTop;
   private final Map<String, KeyScope> scopes = new HashMap<>();
+  private final UpstreamRoutes upstreams;
 
   /**
    * Creates the endpoint.
@@ -117,6 +125,24 @@ public final class RateLimiterEndpoint {
    */
   public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
       RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop) {
+    this(store, policies, plans, ids, defaultTop, maxTop, UpstreamRoutes.NONE);
+  }
+
+  /**
+   * Creates the endpoint with the resolver of each key's plan and the upstreams it reports on.
+   *
+   * @param store the store to inspect
+   * @param policies the policies
+   * @param plans the resolver of each key's plan
+   * @param ids the ids the endpoint shows for API keys and accepts in their place
+   * @param defaultTop keys listed per budget when the request names no {@code top}
+   * @param maxTop the most keys per budget a request may ask for
+   * @param upstreams the configured upstreams, whose status the report lists
+   */
+  public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
+      RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop,
+      UpstreamRoutes upstreams) {
+    this.upstreams = upstreams;
     this.store = store;
     this.administration = store.administration().orElse(null);
     this.policies = policies;
@@ -154,7 +180,25 @@ public final class RateLimiterEndpoint {
     }
     return new Report(policies.composition().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
         store.getClass().getSimpleName(), policies.defaultPolicy(), views, budgets,
-        admin == null ? List.of() : topSpenders(admin, n));
+        admin == null ? List.of() : topSpenders(admin, n), upstreamViews());
+  }
+
+  /** Every upstream's status, or the store's failure to give it. */
+  private List<UpstreamView> upstreamViews() {
+    List<UpstreamView> views = new ArrayList<>();
+    for (Upstream u : upstreams.upstreams().values()) {
+      UpstreamStatus status = null;
+      String error = null;
+      try {
+        status = store.upstreamStatus(u);
+      } catch (RuntimeException e) {
+        error = e.getClass().getSimpleName();
+      }
+      views.add(new UpstreamView(u.name(), u.requests() == null ? null : u.requests().limit(),
+          u.modelTokens() == null ? null : u.modelTokens().limit(),
+          u.concurrency() == null ? null : u.concurrency().limit(), status, error));
+    }
+    return views;
   }
 
   /**
@@ -549,9 +593,24 @@ public final class RateLimiterEndpoint {
    * @param policies the policies, by name
    * @param budgets the live state of every budget
    * @param quotas the top spenders of every quota in its current period
+   * @param upstreams every configured upstream with its status
    */
   public record Report(String composition, String store, String defaultPolicy,
-      Map<String, PolicyView> policies, List<BudgetState> budgets, List<QuotaTop> quotas) {}
+      Map<String, PolicyView> policies, List<BudgetState> budgets, List<QuotaTop> quotas,
+      List<UpstreamView> upstreams) {}
+
+  /**
+   * An upstream: its configured limits and where it stands on the store.
+   *
+   * @param name the upstream's name
+   * @param rpm the configured requests per minute, or null
+   * @param tpm the configured model tokens per minute, or null
+   * @param concurrency the configured calls in flight, or null
+   * @param status its status on the store, or null when the store could not answer
+   * @param error the type of the store's failure when it could not answer, else null
+   */
+  public record UpstreamView(String name, @Nullable Long rpm, @Nullable Long tpm,
+      @Nullable Long concurrency, @Nullable UpstreamStatus status, @Nullable String error) {}
 
   /**
    * The keys that used the most of one quota in its current period.

@@ -65,6 +65,7 @@ public final class RateLimiterEndpointAutoConfiguration {
   RateLimiterEndpoint rateLimiterEndpoint(
       RateLimitEnforcer enforcer, KeyIds keyIds, RateLimiterProperties properties) {
     return new RateLimiterEndpoint(enforcer.store(), enforcer.policies(), enforcer.planResolver(), keyIds,
-        properties.getEndpoint().getTop(), properties.getEndpoint().getMaxTop());
+        properties.getEndpoint().getTop(), properties.getEndpoint().getMaxTop(),
+        enforcer.upstreamRoutes());
   }
 }

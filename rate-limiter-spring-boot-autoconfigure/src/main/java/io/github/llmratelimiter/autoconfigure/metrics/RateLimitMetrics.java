@@ -3,6 +3,7 @@ package io.github.llmratelimiter.autoconfigure.metrics;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.QuotaUnit;
@@ -10,9 +11,12 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
@@ -41,7 +45,14 @@ import org.jspecify.annotations.Nullable;
  * unit}; the counter {@value #QUOTA_THRESHOLDS} (thresholds first reached in a period) tagged
  * {@code policy}, {@code quota} and {@code threshold}; and the counter {@value #SHADOW_DENIALS}
  * (calls admitted only because their policy or quota is in shadow mode) tagged {@code policy} and
- * {@code reason}. Tag values come from the configuration and the decision only, never from a key.
+ * {@code reason}. For upstreams ({@code ratelimiter.upstreams}), tagged {@code upstream} (a
+ * configured name): the gauges {@value #UPSTREAM_REQUESTS_REMAINING} and {@value
+ * #UPSTREAM_TOKENS_REMAINING} (what the provider's last report left, as counted down by the calls
+ * admitted since; NaN while no report holds), {@value #UPSTREAM_IN_FLIGHT} (calls holding one of
+ * its slots) and {@value #UPSTREAM_CLOSED} (seconds it stays closed by the provider), each read from
+ * the store's {@link RateLimitStore#upstreamStatus} when scraped (NaN when the store cannot answer);
+ * and the counter {@value #UPSTREAM_PROVIDER_429} of the provider's 429 responses seen. Tag values
+ * come from the configuration and the decision only, never from a key.
  *
  * <p>Each meter is registered on its first use and then kept, so that a decision looks nothing up
  * in the registry. A meter removed from the registry afterwards (for example by {@code
@@ -59,6 +70,11 @@ final class RateLimitMetrics implements RateLimitObserver {
   static final String QUOTA_CHARGES = "ratelimiter.quota.charges";
   static final String QUOTA_THRESHOLDS = "ratelimiter.quota.thresholds";
   static final String SHADOW_DENIALS = "ratelimiter.shadow.denials";
+  static final String UPSTREAM_REQUESTS_REMAINING = "ratelimiter.upstream.requests.remaining";
+  static final String UPSTREAM_TOKENS_REMAINING = "ratelimiter.upstream.tokens.remaining";
+  static final String UPSTREAM_IN_FLIGHT = "ratelimiter.upstream.in.flight";
+  static final String UPSTREAM_CLOSED = "ratelimiter.upstream.closed";
+  static final String UPSTREAM_PROVIDER_429 = "ratelimiter.upstream.provider.rejections";
 
   private static final Reason[] REASONS = Reason.values();
   /** Slots per policy: allowed and denied, for each reason and for a degraded outcome. */
@@ -69,7 +85,22 @@ final class RateLimitMetrics implements RateLimitObserver {
   private final Map<String, PolicyMeters> meters = new ConcurrentHashMap<>();
 
   RateLimitMetrics(MeterRegistry registry, RateLimitStore store, RateLimitPolicies policies) {
+    this(registry, store, policies, UpstreamRoutes.NONE);
+  }
+
+  RateLimitMetrics(MeterRegistry registry, RateLimitStore store, RateLimitPolicies policies,
+      UpstreamRoutes upstreams) {
     this.registry = registry;
+    for (Upstream u : upstreams.upstreams().values()) {
+      upstreamGauge(UPSTREAM_REQUESTS_REMAINING, "Requests the provider's last report left an"
+          + " upstream", store, u, s -> s.reportedRequestsRemaining());
+      upstreamGauge(UPSTREAM_TOKENS_REMAINING, "Model tokens the provider's last report left an"
+          + " upstream", store, u, s -> s.reportedTokensRemaining());
+      upstreamGauge(UPSTREAM_IN_FLIGHT, "Calls in flight on an upstream", store, u,
+          UpstreamStatus::inFlight);
+      upstreamGauge(UPSTREAM_CLOSED, "Seconds an upstream stays closed by its provider", store, u,
+          s -> s.closedForMs() / 1000.0);
+    }
     StoreAdministration admin = store.administration().orElse(null);
     for (Budget budget : admin == null ? List.<Budget>of() : policies.allBudgets()) {
       Gauge.builder(TRACKED_KEYS, store, s -> admin.trackedKeys(budget))
@@ -128,6 +159,27 @@ final class RateLimitMetrics implements RateLimitObserver {
             m.policy, "quota", s.quota().name(), "threshold", Integer.toString(threshold))
             .increment();
       }
+    }
+  }
+
+  /** A gauge of an upstream's status, read from the store when scraped; NaN when it has none. */
+  private void upstreamGauge(String name, String description, RateLimitStore store,
+      Upstream upstream, java.util.function.Function<UpstreamStatus, @Nullable Number> figure) {
+    Gauge.builder(name, store, s -> {
+      try {
+        Number n = figure.apply(s.upstreamStatus(upstream));
+        return n == null ? Double.NaN : n.doubleValue();
+      } catch (RuntimeException e) { // a store that cannot answer now
+        return Double.NaN;
+      }
+    }).description(description).tag("upstream", upstream.name()).register(registry);
+  }
+
+  @Override
+  public void onProviderReport(Upstream upstream, ProviderReport report, int status) {
+    if (status == 429) {
+      counter(UPSTREAM_PROVIDER_429, "429 responses of an upstream's provider", null, "upstream",
+          upstream.name()).increment();
     }
   }
 

@@ -29,6 +29,7 @@ public final class RateLimiterMetricsAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitMetrics rateLimitMetrics(MeterRegistry registry, RateLimitEnforcer enforcer) {
-    return new RateLimitMetrics(registry, enforcer.store(), enforcer.policies());
+    return new RateLimitMetrics(registry, enforcer.store(), enforcer.policies(),
+        enforcer.upstreamRoutes());
   }
 }
