@@ -133,6 +133,11 @@ abstract class AbstractUpstreamServerTests {
     double before = rejections(meters);
     assertThat(call(newKey(), GPT, 429, "retry-after:3").statusCode()).isEqualTo(429);
     awaitReport(429);
+    // the metrics are told on the same thread, maybe after the test's observer: wait for them
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (rejections(meters) < before + 1 && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
     assertThat(rejections(meters)).isEqualTo(before + 1);
     assertThat(meters.get("ratelimiter.upstream.closed").tag("upstream", "openai-main").gauge()
         .value()).isEqualTo(3.0);
