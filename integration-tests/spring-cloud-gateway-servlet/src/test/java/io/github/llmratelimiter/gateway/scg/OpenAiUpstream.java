@@ -153,7 +153,8 @@ final class OpenAiUpstream implements AutoCloseable {
         choice.putObject("message").put("role", "assistant").put("content", REPLY);
         choice.put("finish_reason", "stop");
         completion.set("usage", usage);
-        send(exchange, 200, "application/json", JSON.writeValueAsString(completion));
+        send(exchange, providerAnswer(exchange), "application/json",
+            JSON.writeValueAsString(completion));
       }
     }
   }
@@ -222,6 +223,25 @@ final class OpenAiUpstream implements AutoCloseable {
       }
     }
     return words;
+  }
+
+  /**
+   * Answers like a provider as the request asks: the headers of {@code X-Stub-Headers} ({@code
+   * name=value} pairs, comma-separated) on the response, and the status of {@code X-Stub-Status}
+   * (200 without it).
+   *
+   * @return the status to answer with
+   */
+  private static int providerAnswer(HttpExchange exchange) {
+    String headers = exchange.getRequestHeaders().getFirst("X-Stub-Headers");
+    if (headers != null) {
+      for (String pair : headers.split(",")) {
+        int eq = pair.indexOf('=');
+        exchange.getResponseHeaders().add(pair.substring(0, eq).strip(), pair.substring(eq + 1).strip());
+      }
+    }
+    String status = exchange.getRequestHeaders().getFirst("X-Stub-Status");
+    return status == null ? 200 : Integer.parseInt(status.strip());
   }
 
   private static void send(HttpExchange exchange, int status, String contentType, String body)
