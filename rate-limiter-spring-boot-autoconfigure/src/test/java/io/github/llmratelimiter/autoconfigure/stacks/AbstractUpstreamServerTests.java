@@ -108,6 +108,13 @@ abstract class AbstractUpstreamServerTests {
         "x-ratelimit-remaining-requests:0", "x-ratelimit-reset-requests:2s");
     assertThat(first.statusCode()).isEqualTo(200);
     awaitReport(200);
+    MeterRegistry meters = app.getBean(MeterRegistry.class);
+    assertThat(meters.get("ratelimiter.upstream.requests.remaining").tag("upstream", "openai-main")
+        .gauge().value()).isZero();
+    assertThat(meters.get("ratelimiter.upstream.tokens.remaining").tag("upstream", "openai-main")
+        .gauge().value()).isNaN();
+    assertThat(meters.get("ratelimiter.upstream.in.flight").tag("upstream", "openai-main")
+        .gauge().value()).isZero();
 
     String other = newKey();
     HttpResponse<String> denied = call(other, GPT, 200);
