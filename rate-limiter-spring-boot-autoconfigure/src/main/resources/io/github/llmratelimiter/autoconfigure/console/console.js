@@ -185,6 +185,40 @@
     container.replaceChildren(...sections);
     updatePlanOptions(report, budgets);
     renderSpenders(report.quotas || []);
+    renderUpstreams(report.upstreams || []);
+  }
+
+  // ---- the upstreams ----------------------------------------------------------------------------
+
+  function renderUpstreams(upstreams) {
+    $('upstreams-panel').hidden = upstreams.length === 0;
+    if (upstreams.length === 0) return;
+    const header = el('tr', null, el('th', null, 'Upstream'), el('th', null, 'Requests'),
+      el('th', null, 'Model tokens'), el('th', null, 'In flight'), el('th', null, 'Provider left'),
+      el('th', null, 'State'));
+    const rows = upstreams.map((u) => {
+      const s = u.status;
+      if (!s) {
+        return el('tr', { class: 'upstream', 'data-upstream': u.name },
+          el('td', null, el('code', null, u.name)),
+          el('td', { colspan: '5', class: 'none' }, 'The store cannot tell now (' + (u.error || 'no answer') + ').'));
+      }
+      const used = (limit, left) => (limit == null || left == null ? 0 : limit - left);
+      const reported = [s.reportedRequestsRemaining != null ? num(s.reportedRequestsRemaining) + ' requests' : null,
+        s.reportedTokensRemaining != null ? num(s.reportedTokensRemaining) + ' tokens' : null].filter((x) => x);
+      const closed = s.closedForMs > 0;
+      return el('tr', { class: 'upstream' + (closed ? ' denied' : ''), 'data-upstream': u.name,
+        'data-closed-ms': String(s.closedForMs) },
+      el('td', null, el('code', null, u.name)),
+      el('td', null, bar(used(s.requestsLimit, s.requestsRemaining), s.requestsLimit,
+        s.requestsLimit == null ? '' : num(s.requestsRemaining) + ' of ' + num(s.requestsLimit) + ' left')),
+      el('td', null, bar(used(s.modelTokensLimit, s.modelTokensRemaining), s.modelTokensLimit,
+        s.modelTokensLimit == null ? '' : num(s.modelTokensRemaining) + ' of ' + num(s.modelTokensLimit) + ' left')),
+      el('td', null, u.concurrency == null ? num(s.inFlight) : num(s.inFlight) + ' of ' + num(u.concurrency)),
+      el('td', null, reported.length ? reported.join(', ') : '—'),
+      el('td', { class: 'state' }, closed ? 'closed for ' + duration(s.closedForMs) : 'open'));
+    });
+    $('upstreams').replaceChildren(el('table', null, el('thead', null, header), el('tbody', null, ...rows)));
   }
 
   // ---- the top spenders of each quota ----------------------------------------------------------
