@@ -38,7 +38,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * test moves it.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-abstract class AbstractUpstreamServerTests {
+public abstract class AbstractUpstreamServerTests {
 
   private static final AtomicLong KEYS = new AtomicLong();
   private static final String GPT = "{\"model\":\"gpt-4o-mini\",\"messages\":[]}";
@@ -132,6 +132,7 @@ abstract class AbstractUpstreamServerTests {
     assertThat(call(newKey(), CLAUDE, 200).statusCode()).as("no upstream: not held").isEqualTo(200);
     app.getBean(ManualTicker.class).advance(Duration.ofSeconds(2));
     assertThat(call(other, GPT, 200).statusCode()).isEqualTo(200);
+    awaitReport(200); // each test leaves no report behind for the next
   }
 
   @Test
@@ -181,6 +182,7 @@ abstract class AbstractUpstreamServerTests {
     assertThat(status.reportedTokensRemaining()).isNull();
     assertThat(status.requestsLimit()).isEqualTo(100);
     assertThat(call(newKey(), GPT, 200).statusCode()).isEqualTo(200);
+    awaitReport(200);
   }
 
   @Test
