@@ -529,8 +529,8 @@ public final class RateLimitEnforcer {
 
   /**
    * Applies what a provider's response said to its upstream's state ({@link
-   * RateLimitStore#report}) and tells the observers; a report that says nothing is skipped, and a
-   * store failure is logged (the next report corrects the state).
+   * RateLimitStore#report}) and then tells the observers; a report that says nothing is not sent
+   * to the store, and a store failure is logged (the next report corrects the state).
    *
    * @param upstream the upstream that answered
    * @param report what its response said
@@ -552,7 +552,8 @@ public final class RateLimitEnforcer {
   }
 
   /**
-   * Applies a provider's report like {@link #report} without blocking the caller on the store.
+   * Applies a provider's report like {@link #report} without blocking the caller on the store; the
+   * observers are told once the store has applied it (or failed to).
    *
    * @param upstream the upstream that answered
    * @param report what its response said
@@ -564,8 +565,8 @@ public final class RateLimitEnforcer {
     if (upstream == null || report == null) {
       throw new IllegalArgumentException("upstream and report must not be null");
     }
-    reported(upstream, report, status);
     if (report.isEmpty()) {
+      reported(upstream, report, status);
       return CompletableFuture.completedFuture(null);
     }
     CompletionStage<Void> applied;
@@ -573,12 +574,14 @@ public final class RateLimitEnforcer {
       applied = store.reportAsync(upstream, report);
     } catch (RuntimeException e) {
       reportFailed(upstream, e);
+      reported(upstream, report, status);
       return CompletableFuture.completedFuture(null);
     }
     return applied.handle((ignored, failure) -> {
       if (failure != null) {
         reportFailed(upstream, unwrap(failure));
       }
+      reported(upstream, report, status);
       return null;
     });
   }
