@@ -141,7 +141,8 @@ public record RateLimitOutcome(
   }
 
   /**
-   * Returns the budget that decided: the denying level, or the binding one when allowed.
+   * Returns the budget that decided: the denying level, or the binding one when allowed; the
+   * upstream's budget ({@link Upstream#budget()}) when the upstream decided the call.
    *
    * @return the level's budget (the last level when the decision names none of them)
    */
@@ -150,6 +151,9 @@ public record RateLimitOutcome(
       if (b.name().equals(decision.level())) {
         return b;
       }
+    }
+    if (upstream != null && upstream.budget().name().equals(decision.level())) {
+      return upstream.budget();
     }
     return levels.get(levels.size() - 1);
   }

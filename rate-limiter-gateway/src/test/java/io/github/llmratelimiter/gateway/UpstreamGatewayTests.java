@@ -216,6 +216,18 @@ class UpstreamGatewayTests {
   }
 
   @Test
+  void anEstimateAboveTheUpstreamsModelTokensIsFinalAndSaysSo() {
+    RateLimitOutcome outcome = gateway.enforcer().acquire("chat", RateLimitKey.of("sk-big", null), 1,
+        () -> 5000);
+    assertThat(outcome.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    assertThat(outcome.decidingBudget()).isEqualTo(OPENAI.budget());
+    RateLimitRejection r = gateway.reject(new RateLimitExceededException(outcome), null);
+    assertThat(r.problem().detail()).contains("estimate of 5000 model tokens exceeds the model-token"
+        + " limit of 1000");
+    assertThat(windowUsed("chat", "sk-big")).isZero();
+  }
+
+  @Test
   void theEstimateIsAskedWhenOnlyTheUpstreamLimitsModelTokens() {
     RateLimitOutcome outcome = gateway.enforcer().acquire("chat", RateLimitKey.of("sk-t", null), 1,
         () -> 30);
