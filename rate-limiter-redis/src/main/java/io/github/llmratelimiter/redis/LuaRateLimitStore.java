@@ -7,12 +7,15 @@ import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.PlanAssignments;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
@@ -57,6 +60,10 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript RENEW = LuaScript.load("renew.lua");
   private static final LuaScript CHARGE_MODEL_TOKENS = LuaScript.load("charge-model-tokens.lua");
   private static final LuaScript WRITE_BACK = LuaScript.load("write-back.lua");
+  private static final LuaScript REPORT = LuaScript.load("report.lua");
+  private static final LuaScript UPSTREAM_STATUS = LuaScript.load("upstream-status.lua");
+  /** The numbers acquire.lua reads for a call to an upstream, after the figures' flag. */
+  private static final int UPSTREAM_NUMBERS = 15;
 
   /** How long Redis remembers a batch written back, in ms, so that it is applied once: a day. */
   static final long WRITE_BACK_MARKER_MS = 86_400_000L;
@@ -100,15 +107,27 @@ final class LuaRateLimitStore implements RateLimitStore {
   /**
    * A validated call: decided without Redis ({@code decided} set), or to run on Redis; {@code
    * reserve} when it reserves {@code estimate} model tokens; {@code quotas} when a level has
-   * quotas (what it charges them, and their periods).
+   * quotas (what it charges them, and their periods); {@code upstream} when the call goes to an
+   * upstream, whose budget is then the last of {@code levels}, its name the last of {@code keys}.
    */
   record Call(
       List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
-      Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas) {
+      Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas,
+      @Nullable Upstream upstream) {
 
     Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
         Composition composition, @Nullable Decision decided) {
-      this(levels, keys, cost, estimate, reserve, composition, decided, null);
+      this(levels, keys, cost, estimate, reserve, composition, decided, null, null);
+    }
+
+    Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
+        Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas) {
+      this(levels, keys, cost, estimate, reserve, composition, decided, quotas, null);
+    }
+
+    /** The caller's levels: all but the upstream's. */
+    int callerLevels() {
+      return upstream == null ? levels.size() : levels.size() - 1;
     }
 
     /** The call's outcome when it needs no Redis. */
@@ -161,6 +180,34 @@ final class LuaRateLimitStore implements RateLimitStore {
           "estimate must count 1 request, but was " + estimate.requests());
     }
     return planAll(levels, keys, cost, estimate.modelTokens(), true, composition, estimate);
+  }
+
+  /**
+   * Validates a call to an upstream exactly as the in-memory store does: the caller's levels as
+   * {@link #planReserve(List, List, double, Consumption, Composition)} does, followed by the
+   * upstream's budget with its name as key.
+   *
+   * @throws IllegalArgumentException on bad input, or a caller's level that is an upstream's
+   */
+  Call planUpstream(List<Budget> levels, List<String> keys, double cost, Consumption estimate,
+      Composition composition, @Nullable Upstream upstream) {
+    Args.notNull("upstream", upstream);
+    checkLists(levels, keys);
+    for (Budget b : levels) {
+      if (b != null && Upstream.isUpstream(b)) {
+        throw new IllegalArgumentException("levels must not hold an upstream's budget, but held '"
+            + b.name() + "'");
+      }
+    }
+    List<Budget> all = new ArrayList<>(levels.size() + 1);
+    all.addAll(levels);
+    all.add(upstream.budget());
+    List<String> allKeys = new ArrayList<>(keys.size() + 1);
+    allKeys.addAll(keys);
+    allKeys.add(upstream.name());
+    Call call = planReserve(all, allKeys, cost, estimate, composition);
+    return new Call(call.levels(), call.keys(), call.cost(), call.estimate(), call.reserve(),
+        call.composition(), call.decided(), call.quotas(), upstream);
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
@@ -288,10 +335,10 @@ final class LuaRateLimitStore implements RateLimitStore {
    */
   CompletableFuture<AcquireReply> submit(Call call, long deadlineNanos) {
     List<Budget> levels = call.levels();
-    int n = levels.size();
-    ScriptBudget[] scripted = scripted(levels);
+    int n = call.callerLevels();
+    ScriptBudget[] scripted = scripted(levels, n);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(13 + 2 * n);
+    double[] numbers = timeNumbers(13 + 2 * n + (call.upstream() == null ? 0 : UPSTREAM_NUMBERS));
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
@@ -308,15 +355,61 @@ final class LuaRateLimitStore implements RateLimitStore {
     byte[][] levelArgs = new byte[n][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
     String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
-    String[] keys = new String[keyCount + monitorKeys.length + (call.reserve() ? 1 : 0)];
+    String[] upstreamKeys =
+        upstreamKeys(call, numbers, 13 + 2 * n, keyCount + monitorKeys.length + 1);
+    String[] keys = new String[keyCount + monitorKeys.length + upstreamKeys.length
+        + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(monitorKeys, 0, keys, keyCount, monitorKeys.length);
+    System.arraycopy(upstreamKeys, 0, keys, keyCount + monitorKeys.length, upstreamKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
-    boolean figures = figures(call, numbers);
+    boolean figures = figures(call, numbers, n);
+    int replied = levels.size();
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(false, figures ? n : 0, figures), keys, numbers, levelArgs, n)));
+        () -> new AcquireReply(false, figures ? replied : 0, figures), keys, numbers, levelArgs,
+        n)));
+  }
+
+  /**
+   * The keys of a call's upstream for acquire.lua (UPSTREAM there): its state, its model-token
+   * window and slots when it limits them, its report, and its reservation counter when it limits
+   * model tokens or concurrency; none without an upstream. Sets the {@value #UPSTREAM_NUMBERS}
+   * numbers from {@code numbers[at]}: the mode (1, decided in the script), the upstream's level
+   * values, and the index in KEYS of each of its keys ({@code firstKey} the first; 0 for a key
+   * not passed).
+   */
+  private String[] upstreamKeys(Call call, double[] numbers, int at, int firstKey) {
+    if (call.upstream() == null) {
+      return new String[0];
+    }
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    boolean tokens = up.budget.modelTokens() != null;
+    boolean slots = up.budget.concurrency() != null;
+    String[] keys = new String[2 + (tokens ? 1 : 0) + (slots ? 1 : 0)
+        + (tokens || slots ? 1 : 0)];
+    numbers[at] = 1;
+    System.arraycopy(up.values, 0, numbers, at + 1, up.values.length);
+    int k = 0;
+    keys[k++] = all[0];
+    numbers[at + 10] = firstKey;
+    if (tokens) {
+      keys[k++] = all[1];
+      numbers[at + 11] = firstKey + k - 1;
+    }
+    if (slots) {
+      keys[k++] = all[2];
+      numbers[at + 12] = firstKey + k - 1;
+    }
+    keys[k++] = all[3];
+    numbers[at + 13] = firstKey + k - 1;
+    if (tokens || slots) {
+      keys[k++] = all[4];
+      numbers[at + 14] = firstKey + k - 1;
+    }
+    return keys;
   }
 
   /**
@@ -332,27 +425,32 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
     String[] monitorKeys =
         monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
-    String[] keys = new String[keyCount + quotaKeys.length + monitorKeys.length
-        + (call.reserve() ? 1 : 0)];
+    int before = keyCount + quotaKeys.length + monitorKeys.length;
+    String[] upstreamKeys = upstreamKeys(call, numbers, 13 + 2 * n, before + 1);
+    String[] keys = new String[before + upstreamKeys.length + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
     System.arraycopy(monitorKeys, 0, keys, keyCount + quotaKeys.length, monitorKeys.length);
+    System.arraycopy(upstreamKeys, 0, keys, before, upstreamKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    boolean figures = figures(call, numbers);
+    boolean figures = figures(call, numbers, n);
+    int replied = call.levels().size();
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(true, figures ? n : 0, figures), keys, numbers, levelArgs, n + 1)));
+        () -> new AcquireReply(true, figures ? replied : 0, figures), keys, numbers, levelArgs,
+        n + 1)));
   }
 
   /**
    * Whether the reply ends with the levels' figures: a reservation reports them, a plain decision
-   * does not ask for them. Sets the last of {@code numbers} (acquire.lua) accordingly.
+   * does not ask for them. Sets the flag of {@code numbers} (acquire.lua, after the monitoring
+   * numbers of {@code n} levels) accordingly.
    */
-  private static boolean figures(Call call, double[] numbers) {
+  private static boolean figures(Call call, double[] numbers, int n) {
     boolean figures = call.reserve();
-    numbers[numbers.length - 1] = figures ? 1 : 0;
+    numbers[12 + 2 * n] = figures ? 1 : 0;
     return figures;
   }
 
@@ -456,8 +554,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     long[] v = r.values;
     boolean allowed = v[0] == 1;
     boolean sequential = call.composition() == Composition.SEQUENTIAL;
-    if (r.expired || (!allowed && !sequential)) {
-      return CompletableFuture.completedFuture(false);
+    if (r.expired || (!allowed && !sequential) || r.reason == Reason.UPSTREAM_LIMIT) {
+      return CompletableFuture.completedFuture(false); // an upstream deny charged nothing
     }
     // what acquire.lua charged: every level of an admitted call; in sequential composition the
     // levels before the denying one, and at the denying one the window unless the window or the
@@ -613,7 +711,12 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   private ScriptBudget[] scripted(List<Budget> levels) {
-    ScriptBudget[] scripted = new ScriptBudget[levels.size()];
+    return scripted(levels, levels.size());
+  }
+
+  /** The first {@code n} levels as the scripts see them. */
+  private ScriptBudget[] scripted(List<Budget> levels, int n) {
+    ScriptBudget[] scripted = new ScriptBudget[n];
     for (int i = 0; i < scripted.length; i++) {
       scripted[i] = scripted(levels.get(i));
     }
@@ -672,6 +775,128 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     return submit(call, System.nanoTime() + replies().maxWaitNanos())
         .thenApply(reply -> decode(call, reply));
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    return execute(planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    Call call = planUpstream(levels, keys, cost, estimate, composition, upstream);
+    if (call.decided() != null) {
+      return CompletableFuture.completedFuture(call.decidedReservation());
+    }
+    return submit(call, System.nanoTime() + replies().maxWaitNanos())
+        .thenApply(reply -> decode(call, reply));
+  }
+
+  /**
+   * Validates a provider's report; returns whether Redis has anything to do (the report says
+   * something a store applies).
+   *
+   * @throws IllegalArgumentException if an argument is null
+   */
+  boolean planReport(@Nullable Upstream upstream, @Nullable ProviderReport report) {
+    Args.notNull("upstream", upstream);
+    Args.notNull("report", report);
+    scripted(upstream.budget());
+    return !report.isEmpty();
+  }
+
+  @Override
+  public void report(Upstream upstream, ProviderReport report) {
+    if (planReport(upstream, report)) {
+      long sent = System.nanoTime();
+      upstreamMaster(upstream).replies().await(submitReport(upstream, report), sent);
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report) {
+    if (!planReport(upstream, report)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return submitReport(upstream, report).thenApply(ignored -> null);
+  }
+
+  /**
+   * Sends a validated report to Redis: one {@code report.lua} call on the upstream's report key,
+   * on the store's clock. A reported limit is sent when it is below the configured one, else as
+   * -1 (which clears a lower one held); a limit the upstream does not configure is not sent.
+   */
+  CompletableFuture<List<Object>> submitReport(Upstream upstream, ProviderReport report) {
+    double[] numbers = timeNumbers(10); // ARGV[1] (see report.lua)
+    numbers[3] = lowerLimit(report.limitRequests(),
+        upstream.requests() == null ? null : (long) upstream.requests().limit());
+    numbers[4] = lowerLimit(report.limitTokens(),
+        upstream.modelTokens() == null ? null : upstream.modelTokens().limit());
+    boolean requests = report.remainingRequests() != null && report.resetRequests() != null;
+    numbers[5] = requests ? report.remainingRequests() : Double.NaN;
+    numbers[6] = requests ? units(report.resetRequests()) : Double.NaN;
+    boolean tokens = report.remainingTokens() != null && report.resetTokens() != null;
+    numbers[7] = tokens ? report.remainingTokens() : Double.NaN;
+    numbers[8] = tokens ? units(report.resetTokens()) : Double.NaN;
+    numbers[9] = report.retryAfter() == null ? Double.NaN : units(report.retryAfter());
+    String[] keys = {layout.upstream(upstream.name())[3]};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        REPORT.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
+  /** A reported limit as report.lua takes it: NaN when absent or not configured, -1 when not lower. */
+  private static double lowerLimit(@Nullable Long reported, @Nullable Long configured) {
+    if (reported == null || configured == null) {
+      return Double.NaN;
+    }
+    return reported < configured ? reported : -1;
+  }
+
+  /** A duration in the scripts' time units. */
+  private double units(Duration d) {
+    return ticker == null ? d.toNanos() / 1000.0 : d.toNanos();
+  }
+
+  @Override
+  public UpstreamStatus upstreamStatus(Upstream upstream) {
+    Args.notNull("upstream", upstream);
+    scripted(upstream.budget());
+    long sent = System.nanoTime();
+    return upstreamMaster(upstream).replies().await(submitUpstreamStatus(upstream), sent);
+  }
+
+  /** Sends one {@code upstream-status.lua} call and completes with the status it read. */
+  CompletableFuture<UpstreamStatus> submitUpstreamStatus(Upstream upstream) {
+    ScriptBudget up = scripted(upstream.budget());
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    String[] keys = new String[levelKeys.length + 1];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    double[] numbers = timeNumbers(3); // ARGV[1] (see upstream-status.lua)
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        UPSTREAM_STATUS.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(reply -> new UpstreamStatus(upstream.name(), present(reply.get(0)),
+            present(reply.get(1)), present(reply.get(2)), present(reply.get(3)),
+            (Long) reply.get(4), present(reply.get(5)), present(reply.get(6)),
+            (Long) reply.get(7)));
+  }
+
+  /** A figure of upstream-status.lua: null for -1 (not limited, or no report holds). */
+  private static @Nullable Long present(Object figure) {
+    long v = (Long) figure;
+    return v < 0 ? null : v;
+  }
+
+  /** The master that serves an upstream's keys (its own hash tag). */
+  RedisMasters.Master upstreamMaster(Upstream upstream) {
+    if (!masters.cluster()) {
+      return masters.single();
+    }
+    return masters.forKey(layout.upstream(upstream.name())[0]);
   }
 
   /**
@@ -1120,6 +1345,8 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(RENEW.source);
     redis.scriptLoad(CHARGE_MODEL_TOKENS.source);
     redis.scriptLoad(WRITE_BACK.source);
+    redis.scriptLoad(REPORT.source);
+    redis.scriptLoad(UPSTREAM_STATUS.source);
     if (serverClock != null) {
       List<String> time = redis.time();
       serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),
