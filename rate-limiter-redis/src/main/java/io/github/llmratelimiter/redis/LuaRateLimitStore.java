@@ -506,19 +506,30 @@ final class LuaRateLimitStore implements RateLimitStore {
     return state;
   }
 
-  /** The outcome of a call from its reply (not {@link AcquireReply#expired}). */
+  /**
+   * The outcome of a call from its reply (not {@link AcquireReply#expired}). A call to an upstream
+   * that one of the caller's levels denied is the reservation the call without the upstream
+   * gives: the caller's levels, keys and figures only.
+   */
   static Reservation decode(Call call, AcquireReply r) {
     List<Budget> levels = call.levels();
+    List<String> keys = call.keys();
     long[] v = r.values;
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
     QuotaFrame quotas = call.quotas();
     List<LevelRemaining> components = components(levels, r.components);
+    if (call.upstream() != null && !d.allowed() && r.reason != Reason.UPSTREAM_LIMIT) {
+      int n = call.callerLevels();
+      levels = levels.subList(0, n);
+      keys = keys.subList(0, n);
+      components = components.isEmpty() ? components : components.subList(0, n);
+    }
     if (quotas == null || r.quotas == null) {
-      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9], 0, 0,
+      return new Reservation(d, levels, keys, call.estimate(), v[7], v[8], v[9], 0, 0,
           List.of(), components);
     }
-    return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9],
+    return new Reservation(d, levels, keys, call.estimate(), v[7], v[8], v[9],
         quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas), components);
   }
 

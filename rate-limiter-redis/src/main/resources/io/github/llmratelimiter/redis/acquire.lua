@@ -217,8 +217,8 @@ local parts = {0, 0, 0, 0, 0, 0, 0}
 -- the upstream (UPSTREAM above): read and decided before anything is charged
 local U
 if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
-  local mode, limit, window, _, _, tpmLimit, tpmWindow, slotLimit, lease, ks, kt, kc, kr, kseq =
-    struct.unpack('<dddddddddddddd', ARGV[1], 105 + 16 * n)
+  local mode, limit, window, _, _, _, tpmLimit, tpmWindow, slotLimit, lease, ks, kt, kc, kr,
+    kseq = struct.unpack('<' .. string.rep('d', 15), ARGV[1], 105 + 16 * n)
   if mode == 1 then
     U = {limit = limit, window = window, tpmLimit = tpmLimit, tpmWindow = tpmWindow,
       slotLimit = slotLimit, lease = lease, ks = ks, kt = kt, kc = kc, kr = kr, kseq = kseq,
