@@ -17,6 +17,8 @@ import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.core.internal.Args;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -62,6 +64,12 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript WRITE_BACK = LuaScript.load("write-back.lua");
   private static final LuaScript REPORT = LuaScript.load("report.lua");
   private static final LuaScript UPSTREAM_STATUS = LuaScript.load("upstream-status.lua");
+  private static final LuaScript UPSTREAM_ACQUIRE = LuaScript.load("upstream-acquire.lua");
+  /**
+   * How many times a call to an upstream on another Cluster slot is tried when the root's
+   * counter has reached the id the upstream numbered (each try numbers past the root's counter).
+   */
+  private static final int CONFLICT_TRIES = 3;
   /** The numbers acquire.lua reads for a call to an upstream, after the figures' flag. */
   private static final int UPSTREAM_NUMBERS = 15;
 
@@ -334,6 +342,133 @@ final class LuaRateLimitStore implements RateLimitStore {
    * the reply is {@link AcquireReply#expired}.
    */
   CompletableFuture<AcquireReply> submit(Call call, long deadlineNanos) {
+    if (call.upstream() != null && acrossSlots(call.levels(), call.keys())) {
+      return submitAcross(call, deadlineNanos, 0, 0);
+    }
+    return submitLevels(call, deadlineNanos, null);
+  }
+
+  /**
+   * Whether a call on these levels (the last one an upstream's) touches two Cluster slots: the
+   * upstream's keys and the root's lie in different slots (never off a Cluster).
+   */
+  boolean acrossSlots(List<Budget> levels, List<String> keys) {
+    if (!link.cluster() || !Upstream.isUpstream(levels.get(levels.size() - 1))) {
+      return false;
+    }
+    String[] upstream = scripted(levels.get(levels.size() - 1)).upstreamKeys;
+    ScriptBudget root = scripted(levels.get(0));
+    String[] rootKeys = new String[root.keyCount];
+    root.copyKeys(keys.get(0), keys.get(0), rootKeys, 0);
+    return SlotHash.getSlot(upstream[0]) != SlotHash.getSlot(rootKeys[0]);
+  }
+
+  /**
+   * Sends a call whose upstream lies on another Cluster slot than its root: {@code
+   * upstream-acquire.lua} decides and charges the upstream on its slot first, then {@code
+   * acquire.lua} decides the caller's levels on the root's (mode 2 after an admission, 3 after a
+   * deny); when they deny a call the upstream admitted, its charge is given back ({@code
+   * refund.lua}) before the call completes. So no call is admitted that either side denies, and
+   * the upstream is never charged for a call it did not admit: two round trips, three when the
+   * caller's levels deny a call the upstream admitted. A root's counter that has reached the
+   * upstream's id makes the call charge nothing on the root's slot; the upstream's charge is given
+   * back and the call tried again with an id past the root's counter (at most {@value
+   * #CONFLICT_TRIES} times).
+   */
+  private CompletableFuture<AcquireReply> submitAcross(Call call, long deadlineNanos, long floor,
+      int tries) {
+    int n = call.callerLevels();
+    return upstreamAcquire(call, floor).thenCompose(charge -> {
+      if (!charge.admitted()) {
+        return submitLevels(call, deadlineNanos, new double[] {3, charge.waitMs()})
+            .thenApply(reply -> charge.joined(reply, n));
+      }
+      return submitLevels(call, deadlineNanos, new double[] {2, charge.id()})
+          .thenCompose(reply -> {
+            if (reply.conflict) {
+              long counter = reply.values[AcquireReply.NUMBERED_ID];
+              return giveBack(call, charge).thenCompose(done -> tries + 1 < CONFLICT_TRIES
+                  ? submitAcross(call, deadlineNanos, counter + 1, tries + 1)
+                  : CompletableFuture.failedFuture(new RedisException("the root's reservation "
+                      + "counter passed the upstream's " + CONFLICT_TRIES + " times")));
+            }
+            if (reply.expired || reply.values[0] != 1) {
+              return giveBack(call, charge).thenApply(done -> {
+                AcquireReply joined = charge.joined(reply, n);
+                joined.upstream = null; // given back: a late reply's refund leaves it
+                return joined;
+              });
+            }
+            return CompletableFuture.completedFuture(charge.joined(reply, n));
+          });
+    });
+  }
+
+  /** Sends one {@code upstream-acquire.lua} call for the call's upstream (see its file). */
+  private CompletableFuture<UpstreamCharge> upstreamAcquire(Call call, long floor) {
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    boolean numbered = up.budget.modelTokens() != null || up.budget.concurrency() != null;
+    String[] keys = new String[levelKeys.length + (numbered ? 2 : 1)];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    if (numbered) {
+      keys[levelKeys.length + 1] = all[4];
+    }
+    double[] numbers = timeNumbers(7); // ARGV[1] (see upstream-acquire.lua)
+    numbers[3] = call.estimate();
+    numbers[4] = RESERVATION_ID_BASE;
+    numbers[5] = slotLeaseUnits;
+    numbers[6] = floor;
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        UPSTREAM_ACQUIRE.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(UpstreamCharge::of);
+  }
+
+  /**
+   * Gives back on the upstream's slot what {@code upstream-acquire.lua} charged for a call
+   * (nothing when it denied): its window's admission, model tokens and slot, and the report's
+   * counts while that report holds ({@code refund.lua} on the upstream's level alone).
+   */
+  CompletableFuture<Boolean> giveBack(Call call, UpstreamCharge charge) {
+    if (!charge.admitted()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    String[] keys = new String[levelKeys.length + 1];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    double[] numbers = timeNumbers(15); // ARGV[1] (see refund.lua)
+    numbers[3] = 1;
+    numbers[4] = charge.ranAt();
+    numbers[5] = call.cost();
+    numbers[6] = charge.id() == 0 ? 0 : RESERVATION_ID_BASE + charge.id();
+    numbers[7] = up.budget.window() != null ? 1 : 0;
+    numbers[8] = 0;
+    numbers[9] = 0;
+    numbers[10] = keys.length;
+    numbers[11] = charge.counted();
+    numbers[12] = charge.requestsResetAt();
+    numbers[13] = charge.tokensResetAt();
+    numbers[14] = call.estimate();
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        REFUND.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(ignored -> true);
+  }
+
+  /**
+   * Sends a planned call as one {@code acquire.lua} call; {@code outside} null, or, on a Cluster
+   * where the upstream's slot is not the root's, what {@code upstream-acquire.lua} decided there
+   * ({@code {mode, value}}, acquire.lua's UPSTREAM modes 2 and 3): the reply then has the caller's
+   * levels' figures only.
+   */
+  private CompletableFuture<AcquireReply> submitLevels(Call call, long deadlineNanos,
+      double @Nullable [] outside) {
     List<Budget> levels = call.levels();
     int n = call.callerLevels();
     ScriptBudget[] scripted = scripted(levels, n);
@@ -349,14 +484,14 @@ final class LuaRateLimitStore implements RateLimitStore {
     int keyCount = keyCount(scripted);
     QuotaFrame quotas = call.quotas();
     if (quotas != null) {
-      return submitWithQuotas(call, quotas, scripted, numbers, keyCount);
+      return submitWithQuotas(call, quotas, scripted, numbers, keyCount, outside);
     }
     String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
     String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
     String[] upstreamKeys =
-        upstreamKeys(call, numbers, 13 + 2 * n, keyCount + monitorKeys.length + 1);
+        upstreamKeys(call, numbers, 13 + 2 * n, keyCount + monitorKeys.length + 1, outside);
     String[] keys = new String[keyCount + monitorKeys.length + upstreamKeys.length
         + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
@@ -366,7 +501,7 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[keys.length - 1] = counter;
     }
     boolean figures = figures(call, numbers, n);
-    int replied = levels.size();
+    int replied = outside == null ? levels.size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
         () -> new AcquireReply(false, figures ? replied : 0, figures), keys, numbers, levelArgs,
         n)));
@@ -378,10 +513,16 @@ final class LuaRateLimitStore implements RateLimitStore {
    * model tokens or concurrency; none without an upstream. Sets the {@value #UPSTREAM_NUMBERS}
    * numbers from {@code numbers[at]}: the mode (1, decided in the script), the upstream's level
    * values, and the index in KEYS of each of its keys ({@code firstKey} the first; 0 for a key
-   * not passed).
+   * not passed); or, with {@code outside}, its mode and value only, and no key.
    */
-  private String[] upstreamKeys(Call call, double[] numbers, int at, int firstKey) {
+  private String[] upstreamKeys(Call call, double[] numbers, int at, int firstKey,
+      double @Nullable [] outside) {
     if (call.upstream() == null) {
+      return new String[0];
+    }
+    if (outside != null) {
+      numbers[at] = outside[0];
+      numbers[at + 1] = outside[1];
       return new String[0];
     }
     ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
@@ -417,7 +558,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * root's reservation counter; the quota argument after the levels'.
    */
   private CompletableFuture<AcquireReply> submitWithQuotas(Call call, QuotaFrame quotas,
-      ScriptBudget[] scripted, double[] numbers, int keyCount) {
+      ScriptBudget[] scripted, double[] numbers, int keyCount, double @Nullable [] outside) {
     int n = scripted.length;
     String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n + 1][];
@@ -426,7 +567,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] monitorKeys =
         monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
     int before = keyCount + quotaKeys.length + monitorKeys.length;
-    String[] upstreamKeys = upstreamKeys(call, numbers, 13 + 2 * n, before + 1);
+    String[] upstreamKeys = upstreamKeys(call, numbers, 13 + 2 * n, before + 1, outside);
     String[] keys = new String[before + upstreamKeys.length + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
@@ -437,7 +578,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
     boolean figures = figures(call, numbers, n);
-    int replied = call.levels().size();
+    int replied = outside == null ? call.levels().size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
         () -> new AcquireReply(true, figures ? replied : 0, figures), keys, numbers, levelArgs,
         n + 1)));
@@ -560,6 +701,16 @@ final class LuaRateLimitStore implements RateLimitStore {
    * and was answered by the failure policy. Completes with {@code false} when it charged nothing.
    */
   CompletableFuture<Boolean> refund(Call call, AcquireReply r) {
+    if (call.upstream() != null && acrossSlots(call.levels(), call.keys())) {
+      // the caller's levels on the root's slot, the upstream's charge on its own
+      int n = call.callerLevels();
+      Call levelsOnly = new Call(call.levels().subList(0, n), call.keys().subList(0, n),
+          call.cost(), call.estimate(), call.reserve(), call.composition(), null, call.quotas());
+      UpstreamCharge charge = r.upstream;
+      CompletableFuture<Boolean> back = charge == null || r.expired || r.conflict
+          ? CompletableFuture.completedFuture(false) : giveBack(call, charge);
+      return refund(levelsOnly, r).thenCombine(back, (a, b) -> a || b);
+    }
     List<Budget> levels = call.levels();
     int n = levels.size();
     long[] v = r.values;
@@ -981,6 +1132,14 @@ final class LuaRateLimitStore implements RateLimitStore {
    * the estimate from the counter's estimates in flight.
    */
   CompletableFuture<List<Object>> submitReconcile(Reservation reservation, Consumption actual) {
+    if (acrossSlots(reservation.levels(), reservation.keys())) {
+      Reservation[] parts = split(reservation);
+      CompletableFuture<List<Object>> levels = parts[0].reserved() || parts[0].chargedQuotas()
+          ? submitReconcile(parts[0], actual) : CompletableFuture.completedFuture(List.of());
+      CompletableFuture<List<Object>> upstream = parts[1].reserved()
+          ? submitReconcile(parts[1], actual) : CompletableFuture.completedFuture(List.of());
+      return levels.thenCombine(upstream, (a, b) -> a);
+    }
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
     String[] keys = new String[keyCount(scripted)];
@@ -1124,11 +1283,33 @@ final class LuaRateLimitStore implements RateLimitStore {
    * from the slots of every level that limits concurrency.
    */
   CompletableFuture<List<Object>> submitRelease(Reservation reservation) {
+    if (acrossSlots(reservation.levels(), reservation.keys())) {
+      Reservation[] parts = split(reservation);
+      CompletableFuture<List<Object>> levels = parts[0].holdsSlots()
+          ? submitRelease(parts[0]) : CompletableFuture.completedFuture(List.of());
+      CompletableFuture<List<Object>> upstream = parts[1].holdsSlots()
+          ? submitRelease(parts[1]) : CompletableFuture.completedFuture(List.of());
+      return levels.thenCombine(upstream, (a, b) -> a);
+    }
     // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
     double[] numbers = {0, 1, 0, reservation.id()};
     String[] keys = slotKeys(reservation);
     return watched(keys[0], link.async().thenCompose(redis ->
         RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
+  /**
+   * A reservation whose upstream lies on another Cluster slot than its root, split in two: the
+   * caller's levels (with the quotas), and the upstream's level alone; each settled on its slot.
+   */
+  private static Reservation[] split(Reservation r) {
+    int n = r.levels().size() - 1;
+    return new Reservation[] {
+        new Reservation(r.decision(), r.levels().subList(0, n), r.keys().subList(0, n),
+            r.estimate(), r.id(), r.remainingModelTokens(), r.modelTokensResetMs(),
+            r.estimatedSpend(), r.quotaAtMs(), r.quotas(), List.of()),
+        new Reservation(r.decision(), r.levels().subList(n, n + 1), r.keys().subList(n, n + 1),
+            r.estimate(), r.id(), r.remainingModelTokens(), r.modelTokensResetMs())};
   }
 
   /**
@@ -1205,7 +1386,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     long nowMs = wallClock.millis();
     for (OutageJournal.Admitted a : batch.calls()) {
       Call call = a.call;
-      ScriptBudget[] scripted = scripted(call.levels());
+      // on a Cluster, only the root's slot: an upstream's level there is not written back
+      ScriptBudget[] scripted = scripted(call.levels(),
+          link.cluster() ? call.callerLevels() : call.levels().size());
       String[] all = new String[keyCount(scripted)];
       byte[][] args = new byte[scripted.length][];
       levelKeys(call.keys(), scripted, all, args);
@@ -1358,6 +1541,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(WRITE_BACK.source);
     redis.scriptLoad(REPORT.source);
     redis.scriptLoad(UPSTREAM_STATUS.source);
+    redis.scriptLoad(UPSTREAM_ACQUIRE.source);
     if (serverClock != null) {
       List<String> time = redis.time();
       serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),

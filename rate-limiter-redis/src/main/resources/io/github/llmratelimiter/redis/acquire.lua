@@ -58,8 +58,8 @@
 --   its model-token window admits, ms until that window is empty.
 --
 -- UPSTREAM: a call to an upstream (a provider account every caller shares: Upstream.java) carries
--- after the figures' flag, in ARGV[1], fifteen numbers: 1 (the upstream is decided here; 0: no
--- upstream), the upstream's nine level values (as a level's, without a bucket), and the indexes in
+-- after the figures' flag, in ARGV[1], fifteen numbers: the mode, then for mode 1 (the upstream is
+-- decided here; 0: no upstream) the upstream's nine level values (as a level's, without a bucket), and the indexes in
 -- KEYS of its state key, its model-token window (0: none), its slots (0: none), its report (a hash
 -- of report.lua: lr and lt the provider's lower limits of requests and model tokens, rr and tr the
 -- requests and model tokens left until ra and ta, cu the time it is closed until) and its
@@ -74,6 +74,13 @@
 -- its reply ends with N + 1 levels' figures. A reservation id numbered for such a call is past
 -- every id of both the root's counter and the upstream's, and both counters are moved to it, so
 -- it is unique among the entries of the root's keys and of the upstream's.
+-- On a Redis Cluster where the upstream's slot is not the root's, upstream-acquire.lua has decided
+-- the upstream on its own slot first, and this script decides the caller's levels: mode 2, the
+-- upstream admitted and charged the call, and the next number is the id it numbered (0: none),
+-- which becomes this call's id unless the root's counter has reached it: then nothing is charged
+-- and the reason is CONFLICT, the numbered id the root's counter (the caller gives the upstream's
+-- charge back and tries again past it); mode 3, the upstream denied, and the next number is its
+-- wait: the reply is as in mode 1 when the upstream denies. Neither has the upstream's figures.
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -214,73 +221,21 @@ end
 -- level, the common case, so that filling it allocates nothing more
 local parts = {0, 0, 0, 0, 0, 0, 0}
 
--- the upstream (UPSTREAM above): read and decided before anything is charged
-local U
+-- the upstream (UPSTREAM above): read and decided before anything is charged; on a Cluster whose
+-- upstream's slot is not the root's, decided by upstream-acquire.lua before this call (modes 2, 3)
+local U, forced
 if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
   local mode, limit, window, _, _, _, tpmLimit, tpmWindow, slotLimit, lease, ks, kt, kc, kr,
     kseq = struct.unpack('<' .. string.rep('d', 15), ARGV[1], 105 + 16 * n)
   if mode == 1 then
     U = {limit = limit, window = window, tpmLimit = tpmLimit, tpmWindow = tpmWindow,
-      slotLimit = slotLimit, lease = lease, ks = ks, kt = kt, kc = kc, kr = kr, kseq = kseq,
-      held = 0}
-  end
-end
-if U then
-  local r = redis.call('HMGET', KEYS[U.kr], 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu')
-  local lr, lt, cu = tonumber(r[1]), tonumber(r[2]), tonumber(r[7])
-  U.rr, U.ra, U.tr, U.ta = tonumber(r[3]), tonumber(r[4]), tonumber(r[5]), tonumber(r[6])
-  if lr and U.limit > 0 and lr < U.limit then
-    U.limit = lr
-  end
-  if lt and U.tpmLimit > 0 and lt < U.tpmLimit then
-    U.tpmLimit = lt
-  end
-  local w = 0
-  if cu and cu > now then
-    w = ceilMs(cu - now)
-  end
-  if U.rr and U.ra and U.ra > now and U.rr < 1 then
-    w = math.max(w, ceilMs(U.ra - now))
-  end
-  if U.tr and U.ta and U.ta > now and U.tr < estimate then
-    w = math.max(w, ceilMs(U.ta - now))
-  end
-  if U.slotLimit > 0 then
-    U.held = slots().load(KEYS[U.kc])
-    if U.held >= U.slotLimit then
-      w = math.max(w, C.retryMs(KEYS[U.kc], U.held, U.slotLimit))
-    end
-  end
-  local _
-  U.s, U.width, U.base, U.first, U.size, U.newest, _, _, U.dirty =
-    load(KEYS[U.ks], U.limit, U.window, 0, 0)
-  if U.limit > 0 and U.size >= U.limit then
-    w = math.max(w, math.max(1,
-      ceilMs(nth(U.s, U.width, U.base, U.first, U.size - U.limit) + U.window - now)))
-  end
-  if U.tpmLimit > 0 then
-    U.L = {mkey = KEYS[U.kt], tpmLimit = U.tpmLimit, tpmWindow = U.tpmWindow, level = n + 1}
-    modelTokens().load(U.L)
-    if U.L.tpmSum + estimate > U.L.tpmLimit then
-      w = math.max(w, T.retryMs(U.L, estimate))
-    end
-  end
-  U.wait = w
-end
-
--- The upstream's seven figures (see the reply) into parts, as its state stands.
-local function upstreamParts()
-  local j = 7 * (n + 1)
-  parts[j - 6], parts[j - 5] = math.huge, 0
-  if U.limit > 0 then
-    parts[j - 6] = math.max(0, U.limit - U.size)
-    parts[j - 5] = U.size > 0 and ceilMs(U.newest + U.window - now) or 0
-  end
-  parts[j - 4], parts[j - 3] = math.huge, 0
-  parts[j - 2] = U.slotLimit > 0 and math.max(0, U.slotLimit - U.held) or math.huge
-  parts[j - 1], parts[j] = math.huge, 0
-  if U.L then
-    parts[j - 1], parts[j] = math.max(0, U.L.tpmLimit - U.L.tpmSum), T.resetMs(U.L)
+      slotLimit = slotLimit, lease = lease, ks = KEYS[ks], kt = KEYS[kt], kc = KEYS[kc],
+      kr = KEYS[kr], kseq = kseq, level = n + 1}
+    upstreams().decide(U, estimate)
+  elseif mode == 2 then
+    forced = limit -- the id upstream-acquire.lua numbered (0: none)
+  elseif mode == 3 then
+    U = {wait = limit, outside = true} -- upstream-acquire.lua denied, this long
   end
 end
 
@@ -288,8 +243,10 @@ end
 local function figures()
   if #ARGV[1] > 96 + 16 * n and struct.unpack('<d', ARGV[1], 97 + 16 * n) == 1 then
     local count = 7 * n
-    if U then
-      upstreamParts()
+    if U and not U.outside then
+      local j = 7 * (n + 1)
+      parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3], parts[j - 2], parts[j - 1],
+        parts[j] = UP.figures(U)
       count = count + 7
     end
     return struct.pack('<' .. string.rep('d', count), unpack(parts, 1, count))
@@ -345,7 +302,7 @@ if U and U.wait > 0 then
     if Q then
       reason = reason .. quotaReply(false)
     end
-    if U.L then
+    if U.L then -- (an upstream decided here)
       tpmRemaining = math.min(tpmRemaining, math.max(0, U.L.tpmLimit - U.L.tpmSum))
       tpmReset = math.max(tpmReset, T.resetMs(U.L))
     end
@@ -355,7 +312,19 @@ if U and U.wait > 0 then
 end
 
 local id = 0
-if idBase ~= 0 and Q then
+if forced and forced ~= 0 then
+  -- the id upstream-acquire.lua numbered, unless this root's counter has reached it
+  local c = tonumber(redis.call('GET', KEYS[#KEYS]))
+  if c and c >= forced then
+    return struct.pack('<ddddddddddd', 0, 1, 0, 0, 0, 0, 0, 0, 0, now, c) .. 'CONFLICT'
+  end
+  if c then
+    redis.call('SET', KEYS[#KEYS], string.format('%d', forced), 'KEEPTTL')
+  else
+    redis.call('SET', KEYS[#KEYS], string.format('%d', forced), 'PX', '86400000')
+  end
+  id = idBase + forced
+elseif idBase ~= 0 and Q then
   id = idBase + nextId(KEYS[#KEYS])
 elseif idBase ~= 0 then
   for i = 1, n do
@@ -365,11 +334,11 @@ elseif idBase ~= 0 then
       break
     end
   end
-  if id == 0 and U and U.kseq > 0 then
+  if id == 0 and U and not U.outside and U.kseq > 0 then
     id = idBase + nextId(KEYS[#KEYS])
   end
 end
-if id ~= 0 and U and U.kseq > 0 then
+if id ~= 0 and U and not U.outside and U.kseq > 0 then
   -- past every id of the upstream's counter too, and both counters moved to it
   local c, u = id - idBase, nextId(KEYS[U.kseq])
   if u > c then
@@ -594,28 +563,9 @@ for i = 1, n do
   end
 end
 -- an admitted call is charged at its upstream, which counts in what the call has left
-if U and not denied then
-  local remaining, levelMs = commit(KEYS[U.ks], U.s, U.width, U.base, U.first, U.size,
-    U.newest, 0, now, U.dirty, U.limit, U.window, 0, 0, U.limit > 0, 0)
-  if U.limit > 0 then
-    U.size = U.size + 1
-    U.newest = now
-  end
-  if U.rr and U.ra and U.ra > now then
-    redis.call('HINCRBY', KEYS[U.kr], 'rr', -1)
-  end
-  if U.tr and U.ta and U.ta > now and estimate > 0 then
-    redis.call('HINCRBY', KEYS[U.kr], 'tr', string.format('%.0f', -estimate))
-  end
-  if U.slotLimit > 0 and id ~= 0 then
-    C.take(KEYS[U.kc], id, U.lease, slotLease)
-    U.held = U.held + 1
-    remaining = math.min(remaining, math.max(0, U.slotLimit - U.held))
-  end
+if U and not U.outside and not denied then
+  local remaining, levelMs = UP.charge(U, id, estimate, slotLease)
   if U.L then
-    if id ~= 0 then
-      T.append(U.L, id, estimate)
-    end
     tpm = tpm or {}
     tpm[#tpm + 1] = U.L
   end
