@@ -33,6 +33,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -1133,12 +1135,8 @@ final class LuaRateLimitStore implements RateLimitStore {
    */
   CompletableFuture<List<Object>> submitReconcile(Reservation reservation, Consumption actual) {
     if (acrossSlots(reservation.levels(), reservation.keys())) {
-      Reservation[] parts = split(reservation);
-      CompletableFuture<List<Object>> levels = parts[0].reserved() || parts[0].chargedQuotas()
-          ? submitReconcile(parts[0], actual) : CompletableFuture.completedFuture(List.of());
-      CompletableFuture<List<Object>> upstream = parts[1].reserved()
-          ? submitReconcile(parts[1], actual) : CompletableFuture.completedFuture(List.of());
-      return levels.thenCombine(upstream, (a, b) -> a);
+      return eachSlot(reservation, part -> part.reserved() || part.chargedQuotas(),
+          part -> submitReconcile(part, actual));
     }
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
@@ -1284,12 +1282,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    */
   CompletableFuture<List<Object>> submitRelease(Reservation reservation) {
     if (acrossSlots(reservation.levels(), reservation.keys())) {
-      Reservation[] parts = split(reservation);
-      CompletableFuture<List<Object>> levels = parts[0].holdsSlots()
-          ? submitRelease(parts[0]) : CompletableFuture.completedFuture(List.of());
-      CompletableFuture<List<Object>> upstream = parts[1].holdsSlots()
-          ? submitRelease(parts[1]) : CompletableFuture.completedFuture(List.of());
-      return levels.thenCombine(upstream, (a, b) -> a);
+      return eachSlot(reservation, Reservation::holdsSlots, this::submitRelease);
     }
     // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
     double[] numbers = {0, 1, 0, reservation.id()};
@@ -1299,17 +1292,22 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /**
-   * A reservation whose upstream lies on another Cluster slot than its root, split in two: the
-   * caller's levels (with the quotas), and the upstream's level alone; each settled on its slot.
+   * Settles a reservation whose upstream lies on another Cluster slot than its root on each slot:
+   * split in two, the caller's levels (with the quotas) and the upstream's level alone, each part
+   * that {@code holds} something is sent on its own; completes once both are answered.
    */
-  private static Reservation[] split(Reservation r) {
+  private CompletableFuture<List<Object>> eachSlot(Reservation r, Predicate<Reservation> holds,
+      Function<Reservation, CompletableFuture<List<Object>>> send) {
     int n = r.levels().size() - 1;
-    return new Reservation[] {
-        new Reservation(r.decision(), r.levels().subList(0, n), r.keys().subList(0, n),
-            r.estimate(), r.id(), r.remainingModelTokens(), r.modelTokensResetMs(),
-            r.estimatedSpend(), r.quotaAtMs(), r.quotas(), List.of()),
-        new Reservation(r.decision(), r.levels().subList(n, n + 1), r.keys().subList(n, n + 1),
-            r.estimate(), r.id(), r.remainingModelTokens(), r.modelTokensResetMs())};
+    Reservation levels = new Reservation(r.decision(), r.levels().subList(0, n),
+        r.keys().subList(0, n), r.estimate(), r.id(), r.remainingModelTokens(),
+        r.modelTokensResetMs(), r.estimatedSpend(), r.quotaAtMs(), r.quotas(), List.of());
+    Reservation upstream = new Reservation(r.decision(), r.levels().subList(n, n + 1),
+        r.keys().subList(n, n + 1), r.estimate(), r.id(), r.remainingModelTokens(),
+        r.modelTokensResetMs());
+    CompletableFuture<List<Object>> none = CompletableFuture.completedFuture(List.of());
+    return (holds.test(levels) ? send.apply(levels) : none)
+        .thenCombine(holds.test(upstream) ? send.apply(upstream) : none, (a, b) -> a);
   }
 
   /**
