@@ -18,13 +18,16 @@ import org.jspecify.annotations.Nullable;
  * #expired}, and no {@link #reason}. A call on levels with quotas has the quota part after the
  * reason, behind a {@code |}: {@link #quotas} (read by {@link QuotaFrame#statuses}). Last, on
  * every reply but {@code EXPIRED}, {@value #FIGURES} doubles per level: what each of its
- * components admits after the decision, {@link #components}.
+ * components admits after the decision, {@link #components}. A call whose upstream's id the root's
+ * counter has reached (on a Cluster, acquire.lua's mode 2) has the reason {@code CONFLICT}:
+ * {@link #conflict}, with the root's counter as the numbered id.
  */
 final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
 
   private static final Reason[] REASONS = Reason.values();
   private static final byte[][] REASON_NAMES = new byte[REASONS.length][];
   private static final byte[] EXPIRED = "EXPIRED".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] CONFLICT = "CONFLICT".getBytes(StandardCharsets.US_ASCII);
   /** The position of the time the script ran, in its time units. */
   static final int NOW = 10;
   /** The position of the id numbered for the call (0: none), whatever the decision. */
@@ -49,6 +52,13 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
   @Nullable Reason reason;
   /** Whether the script ran after the call's deadline, and so charged nothing. */
   boolean expired;
+  /** Whether the call charged nothing since the root's counter had reached the upstream's id. */
+  boolean conflict;
+  /**
+   * What {@code upstream-acquire.lua} decided and charged at the call's upstream on its own slot
+   * (a Cluster), or null: the charge a late reply's refund gives back there.
+   */
+  @Nullable UpstreamCharge upstream;
   /** Whether the reply may carry a quota part (the call had quotas). */
   private final boolean quotasExpected;
   /** The quota part of the reply, little-endian doubles; null when it has none. */
@@ -103,6 +113,10 @@ final class AcquireReply extends CommandOutput<String, String, AcquireReply> {
     int end = bytes.limit();
     if (same(bytes, from, end, EXPIRED)) {
       expired = true;
+      return;
+    }
+    if (same(bytes, from, end, CONFLICT)) {
+      conflict = true;
       return;
     }
     if (levels > 0) {

@@ -7,11 +7,14 @@ import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.MaintenanceScheduler;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -135,6 +138,32 @@ final class FallbackStore implements AutoCloseable {
       return scaled;
     }
 
+    /** The share of an upstream: its limits scaled as a budget's are. */
+    Upstream scaled(Upstream upstream) {
+      if (divisor == 1) {
+        return upstream;
+      }
+      Budget b = scaled(upstream.budget());
+      return new Upstream(upstream.name(), b.window(), b.modelTokens(), b.concurrency());
+    }
+
+    /**
+     * The share of a provider's report: its limits and remaining counts divided as the share's
+     * limits are (rounded down: the shares never admit more than the report leaves).
+     */
+    ProviderReport scaled(ProviderReport r) {
+      if (divisor == 1) {
+        return r;
+      }
+      return new ProviderReport(share(r.limitRequests(), 1), share(r.remainingRequests(), 0),
+          r.resetRequests(), share(r.limitTokens(), 1), share(r.remainingTokens(), 0),
+          r.resetTokens(), r.retryAfter());
+    }
+
+    private @Nullable Long share(@Nullable Long value, long least) {
+      return value == null ? null : Math.max(least, value / divisor);
+    }
+
     /** The share of a budget; of a variant, the same variant of the share of its defaults. */
     private Budget scaled(Budget b) {
       Budget known = budgets.get(b);
@@ -170,6 +199,13 @@ final class FallbackStore implements AutoCloseable {
     Reservation decide(LuaRateLimitStore.Call call) {
       List<Budget> levels = scale(call.levels());
       QuotaFrame quotas = call.quotas();
+      Upstream upstream = call.upstream();
+      if (upstream != null) {
+        int n = call.callerLevels();
+        return store.reserve(levels.subList(0, n), call.keys().subList(0, n), call.cost(),
+            quotas != null ? quotas.estimate : new Consumption(1, call.estimate(), 0),
+            call.composition(), scaled(upstream));
+      }
       if (quotas != null) {
         return store.reserve(levels, call.keys(), call.cost(), quotas.estimate,
             call.composition());
@@ -356,6 +392,19 @@ final class FallbackStore implements AutoCloseable {
       }
     }
     return made;
+  }
+
+  /** Applies a provider's report to every share, scaled as each share scales the upstream. */
+  void report(Upstream upstream, ProviderReport report) {
+    for (Share s : shares) {
+      s.store.report(s.scaled(upstream), s.scaled(report));
+    }
+  }
+
+  /** Where an upstream stands on this instance's share. */
+  UpstreamStatus upstreamStatus(Upstream upstream) {
+    Share own = current();
+    return own.store.upstreamStatus(own.scaled(upstream));
   }
 
   /** The store of this instance's own share, for monitoring during an outage. */

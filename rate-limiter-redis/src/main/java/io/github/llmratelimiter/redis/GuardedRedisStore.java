@@ -5,11 +5,14 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.PlanAssignments;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -147,6 +150,63 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition) {
     return decideAsync(redis.planReserve(levels, keys, cost, estimate, composition));
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    return decide(redis.planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    return decideAsync(redis.planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The report reaches Redis under the breaker of the master that serves the upstream; one that
+   * cannot reach it is lost (and counted as an error). With the local fallback, each share of the
+   * fallback applies it too, scaled as the share scales the upstream, so that a decision during an
+   * outage keeps to what the provider said.
+   */
+  @Override
+  public void report(Upstream upstream, ProviderReport report) {
+    if (redis.planReport(upstream, report)) {
+      if (fallback != null) {
+        fallback.report(upstream, report);
+      }
+      settle(redis.upstreamMaster(upstream), () -> redis.submitReport(upstream, report));
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report) {
+    if (!redis.planReport(upstream, report)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    if (fallback != null) {
+      fallback.report(upstream, report);
+    }
+    return settleAsync(redis.upstreamMaster(upstream), () -> redis.submitReport(upstream, report));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>While Redis does not answer, the fallback's share answers (what this instance counted
+   * locally, against the share's limits); without the fallback an {@link IllegalStateException}
+   * is thrown.
+   */
+  @Override
+  public UpstreamStatus upstreamStatus(Upstream upstream) {
+    redis.planReport(upstream, ProviderReport.EMPTY); // validates
+    FallbackStore f = fallback;
+    RedisMasters.Master master = redis.upstreamMaster(upstream);
+    return master.breaker().call(() -> redis.upstreamStatus(upstream),
+        f == null ? null : () -> f.upstreamStatus(upstream));
   }
 
   @Override

@@ -7,13 +7,18 @@ import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.PlanAssignments;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.core.internal.Args;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 import java.time.InstantSource;
@@ -28,6 +33,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -57,6 +64,16 @@ final class LuaRateLimitStore implements RateLimitStore {
   private static final LuaScript RENEW = LuaScript.load("renew.lua");
   private static final LuaScript CHARGE_MODEL_TOKENS = LuaScript.load("charge-model-tokens.lua");
   private static final LuaScript WRITE_BACK = LuaScript.load("write-back.lua");
+  private static final LuaScript REPORT = LuaScript.load("report.lua");
+  private static final LuaScript UPSTREAM_STATUS = LuaScript.load("upstream-status.lua");
+  private static final LuaScript UPSTREAM_ACQUIRE = LuaScript.load("upstream-acquire.lua");
+  /**
+   * How many times a call to an upstream on another Cluster slot is tried when the root's
+   * counter has reached the id the upstream numbered (each try numbers past the root's counter).
+   */
+  private static final int CONFLICT_TRIES = 3;
+  /** The numbers acquire.lua reads for a call to an upstream, after the figures' flag. */
+  private static final int UPSTREAM_NUMBERS = 15;
 
   /** How long Redis remembers a batch written back, in ms, so that it is applied once: a day. */
   static final long WRITE_BACK_MARKER_MS = 86_400_000L;
@@ -100,15 +117,27 @@ final class LuaRateLimitStore implements RateLimitStore {
   /**
    * A validated call: decided without Redis ({@code decided} set), or to run on Redis; {@code
    * reserve} when it reserves {@code estimate} model tokens; {@code quotas} when a level has
-   * quotas (what it charges them, and their periods).
+   * quotas (what it charges them, and their periods); {@code upstream} when the call goes to an
+   * upstream, whose budget is then the last of {@code levels}, its name the last of {@code keys}.
    */
   record Call(
       List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
-      Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas) {
+      Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas,
+      @Nullable Upstream upstream) {
 
     Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
         Composition composition, @Nullable Decision decided) {
-      this(levels, keys, cost, estimate, reserve, composition, decided, null);
+      this(levels, keys, cost, estimate, reserve, composition, decided, null, null);
+    }
+
+    Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
+        Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas) {
+      this(levels, keys, cost, estimate, reserve, composition, decided, quotas, null);
+    }
+
+    /** The caller's levels: all but the upstream's. */
+    int callerLevels() {
+      return upstream == null ? levels.size() : levels.size() - 1;
     }
 
     /** The call's outcome when it needs no Redis. */
@@ -161,6 +190,34 @@ final class LuaRateLimitStore implements RateLimitStore {
           "estimate must count 1 request, but was " + estimate.requests());
     }
     return planAll(levels, keys, cost, estimate.modelTokens(), true, composition, estimate);
+  }
+
+  /**
+   * Validates a call to an upstream exactly as the in-memory store does: the caller's levels as
+   * {@link #planReserve(List, List, double, Consumption, Composition)} does, followed by the
+   * upstream's budget with its name as key.
+   *
+   * @throws IllegalArgumentException on bad input, or a caller's level that is an upstream's
+   */
+  Call planUpstream(List<Budget> levels, List<String> keys, double cost, Consumption estimate,
+      Composition composition, @Nullable Upstream upstream) {
+    Args.notNull("upstream", upstream);
+    checkLists(levels, keys);
+    for (Budget b : levels) {
+      if (b != null && Upstream.isUpstream(b)) {
+        throw new IllegalArgumentException("levels must not hold an upstream's budget, but held '"
+            + b.name() + "'");
+      }
+    }
+    List<Budget> all = new ArrayList<>(levels.size() + 1);
+    all.addAll(levels);
+    all.add(upstream.budget());
+    List<String> allKeys = new ArrayList<>(keys.size() + 1);
+    allKeys.addAll(keys);
+    allKeys.add(upstream.name());
+    Call call = planReserve(all, allKeys, cost, estimate, composition);
+    return new Call(call.levels(), call.keys(), call.cost(), call.estimate(), call.reserve(),
+        call.composition(), call.decided(), call.quotas(), upstream);
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
@@ -287,11 +344,138 @@ final class LuaRateLimitStore implements RateLimitStore {
    * the reply is {@link AcquireReply#expired}.
    */
   CompletableFuture<AcquireReply> submit(Call call, long deadlineNanos) {
+    if (call.upstream() != null && acrossSlots(call.levels(), call.keys())) {
+      return submitAcross(call, deadlineNanos, 0, 0);
+    }
+    return submitLevels(call, deadlineNanos, null);
+  }
+
+  /**
+   * Whether a call on these levels (the last one an upstream's) touches two Cluster slots: the
+   * upstream's keys and the root's lie in different slots (never off a Cluster).
+   */
+  boolean acrossSlots(List<Budget> levels, List<String> keys) {
+    if (!link.cluster() || !Upstream.isUpstream(levels.get(levels.size() - 1))) {
+      return false;
+    }
+    String[] upstream = scripted(levels.get(levels.size() - 1)).upstreamKeys;
+    ScriptBudget root = scripted(levels.get(0));
+    String[] rootKeys = new String[root.keyCount];
+    root.copyKeys(keys.get(0), keys.get(0), rootKeys, 0);
+    return SlotHash.getSlot(upstream[0]) != SlotHash.getSlot(rootKeys[0]);
+  }
+
+  /**
+   * Sends a call whose upstream lies on another Cluster slot than its root: {@code
+   * upstream-acquire.lua} decides and charges the upstream on its slot first, then {@code
+   * acquire.lua} decides the caller's levels on the root's (mode 2 after an admission, 3 after a
+   * deny); when they deny a call the upstream admitted, its charge is given back ({@code
+   * refund.lua}) before the call completes. So no call is admitted that either side denies, and
+   * the upstream is never charged for a call it did not admit: two round trips, three when the
+   * caller's levels deny a call the upstream admitted. A root's counter that has reached the
+   * upstream's id makes the call charge nothing on the root's slot; the upstream's charge is given
+   * back and the call tried again with an id past the root's counter (at most {@value
+   * #CONFLICT_TRIES} times).
+   */
+  private CompletableFuture<AcquireReply> submitAcross(Call call, long deadlineNanos, long floor,
+      int tries) {
+    int n = call.callerLevels();
+    return upstreamAcquire(call, floor).thenCompose(charge -> {
+      if (!charge.admitted()) {
+        return submitLevels(call, deadlineNanos, new double[] {3, charge.waitMs()})
+            .thenApply(reply -> charge.joined(reply, n));
+      }
+      return submitLevels(call, deadlineNanos, new double[] {2, charge.id()})
+          .thenCompose(reply -> {
+            if (reply.conflict) {
+              long counter = reply.values[AcquireReply.NUMBERED_ID];
+              return giveBack(call, charge).thenCompose(done -> tries + 1 < CONFLICT_TRIES
+                  ? submitAcross(call, deadlineNanos, counter + 1, tries + 1)
+                  : CompletableFuture.failedFuture(new RedisException("the root's reservation "
+                      + "counter passed the upstream's " + CONFLICT_TRIES + " times")));
+            }
+            if (reply.expired || reply.values[0] != 1) {
+              return giveBack(call, charge).thenApply(done -> {
+                AcquireReply joined = charge.joined(reply, n);
+                joined.upstream = null; // given back: a late reply's refund leaves it
+                return joined;
+              });
+            }
+            return CompletableFuture.completedFuture(charge.joined(reply, n));
+          });
+    });
+  }
+
+  /** Sends one {@code upstream-acquire.lua} call for the call's upstream (see its file). */
+  private CompletableFuture<UpstreamCharge> upstreamAcquire(Call call, long floor) {
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    boolean numbered = up.budget.modelTokens() != null || up.budget.concurrency() != null;
+    String[] keys = new String[levelKeys.length + (numbered ? 2 : 1)];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    if (numbered) {
+      keys[levelKeys.length + 1] = all[4];
+    }
+    double[] numbers = timeNumbers(7); // ARGV[1] (see upstream-acquire.lua)
+    numbers[3] = call.estimate();
+    numbers[4] = RESERVATION_ID_BASE;
+    numbers[5] = slotLeaseUnits;
+    numbers[6] = floor;
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        UPSTREAM_ACQUIRE.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(UpstreamCharge::of);
+  }
+
+  /**
+   * Gives back on the upstream's slot what {@code upstream-acquire.lua} charged for a call
+   * (nothing when it denied): its window's admission, model tokens and slot, and the report's
+   * counts while that report holds ({@code refund.lua} on the upstream's level alone).
+   */
+  CompletableFuture<Boolean> giveBack(Call call, UpstreamCharge charge) {
+    if (!charge.admitted()) {
+      return CompletableFuture.completedFuture(false);
+    }
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    String[] keys = new String[levelKeys.length + 1];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    double[] numbers = timeNumbers(15); // ARGV[1] (see refund.lua)
+    numbers[3] = 1;
+    numbers[4] = charge.ranAt();
+    numbers[5] = call.cost();
+    numbers[6] = charge.id() == 0 ? 0 : RESERVATION_ID_BASE + charge.id();
+    numbers[7] = up.budget.window() != null ? 1 : 0;
+    numbers[8] = 0;
+    numbers[9] = 0;
+    numbers[10] = keys.length;
+    numbers[11] = charge.counted();
+    numbers[12] = charge.requestsResetAt();
+    numbers[13] = charge.tokensResetAt();
+    numbers[14] = call.estimate();
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        REFUND.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(ignored -> true);
+  }
+
+  /**
+   * Sends a planned call as one {@code acquire.lua} call; {@code outside} null, or, on a Cluster
+   * where the upstream's slot is not the root's, what {@code upstream-acquire.lua} decided there
+   * ({@code {mode, value}}, acquire.lua's UPSTREAM modes 2 and 3): the reply then has the caller's
+   * levels' figures only.
+   */
+  private CompletableFuture<AcquireReply> submitLevels(Call call, long deadlineNanos,
+      double @Nullable [] outside) {
     List<Budget> levels = call.levels();
-    int n = levels.size();
-    ScriptBudget[] scripted = scripted(levels);
+    int n = call.callerLevels();
+    ScriptBudget[] scripted = scripted(levels, n);
     // ARGV[1] (see acquire.lua); the root's reservation counter only when the call numbers one
-    double[] numbers = timeNumbers(13 + 2 * n);
+    double[] numbers = timeNumbers(13 + 2 * n + (call.upstream() == null ? 0 : UPSTREAM_NUMBERS));
     numbers[3] = call.cost();
     numbers[4] = call.composition() == Composition.SEQUENTIAL ? 1 : 0;
     numbers[5] = n;
@@ -302,21 +486,73 @@ final class LuaRateLimitStore implements RateLimitStore {
     int keyCount = keyCount(scripted);
     QuotaFrame quotas = call.quotas();
     if (quotas != null) {
-      return submitWithQuotas(call, quotas, scripted, numbers, keyCount);
+      return submitWithQuotas(call, quotas, scripted, numbers, keyCount, outside);
     }
     String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
     String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
-    String[] keys = new String[keyCount + monitorKeys.length + (call.reserve() ? 1 : 0)];
+    String[] upstreamKeys =
+        upstreamKeys(call, numbers, 13 + 2 * n, keyCount + monitorKeys.length + 1, outside);
+    String[] keys = new String[keyCount + monitorKeys.length + upstreamKeys.length
+        + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(monitorKeys, 0, keys, keyCount, monitorKeys.length);
+    System.arraycopy(upstreamKeys, 0, keys, keyCount + monitorKeys.length, upstreamKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
-    boolean figures = figures(call, numbers);
+    boolean figures = figures(call, numbers, n);
+    int replied = outside == null ? levels.size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(false, figures ? n : 0, figures), keys, numbers, levelArgs, n)));
+        () -> new AcquireReply(false, figures ? replied : 0, figures), keys, numbers, levelArgs,
+        n)));
+  }
+
+  /**
+   * The keys of a call's upstream for acquire.lua (UPSTREAM there): its state, its model-token
+   * window and slots when it limits them, its report, and its reservation counter when it limits
+   * model tokens or concurrency; none without an upstream. Sets the {@value #UPSTREAM_NUMBERS}
+   * numbers from {@code numbers[at]}: the mode (1, decided in the script), the upstream's level
+   * values, and the index in KEYS of each of its keys ({@code firstKey} the first; 0 for a key
+   * not passed); or, with {@code outside}, its mode and value only, and no key.
+   */
+  private String[] upstreamKeys(Call call, double[] numbers, int at, int firstKey,
+      double @Nullable [] outside) {
+    if (call.upstream() == null) {
+      return new String[0];
+    }
+    if (outside != null) {
+      numbers[at] = outside[0];
+      numbers[at + 1] = outside[1];
+      return new String[0];
+    }
+    ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
+    String[] all = up.upstreamKeys;
+    boolean tokens = up.budget.modelTokens() != null;
+    boolean slots = up.budget.concurrency() != null;
+    String[] keys = new String[2 + (tokens ? 1 : 0) + (slots ? 1 : 0)
+        + (tokens || slots ? 1 : 0)];
+    numbers[at] = 1;
+    System.arraycopy(up.values, 0, numbers, at + 1, up.values.length);
+    int k = 0;
+    keys[k++] = all[0];
+    numbers[at + 10] = firstKey;
+    if (tokens) {
+      keys[k++] = all[1];
+      numbers[at + 11] = firstKey + k - 1;
+    }
+    if (slots) {
+      keys[k++] = all[2];
+      numbers[at + 12] = firstKey + k - 1;
+    }
+    keys[k++] = all[3];
+    numbers[at + 13] = firstKey + k - 1;
+    if (tokens || slots) {
+      keys[k++] = all[4];
+      numbers[at + 14] = firstKey + k - 1;
+    }
+    return keys;
   }
 
   /**
@@ -324,7 +560,7 @@ final class LuaRateLimitStore implements RateLimitStore {
    * root's reservation counter; the quota argument after the levels'.
    */
   private CompletableFuture<AcquireReply> submitWithQuotas(Call call, QuotaFrame quotas,
-      ScriptBudget[] scripted, double[] numbers, int keyCount) {
+      ScriptBudget[] scripted, double[] numbers, int keyCount, double @Nullable [] outside) {
     int n = scripted.length;
     String[] levelKeys = new String[keyCount];
     byte[][] levelArgs = new byte[n + 1][];
@@ -332,27 +568,32 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
     String[] monitorKeys =
         monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
-    String[] keys = new String[keyCount + quotaKeys.length + monitorKeys.length
-        + (call.reserve() ? 1 : 0)];
+    int before = keyCount + quotaKeys.length + monitorKeys.length;
+    String[] upstreamKeys = upstreamKeys(call, numbers, 13 + 2 * n, before + 1, outside);
+    String[] keys = new String[before + upstreamKeys.length + (call.reserve() ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, keyCount);
     System.arraycopy(quotaKeys, 0, keys, keyCount, quotaKeys.length);
     System.arraycopy(monitorKeys, 0, keys, keyCount + quotaKeys.length, monitorKeys.length);
+    System.arraycopy(upstreamKeys, 0, keys, before, upstreamKeys.length);
     if (call.reserve()) {
       keys[keys.length - 1] = counter;
     }
     levelArgs[n] = quotas.acquireArg(keyCount + 1);
-    boolean figures = figures(call, numbers);
+    boolean figures = figures(call, numbers, n);
+    int replied = outside == null ? call.levels().size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
-        () -> new AcquireReply(true, figures ? n : 0, figures), keys, numbers, levelArgs, n + 1)));
+        () -> new AcquireReply(true, figures ? replied : 0, figures), keys, numbers, levelArgs,
+        n + 1)));
   }
 
   /**
    * Whether the reply ends with the levels' figures: a reservation reports them, a plain decision
-   * does not ask for them. Sets the last of {@code numbers} (acquire.lua) accordingly.
+   * does not ask for them. Sets the flag of {@code numbers} (acquire.lua, after the monitoring
+   * numbers of {@code n} levels) accordingly.
    */
-  private static boolean figures(Call call, double[] numbers) {
+  private static boolean figures(Call call, double[] numbers, int n) {
     boolean figures = call.reserve();
-    numbers[numbers.length - 1] = figures ? 1 : 0;
+    numbers[12 + 2 * n] = figures ? 1 : 0;
     return figures;
   }
 
@@ -408,19 +649,30 @@ final class LuaRateLimitStore implements RateLimitStore {
     return state;
   }
 
-  /** The outcome of a call from its reply (not {@link AcquireReply#expired}). */
+  /**
+   * The outcome of a call from its reply (not {@link AcquireReply#expired}). A call to an upstream
+   * that one of the caller's levels denied is the reservation the call without the upstream
+   * gives: the caller's levels, keys and figures only.
+   */
   static Reservation decode(Call call, AcquireReply r) {
     List<Budget> levels = call.levels();
+    List<String> keys = call.keys();
     long[] v = r.values;
     String level = levels.get((int) v[2] - 1).name();
     Decision d = new Decision(v[0] == 1, v[3], v[4], v[5], r.reason, v[6] == 1, level);
     QuotaFrame quotas = call.quotas();
     List<LevelRemaining> components = components(levels, r.components);
+    if (call.upstream() != null && !d.allowed() && r.reason != Reason.UPSTREAM_LIMIT) {
+      int n = call.callerLevels();
+      levels = levels.subList(0, n);
+      keys = keys.subList(0, n);
+      components = components.isEmpty() ? components : components.subList(0, n);
+    }
     if (quotas == null || r.quotas == null) {
-      return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9], 0, 0,
+      return new Reservation(d, levels, keys, call.estimate(), v[7], v[8], v[9], 0, 0,
           List.of(), components);
     }
-    return new Reservation(d, levels, call.keys(), call.estimate(), v[7], v[8], v[9],
+    return new Reservation(d, levels, keys, call.estimate(), v[7], v[8], v[9],
         quotas.estimate.spend(), quotas.nowMs, quotas.statuses(r.quotas), components);
   }
 
@@ -451,13 +703,23 @@ final class LuaRateLimitStore implements RateLimitStore {
    * and was answered by the failure policy. Completes with {@code false} when it charged nothing.
    */
   CompletableFuture<Boolean> refund(Call call, AcquireReply r) {
+    if (call.upstream() != null && acrossSlots(call.levels(), call.keys())) {
+      // the caller's levels on the root's slot, the upstream's charge on its own
+      int n = call.callerLevels();
+      Call levelsOnly = new Call(call.levels().subList(0, n), call.keys().subList(0, n),
+          call.cost(), call.estimate(), call.reserve(), call.composition(), null, call.quotas());
+      UpstreamCharge charge = r.upstream;
+      CompletableFuture<Boolean> back = charge == null || r.expired || r.conflict
+          ? CompletableFuture.completedFuture(false) : giveBack(call, charge);
+      return refund(levelsOnly, r).thenCombine(back, (a, b) -> a || b);
+    }
     List<Budget> levels = call.levels();
     int n = levels.size();
     long[] v = r.values;
     boolean allowed = v[0] == 1;
     boolean sequential = call.composition() == Composition.SEQUENTIAL;
-    if (r.expired || (!allowed && !sequential)) {
-      return CompletableFuture.completedFuture(false);
+    if (r.expired || (!allowed && !sequential) || r.reason == Reason.UPSTREAM_LIMIT) {
+      return CompletableFuture.completedFuture(false); // an upstream deny charged nothing
     }
     // what acquire.lua charged: every level of an admitted call; in sequential composition the
     // levels before the denying one, and at the denying one the window unless the window or the
@@ -613,7 +875,12 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   private ScriptBudget[] scripted(List<Budget> levels) {
-    ScriptBudget[] scripted = new ScriptBudget[levels.size()];
+    return scripted(levels, levels.size());
+  }
+
+  /** The first {@code n} levels as the scripts see them. */
+  private ScriptBudget[] scripted(List<Budget> levels, int n) {
+    ScriptBudget[] scripted = new ScriptBudget[n];
     for (int i = 0; i < scripted.length; i++) {
       scripted[i] = scripted(levels.get(i));
     }
@@ -672,6 +939,128 @@ final class LuaRateLimitStore implements RateLimitStore {
     }
     return submit(call, System.nanoTime() + replies().maxWaitNanos())
         .thenApply(reply -> decode(call, reply));
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    return execute(planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    Call call = planUpstream(levels, keys, cost, estimate, composition, upstream);
+    if (call.decided() != null) {
+      return CompletableFuture.completedFuture(call.decidedReservation());
+    }
+    return submit(call, System.nanoTime() + replies().maxWaitNanos())
+        .thenApply(reply -> decode(call, reply));
+  }
+
+  /**
+   * Validates a provider's report; returns whether Redis has anything to do (the report says
+   * something a store applies).
+   *
+   * @throws IllegalArgumentException if an argument is null
+   */
+  boolean planReport(@Nullable Upstream upstream, @Nullable ProviderReport report) {
+    Args.notNull("upstream", upstream);
+    Args.notNull("report", report);
+    scripted(upstream.budget());
+    return !report.isEmpty();
+  }
+
+  @Override
+  public void report(Upstream upstream, ProviderReport report) {
+    if (planReport(upstream, report)) {
+      long sent = System.nanoTime();
+      upstreamMaster(upstream).replies().await(submitReport(upstream, report), sent);
+    }
+  }
+
+  @Override
+  public CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report) {
+    if (!planReport(upstream, report)) {
+      return CompletableFuture.completedFuture(null);
+    }
+    return submitReport(upstream, report).thenApply(ignored -> null);
+  }
+
+  /**
+   * Sends a validated report to Redis: one {@code report.lua} call on the upstream's report key,
+   * on the store's clock. A reported limit is sent when it is below the configured one, else as
+   * -1 (which clears a lower one held); a limit the upstream does not configure is not sent.
+   */
+  CompletableFuture<List<Object>> submitReport(Upstream upstream, ProviderReport report) {
+    double[] numbers = timeNumbers(10); // ARGV[1] (see report.lua)
+    numbers[3] = lowerLimit(report.limitRequests(),
+        upstream.requests() == null ? null : (long) upstream.requests().limit());
+    numbers[4] = lowerLimit(report.limitTokens(),
+        upstream.modelTokens() == null ? null : upstream.modelTokens().limit());
+    boolean requests = report.remainingRequests() != null && report.resetRequests() != null;
+    numbers[5] = requests ? report.remainingRequests() : Double.NaN;
+    numbers[6] = requests ? units(report.resetRequests()) : Double.NaN;
+    boolean tokens = report.remainingTokens() != null && report.resetTokens() != null;
+    numbers[7] = tokens ? report.remainingTokens() : Double.NaN;
+    numbers[8] = tokens ? units(report.resetTokens()) : Double.NaN;
+    numbers[9] = report.retryAfter() == null ? Double.NaN : units(report.retryAfter());
+    String[] keys = {layout.upstream(upstream.name())[3]};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        REPORT.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
+  /** A reported limit as report.lua takes it: NaN when absent or not configured, -1 when not lower. */
+  private static double lowerLimit(@Nullable Long reported, @Nullable Long configured) {
+    if (reported == null || configured == null) {
+      return Double.NaN;
+    }
+    return reported < configured ? reported : -1;
+  }
+
+  /** A duration in the scripts' time units. */
+  private double units(Duration d) {
+    return ticker == null ? d.toNanos() / 1000.0 : d.toNanos();
+  }
+
+  @Override
+  public UpstreamStatus upstreamStatus(Upstream upstream) {
+    Args.notNull("upstream", upstream);
+    scripted(upstream.budget());
+    long sent = System.nanoTime();
+    return upstreamMaster(upstream).replies().await(submitUpstreamStatus(upstream), sent);
+  }
+
+  /** Sends one {@code upstream-status.lua} call and completes with the status it read. */
+  CompletableFuture<UpstreamStatus> submitUpstreamStatus(Upstream upstream) {
+    ScriptBudget up = scripted(upstream.budget());
+    String[] all = up.upstreamKeys;
+    String[] levelKeys = up.levelKeys(all);
+    String[] keys = new String[levelKeys.length + 1];
+    System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
+    keys[levelKeys.length] = all[3];
+    double[] numbers = timeNumbers(3); // ARGV[1] (see upstream-status.lua)
+    byte[][] args = {up.levelArg};
+    return watched(keys[0], link.async().thenCompose(redis ->
+        UPSTREAM_STATUS.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        .thenApply(reply -> new UpstreamStatus(upstream.name(), present(reply.get(0)),
+            present(reply.get(1)), present(reply.get(2)), present(reply.get(3)),
+            (Long) reply.get(4), present(reply.get(5)), present(reply.get(6)),
+            (Long) reply.get(7)));
+  }
+
+  /** A figure of upstream-status.lua: null for -1 (not limited, or no report holds). */
+  private static @Nullable Long present(Object figure) {
+    long v = (Long) figure;
+    return v < 0 ? null : v;
+  }
+
+  /** The master that serves an upstream's keys (its own hash tag). */
+  RedisMasters.Master upstreamMaster(Upstream upstream) {
+    if (!masters.cluster()) {
+      return masters.single();
+    }
+    return masters.forKey(layout.upstream(upstream.name())[0]);
   }
 
   /**
@@ -745,6 +1134,10 @@ final class LuaRateLimitStore implements RateLimitStore {
    * the estimate from the counter's estimates in flight.
    */
   CompletableFuture<List<Object>> submitReconcile(Reservation reservation, Consumption actual) {
+    if (acrossSlots(reservation.levels(), reservation.keys())) {
+      return eachSlot(reservation, part -> part.reserved() || part.chargedQuotas(),
+          part -> submitReconcile(part, actual));
+    }
     List<Budget> levels = reservation.levels();
     ScriptBudget[] scripted = scripted(levels);
     String[] keys = new String[keyCount(scripted)];
@@ -888,11 +1281,33 @@ final class LuaRateLimitStore implements RateLimitStore {
    * from the slots of every level that limits concurrency.
    */
   CompletableFuture<List<Object>> submitRelease(Reservation reservation) {
+    if (acrossSlots(reservation.levels(), reservation.keys())) {
+      return eachSlot(reservation, Reservation::holdsSlots, this::submitRelease);
+    }
     // ARGV[1] (see release.lua): no time is read (a 0 where lib.lua expects now), then the id
     double[] numbers = {0, 1, 0, reservation.id()};
     String[] keys = slotKeys(reservation);
     return watched(keys[0], link.async().thenCompose(redis ->
         RELEASE.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
+  }
+
+  /**
+   * Settles a reservation whose upstream lies on another Cluster slot than its root on each slot:
+   * split in two, the caller's levels (with the quotas) and the upstream's level alone, each part
+   * that {@code holds} something is sent on its own; completes once both are answered.
+   */
+  private CompletableFuture<List<Object>> eachSlot(Reservation r, Predicate<Reservation> holds,
+      Function<Reservation, CompletableFuture<List<Object>>> send) {
+    int n = r.levels().size() - 1;
+    Reservation levels = new Reservation(r.decision(), r.levels().subList(0, n),
+        r.keys().subList(0, n), r.estimate(), r.id(), r.remainingModelTokens(),
+        r.modelTokensResetMs(), r.estimatedSpend(), r.quotaAtMs(), r.quotas(), List.of());
+    Reservation upstream = new Reservation(r.decision(), r.levels().subList(n, n + 1),
+        r.keys().subList(n, n + 1), r.estimate(), r.id(), r.remainingModelTokens(),
+        r.modelTokensResetMs());
+    CompletableFuture<List<Object>> none = CompletableFuture.completedFuture(List.of());
+    return (holds.test(levels) ? send.apply(levels) : none)
+        .thenCombine(holds.test(upstream) ? send.apply(upstream) : none, (a, b) -> a);
   }
 
   /**
@@ -969,7 +1384,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     long nowMs = wallClock.millis();
     for (OutageJournal.Admitted a : batch.calls()) {
       Call call = a.call;
-      ScriptBudget[] scripted = scripted(call.levels());
+      // on a Cluster, only the root's slot: an upstream's level there is not written back
+      ScriptBudget[] scripted = scripted(call.levels(),
+          link.cluster() ? call.callerLevels() : call.levels().size());
       String[] all = new String[keyCount(scripted)];
       byte[][] args = new byte[scripted.length][];
       levelKeys(call.keys(), scripted, all, args);
@@ -1120,6 +1537,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     redis.scriptLoad(RENEW.source);
     redis.scriptLoad(CHARGE_MODEL_TOKENS.source);
     redis.scriptLoad(WRITE_BACK.source);
+    redis.scriptLoad(REPORT.source);
+    redis.scriptLoad(UPSTREAM_STATUS.source);
+    redis.scriptLoad(UPSTREAM_ACQUIRE.source);
     if (serverClock != null) {
       List<String> time = redis.time();
       serverClock.sample(Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)),

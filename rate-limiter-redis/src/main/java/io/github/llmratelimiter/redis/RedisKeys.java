@@ -25,6 +25,13 @@ import org.jspecify.annotations.Nullable;
  * The monitoring structures the decisions keep ({@link Monitoring}) are {@code
  * <prefix>:{<bucket tag>}:<budget>:~<kind>:...} ({@link #monitor}).
  *
+ * <p>An upstream's state, which every caller shares, has its own hash tag, {@code
+ * upstream:<name>}: {@code <prefix>:{upstream:<name>}:s}, {@code ...:t} and {@code ...:c} hold its
+ * window, model-token window and slots as a level's keys hold a level's, {@code ...:r} what the
+ * provider last reported (a hash, see {@code report.lua}) and {@code ...:seq} numbers the
+ * reservations that hold its model tokens or slots ({@link #upstream}). No root's tag is ever
+ * {@code upstream:...}: a root part is hashed, or percent-encoded with its colons.
+ *
  * <p>The root (the key of a call's first level) is the hash tag, so every key one decision touches
  * lies in one Redis Cluster slot; a lower level's state is therefore kept per root key.
  *
@@ -182,6 +189,15 @@ final class RedisKeys {
    */
   String writeBack(String rootPart, String batch) {
     return prefix + ":{" + rootPart + "}:wb:" + batch;
+  }
+
+  /**
+   * The five keys of an upstream, under its own hash tag: its state (window log), model-token
+   * window, slots, report and reservation counter.
+   */
+  String[] upstream(String name) {
+    String base = prefix + ":{upstream:" + encode(name) + "}:";
+    return new String[] {base + "s", base + "t", base + "c", base + "r", base + "seq"};
   }
 
   /** The counter that numbers the reservations of one root key, from its part. */

@@ -38,6 +38,14 @@ import org.jspecify.annotations.Nullable;
  * agree on the boundaries. A key's counter of a period lives until a day after the period ends;
  * each threshold of it is reported once, by one decision, across every instance.
  *
+ * <p>{@linkplain io.github.llmratelimiter.core.Upstream Upstreams} (provider accounts every caller
+ * shares) keep one state for every instance, under their own hash tag, and what their provider
+ * reports ({@code report}) holds for every instance on the server's clock. On a standalone server
+ * (or Sentinel's master) a call to an upstream is decided with the caller's levels in the same
+ * {@code EVALSHA}; on a Cluster whose upstream's slot is not the caller's root's, the upstream is
+ * decided and charged on its slot first and its charge given back when the caller's levels deny:
+ * two round trips, three on such a deny, and never a call admitted that either side denies.
+ *
  * <p>A slot for a call in flight counts only while the store that took it renews it: every third
  * of the {@linkplain Builder#slotLease slot lease} the store renews the slots of all its calls in
  * flight in one {@code EVALSHA} (one per Cluster hash slot that holds some), so a call keeps its

@@ -4,6 +4,7 @@ import io.github.llmratelimiter.core.BucketLimit;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
@@ -35,8 +36,15 @@ final class ScriptBudget {
    * slots' (the same for every variant of a name: they limit the same components).
    */
   final int keyCount;
+  /** The level's nine values (see {@link #values}). */
+  final double[] values;
   /** The level's script argument: its nine values packed as a bulk string ({@link ScriptArgs}). */
   final byte[] levelArg;
+  /**
+   * An upstream's five keys ({@link RedisKeys#upstream}) when the budget is an upstream's, whose
+   * state every caller shares, else null.
+   */
+  final String @Nullable [] upstreamKeys;
   /** The period of the budget's monitoring structures ({@link Monitoring#periodMs}). */
   final long monitorPeriodMs;
   private final boolean nanos;
@@ -61,7 +69,10 @@ final class ScriptBudget {
     this.nanos = nanos;
     this.recent = recent;
     this.variants = variants;
-    this.levelArg = ScriptArgs.bulkOfDoubles(values(budget, nanos));
+    this.values = values(budget, nanos);
+    this.levelArg = ScriptArgs.bulkOfDoubles(values);
+    this.upstreamKeys = Upstream.isUpstream(budget)
+        ? layout.upstream(budget.name().substring(Upstream.BUDGET_PREFIX.length())) : null;
     this.monitorPeriodMs = Monitoring.periodMs(budget);
     this.keyCount =
         1 + (budget.modelTokens() == null ? 0 : 1) + (budget.concurrency() == null ? 0 : 1);
@@ -110,9 +121,15 @@ final class ScriptBudget {
    * Copies the {@link #keyCount} keys of the level of {@code key} under {@code root} (limiter keys
    * in clear) into {@code to} from {@code at}: its state key, its model-token keys when the budget
    * limits model tokens, its slots key when it limits concurrency; returns the root's reservation
-   * counter when {@code key} is the root, else null.
+   * counter when {@code key} is the root, else null. An upstream's level has its own keys ({@link
+   * #upstreamKeys}), under whatever root.
    */
   @Nullable String copyKeys(String root, String key, String[] to, int at) {
+    String[] upstream = upstreamKeys;
+    if (upstream != null) { // the upstream's own keys, whatever the root
+      System.arraycopy(levelKeys(upstream), 0, to, at, keyCount);
+      return null;
+    }
     int h = root.hashCode() * 31 + key.hashCode();
     int slot = (h ^ (h >>> 16)) & (SLOTS - 1);
     LevelKeys e = recent[slot];

@@ -18,7 +18,8 @@
 --   the slot lease in time units: a slot taken expires this long after it was taken or last
 --   renewed (renew.lua), and at its lease timeout at the latest (0: at its lease timeout); then,
 --   optionally, the monitoring numbers (see lib.lua's monitoring), and after them 1 when the
---   reply ends with the levels' figures (0: it does not)
+--   reply ends with the levels' figures (0: it does not); then, for a call to an upstream (see
+--   UPSTREAM below), fifteen more
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ARGV[2 + N]: only when a level has quotas (QuotaFrame.acquireArg), little-endian doubles: per
 --   level, its number of quotas, then per quota the index in KEYS of its counter (a hash: u, what
@@ -55,6 +56,31 @@
 --   a component the level does not have): the requests its window admits, ms until the window is
 --   empty, the calls its bucket pays for, ms until it is full, the free slots, the model tokens
 --   its model-token window admits, ms until that window is empty.
+--
+-- UPSTREAM: a call to an upstream (a provider account every caller shares: Upstream.java) carries
+-- after the figures' flag, in ARGV[1], fifteen numbers: the mode, then for mode 1 (the upstream is
+-- decided here; 0: no upstream) the upstream's nine level values (as a level's, without a bucket), and the indexes in
+-- KEYS of its state key, its model-token window (0: none), its slots (0: none), its report (a hash
+-- of report.lua: lr and lt the provider's lower limits of requests and model tokens, rr and tr the
+-- requests and model tokens left until ra and ta, cu the time it is closed until) and its
+-- reservation counter (0: none, when it limits neither model tokens nor concurrency). Its keys
+-- carry the upstream's own hash tag. The N levels are the caller's and are decided first, exactly
+-- as without an upstream; the upstream decides only a call they all admit: its window counts 1
+-- (under the lower of its limit and the reported one), its model tokens the estimate, its slots
+-- one, and its report denies while closed, or while the requests or model tokens it left are
+-- fewer than the call needs. An upstream deny replies UPSTREAM_LIMIT as level N + 1, retryable
+-- after the longest wait of what denies it, and charges nothing anywhere, whatever the
+-- composition. An admitted call is charged at the upstream too (the report's counts go down) and
+-- its reply ends with N + 1 levels' figures. A reservation id numbered for such a call is past
+-- every id of both the root's counter and the upstream's, and both counters are moved to it, so
+-- it is unique among the entries of the root's keys and of the upstream's.
+-- On a Redis Cluster where the upstream's slot is not the root's, upstream-acquire.lua has decided
+-- the upstream on its own slot first, and this script decides the caller's levels: mode 2, the
+-- upstream admitted and charged the call, and the next number is the id it numbered (0: none),
+-- which becomes this call's id unless the root's counter has reached it: then nothing is charged
+-- and the reason is CONFLICT, the numbered id the root's counter (the caller gives the upstream's
+-- charge back and tries again past it); mode 3, the upstream denied, and the next number is its
+-- wait: the reply is as in mode 1 when the upstream denies. Neither has the upstream's figures.
 --
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
@@ -191,8 +217,114 @@ local function usage(i, admitted, limit, size, capacity, tokens, L, h)
     + math.floor(use * 100)
 end
 
+-- per level, seven figures: each component on its own (the reply's last part); sized for one
+-- level, the common case, so that filling it allocates nothing more
+local parts = {0, 0, 0, 0, 0, 0, 0}
+
+-- the upstream (UPSTREAM above): read and decided before anything is charged; on a Cluster whose
+-- upstream's slot is not the root's, decided by upstream-acquire.lua before this call (modes 2, 3)
+local U, forced
+if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
+  local mode, limit, window, _, _, _, tpmLimit, tpmWindow, slotLimit, lease, ks, kt, kc, kr,
+    kseq = struct.unpack('<' .. string.rep('d', 15), ARGV[1], 105 + 16 * n)
+  if mode == 1 then
+    U = {limit = limit, window = window, tpmLimit = tpmLimit, tpmWindow = tpmWindow,
+      slotLimit = slotLimit, lease = lease, ks = KEYS[ks], kt = KEYS[kt], kc = KEYS[kc],
+      kr = KEYS[kr], kseq = kseq, level = n + 1}
+    upstreams().decide(U, estimate)
+  elseif mode == 2 then
+    forced = limit -- the id upstream-acquire.lua numbered (0: none)
+  elseif mode == 3 then
+    U = {wait = limit, outside = true} -- upstream-acquire.lua denied, this long
+  end
+end
+
+-- The figures the reply ends with, when asked for: 7 per level, and the upstream's after them.
+local function figures()
+  if #ARGV[1] > 96 + 16 * n and struct.unpack('<d', ARGV[1], 97 + 16 * n) == 1 then
+    local count = 7 * n
+    if U and not U.outside then
+      local j = 7 * (n + 1)
+      parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3], parts[j - 2], parts[j - 1],
+        parts[j] = UP.figures(U)
+      count = count + 7
+    end
+    return struct.pack('<' .. string.rep('d', count), unpack(parts, 1, count))
+  end
+  return ''
+end
+
+-- An upstream that denies: the decision is the caller's own when one of its levels denies (run
+-- below as without an upstream); when every level admits, UPSTREAM_LIMIT, with nothing charged.
+-- The same checks as the levels' below, each state only read.
+if U and U.wait > 0 then
+  local admits, k = true, 1
+  local tpmRemaining, tpmReset = math.huge, 0
+  for i = 1, n do
+    local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
+      struct.unpack(LEVEL, ARGV[1 + i])
+    local key = KEYS[k]
+    k = k + 1
+    local s, width, base, first, size, newest, tokens, at = load(key, limit, window, capacity,
+      perUnit)
+    if limit > 0 and size >= limit or capacity > 0 and tokens + cost * 1e-9 < cost then
+      admits = false
+    end
+    local j, _ = 7 * i, nil
+    _, _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width, base,
+      first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
+    parts[j - 2], parts[j - 1], parts[j] = math.huge, math.huge, 0
+    if tpmLimit > 0 then
+      local L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+      k = k + 1
+      modelTokens().load(L)
+      if L.tpmSum + estimate > tpmLimit then
+        admits = false
+      end
+      parts[j - 1], parts[j] = math.max(0, tpmLimit - L.tpmSum), T.resetMs(L)
+      tpmRemaining = math.min(tpmRemaining, parts[j - 1])
+      tpmReset = math.max(tpmReset, parts[j])
+    end
+    if slotLimit > 0 then
+      local h = slots().load(KEYS[k])
+      k = k + 1
+      if h >= slotLimit then
+        admits = false
+      end
+      parts[j - 2] = math.max(0, slotLimit - h)
+    end
+    if Q and Q[i][1] and quotaCheck(i) > 0 then
+      admits = false
+    end
+  end
+  if admits then
+    local reason = 'UPSTREAM_LIMIT'
+    if Q then
+      reason = reason .. quotaReply(false)
+    end
+    if U.L then -- (an upstream decided here)
+      tpmRemaining = math.min(tpmRemaining, math.max(0, U.L.tpmLimit - U.L.tpmSum))
+      tpmReset = math.max(tpmReset, T.resetMs(U.L))
+    end
+    return struct.pack('<ddddddddddd', 0, n + 1, 0, U.wait, U.wait, 1, 0, tpmRemaining,
+      tpmReset, now, 0) .. reason .. figures()
+  end
+end
+
 local id = 0
-if idBase ~= 0 and Q then
+if forced and forced ~= 0 then
+  -- the id upstream-acquire.lua numbered, unless this root's counter has reached it
+  local c = tonumber(redis.call('GET', KEYS[#KEYS]))
+  if c and c >= forced then
+    return struct.pack('<ddddddddddd', 0, 1, 0, 0, 0, 0, 0, 0, 0, now, c) .. 'CONFLICT'
+  end
+  if c then
+    redis.call('SET', KEYS[#KEYS], string.format('%d', forced), 'KEEPTTL')
+  else
+    redis.call('SET', KEYS[#KEYS], string.format('%d', forced), 'PX', '86400000')
+  end
+  id = idBase + forced
+elseif idBase ~= 0 and Q then
   id = idBase + nextId(KEYS[#KEYS])
 elseif idBase ~= 0 then
   for i = 1, n do
@@ -201,6 +333,19 @@ elseif idBase ~= 0 then
       id = idBase + nextId(KEYS[#KEYS])
       break
     end
+  end
+  if id == 0 and U and not U.outside and U.kseq > 0 then
+    id = idBase + nextId(KEYS[#KEYS])
+  end
+end
+if id ~= 0 and U and not U.outside and U.kseq > 0 then
+  -- past every id of the upstream's counter too, and both counters moved to it
+  local c, u = id - idBase, nextId(KEYS[U.kseq])
+  if u > c then
+    redis.call('SET', KEYS[#KEYS], string.format('%d', u), 'KEEPTTL')
+    id = idBase + u
+  elseif c > u then
+    redis.call('SET', KEYS[U.kseq], string.format('%d', c), 'KEEPTTL')
   end
 end
 
@@ -213,10 +358,7 @@ end
 -- call is decided, with the slots it took.
 local denied, reason, retry, ms -- the deciding level, its reason, retry and reset
 local reset = 0
-local left = {0} -- per level, the unit-cost calls its window and bucket admit
--- per level, seven figures: each component on its own (the reply's last part); both sized for
--- one level, the common case, so that filling them allocates nothing more
-local parts = {0, 0, 0, 0, 0, 0, 0}
+local left = {0} -- per level, the unit-cost calls its window and bucket admit (sized for one)
 -- created on first use (most calls have one level, in sequential mode, without model tokens or
 -- slots):
 local pending -- per level, its loaded state (reserve-then-commit)
@@ -420,6 +562,18 @@ for i = 1, n do
     best, binding = remaining, i
   end
 end
+-- an admitted call is charged at its upstream, which counts in what the call has left
+if U and not U.outside and not denied then
+  local remaining, levelMs = UP.charge(U, id, estimate, slotLease)
+  if U.L then
+    tpm = tpm or {}
+    tpm[#tpm + 1] = U.L
+  end
+  reset = math.max(reset, levelMs)
+  if remaining < best then
+    best, binding = remaining, n + 1
+  end
+end
 -- what is left of the model-token windows now, over every level that limits them
 local tpmRemaining, tpmReset = math.huge, 0
 for j = 1, tpm and #tpm or 0 do
@@ -429,10 +583,7 @@ for j = 1, tpm and #tpm or 0 do
   tpmReset = math.max(tpmReset, T.resetMs(L))
   parts[7 * L.level - 1], parts[7 * L.level] = math.max(0, L.tpmLimit - L.tpmSum), T.resetMs(L)
 end
-local components = ''
-if #ARGV[1] > 96 + 16 * n and struct.unpack('<d', ARGV[1], 97 + 16 * n) == 1 then
-  components = struct.pack('<' .. string.rep('d', 7 * n), unpack(parts))
-end
+local components = figures()
 if not denied then
   return struct.pack('<ddddddddddd', 1, binding, best, 0, reset, 1, id, tpmRemaining, tpmReset,
     now, id) .. (Q and 'OK' .. quotaReply(true) or 'OK') .. components

@@ -600,3 +600,110 @@ local function monitoring()
 
   return M
 end
+
+-- The upstream functions (acquire.lua's UPSTREAM, upstream-acquire.lua), created on first use: most
+-- calls go to no upstream. An upstream U holds its limits (limit, window, tpmLimit, tpmWindow,
+-- slotLimit, lease) and its keys (ks its state, kt its model-token window, kc its slots, kr its
+-- report; nil for one not passed).
+local UP
+local function upstreams()
+  if UP then
+    return UP
+  end
+  UP = {}
+
+  -- Loads U under the limits in force (the provider's lower ones from its report) and sets U.wait:
+  -- 0 when it admits a call of estimate model tokens, else the ms until what denies it lapses (the
+  -- longest of: closed, no requests left, too few model tokens left until their reset, its slots,
+  -- window or model tokens full).
+  function UP.decide(U, estimate)
+    local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu')
+    local lr, lt, cu = tonumber(r[1]), tonumber(r[2]), tonumber(r[7])
+    U.rr, U.ra, U.tr, U.ta = tonumber(r[3]), tonumber(r[4]), tonumber(r[5]), tonumber(r[6])
+    if lr and U.limit > 0 and lr < U.limit then
+      U.limit = lr
+    end
+    if lt and U.tpmLimit > 0 and lt < U.tpmLimit then
+      U.tpmLimit = lt
+    end
+    local w = 0
+    if cu and cu > now then
+      w = ceilMs(cu - now)
+    end
+    if U.rr and U.ra and U.ra > now and U.rr < 1 then
+      w = math.max(w, ceilMs(U.ra - now))
+    end
+    if U.tr and U.ta and U.ta > now and U.tr < estimate then
+      w = math.max(w, ceilMs(U.ta - now))
+    end
+    U.held = 0
+    if U.slotLimit > 0 then
+      U.held = slots().load(U.kc)
+      if U.held >= U.slotLimit then
+        w = math.max(w, C.retryMs(U.kc, U.held, U.slotLimit))
+      end
+    end
+    local _
+    U.s, U.width, U.base, U.first, U.size, U.newest, _, _, U.dirty =
+      load(U.ks, U.limit, U.window, 0, 0)
+    if U.limit > 0 and U.size >= U.limit then
+      w = math.max(w, math.max(1,
+        ceilMs(nth(U.s, U.width, U.base, U.first, U.size - U.limit) + U.window - now)))
+    end
+    if U.tpmLimit > 0 then
+      U.L = {mkey = U.kt, tpmLimit = U.tpmLimit, tpmWindow = U.tpmWindow, level = U.level}
+      modelTokens().load(U.L)
+      if U.L.tpmSum + estimate > U.L.tpmLimit then
+        w = math.max(w, T.retryMs(U.L, estimate))
+      end
+    end
+    U.wait = w
+  end
+
+  -- Charges U, as decide left it, with an admitted call numbered id (0: none): its window, the
+  -- report's counts (U.counted: 1 when it counted a request down, 2 a call's model tokens, 3
+  -- both), its slots and its model tokens (written by the caller: T.save(U.L)). Returns the
+  -- unit-cost calls it admits after the call and the ms until its window is empty.
+  function UP.charge(U, id, estimate, slotLease)
+    local remaining, levelMs = commit(U.ks, U.s, U.width, U.base, U.first, U.size, U.newest, 0,
+      now, U.dirty, U.limit, U.window, 0, 0, U.limit > 0, 0)
+    if U.limit > 0 then
+      U.size = U.size + 1
+      U.newest = now
+    end
+    U.counted = 0
+    if U.rr and U.ra and U.ra > now then
+      redis.call('HINCRBY', U.kr, 'rr', -1)
+      U.counted = 1
+    end
+    if U.tr and U.ta and U.ta > now and estimate > 0 then
+      redis.call('HINCRBY', U.kr, 'tr', string.format('%.0f', -estimate))
+      U.counted = U.counted + 2
+    end
+    if U.slotLimit > 0 and id ~= 0 then
+      C.take(U.kc, id, U.lease, slotLease)
+      U.held = U.held + 1
+      remaining = math.min(remaining, math.max(0, U.slotLimit - U.held))
+    end
+    if U.L and id ~= 0 then
+      T.append(U.L, id, estimate)
+    end
+    return remaining, levelMs
+  end
+
+  -- U's seven figures as its state stands (BudgetTable.components, as for a level).
+  function UP.figures(U)
+    local windowLeft, windowMs, tokensLeft, tokensMs = math.huge, 0, math.huge, 0
+    if U.limit > 0 then
+      windowLeft = math.max(0, U.limit - U.size)
+      windowMs = U.size > 0 and ceilMs(U.newest + U.window - now) or 0
+    end
+    if U.L then
+      tokensLeft, tokensMs = math.max(0, U.L.tpmLimit - U.L.tpmSum), T.resetMs(U.L)
+    end
+    return windowLeft, windowMs, math.huge, 0,
+      U.slotLimit > 0 and math.max(0, U.slotLimit - U.held) or math.huge, tokensLeft, tokensMs
+  end
+
+  return UP
+end

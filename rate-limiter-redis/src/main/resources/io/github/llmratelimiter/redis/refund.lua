@@ -7,7 +7,10 @@
 --   bucket tokens, the id numbered for it (0: none), then per level two flags: 1 when the call
 --   appended to the level's window, 1 when it took its cost from the level's bucket; then the
 --   number of quota counters the call charged, and per counter its index in KEYS and the amount
---   it charged
+--   it charged; then, optionally (an upstream's charge given back: upstream-acquire.lua), the index
+--   in KEYS of the upstream's report, what the charge counted down there (1 a request, 2 the
+--   model tokens, 3 both), the report's ra and ta then, and the call's model tokens: a count is
+--   given back only while the report that it was counted from holds
 -- ARGV[1 + i]: level i (see lib.lua)
 -- Returns {}.
 --
@@ -86,6 +89,17 @@ for j = 1, quotas do
   end
   if pending then
     redis.call('HSET', key, 'p', string.format('%.0f', math.max(0, pending - amount)))
+  end
+end
+local after = at + 8 + quotas * 16
+if #ARGV[1] >= after + 39 then
+  local report, counted, ra, ta, tokens = struct.unpack('<ddddd', ARGV[1], after)
+  local r = redis.call('HMGET', KEYS[report], 'ra', 'ta')
+  if counted % 2 == 1 and tonumber(r[1]) == ra then
+    redis.call('HINCRBY', KEYS[report], 'rr', 1)
+  end
+  if counted >= 2 and tonumber(r[2]) == ta then
+    redis.call('HINCRBY', KEYS[report], 'tr', string.format('%.0f', tokens))
   end
 end
 return {}

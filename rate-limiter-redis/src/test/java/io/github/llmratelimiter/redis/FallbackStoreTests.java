@@ -14,7 +14,9 @@ import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.Reason;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.time.Instant;
@@ -62,6 +64,38 @@ class FallbackStoreTests {
       }
     }
     return n;
+  }
+
+  /** A call of {@code key} on {@code budget} to the upstream {@code u}, as the store plans it. */
+  private static LuaRateLimitStore.Call upstreamCall(Budget budget, String key, Upstream u) {
+    return new LuaRateLimitStore.Call(List.of(budget, u.budget()), List.of(key, u.name()), 1, 0,
+        true, Composition.SEQUENTIAL, null, null, u);
+  }
+
+  @Test
+  void anUpstreamIsDecidedOnThisInstancesShareAndFollowsTheReports() {
+    try (FallbackStore fallback = new FallbackStore(ticker, 1_000)) {
+      fallback.instances(2);
+      Budget tenant = new Budget("tenant", WindowLimit.perMinute(100), null);
+      Upstream u = new Upstream("openai", WindowLimit.perMinute(10), null, null);
+      mirror(fallback, upstreamCall(tenant, "a", u)); // admitted through Redis before the outage
+      List<Decision> decided = new ArrayList<>();
+      for (int i = 0; i < 8; i++) {
+        decided.add(fallback.decide(upstreamCall(tenant, "t" + i, u)).decision());
+      }
+      assertThat(decided).filteredOn(Decision::allowed).as("a share of 5, one used through Redis")
+          .hasSize(4);
+      assertThat(decided).filteredOn(d -> !d.allowed())
+          .allSatisfy(d -> assertThat(d.reason()).isEqualTo(Reason.UPSTREAM_LIMIT));
+      ticker.advanceMillis(60_000);
+      fallback.report(u, new ProviderReport(null, null, null, null, null, null,
+          Duration.ofSeconds(5)));
+      Decision closed = fallback.decide(upstreamCall(tenant, "t", u)).decision();
+      assertThat(closed.reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
+      assertThat(closed.retryAfterMs()).isEqualTo(5_000);
+      assertThat(fallback.upstreamStatus(u).closedForMs()).isEqualTo(5_000);
+      assertThat(fallback.upstreamStatus(u).requestsLimit()).as("this instance's share").isEqualTo(5);
+    }
   }
 
   @Test

@@ -7,18 +7,22 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
+import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CompletableFuture;
@@ -346,6 +350,50 @@ class RedisOutageTests {
       // calls on the connection run in order: once this one is answered, the late one has run
       assertThat(admin(store).inspect(TWO_PER_MINUTE, "t").orElseThrow().windowUsed()).isEqualTo(1);
       assertThat(((GuardedRedisStore) store).refundCount()).isZero();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(FailurePolicy.class)
+  void callsToAnUpstreamFollowThePolicyWhileRedisIsOut(FailurePolicy policy) {
+    Upstream u = new Upstream("openai", WindowLimit.perMinute(3), null, null);
+    Budget tenant = new Budget("tenant", WindowLimit.perMinute(100), null);
+    Consumption one = Consumption.ofCall(0, 0);
+    try (RedisRateLimitStore store = store(policy)) {
+      assertThat(store.reserve(List.of(tenant), List.of("t"), 1, one, Composition.SEQUENTIAL, u)
+          .decision().allowed()).isTrue();
+      server.stop();
+      List<Decision> out = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        out.add(store.reserve(List.of(tenant), List.of("t"), 1, one, Composition.SEQUENTIAL, u)
+            .decision());
+      }
+      store.report(u, new ProviderReport(null, null, null, null, null, null,
+          Duration.ofSeconds(5))); // lost on Redis, never thrown
+      switch (policy) {
+        case FAIL_OPEN -> {
+          assertThat(out).allSatisfy(d -> assertThat(d.allowed()).isTrue());
+          assertThatIllegalStateException().isThrownBy(() -> store.upstreamStatus(u));
+        }
+        case FAIL_CLOSED -> {
+          assertThat(out).allSatisfy(d ->
+              assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE));
+          assertThatIllegalStateException().isThrownBy(() -> store.upstreamStatus(u));
+        }
+        case LOCAL_FALLBACK -> {
+          // the share continues from the one call admitted through Redis: 2 more of 3
+          assertThat(out).extracting(Decision::reason).containsExactly(Reason.OK, Reason.OK,
+              Reason.UPSTREAM_LIMIT, Reason.UPSTREAM_LIMIT);
+          assertThat(store.upstreamStatus(u).closedForMs()).as("the report reached the share")
+              .isEqualTo(5_000);
+        }
+      }
+      server.restart(); // empty data set
+      awaitRecovery(store);
+      ticker.advance(Duration.ofMinutes(1)); // past the window and the closing
+      assertThat(store.reserve(List.of(tenant), List.of("t"), 1, one, Composition.SEQUENTIAL, u)
+          .decision().allowed()).isTrue();
+      assertThat(store.upstreamStatus(u).requestsRemaining()).isEqualTo(2);
     }
   }
 
