@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.gateway.DefaultRateLimitProblemFactory;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
+import io.github.llmratelimiter.gateway.ProviderHeaders;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import io.github.llmratelimiter.gateway.RateLimitObserver;
@@ -164,8 +165,11 @@ public final class RateLimiterAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   RateLimitGateway rateLimitGateway(RateLimitEnforcer enforcer, RateLimiterProperties properties,
-      RateLimiterWebProperties web, ModelTokenEstimator estimator, RateLimitProblemFactory problems) {
+      RateLimiterWebProperties web, ModelTokenEstimator estimator, RateLimitProblemFactory problems,
+      ObjectProvider<InstantSource> wallClock) {
     return RateLimitGateway.builder(enforcer, Json.READER)
+        // a provider's retry-after may be an HTTP-date: read against the application's clock
+        .providerHeaders(ProviderHeaders.withClock(wallClock.getIfAvailable(InstantSource::system)))
         .estimator(estimator)
         .bodyLimits(PropertiesTranslation.bodyLimits(web))
         .missingKey(properties.getMissingKey(), PropertiesTranslation.anonymousKey(properties))

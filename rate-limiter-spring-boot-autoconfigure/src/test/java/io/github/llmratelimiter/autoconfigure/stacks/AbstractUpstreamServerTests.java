@@ -199,6 +199,14 @@ public abstract class AbstractUpstreamServerTests {
     assertThat(view.name()).isEqualTo("openai-main");
     assertThat(view.rpm()).isEqualTo(100);
     assertRetry(view.status().closedForMs(), 3000);
+    HttpResponse<String> endpoint = http.send(HttpRequest.newBuilder(URI.create("http://localhost:"
+        + port + "/actuator/ratelimiter")).timeout(Duration.ofSeconds(30)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(JsonPath.<String>read(endpoint.body(), "$.upstreams[0].name")).isEqualTo("openai-main");
+    assertThat(JsonPath.<Integer>read(endpoint.body(), "$.upstreams[0].status.requestsLimit"))
+        .isEqualTo(100);
+    assertRetry(JsonPath.<Number>read(endpoint.body(), "$.upstreams[0].status.closedForMs")
+        .longValue(), 3000);
 
     HttpResponse<String> denied = call(newKey(), GPT, 200);
     assertThat(denied.statusCode()).isEqualTo(429);
