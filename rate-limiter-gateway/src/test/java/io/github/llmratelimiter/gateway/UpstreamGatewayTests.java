@@ -43,6 +43,8 @@ class UpstreamGatewayTests {
       .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(100), null))
       .policy("chat", KeyScope.API_KEY, new Budget("chat", WindowLimit.perMinute(100), null))
       .policy("solo", KeyScope.API_KEY, new Budget("solo", WindowLimit.perMinute(100), null))
+      .policy("shadow", KeyScope.API_KEY, new Budget("shadow", WindowLimit.perMinute(1), null))
+      .enforce("shadow", false)
       .build();
   private final RateLimitGateway gateway = gateway(UpstreamRoutes.builder()
       .upstream(OPENAI, List.of("gpt-4o*"), List.of("chat")).build());
@@ -213,6 +215,19 @@ class UpstreamGatewayTests {
             () -> gateway.report("nope", 200, provider()::get))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'nope'")
         .hasMessageContaining("[openai]");
+  }
+
+  @Test
+  void aPolicyInShadowModeStillGetsItsUpstreamsDeny() {
+    RateLimitOutcome own = charge(gateway.context(-1, null), "shadow", "sk-s", "gpt-4o");
+    assertThat(own.wouldHaveDenied()).isFalse();
+    RateLimitOutcome ownDeny = charge(gateway.context(-1, null), "shadow", "sk-s", "gpt-4o");
+    assertThat(ownDeny.wouldHaveDenied()).as("its own level denies: shadow admits").isTrue();
+    assertThat(store.upstreamStatus(OPENAI).requestsRemaining())
+        .as("a call its levels denied is not counted on the upstream").isEqualTo(1);
+    charge(gateway.context(-1, null), "chat", "sk-s2", null);
+    RateLimitOutcome upstreamDeny = denied("shadow", "sk-s3", "gpt-4o");
+    assertThat(upstreamDeny.decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
   }
 
   @Test
