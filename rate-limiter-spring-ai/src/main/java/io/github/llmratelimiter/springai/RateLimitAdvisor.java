@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.springai;
 
+import io.github.llmratelimiter.core.ProviderReport;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.CallSlots;
 import io.github.llmratelimiter.gateway.KeySource;
 import io.github.llmratelimiter.gateway.ModelTokenEstimator;
@@ -47,6 +49,14 @@ import reactor.core.publisher.SignalType;
  * in flight are released once the call or stream is over, exactly once. A stream is charged and
  * settled without blocking (through the store's asynchronous API).
  *
+ * <p>A call that goes to an upstream ({@code ratelimiter.upstreams}, {@link
+ * io.github.llmratelimiter.gateway.UpstreamRoutes}) is decided with it, and the rate limits its
+ * response's metadata reports ({@code ChatResponseMetadata.getRateLimit()}: the remaining requests
+ * and tokens with their resets, the limits, as Spring AI's OpenAI model reads them from the
+ * provider's headers) are applied to the upstream for every caller; a stream reports the last ones
+ * it carried, when it completes. A model's error (its 429 included) carries no headers here: it
+ * reports nothing.
+ *
  * <p>Its order ({@link #DEFAULT_ORDER}) places it inside Spring AI's chat-memory advisors (the
  * estimate sees the remembered messages) and outside its tool-calling advisor (a call and its tool
  * rounds are charged once and settled with their accumulated usage).
@@ -61,6 +71,9 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
 
   /** The default order: after the chat-memory advisors, before the tool-calling advisor. */
   public static final int DEFAULT_ORDER = Advisor.DEFAULT_CHAT_MEMORY_PRECEDENCE_ORDER + 50;
+
+  /** The status a response with a body stands for. */
+  private static final int OK = 200;
 
   private final RateLimitGateway gateway;
   private final RateLimitEnforcer enforcer;
@@ -132,6 +145,10 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
       throw e;
     }
     finish(outcome, ChatUsage.of(response.chatResponse()), false);
+    Upstream upstream = outcome.upstream();
+    if (upstream != null) {
+      enforcer.report(upstream, ChatRateLimit.of(response.chatResponse()), OK);
+    }
     return response;
   }
 
@@ -140,14 +157,25 @@ public final class RateLimitAdvisor implements CallAdvisor, StreamAdvisor {
     return Mono.defer(() -> Mono.fromFuture(chargeAsync(charge(request))))
         .flatMapMany(outcome -> {
           AtomicReference<@Nullable ModelUsage> last = new AtomicReference<>();
+          AtomicReference<ProviderReport> limits = new AtomicReference<>(ProviderReport.EMPTY);
           return chain.nextStream(request)
               .doOnNext(response -> {
                 ModelUsage usage = ChatUsage.of(response.chatResponse());
                 if (usage != null) {
                   last.set(usage);
                 }
+                ProviderReport report = ChatRateLimit.of(response.chatResponse());
+                if (!report.isEmpty()) {
+                  limits.set(report);
+                }
               })
-              .doFinally(signal -> finishAsync(outcome, last.get(), signal == SignalType.ON_ERROR));
+              .doFinally(signal -> {
+                finishAsync(outcome, last.get(), signal == SignalType.ON_ERROR);
+                Upstream upstream = outcome.upstream();
+                if (upstream != null && signal == SignalType.ON_COMPLETE) {
+                  enforcer.reportAsync(upstream, limits.get(), OK);
+                }
+              });
         });
   }
 

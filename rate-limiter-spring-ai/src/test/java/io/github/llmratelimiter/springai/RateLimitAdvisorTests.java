@@ -28,6 +28,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.gateway.RateLimitExceededException;
+import io.github.llmratelimiter.core.ProviderReport;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
+import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
+import org.springframework.ai.chat.metadata.RateLimit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.ai.chat.client.ChatClient;
@@ -219,6 +225,58 @@ class RateLimitAdvisorTests {
     // its slot was released: the caller's next call takes it
     assertThat(client.prompt("hello").advisors(RateLimitAdvisor.caller("t")).call().content())
         .isEqualTo("hi");
+  }
+
+  @Test
+  void aCallToAnUpstreamReportsTheRateLimitsItsResponseCarries() {
+    Upstream upstream = new Upstream("openai", WindowLimit.perMinute(100), null, null);
+    RateLimitStore store = RateLimitStore.inMemory(new ManualTicker());
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(100), null))
+        .build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
+        List::of, RateLimitPlanResolver.fixed(policies.defaultPlan()),
+        UpstreamRoutes.builder().upstream(upstream, List.of(), List.of("default")).build());
+    RateLimit limits = new RateLimit() {
+      public Long getRequestsLimit() {
+        return 0L; // out of range: left out
+      }
+
+      public Long getRequestsRemaining() {
+        return 0L;
+      }
+
+      public Duration getRequestsReset() {
+        return Duration.ofSeconds(4);
+      }
+
+      public Long getTokensLimit() {
+        return 5000L;
+      }
+
+      public Long getTokensRemaining() {
+        return -1L; // out of range: left out
+      }
+
+      public Duration getTokensReset() {
+        return Duration.ofDays(3); // out of range: left out
+      }
+    };
+    ChatModel model = prompt -> ChatResponse.builder()
+        .generations(List.of(new Generation(new AssistantMessage("hi"))))
+        .metadata(ChatResponseMetadata.builder().usage(new DefaultUsage(1, 1)).rateLimit(limits)
+            .build()).build();
+    ChatClient client = ChatClient.builder(model).defaultAdvisors(RateLimitAdvisor.builder(
+        RateLimitGateway.builder(enforcer, (bytes, off, len) -> null).build()).build()).build();
+    assertThat(client.prompt("hello").advisors(RateLimitAdvisor.caller("t")).call().content())
+        .isEqualTo("hi");
+    assertThat(store.upstreamStatus(upstream).closedForMs()).isEqualTo(4000);
+    assertThatThrownBy(() -> client.prompt("hello").advisors(RateLimitAdvisor.caller("u")).call()
+        .content())
+        .isInstanceOf(RateLimitExceededException.class)
+        .hasMessageContaining("UPSTREAM_LIMIT");
+    assertThat(ChatRateLimit.of(response(new DefaultUsage(1, 1))))
+        .as("a response without rate limits says nothing").isSameAs(ProviderReport.EMPTY);
   }
 
   @Test
