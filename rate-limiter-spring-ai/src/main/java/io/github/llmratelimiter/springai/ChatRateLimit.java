@@ -10,7 +10,7 @@ import org.springframework.ai.chat.model.ChatResponse;
 
 /**
  * What a {@link ChatResponse}'s metadata says of the provider's rate limits (Spring AI's {@link
- * RateLimit}, which its OpenAI model reads from the response's {@code x-ratelimit-*} headers), as
+ * RateLimit}, for a chat model that fills it from the provider's {@code x-ratelimit-*} headers), as
  * a {@link ProviderReport}. A value out of range (a limit below 1, a negative count, a negative
  * reset or one above {@link ProviderHeaders#MAX_DURATION}) is left out, as the headers' parser
  * leaves out garbage.

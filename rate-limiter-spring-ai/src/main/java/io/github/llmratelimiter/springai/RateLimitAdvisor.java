@@ -52,10 +52,9 @@ import reactor.core.publisher.SignalType;
  * <p>A call that goes to an upstream ({@code ratelimiter.upstreams}, {@link
  * io.github.llmratelimiter.gateway.UpstreamRoutes}) is decided with it, and the rate limits its
  * response's metadata reports ({@code ChatResponseMetadata.getRateLimit()}: the remaining requests
- * and tokens with their resets, the limits, as Spring AI's OpenAI model reads them from the
- * provider's headers) are applied to the upstream for every caller; a stream reports the last ones
- * it carried, when it completes. A model's error (its 429 included) carries no headers here: it
- * reports nothing.
+ * and tokens with their resets, the limits), when the chat model fills them, are applied to the
+ * upstream for every caller; a stream reports the last ones it carried, when it completes. A
+ * model's error (its 429 included) carries no headers here: it reports nothing.
  *
  * <p>Its order ({@link #DEFAULT_ORDER}) places it inside Spring AI's chat-memory advisors (the
  * estimate sees the remembered messages) and outside its tool-calling advisor (a call and its tool
