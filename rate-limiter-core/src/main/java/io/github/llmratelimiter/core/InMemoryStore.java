@@ -487,7 +487,9 @@ final class InMemoryStore implements RateLimitStore {
     Args.notNull("upstream", upstream);
     BudgetTable table = table(upstream.budget());
     UpstreamState s = upstreamState(upstream.name(), table.budget);
-    KeyEntry e = lockTracked(table, upstream.name());
+    // the entry, created if need be, so that a decision that creates it comes wholly before or
+    // after this read (null only if a plain call filled the table with keys of its own)
+    KeyEntry e = lockLookedUp(table, upstream.name());
     try {
       synchronized (s) {
         long now = ticker.read();
@@ -629,8 +631,10 @@ final class InMemoryStore implements RateLimitStore {
         }
         if (up != null) {
           synchronized (up.state) {
-            return decideWithUpstream(tables, first, now, keys, cost, estimate, id, quotas,
-                quotaEstimate, composition, up);
+            // the instant of the decision is read under the monitor too, so that a report comes
+            // wholly before or after it
+            return decideWithUpstream(tables, first, ticker.read(), keys, cost, estimate, id,
+                quotas, quotaEstimate, composition, up);
           }
         }
         Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, verdict);

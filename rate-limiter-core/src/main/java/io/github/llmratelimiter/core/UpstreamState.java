@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -10,6 +11,9 @@ import org.jspecify.annotations.Nullable;
  * held, on the store's ticker (nanoseconds).
  */
 final class UpstreamState {
+
+  /** The longest a report holds: a year. */
+  private static final Duration LONGEST = Duration.ofDays(365);
 
   /** The budget with the limits in force: the configured one, or a variant with lower limits. */
   private Budget budget;
@@ -47,16 +51,16 @@ final class UpstreamState {
     budget = configured.variant(window, null, tokens, configured.concurrency());
     if (r.remainingRequests() != null && r.resetRequests() != null) {
       requestsLeft = r.remainingRequests();
-      requestsResetAt = now + r.resetRequests().toNanos();
+      requestsResetAt = now + nanos(r.resetRequests());
       requestsHeld = requestsResetAt - now > 0;
     }
     if (r.remainingTokens() != null && r.resetTokens() != null) {
       tokensLeft = r.remainingTokens();
-      tokensResetAt = now + r.resetTokens().toNanos();
+      tokensResetAt = now + nanos(r.resetTokens());
       tokensHeld = tokensResetAt - now > 0;
     }
     if (r.retryAfter() != null) {
-      long until = now + r.retryAfter().toNanos();
+      long until = now + nanos(r.retryAfter());
       if (!closed(now) || until - closedUntil > 0) {
         closedUntil = until;
         closed = until - now > 0;
@@ -103,6 +107,11 @@ final class UpstreamState {
   /** Milliseconds the upstream stays closed by a retry or a count at 0 (0 when open). */
   long closedForMs(long now) {
     return waitMs(now, 0);
+  }
+
+  /** A reported duration in nanoseconds, at most {@link #LONGEST} (no overflow on the ticker). */
+  private static long nanos(Duration d) {
+    return d.compareTo(LONGEST) > 0 ? LONGEST.toNanos() : d.toNanos();
   }
 
   private boolean closed(long now) {
