@@ -260,6 +260,7 @@ end
 if U and U.wait > 0 then
   local admits, k = true, 1
   local tpmRemaining, tpmReset = math.huge, 0
+  local left = U.outside and math.huge or UP.remaining(U) -- what every level admits, unit-cost
   for i = 1, n do
     local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
       struct.unpack(LEVEL, ARGV[1 + i])
@@ -270,8 +271,8 @@ if U and U.wait > 0 then
     if limit > 0 and size >= limit or capacity > 0 and tokens + cost * 1e-9 < cost then
       admits = false
     end
-    local j, _ = 7 * i, nil
-    _, _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width, base,
+    local j, r, _ = 7 * i, nil, nil
+    r, _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width, base,
       first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
     parts[j - 2], parts[j - 1], parts[j] = math.huge, math.huge, 0
     if tpmLimit > 0 then
@@ -292,7 +293,9 @@ if U and U.wait > 0 then
         admits = false
       end
       parts[j - 2] = math.max(0, slotLimit - h)
+      r = math.min(r, parts[j - 2])
     end
+    left = math.min(left, r)
     if Q and Q[i][1] and quotaCheck(i) > 0 then
       admits = false
     end
@@ -306,7 +309,8 @@ if U and U.wait > 0 then
       tpmRemaining = math.min(tpmRemaining, math.max(0, U.L.tpmLimit - U.L.tpmSum))
       tpmReset = math.max(tpmReset, T.resetMs(U.L))
     end
-    return struct.pack('<ddddddddddd', 0, n + 1, 0, U.wait, U.wait, 1, 0, tpmRemaining,
+    local ms = U.outside and U.wait or math.max(U.wait, UP.resetMs(U))
+    return struct.pack('<ddddddddddd', 0, n + 1, left, U.wait, ms, 1, 0, tpmRemaining,
       tpmReset, now, 0) .. reason .. figures()
   end
 end
