@@ -1010,7 +1010,10 @@ final class LuaRateLimitStore implements RateLimitStore {
         REPORT.submit(redis, LuaScript.list(), keys, numbers, new byte[0][], 0)));
   }
 
-  /** A reported limit as report.lua takes it: NaN when absent or not configured, -1 when not lower. */
+  /**
+   * A reported limit as report.lua takes it: NaN when absent or not configured, -1 when not
+   * lower.
+   */
   private static double lowerLimit(@Nullable Long reported, @Nullable Long configured) {
     if (reported == null || configured == null) {
       return Double.NaN;

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.redis;
 
+import io.github.llmratelimiter.core.Reason;
 import java.util.List;
 
 /**
@@ -11,8 +12,8 @@ import java.util.List;
  * @param waitMs the wait of a deny, ms
  * @param id the number its counter gave the call, without the base (0: none)
  * @param ranAt the time the script ran, in the scripts' time units
- * @param remaining the unit-cost calls it admits after the call
- * @param resetMs ms until its window is empty
+ * @param remaining the unit-cost calls it admits (after the call when it admitted it)
+ * @param resetMs ms until its window and model-token window are empty
  * @param modelTokens the model tokens it admits after the call ({@link Long#MAX_VALUE}: no limit)
  * @param modelTokensResetMs ms until its model-token window is empty
  * @param counted what the charge counted down in the report: 1 a request, 2 the model tokens, 3
@@ -72,7 +73,9 @@ record UpstreamCharge(boolean admitted, long waitMs, long id, double ranAt, long
       v[5] = Math.max(v[5], resetMs);
       v[8] = Math.min(v[8], modelTokens);
       v[9] = Math.max(v[9], modelTokensResetMs);
-    } else if (caller.reason == io.github.llmratelimiter.core.Reason.UPSTREAM_LIMIT) {
+    } else if (caller.reason == Reason.UPSTREAM_LIMIT) {
+      v[3] = Math.min(v[3], remaining);
+      v[5] = Math.max(v[5], resetMs);
       v[8] = Math.min(v[8], figures[5]);
       v[9] = Math.max(v[9], figures[6]);
     }

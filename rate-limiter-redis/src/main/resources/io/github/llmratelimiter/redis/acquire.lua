@@ -58,20 +58,23 @@
 --   its model-token window admits, ms until that window is empty.
 --
 -- UPSTREAM: a call to an upstream (a provider account every caller shares: Upstream.java) carries
--- after the figures' flag, in ARGV[1], fifteen numbers: the mode, then for mode 1 (the upstream is
--- decided here; 0: no upstream) the upstream's nine level values (as a level's, without a bucket), and the indexes in
--- KEYS of its state key, its model-token window (0: none), its slots (0: none), its report (a hash
--- of report.lua: lr and lt the provider's lower limits of requests and model tokens, rr and tr the
--- requests and model tokens left until ra and ta, cu the time it is closed until) and its
--- reservation counter (0: none, when it limits neither model tokens nor concurrency). Its keys
--- carry the upstream's own hash tag. The N levels are the caller's and are decided first, exactly
--- as without an upstream; the upstream decides only a call they all admit: its window counts 1
--- (under the lower of its limit and the reported one), its model tokens the estimate, its slots
--- one, and its report denies while closed, or while the requests or model tokens it left are
--- fewer than the call needs. An upstream deny replies UPSTREAM_LIMIT as level N + 1, retryable
--- after the longest wait of what denies it, and charges nothing anywhere, whatever the
--- composition. An admitted call is charged at the upstream too (the report's counts go down) and
--- its reply ends with N + 1 levels' figures. A reservation id numbered for such a call is past
+-- after the figures' flag, in ARGV[1], fifteen numbers: the mode (0: no upstream), then for mode 1
+-- (the upstream is decided here) the upstream's nine level values (as a level's, without a
+-- bucket), and the indexes in KEYS of its state key, its model-token window (0: none), its slots
+-- (0: none), its report (a hash of report.lua: lr and lt the provider's lower limits of requests
+-- and model tokens, rr and tr the requests and model tokens left until ra and ta, cu the time it
+-- is closed until) and its reservation counter (0: none, when it limits neither model tokens nor
+-- concurrency). Its keys carry the upstream's own hash tag. The N levels are the caller's and are
+-- decided first, exactly as without an upstream; the upstream decides only a call they all admit:
+-- its window counts 1 (under the lower of its limit and the reported one), its model tokens the
+-- estimate, its slots one, and its report denies while closed, or while the requests or model
+-- tokens it left are fewer than the call needs (or none). An upstream deny replies UPSTREAM_LIMIT
+-- as level N + 1, retryable after the longest wait of what denies it, remaining the least that
+-- any level and the upstream admit, reset the later of that wait and the upstream's windows
+-- emptying (InMemoryStore.decideWithUpstream), and charges nothing anywhere, whatever the
+-- composition. An admitted call is charged at the upstream too (the report's counts go down; the
+-- requests they leave cap what the upstream admits) and its reply ends with N + 1 levels'
+-- figures. A reservation id numbered for such a call is past
 -- every id of both the root's counter and the upstream's, and both counters are moved to it, so
 -- it is unique among the entries of the root's keys and of the upstream's.
 -- On a Redis Cluster where the upstream's slot is not the root's, upstream-acquire.lua has decided
@@ -260,6 +263,7 @@ end
 if U and U.wait > 0 then
   local admits, k = true, 1
   local tpmRemaining, tpmReset = math.huge, 0
+  local left = U.outside and math.huge or UP.remaining(U) -- what every level admits, unit-cost
   for i = 1, n do
     local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
       struct.unpack(LEVEL, ARGV[1 + i])
@@ -270,8 +274,8 @@ if U and U.wait > 0 then
     if limit > 0 and size >= limit or capacity > 0 and tokens + cost * 1e-9 < cost then
       admits = false
     end
-    local j, _ = 7 * i, nil
-    _, _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width, base,
+    local j, r, _ = 7 * i, nil, nil
+    r, _, parts[j - 6], parts[j - 5], parts[j - 4], parts[j - 3] = commit(key, s, width, base,
       first, size, newest, tokens, at, nil, limit, window, capacity, refill, false, 0)
     parts[j - 2], parts[j - 1], parts[j] = math.huge, math.huge, 0
     if tpmLimit > 0 then
@@ -292,7 +296,9 @@ if U and U.wait > 0 then
         admits = false
       end
       parts[j - 2] = math.max(0, slotLimit - h)
+      r = math.min(r, parts[j - 2])
     end
+    left = math.min(left, r)
     if Q and Q[i][1] and quotaCheck(i) > 0 then
       admits = false
     end
@@ -306,7 +312,8 @@ if U and U.wait > 0 then
       tpmRemaining = math.min(tpmRemaining, math.max(0, U.L.tpmLimit - U.L.tpmSum))
       tpmReset = math.max(tpmReset, T.resetMs(U.L))
     end
-    return struct.pack('<ddddddddddd', 0, n + 1, 0, U.wait, U.wait, 1, 0, tpmRemaining,
+    local ms = U.outside and U.wait or math.max(U.wait, UP.resetMs(U))
+    return struct.pack('<ddddddddddd', 0, n + 1, left, U.wait, ms, 1, 0, tpmRemaining,
       tpmReset, now, 0) .. reason .. figures()
   end
 end

@@ -411,6 +411,26 @@ local function modelTokens()
     end
   end
 
+  -- Removes reservation id's entry from L's window, if it is still there (refund.lua: a charge
+  -- undone leaves no entry behind).
+  function T.remove(L, id)
+    local b = L.body
+    for j = 0, L.tpmSize - 1 do
+      local at = 1 + j * 24
+      local _, eid, amount = struct.unpack('<ddd', b, at)
+      if eid == id then
+        L.tpmSum = L.tpmSum - amount
+        L.body = string.sub(b, 1, at - 1) .. string.sub(b, at + 24)
+        L.tpmSize = L.tpmSize - 1
+        if L.tpmSize > 0 then
+          L.tpmNewest = struct.unpack('<d', L.body, 1 + (L.tpmSize - 1) * 24)
+        end
+        L.tpmDirty = true
+        return
+      end
+    end
+  end
+
   -- For each level that limits model tokens (KEYS per level as for acquire.lua, from KEYS[1];
   -- ARGV[1 + i] the level's numbers), loads its window, calls visit(L) and writes what changed.
   function T.eachLevel(n, visit)
@@ -614,8 +634,9 @@ local function upstreams()
 
   -- Loads U under the limits in force (the provider's lower ones from its report) and sets U.wait:
   -- 0 when it admits a call of estimate model tokens, else the ms until what denies it lapses (the
-  -- longest of: closed, no requests left, too few model tokens left until their reset, its slots,
-  -- window or model tokens full).
+  -- longest of: closed, no requests or model tokens left, too few model tokens left until their
+  -- reset, its slots, window or model tokens full); and U.closed, the ms its report keeps it
+  -- closed for whatever the call (UpstreamState.closedForMs).
   function UP.decide(U, estimate)
     local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu')
     local lr, lt, cu = tonumber(r[1]), tonumber(r[2]), tonumber(r[7])
@@ -626,14 +647,24 @@ local function upstreams()
     if lt and U.tpmLimit > 0 and lt < U.tpmLimit then
       U.tpmLimit = lt
     end
+    if not (U.ra and U.ra > now) then
+      U.rr = nil -- no count of requests holds
+    end
+    if not (U.ta and U.ta > now) then
+      U.tr = nil
+    end
     local w = 0
     if cu and cu > now then
       w = ceilMs(cu - now)
     end
-    if U.rr and U.ra and U.ra > now and U.rr < 1 then
+    if U.rr and U.rr < 1 then
       w = math.max(w, ceilMs(U.ra - now))
     end
-    if U.tr and U.ta and U.ta > now and U.tr < estimate then
+    if U.tr and U.tr <= 0 then
+      w = math.max(w, ceilMs(U.ta - now))
+    end
+    U.closed = w
+    if U.tr and U.tr < estimate then
       w = math.max(w, ceilMs(U.ta - now))
     end
     U.held = 0
@@ -662,33 +693,65 @@ local function upstreams()
 
   -- Charges U, as decide left it, with an admitted call numbered id (0: none): its window, the
   -- report's counts (U.counted: 1 when it counted a request down, 2 a call's model tokens, 3
-  -- both), its slots and its model tokens (written by the caller: T.save(U.L)). Returns the
-  -- unit-cost calls it admits after the call and the ms until its window is empty.
+  -- both), its slots and its model tokens (written by the caller: T.save(U.L)). Returns what
+  -- UP.remaining and UP.resetMs give after the call.
   function UP.charge(U, id, estimate, slotLease)
-    local remaining, levelMs = commit(U.ks, U.s, U.width, U.base, U.first, U.size, U.newest, 0,
-      now, U.dirty, U.limit, U.window, 0, 0, U.limit > 0, 0)
+    commit(U.ks, U.s, U.width, U.base, U.first, U.size, U.newest, 0, now, U.dirty, U.limit,
+      U.window, 0, 0, U.limit > 0, 0)
     if U.limit > 0 then
       U.size = U.size + 1
       U.newest = now
     end
     U.counted = 0
-    if U.rr and U.ra and U.ra > now then
+    if U.rr then
       redis.call('HINCRBY', U.kr, 'rr', -1)
+      U.rr = U.rr - 1
       U.counted = 1
     end
-    if U.tr and U.ta and U.ta > now and estimate > 0 then
+    if U.tr and estimate > 0 then
       redis.call('HINCRBY', U.kr, 'tr', string.format('%.0f', -estimate))
+      U.tr = U.tr - estimate
       U.counted = U.counted + 2
     end
     if U.slotLimit > 0 and id ~= 0 then
       C.take(U.kc, id, U.lease, slotLease)
       U.held = U.held + 1
-      remaining = math.min(remaining, math.max(0, U.slotLimit - U.held))
     end
     if U.L and id ~= 0 then
       T.append(U.L, id, estimate)
     end
-    return remaining, levelMs
+    return UP.remaining(U), UP.resetMs(U)
+  end
+
+  -- The unit-cost calls U admits now (InMemoryStore.upstreamRemaining): its window's and slots',
+  -- no more than the requests its report left, none while its report closes it.
+  function UP.remaining(U)
+    if U.closed > 0 then
+      return 0
+    end
+    local r = math.huge
+    if U.limit > 0 then
+      r = math.max(0, U.limit - U.size)
+    end
+    if U.slotLimit > 0 then
+      r = math.min(r, math.max(0, U.slotLimit - U.held))
+    end
+    if U.rr then
+      r = math.min(r, math.max(0, U.rr))
+    end
+    return r
+  end
+
+  -- Milliseconds until U's window and model-token window are empty (BudgetTable.resetMs).
+  function UP.resetMs(U)
+    local ms = 0
+    if U.limit > 0 and U.size > 0 then
+      ms = ceilMs(U.newest + U.window - now)
+    end
+    if U.L then
+      ms = math.max(ms, T.resetMs(U.L))
+    end
+    return ms
   end
 
   -- U's seven figures as its state stands (BudgetTable.components, as for a level).

@@ -19,8 +19,8 @@
 -- leaves the window no sooner). The bucket gets back the cost less what it refilled since the call
 -- ran (at least 0, at most its capacity): never more than it would hold had the call never run,
 -- since a bucket without the call could have reached its capacity and lost refill at most that
--- long. The model-token entries numbered for the call keep 0 tokens (reconcile.lua with 0), and
--- the slots it took are given back (release.lua). A quota counter loses what the call charged,
+-- long. The model-token entries numbered for the call are removed, and the slots it took are
+-- given back (release.lua). A quota counter loses what the call charged,
 -- from what was used and from what is in flight (never below 0).
 
 local n, ran, cost, id = struct.unpack('<dddd', ARGV[1], 25)
@@ -65,7 +65,7 @@ for i = 1, n do
     if id ~= 0 then
       local L = {mkey = KEYS[k], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
       modelTokens().load(L)
-      T.settle(L, id, 0, 0)
+      T.remove(L, id)
       T.save(L)
     end
     k = k + 1

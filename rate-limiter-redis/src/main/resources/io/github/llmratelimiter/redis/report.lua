@@ -1,7 +1,7 @@
--- Applies what a provider reported about an upstream (ProviderReport.java) to the upstream's report,
--- which acquire.lua reads when it decides the upstream (see acquire.lua's UPSTREAM). Runs after
--- lib.lua, which reads the first three numbers of ARGV[1]; times are the store's (the server's
--- TIME, or the ticker's), so every instance reads the report against the same clock.
+-- Applies what a provider reported about an upstream (ProviderReport.java) to the upstream's
+-- report, which acquire.lua reads when it decides the upstream (see acquire.lua's UPSTREAM). Runs
+-- after lib.lua, which reads the first three numbers of ARGV[1]; times are the store's (the
+-- server's TIME, or the ticker's), so every instance reads the report against the same clock.
 --
 -- KEYS[1]: the upstream's report, a hash under the upstream's hash tag: lr and lt the provider's
 --   limits of requests and model tokens when lower than the configured ones, rr and tr the

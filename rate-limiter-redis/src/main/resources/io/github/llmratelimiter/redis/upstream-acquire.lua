@@ -12,7 +12,8 @@
 -- ARGV[2]: the upstream's level values (see lib.lua)
 -- Returns, each a number as a string ('%.17g'): 1 if admitted (0: denied), the wait of a deny in
 --   ms, the id numbered (a counter's number, without the base; 0: none), the time it ran, the
---   unit-cost calls it admits after the call, ms until its window is empty, the model tokens it
+--   unit-cost calls it admits (after the call when admitted), ms until its window and model-token
+--   window are empty, the model tokens it
 --   admits (inf: unlimited), ms until its model-token window is empty, what the charge counted
 --   down in the report (U.counted of lib.lua), the report's ra and ta then (0: none), then its
 --   seven figures (BudgetTable.components).
@@ -32,7 +33,8 @@ if slotLimit > 0 then
 end
 U.kr = KEYS[k]
 upstreams().decide(U, estimate)
-local out = {0, U.wait, 0, now, 0, 0, math.huge, 0, 0, U.ra or 0, U.ta or 0}
+local out = {0, U.wait, 0, now, UP.remaining(U), UP.resetMs(U), math.huge, 0, 0, U.ra or 0,
+  U.ta or 0}
 if U.wait == 0 then
   local id = 0
   if tpmLimit > 0 or slotLimit > 0 then

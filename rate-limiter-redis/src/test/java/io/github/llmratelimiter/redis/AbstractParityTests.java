@@ -12,6 +12,7 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.ProviderReport;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
@@ -19,6 +20,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.time.Instant;
@@ -456,6 +458,106 @@ abstract class AbstractParityTests {
    * Equal figures for every component of every level, reported for each level whenever the store
    * read the state (every decision but a cost or an estimate that never fits).
    */
+  private static final Budget UP_ORG = new Budget("up-org",
+      new WindowLimit(25, Duration.ofSeconds(3)), new BucketLimit(12, 4),
+      new ModelTokenLimit(6000, Duration.ofSeconds(2)), null);
+  private static final Budget UP_KEY = new Budget("up-key",
+      new WindowLimit(6, Duration.ofMillis(900)), null, null,
+      new ConcurrencyLimit(3, Duration.ofSeconds(2)));
+  private static final List<Upstream> UPSTREAMS = List.of(
+      new Upstream("a", new WindowLimit(8, Duration.ofSeconds(1)),
+          new ModelTokenLimit(2500, Duration.ofMillis(1500)),
+          new ConcurrencyLimit(4, Duration.ofMillis(1500))),
+      new Upstream("b", new WindowLimit(5, Duration.ofMillis(700)), null, null),
+      new Upstream("c", null, new ModelTokenLimit(1200, Duration.ofSeconds(1)), null));
+
+  /**
+   * Random calls to upstreams (tenants of a hierarchy or a single level, both modes, estimates),
+   * random provider reports (remaining counts with their resets, lower limits, retries), releases
+   * and settlements give equal decisions, reservations and upstream statuses on both stores.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {11, 12})
+  void randomUpstreamCallsAndReportsDecideAsInMemory(long draws) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(draws);
+    List<Reservation[]> held = new ArrayList<>();
+    int admitted = 0;
+    int upstreamDenies = 0;
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      for (int op = 0; op < 500; op++) {
+        advance(ticker, rnd);
+        Upstream u = UPSTREAMS.get(rnd.nextInt(UPSTREAMS.size()));
+        int kind = rnd.nextInt(12);
+        if (kind == 0) {
+          ProviderReport r = randomReport(rnd);
+          memory.report(u, r);
+          redis.report(u, r);
+        } else if (kind == 1 && !held.isEmpty()) {
+          Reservation[] pair = held.remove(rnd.nextInt(held.size()));
+          memory.release(pair[0]);
+          redis.release(pair[1]);
+        } else if (kind == 2 && !held.isEmpty()) {
+          Reservation[] pair = held.get(rnd.nextInt(held.size()));
+          Consumption actual = Consumption.ofCall(rnd.nextInt(1500), 0);
+          memory.reconcile(pair[0], actual);
+          redis.reconcile(pair[1], actual);
+        } else {
+          List<Budget> levels = switch (rnd.nextInt(3)) {
+            case 0 -> List.of(UP_ORG, UP_KEY);
+            case 1 -> List.of(UP_KEY);
+            default -> List.of(UP_ORG);
+          };
+          int k = rnd.nextInt(4); // each key under one root: Redis keeps a lower level per root
+          List<String> keys = levels.size() == 2
+              ? List.of("o" + k % 2, "k" + k)
+              : List.of("s" + rnd.nextInt(3));
+          Consumption estimate = Consumption.ofCall(rnd.nextInt(900), 0);
+          Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL
+              : Composition.RESERVE_COMMIT;
+          Reservation expected = memory.reserve(levels, keys, 1, estimate, mode, u);
+          Reservation actual = redis.reserve(levels, keys, 1, estimate, mode, u);
+          String what = String.format("op %d: %s %s %s to %s", op, names(levels), keys,
+              estimate.modelTokens(), u.name());
+          assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+          assertThat(actual.levels()).as(what).isEqualTo(expected.levels());
+          assertThat(actual.remainingModelTokens()).as(what)
+              .isEqualTo(expected.remainingModelTokens());
+          assertThat(actual.modelTokensResetMs()).as(what).isEqualTo(expected.modelTokensResetMs());
+          assertThat(actual.id() == 0).as(what).isEqualTo(expected.id() == 0);
+          assertSameComponents(expected, actual, what);
+          if (expected.decision().allowed()) {
+            admitted++;
+            if (expected.id() != 0) {
+              held.add(new Reservation[] {expected, actual});
+            }
+          } else if (expected.decision().reason() == Reason.UPSTREAM_LIMIT) {
+            upstreamDenies++;
+          }
+        }
+        assertThat(redis.upstreamStatus(u)).as("op %d: %s", op, u.name())
+            .isEqualTo(memory.upstreamStatus(u));
+      }
+      assertThat(admitted).as("admitted calls").isGreaterThan(50);
+      assertThat(upstreamDenies).as("upstream denies").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  private static ProviderReport randomReport(Random rnd) {
+    boolean requests = rnd.nextBoolean();
+    boolean tokens = rnd.nextBoolean();
+    return new ProviderReport(
+        rnd.nextInt(4) == 0 ? (long) 1 + rnd.nextInt(10) : null,
+        requests ? (long) rnd.nextInt(5) : null,
+        requests ? Duration.ofMillis(rnd.nextInt(1500)) : null,
+        rnd.nextInt(4) == 0 ? (long) 1 + rnd.nextInt(3000) : null,
+        tokens ? (long) rnd.nextInt(2000) : null,
+        tokens ? Duration.ofMillis(rnd.nextInt(1500)) : null,
+        rnd.nextInt(5) == 0 ? Duration.ofMillis(rnd.nextInt(800)) : null);
+  }
+
   private static void assertSameComponents(Reservation expected, Reservation actual, String what) {
     if (expected.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
       assertThat(expected.components()).as(what).hasSize(expected.levels().size());

@@ -94,7 +94,8 @@ class FallbackStoreTests {
       assertThat(closed.reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
       assertThat(closed.retryAfterMs()).isEqualTo(5_000);
       assertThat(fallback.upstreamStatus(u).closedForMs()).isEqualTo(5_000);
-      assertThat(fallback.upstreamStatus(u).requestsLimit()).as("this instance's share").isEqualTo(5);
+      assertThat(fallback.upstreamStatus(u).requestsLimit()).as("this instance's share")
+          .isEqualTo(5);
     }
   }
 

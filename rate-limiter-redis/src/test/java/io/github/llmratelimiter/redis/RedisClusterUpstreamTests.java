@@ -17,13 +17,7 @@ import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.cluster.SlotHash;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -104,30 +98,9 @@ class RedisClusterUpstreamTests {
   void concurrentCallsNeverOverAdmitAndTheUpstreamCountsExactlyTheAdmitted() throws Exception {
     Upstream u = new Upstream("hot", WindowLimit.perMinute(50), null, null);
     Budget tenant = new Budget("tenant", WindowLimit.perMinute(3), null);
-    ExecutorService pool = Executors.newFixedThreadPool(8);
-    List<Decision> all = new ArrayList<>();
-    try {
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<List<Decision>>> futures = new ArrayList<>();
-      for (int t = 0; t < 8; t++) {
-        int thread = t;
-        futures.add(pool.submit(() -> {
-          go.await();
-          List<Decision> mine = new ArrayList<>();
-          for (int i = 0; i < 30; i++) {
-            mine.add(store.reserve(List.of(tenant), List.of("t" + (thread * 30 + i) % 40), 1,
-                Consumption.ofCall(0, 0), Composition.RESERVE_COMMIT, u).decision());
-          }
-          return mine;
-        }));
-      }
-      go.countDown();
-      for (Future<List<Decision>> f : futures) {
-        all.addAll(f.get(60, TimeUnit.SECONDS));
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    List<Decision> all = TwoInstances.hammer(store, store, 4, 30, (s, thread, i) ->
+        s.reserve(List.of(tenant), List.of("t" + (thread * 30 + i) % 40), 1,
+            Consumption.ofCall(0, 0), Composition.RESERVE_COMMIT, u).decision());
     long admitted = all.stream().filter(Decision::allowed).count();
     assertThat(admitted).isBetween(1L, 50L);
     for (int t = 0; t < 40; t++) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import io.lettuce.core.cluster.SlotHash;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -29,6 +30,24 @@ class RedisKeysTests {
     assertThat(SlotHash.getSlot(a)).isEqualTo(SlotHash.getSlot(b));
     assertThat(keys.parse(a)).extracting(keys::shown).containsExactly(root, root);
     assertThat(keys.parse(b)).extracting(keys::shown).containsExactly(root, "k}1");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"openai", "azure:east", "a*b", "upstream:x"})
+  void anUpstreamsKeysShareItsOwnTagAndAreNoLevelsOrRoots(String name) {
+    for (RedisKeys layout : List.of(keys, hashed)) {
+      String[] up = layout.upstream(name);
+      assertThat(up).hasSize(5);
+      String tag = "upstream:" + RedisKeys.encode(name);
+      for (String k : up) {
+        assertThat(k).startsWith("rl:{" + tag + "}:");
+        assertThat(SlotHash.getSlot(k)).isEqualTo(SlotHash.getSlot(up[0]));
+        assertThat(layout.parse(k)).as(k).isNull();
+        assertThat(layout.parseQuota(k)).as(k).isNull();
+      }
+      // no root's tag is an upstream's: a root's colons are encoded (or the root hashed)
+      assertThat(layout.state("upstream:" + name, "org", "k")).doesNotStartWith("rl:{" + tag + "}");
+    }
   }
 
   @Test

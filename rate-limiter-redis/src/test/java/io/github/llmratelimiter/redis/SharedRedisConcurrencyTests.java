@@ -12,14 +12,7 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -102,38 +95,8 @@ class SharedRedisConcurrencyTests {
   /** Runs the call from every thread of both stores at once; returns every decision. */
   private List<Decision> hammer(BiFunction<RedisRateLimitStore, Integer, Decision> call)
       throws Exception {
-    int threads = 2 * THREADS_PER_STORE;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      CountDownLatch ready = new CountDownLatch(threads);
-      CountDownLatch go = new CountDownLatch(1);
-      List<Future<List<Decision>>> futures = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        RedisRateLimitStore store = t % 2 == 0 ? one : two;
-        int thread = t;
-        Callable<List<Decision>> task = () -> {
-          ready.countDown();
-          go.await();
-          List<Decision> mine = new ArrayList<>();
-          for (int i = 0; i < CALLS_PER_THREAD; i++) {
-            mine.add(call.apply(store, thread));
-          }
-          return mine;
-        };
-        futures.add(pool.submit(task));
-      }
-      assertThat(ready.await(30, TimeUnit.SECONDS)).isTrue();
-      go.countDown();
-      List<Decision> all = new ArrayList<>();
-      for (Future<List<Decision>> f : futures) {
-        all.addAll(f.get(60, TimeUnit.SECONDS));
-      }
-      assertThat(all).hasSize(threads * CALLS_PER_THREAD);
-      assertThat(one.errorCount() + two.errorCount()).isZero();
-      return all;
-    } finally {
-      pool.shutdownNow();
-    }
+    return TwoInstances.hammer(one, two, THREADS_PER_STORE, CALLS_PER_THREAD,
+        (store, thread, i) -> call.apply(store, thread));
   }
 
   /** The store's administration, which every store under test here offers. */

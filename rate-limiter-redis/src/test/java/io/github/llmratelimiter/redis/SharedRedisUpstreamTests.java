@@ -11,20 +11,12 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.ProviderReport;
-import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.RepeatedTest;
@@ -143,39 +135,8 @@ class SharedRedisUpstreamTests {
     assertThat(two.upstreamStatus(u).closedForMs()).isPositive();
   }
 
-  /** One call of a thread: the store it calls through, the thread's number, the call's. */
-  private interface Call {
-    Decision run(RateLimitStore store, int thread, int i);
-  }
-
   /** Runs the calls from every thread of both instances at once; returns every decision. */
-  private List<Decision> hammer(Call call) throws Exception {
-    int threads = 2 * THREADS_PER_STORE;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    try {
-      CountDownLatch start = new CountDownLatch(1);
-      List<Future<List<Decision>>> futures = new ArrayList<>();
-      for (int t = 0; t < threads; t++) {
-        RateLimitStore store = t % 2 == 0 ? one : two;
-        int thread = t;
-        Callable<List<Decision>> task = () -> {
-          start.await();
-          List<Decision> mine = new ArrayList<>();
-          for (int i = 0; i < CALLS_PER_THREAD; i++) {
-            mine.add(call.run(store, thread, i));
-          }
-          return mine;
-        };
-        futures.add(pool.submit(task));
-      }
-      start.countDown();
-      List<Decision> all = new ArrayList<>();
-      for (Future<List<Decision>> f : futures) {
-        all.addAll(f.get(60, TimeUnit.SECONDS));
-      }
-      return all;
-    } finally {
-      pool.shutdownNow();
-    }
+  private List<Decision> hammer(TwoInstances.Call call) throws Exception {
+    return TwoInstances.hammer(one, two, THREADS_PER_STORE, CALLS_PER_THREAD, call);
   }
 }
