@@ -115,7 +115,7 @@ public final class UpstreamWaitingRoom {
     synchronized (line) {
       othersWait = line.size > 0;
     }
-    if (othersWait && w.deadline > 0) {
+    if (othersWait && w.waits) {
       enter(line, w);
     } else {
       first(line, w);
@@ -144,7 +144,7 @@ public final class UpstreamWaitingRoom {
     if (d == null) {
       return w.future;
     }
-    if (w.deadline == 0 || d.reason() != Reason.UPSTREAM_LIMIT || !d.retryable()) {
+    if (!w.waits || d.reason() != Reason.UPSTREAM_LIMIT || !d.retryable()) {
       w.future.complete(denied);
     } else {
       enter(line, w);
@@ -271,9 +271,7 @@ public final class UpstreamWaitingRoom {
   private <X> Waiter<X> waiter(Call call, Attempt<X> attempt) {
     Args.notNull("call", call);
     Args.notNull("attempt", attempt);
-    long now = now();
-    long wait = call.maxWait().toNanos();
-    Waiter<X> w = new Waiter<>(call, attempt, wait == 0 ? 0 : now + wait);
+    Waiter<X> w = new Waiter<>(call, attempt, now());
     // anyone but the room completing the stage (a cancel) makes the call leave the order
     w.future.whenComplete((x, failure) -> leave(w));
     return w;
@@ -307,7 +305,7 @@ public final class UpstreamWaitingRoom {
         if (!w.future.complete(x)) {
           abandon(w, x);
         }
-      } else if (w.deadline > 0 && d.reason() == Reason.UPSTREAM_LIMIT && d.retryable()) {
+      } else if (w.waits && d.reason() == Reason.UPSTREAM_LIMIT && d.retryable()) {
         w.last = x;
         enter(line, w);
       } else {
@@ -480,10 +478,10 @@ public final class UpstreamWaitingRoom {
         next = true;
         ended = true;
         if (mine) {
-          line.remove(w);
           if (failure == null) {
-            line.serve(w.tenant, w.service(), now);
+            line.serve(w.tenant, w.service(), now); // before it leaves: the counter it leaves with
           }
+          line.remove(w);
         }
       } else if (d.reason() == Reason.UPSTREAM_LIMIT && d.retryable()) {
         w.last = x;
@@ -659,7 +657,9 @@ public final class UpstreamWaitingRoom {
   private static final class Waiter<X> {
     final Call call;
     final Attempt<X> attempt;
-    /** The ticker's reading at which the wait ends; 0 when the call never waits. */
+    /** Whether the call may wait at all (a longest wait above 0). */
+    final boolean waits;
+    /** The ticker's reading at which the wait ends. */
     final long deadline;
     final CompletableFuture<X> future = new CompletableFuture<>();
     long seq;
@@ -669,10 +669,11 @@ public final class UpstreamWaitingRoom {
     boolean queued;
     boolean expired;
 
-    Waiter(Call call, Attempt<X> attempt, long deadline) {
+    Waiter(Call call, Attempt<X> attempt, long now) {
       this.call = call;
       this.attempt = attempt;
-      this.deadline = deadline == 0 ? 0 : deadline | 1; // never 0 for a call that waits
+      this.waits = !call.maxWait().isZero();
+      this.deadline = now + call.maxWait().toNanos();
     }
 
     double service() {
