@@ -33,7 +33,8 @@ import org.jspecify.annotations.Nullable;
  * tie, and a tenant's calls go in the order they came. A tenant that becomes backlogged has its
  * counter lifted to the least counter of the tenants backlogged in its class (to the counter of
  * the last tenant that left the class's backlog when none is), so that time spent idle is not
- * banked. A call's estimate is counted when it is admitted, so that the order is right at once;
+ * banked; a call admitted without waiting counts as one that passed through the order at once
+ * (lifted, served, gone). A call's estimate is counted when it is admitted, so that the order is right at once;
  * {@link #settled} corrects it with the tokens the call used. A tenant not backlogged and not
  * served for the {@linkplain #UpstreamWaitingRoom(Ticker, Scheduler, int, Duration) memory} is
  * forgotten (its counter starts again from 0, then lifted), so idle tenants hold no memory.
@@ -168,22 +169,27 @@ public final class UpstreamWaitingRoom {
 
   /**
    * Counts the estimate of a call its upstream admitted without the room (a caller that decided
-   * its first attempt itself) in its tenant's counter, as the room counts the calls it admits.
+   * its first attempt itself) in its tenant's counter, as the room counts a call it admits at
+   * once: a tenant not backlogged in the call's class is first lifted as one that becomes
+   * backlogged, so that service taken while nobody waited is not held against it later.
    *
    * @param upstream the upstream's name
    * @param tenant the tenant
    * @param weight the tenant's weight, finite and positive
+   * @param priority the call's priority class
    * @param estimate the call's estimated model tokens, at least 0
    * @throws IllegalArgumentException if an argument is null or out of range
    */
-  public void admitted(String upstream, String tenant, double weight, long estimate) {
+  public void admitted(
+      String upstream, String tenant, double weight, int priority, long estimate) {
     Args.notNull("upstream", upstream);
     Args.notNull("tenant", tenant);
     Args.positiveFinite("weight", weight);
     Args.notNegative("estimate", estimate);
     Line line = line(upstream);
     synchronized (line) {
-      line.serve(line.tenant(tenant, now()), estimate / weight, now());
+      long now = now();
+      line.direct(line.tenant(tenant, now), priority, estimate / weight, now);
     }
   }
 
@@ -300,7 +306,7 @@ public final class UpstreamWaitingRoom {
       if (d.allowed()) {
         synchronized (line) {
           long now = now();
-          line.serve(line.tenant(w.call.tenant(), now), w.service(), now);
+          line.direct(line.tenant(w.call.tenant(), now), w.call.priority(), w.service(), now);
         }
         if (!w.future.complete(x)) {
           abandon(w, x);
@@ -759,12 +765,7 @@ public final class UpstreamWaitingRoom {
       w.tenant = t;
       w.queued = true;
       if (queue == null) {
-        double floor = band.backlogged.isEmpty() ? band.lastLeft : band.backlogged.first().counter;
-        if (t.counter < floor) {
-          detach(t);
-          t.counter = floor;
-          attach(t);
-        }
+        lift(t, band);
         queue = new LinkedHashSet<>();
         queue.add(w);
         t.queues.put(p, queue);
@@ -796,6 +797,33 @@ public final class UpstreamWaitingRoom {
       if (size == 0 && retry != null) {
         retry.cancel(false);
         retry = null;
+      }
+    }
+
+    /**
+     * Counts a call admitted without waiting: as if it passed through the order at once, its
+     * tenant, unless backlogged in the call's class, is first lifted like one that becomes
+     * backlogged, then leaves it again.
+     */
+    void direct(Tenant t, int priority, double service, long now) {
+      Band band = bands.computeIfAbsent(priority, Band::new);
+      boolean backlogged = t.queues.containsKey(priority);
+      if (!backlogged) {
+        lift(t, band);
+      }
+      serve(t, service, now);
+      if (!backlogged) {
+        band.lastLeft = t.counter;
+      }
+    }
+
+    /** Lifts a tenant not backlogged in the band to the band's floor. */
+    private void lift(Tenant t, Band band) {
+      double floor = band.backlogged.isEmpty() ? band.lastLeft : band.backlogged.first().counter;
+      if (t.counter < floor) {
+        detach(t);
+        t.counter = floor;
+        attach(t);
       }
     }
 

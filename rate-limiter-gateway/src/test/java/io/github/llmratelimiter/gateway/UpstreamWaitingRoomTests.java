@@ -194,7 +194,7 @@ class UpstreamWaitingRoomTests {
     gate.free(1); // b1: b=100, b leaves the backlog
     assertThat(room.counter(UP, "a")).isEqualTo(100.0);
 
-    room.admitted(UP, "a", 1, 200); // a served elsewhere meanwhile: a=300, still backlogged
+    room.admitted(UP, "a", 1, 1, 200); // a served elsewhere meanwhile: a=300, still backlogged
     await("c1", call("c")); // idle c (0) is lifted to the least backlogged counter, a's
 
     assertThat(room.counter(UP, "c")).isEqualTo(300.0);
@@ -203,11 +203,11 @@ class UpstreamWaitingRoomTests {
   }
 
   @Test
-  void aTenantServedMoreThanTheOthersKeepsItsCounterWhenItWaitsAgain() {
-    room.admitted(UP, "heavy", 1, 5_000);
+  void aTenantServedWhileOthersWaitedKeepsItsCounterWhenItWaitsToo() {
     await("a1", call("a"));
-    await("h1", call("heavy"));
     await("a2", call("a"));
+    room.admitted(UP, "heavy", 1, 1, 5_000); // lifted to a's 0, then served
+    await("h1", call("heavy"));
 
     gate.free(2);
 
@@ -216,9 +216,19 @@ class UpstreamWaitingRoomTests {
   }
 
   @Test
+  void aCallAdmittedWhileNoOneWaitsPassesThroughTheOrderAtOnce() {
+    room.admitted(UP, "a", 1, 1, 1_000);
+    room.admitted(UP, "b", 1, 1, 100); // lifted to a's 1,000 as the last to leave
+
+    assertThat(room.counter(UP, "b")).isEqualTo(1_100.0);
+    room.admitted(UP, "c", 1, 2, 100); // another class: its own floor
+    assertThat(room.counter(UP, "c")).isEqualTo(100.0);
+  }
+
+  @Test
   void withNoTenantBackloggedANewOneIsLiftedToTheLastThatLeft() {
     await("a1", call("a"));
-    room.admitted(UP, "a", 1, 400); // a=400 while it waits
+    room.admitted(UP, "a", 1, 1, 400); // a=400 while it waits
     gate.free(1); // a1 admitted: a=500, leaves; nobody waits
 
     await("b1", call("b")); // b's first attempt is denied, then it waits
@@ -228,7 +238,7 @@ class UpstreamWaitingRoomTests {
 
   @Test
   void aLowerPriorityClassGoesFirstWhateverItsCounter() {
-    room.admitted(UP, "gold", 1, 10_000);
+    room.admitted(UP, "gold", 1, 0, 10_000);
     await("s1", call("silver", 1, 1, 100, WAIT));
     await("g1", call("gold", 1, 0, 100, WAIT));
 
@@ -495,13 +505,13 @@ class UpstreamWaitingRoomTests {
   @Test
   void tenantsNeitherWaitingNorServedForTheMemoryAreForgotten() {
     for (int i = 0; i < 100; i++) {
-      room.admitted(UP, "t" + i, 1, 10);
+      room.admitted(UP, "t" + i, 1, 1, 10);
     }
     assertThat(room.tenants(UP)).isEqualTo(100);
     await("w1", call("waiter", 1, 1, 100, Duration.ofMinutes(5)));
 
     scheduler.advance(Duration.ofMinutes(1));
-    room.admitted(UP, "late", 1, 10);
+    room.admitted(UP, "late", 1, 1, 10);
 
     assertThat(room.tenants(UP)).isEqualTo(2); // the waiter and the late one
     assertThat(room.counter(UP, "t0")).isEqualTo(-1);
