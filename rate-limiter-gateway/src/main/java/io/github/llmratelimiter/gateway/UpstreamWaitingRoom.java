@@ -444,6 +444,19 @@ public final class UpstreamWaitingRoom {
         line.signalled = false;
         line.current = w;
       }
+      if (w.future.isDone()) { // it left since: never tried again
+        synchronized (line) {
+          line.attempting = false;
+          line.current = null;
+          if (w.queued) {
+            line.remove(w);
+          }
+        }
+        if (w.timeout != null) {
+          w.timeout.cancel(false);
+        }
+        continue;
+      }
       Step step = new Step();
       retry(line, w, step);
       if (step.state.compareAndSet(Step.RUNNING, Step.RETURNED) || !step.next) {
