@@ -11,6 +11,7 @@ import java.util.LinkedHashSet;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
@@ -117,7 +118,7 @@ public final class UpstreamWaitingRoom {
       othersWait = line.size > 0;
     }
     if (othersWait && w.waits) {
-      enter(line, w);
+      enter(line, w, 0);
     } else {
       first(line, w);
     }
@@ -148,7 +149,7 @@ public final class UpstreamWaitingRoom {
     if (!w.waits || d.reason() != Reason.UPSTREAM_LIMIT || !d.retryable()) {
       w.future.complete(denied);
     } else {
-      enter(line, w);
+      enter(line, w, d.retryAfterMs());
     }
     return w.future;
   }
@@ -296,7 +297,7 @@ public final class UpstreamWaitingRoom {
     CompletionStage<X> stage = start(w);
     stage.whenComplete((x, failure) -> {
       if (failure != null) {
-        w.future.completeExceptionally(failure);
+        w.future.completeExceptionally(unwrap(failure));
         return;
       }
       Decision d = decisionOf(w, x);
@@ -313,43 +314,56 @@ public final class UpstreamWaitingRoom {
         }
       } else if (w.waits && d.reason() == Reason.UPSTREAM_LIMIT && d.retryable()) {
         w.last = x;
-        enter(line, w);
+        enter(line, w, d.retryAfterMs());
       } else {
         w.future.complete(x);
       }
     });
   }
 
-  /** Puts a call in the order, or refuses it when the room is full. */
-  private <X> void enter(Line line, Waiter<X> w) {
+  /**
+   * Puts a call in the order, or refuses it when the room is full; a call never tried that finds
+   * nobody waiting any more is tried at once instead.
+   *
+   * @param deniedRetryMs the wait its upstream deny named, or 0 when it was never tried
+   */
+  private <X> void enter(Line line, Waiter<X> w, long deniedRetryMs) {
     Waiter<?> evicted = null;
-    boolean refused = false;
-    long retryMs = 0;
+    boolean entered = false;
+    boolean tryNow = false;
+    long retryMs;
     synchronized (line) {
       if (w.future.isDone()) {
         return;
       }
       long now = now();
-      if (line.size >= maxWaiters) {
-        evicted = line.evictFor(w.call.tenant());
-        refused = evicted == null;
-      }
-      if (!refused) {
-        line.enqueue(w, now);
-        w.timeout = scheduler.schedule(() -> expire(line, w), Math.max(0, w.deadline - now));
-        if (w.last != null) {
-          Decision d = decisionOf(w, w.last);
-          if (d != null) {
-            arm(line, d.retryAfterMs(), now);
+      if (deniedRetryMs == 0 && line.size == 0) {
+        tryNow = true;
+      } else {
+        if (line.size >= maxWaiters) {
+          evicted = line.evictFor(w.call.tenant());
+        }
+        if (line.size < maxWaiters) {
+          w.timeout = schedule(() -> expire(line, w), Math.max(0, w.deadline - now));
+          entered = w.timeout != null;
+        }
+        if (entered) {
+          line.enqueue(w, now);
+          if (deniedRetryMs > 0) {
+            arm(line, deniedRetryMs, now);
           }
         }
       }
       retryMs = line.retryMs(now);
     }
+    if (tryNow) {
+      first(line, w);
+      return;
+    }
     if (evicted != null) {
       giveUp(evicted, retryMs);
     }
-    if (refused) {
+    if (!entered) {
       giveUp(w, retryMs);
     }
   }
@@ -405,6 +419,17 @@ public final class UpstreamWaitingRoom {
     }
   }
 
+  /** Runs a task later, or returns {@code null} (logged) when the scheduler refuses it. */
+  private @Nullable Future<?> schedule(Runnable task, long delayNanos) {
+    try {
+      return scheduler.schedule(task, delayNanos);
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "The waiting room's scheduler refused a task ("
+          + e.getClass().getName() + "): calls that would wait are refused");
+      return null;
+    }
+  }
+
   /** Schedules the upstream's retry {@code retryAfterMs} from now, unless one comes sooner. */
   private void arm(Line line, long retryAfterMs, long now) {
     long at = now + TimeUnit.MILLISECONDS.toNanos(Math.max(1, retryAfterMs));
@@ -416,9 +441,12 @@ public final class UpstreamWaitingRoom {
       line.retry.cancel(false);
     }
     line.retryDue = at;
-    line.retry = scheduler.schedule(() -> {
+    long generation = ++line.retries;
+    line.retry = schedule(() -> {
       synchronized (line) {
-        line.retry = null;
+        if (line.retries == generation) {
+          line.retry = null;
+        }
       }
       pump(line);
     }, at - now);
@@ -479,7 +507,7 @@ public final class UpstreamWaitingRoom {
     Decision d = null;
     if (failure == null) {
       try {
-        d = w.attempt.decision(x);
+        d = Args.notNull("decision", w.attempt.decision(x));
       } catch (RuntimeException | Error e) {
         failure = e;
       }
@@ -523,7 +551,7 @@ public final class UpstreamWaitingRoom {
       w.timeout.cancel(false);
     }
     if (failure != null) {
-      w.future.completeExceptionally(failure);
+      w.future.completeExceptionally(unwrap(failure));
     } else if (d.allowed()) {
       if (!w.future.complete(x)) {
         abandon(w, x);
@@ -532,6 +560,11 @@ public final class UpstreamWaitingRoom {
       w.future.complete(x);
     }
     return next;
+  }
+
+  private static Throwable unwrap(Throwable failure) {
+    return failure instanceof CompletionException && failure.getCause() != null
+        ? failure.getCause() : failure;
   }
 
   private static <X> CompletionStage<X> start(Waiter<X> w) {
@@ -749,6 +782,8 @@ public final class UpstreamWaitingRoom {
     boolean signalled;
     @Nullable Waiter<?> current;
     @Nullable Future<?> retry;
+    /** Counts the retries scheduled, so that a retry that runs clears only its own future. */
+    long retries;
     long retryDue;
     /** When the upstream's last deny lapses (in the past before the first one). */
     long retryAt = now();
