@@ -48,6 +48,8 @@ final class InMemoryStore implements RateLimitStore {
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
   private final InMemoryPlans plans = new InMemoryPlans();
+  /** Per upstream name, what its provider's reports left. */
+  private final ConcurrentHashMap<String, UpstreamState> upstreams = new ConcurrentHashMap<>();
   private final InMemoryAdministration administration;
   private final QuotaFile quotaFile;
   /** The table (its position in the tables' order) that the next maintenance step continues. */
@@ -384,7 +386,7 @@ final class InMemoryStore implements RateLimitStore {
       }
     }
     return (Decision) decideAll(tables, lockOrder, keys, cost, 0, null, composition, false,
-        verdict);
+        verdict, null);
   }
 
   @Override
@@ -411,7 +413,109 @@ final class InMemoryStore implements RateLimitStore {
       quotas |= t.hasQuotas;
     }
     return (Reservation) decideAll(tables, lockOrder(tables), keys, cost, estimate.modelTokens(),
-        quotas ? estimate : null, composition, true, false);
+        quotas ? estimate : null, composition, true, false, null);
+  }
+
+  /**
+   * The upstream's budget as a last level after the caller's: its table (the configured limits),
+   * the state its provider's reports left, and the caller's tables and keys with it appended.
+   */
+  private record UpstreamCall(BudgetTable table, UpstreamState state, BudgetTable[] tables,
+      List<String> keys, List<Budget> levels) {}
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    checkLists(levels, keys);
+    checkKeys(keys);
+    Args.positiveFinite("cost", cost);
+    checkEstimate(estimate);
+    Args.notNull("composition", composition);
+    Args.notNull("upstream", upstream);
+    for (int i = 0; i < levels.size(); i++) {
+      if (Upstream.isUpstream(levels.get(i))) {
+        throw new IllegalArgumentException("levels must be the caller's budgets, but levels[" + i
+            + "] was the upstream's budget '" + levels.get(i).name() + "'");
+      }
+    }
+    BudgetTable[] tables = tables(levels);
+    boolean quotas = false;
+    for (BudgetTable t : tables) {
+      if (!t.fits(cost, estimate)) {
+        return new Reservation(t.neverFits(), levels, keys, estimate.modelTokens(), 0, 0, 0);
+      }
+      quotas |= t.hasQuotas;
+    }
+    Budget budget = upstream.budget();
+    BudgetTable table = table(budget);
+    int n = tables.length;
+    BudgetTable[] all = Arrays.copyOf(tables, n + 1);
+    all[n] = table;
+    List<String> allKeys = new ArrayList<>(keys);
+    allKeys.add(upstream.name());
+    List<Budget> allLevels = new ArrayList<>(levels);
+    allLevels.add(budget);
+    if (!table.fits(cost, estimate.modelTokens())) {
+      return new Reservation(table.neverFits(), allLevels, allKeys, estimate.modelTokens(), 0, 0,
+          0);
+    }
+    UpstreamCall up = new UpstreamCall(table, upstreamState(upstream.name(), budget), all, allKeys,
+        allLevels);
+    return (Reservation) decideAll(tables, lockOrder(all), keys, cost, estimate.modelTokens(),
+        quotas ? estimate : null, composition, true, false, up);
+  }
+
+  /** The report state of the upstream named {@code name}, whose budget is {@code budget}. */
+  private UpstreamState upstreamState(String name, Budget budget) {
+    UpstreamState s = upstreams.get(name);
+    return s != null ? s : upstreams.computeIfAbsent(name, n -> new UpstreamState(budget));
+  }
+
+  @Override
+  public void report(Upstream upstream, ProviderReport report) {
+    Args.notNull("upstream", upstream);
+    Args.notNull("report", report);
+    Budget budget = table(upstream.budget()).budget; // the name's limits: the same defaults
+    UpstreamState s = upstreamState(upstream.name(), budget);
+    synchronized (s) {
+      s.apply(report, ticker.read());
+    }
+  }
+
+  @Override
+  public UpstreamStatus upstreamStatus(Upstream upstream) {
+    Args.notNull("upstream", upstream);
+    BudgetTable table = table(upstream.budget());
+    UpstreamState s = upstreamState(upstream.name(), table.budget);
+    KeyEntry e = lockTracked(table, upstream.name());
+    try {
+      synchronized (s) {
+        long now = ticker.read();
+        BudgetTable t = table.view(s.budget());
+        Long requests = null;
+        Long requestsLeft = null;
+        if (t.hasWindow) {
+          requests = (long) t.limit;
+          requestsLeft = e == null ? requests : Math.max(0, t.limit - e.sizeAt(now, t.windowNanos));
+        }
+        Long tokens = null;
+        Long tokensLeft = null;
+        if (t.hasModelTokens) {
+          tokens = t.modelTokenLimit;
+          if (e != null) {
+            t.expireModelTokens(e, now);
+          }
+          tokensLeft = e == null ? tokens : t.remainingModelTokens(e);
+        }
+        long inFlight = t.hasConcurrency && e != null ? e.leases.liveAt(now) : 0;
+        return new UpstreamStatus(upstream.name(), requests, requestsLeft, tokens, tokensLeft,
+            inFlight, s.requestsLeft(now), s.tokensLeft(now), s.closedForMs(now));
+      }
+    } finally {
+      if (e != null) {
+        e.unlock();
+      }
+    }
   }
 
   /** Checks a reservation's estimate: one request. */
@@ -494,28 +598,40 @@ final class InMemoryStore implements RateLimitStore {
    */
   private Object decideAll(BudgetTable[] tables, int[] lockOrder, List<String> keys, double cost,
       long estimate, @Nullable Consumption quotaEstimate, Composition composition, boolean reserve,
-      boolean verdict) {
+      boolean verdict, @Nullable UpstreamCall up) {
+    BudgetTable[] locked = up == null ? tables : up.tables; // with an upstream: its entry last
+    List<String> lockedKeys = up == null ? keys : up.keys;
     while (true) {
-      KeyEntry first = lockChain(tables, lockOrder, keys);
+      KeyEntry first = lockChain(locked, lockOrder, lockedKeys);
       if (first == null) {
         // a new key found its table full (nothing is locked or charged): report the first such
-        // level, as looking the keys up in level order finds it
-        int full = lookUpAll(tables, keys, new KeyEntry[tables.length], true);
+        // level, as looking the keys up in level order finds it (a caller's level before the
+        // upstream, whose deny is then the one without it)
+        int full = lookUpAll(locked, lockedKeys, new KeyEntry[locked.length], true);
         if (full < 0) {
           continue; // room was made meanwhile
         }
-        Decision d = verdict ? VERDICT_DENIED : tables[full].tableFull();
+        Decision d = verdict ? VERDICT_DENIED : locked[full].tableFull();
+        if (full == tables.length) {
+          return new Reservation(d, up.levels, up.keys, estimate, 0, 0, 0);
+        }
         return reserve ? new Reservation(d, levels(tables), keys, estimate, 0, 0, 0) : d;
       }
       try {
         long now = ticker.read();
-        long id = reserve && numbersReservation(tables) ? reservationIds.incrementAndGet() : 0;
+        long id = reserve && numbersReservation(locked) ? reservationIds.incrementAndGet() : 0;
         QuotaCall quotas = quotaEstimate == null ? null
             : new QuotaCall(quotaBook, tables, keys, quotaEstimate, wallClock.millis());
         if (quotas != null && quotas.full >= 0) {
           // a new key's quota counters find the store full: nothing charged
           Decision d = verdict ? VERDICT_DENIED : tables[quotas.full].tableFull();
           return new Reservation(d, levels(tables), keys, estimate, 0, 0, 0);
+        }
+        if (up != null) {
+          synchronized (up.state) {
+            return decideWithUpstream(tables, first, now, keys, cost, estimate, id, quotas,
+                quotaEstimate, composition, up);
+          }
         }
         Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, verdict);
         return reserve ? reservation(tables, first, now, keys, estimate, id, d, quotas,
@@ -594,6 +710,17 @@ final class InMemoryStore implements RateLimitStore {
   private static Reservation reservation(BudgetTable[] tables, KeyEntry first, long now,
       List<String> keys, long estimate, long id, Decision d, @Nullable QuotaCall quotas,
       @Nullable Consumption quotaEstimate) {
+    return reservation(tables, levels(tables), first, now, keys, estimate, id, d, quotas,
+        quotaEstimate);
+  }
+
+  /**
+   * The reservation of a decided call on {@code tables}, whose levels are {@code levels} (an
+   * upstream's configured budget where its table holds the limits a report lowered).
+   */
+  private static Reservation reservation(BudgetTable[] tables, List<Budget> levels,
+      KeyEntry first, long now, List<String> keys, long estimate, long id, Decision d,
+      @Nullable QuotaCall quotas, @Nullable Consumption quotaEstimate) {
     long remainingTokens = Long.MAX_VALUE;
     long tokensReset = 0;
     KeyEntry e = first;
@@ -607,10 +734,10 @@ final class InMemoryStore implements RateLimitStore {
     }
     List<LevelRemaining> byLevel = components(tables, first, now);
     if (quotas == null) {
-      return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
+      return new Reservation(d, levels, keys, estimate, d.allowed() ? id : 0,
           remainingTokens, tokensReset, 0, 0, List.of(), byLevel);
     }
-    return new Reservation(d, levels(tables), keys, estimate, d.allowed() ? id : 0,
+    return new Reservation(d, levels, keys, estimate, d.allowed() ? id : 0,
         remainingTokens, tokensReset, quotaEstimate.spend(), quotas.nowMs,
         quotas.statuses(d.allowed()), byLevel);
   }
@@ -731,6 +858,98 @@ final class InMemoryStore implements RateLimitStore {
     forgetFresh(tables, first, n - 1);
     return d;
   }
+
+  /**
+   * The caller's levels and then its upstream, every entry locked and chained from {@code first}
+   * (the upstream's last), the upstream's report state's monitor held.
+   *
+   * <p>When the upstream would deny, the caller's levels are checked first without charging
+   * anything: if every component and quota of every level admits the call (which is when a
+   * sequential run charges them all), the call is denied {@link Reason#UPSTREAM_LIMIT} with
+   * nothing charged anywhere. Otherwise the levels decide as without an upstream, and if they
+   * admit the call, the upstream, which admits it too, is charged: its window, its model tokens,
+   * its slot and the counts its provider reported.
+   */
+  private Reservation decideWithUpstream(BudgetTable[] tables, KeyEntry first, long now,
+      List<String> keys, double cost, long estimate, long id, @Nullable QuotaCall quotas,
+      @Nullable Consumption quotaEstimate, Composition composition, UpstreamCall up) {
+    int n = tables.length;
+    KeyEntry ue = first;
+    for (int i = 0; i < n; i++) {
+      ue = ue.held;
+    }
+    BudgetTable ut = up.table.view(up.state.budget());
+    BudgetTable[] all = up.tables.clone();
+    all[n] = ut;
+    ut.normalize(ue, now);
+    long wait = upstreamWaitMs(ut, ue, up.state, now, estimate);
+    if (wait > 0) {
+      KeyEntry e = first;
+      for (int i = 0; i < n; i++, e = e.held) {
+        tables[i].normalize(e, now);
+      }
+      if (!denies(tables, first, cost, estimate) && (quotas == null || !quotas.deniesAny())) {
+        long remaining = upstreamRemaining(ut, ue, up.state, now);
+        e = first;
+        for (int i = 0; i < n; i++, e = e.held) {
+          remaining = Math.min(remaining, tables[i].remaining(e));
+        }
+        Decision d = new Decision(false, remaining, wait, Math.max(wait, ut.resetMs(ue, now)),
+            Reason.UPSTREAM_LIMIT, true, ut.name);
+        forgetFresh(tables, first, n - 1);
+        return reservation(all, up.levels, first, now, up.keys, estimate, 0, d, quotas,
+            quotaEstimate);
+      }
+    }
+    Decision d = decide(tables, first, now, cost, estimate, id, quotas, composition, false);
+    if (!d.allowed()) {
+      return reservation(tables, first, now, keys, estimate, id, d, quotas, quotaEstimate);
+    }
+    ut.chargeWindow(ue, now);
+    ut.chargeModelTokens(ue, now, estimate, id);
+    ut.takeSlot(ue, now, id);
+    up.state.admitted(now, estimate);
+    Decision allowed = allowed(all, first, now);
+    long reported = upstreamRemaining(ut, ue, up.state, now);
+    if (reported < allowed.remaining()) {
+      allowed = Decision.allow(reported, allowed.resetAfterMs(), ut.name);
+    }
+    return reservation(all, up.levels, first, now, up.keys, estimate, id, allowed, quotas,
+        quotaEstimate);
+  }
+
+  /**
+   * The unit-cost calls the upstream admits now: its window's and slots', no more than the
+   * requests its provider reported left, none while a report closes it.
+   */
+  private static long upstreamRemaining(BudgetTable t, KeyEntry e, UpstreamState state,
+      long now) {
+    if (state.closedForMs(now) > 0) {
+      return 0;
+    }
+    Long left = state.requestsLeft(now);
+    return left == null ? t.remaining(e) : Math.min(left, t.remaining(e));
+  }
+
+  /**
+   * Milliseconds until the upstream, its entry brought to now, admits a call of {@code estimate}
+   * model tokens if nothing else arrives: 0 when it admits it now, else the longest wait of what
+   * denies it (its reports, its slots, its window, its model tokens).
+   */
+  private static long upstreamWaitMs(BudgetTable t, KeyEntry e, UpstreamState state, long now,
+      long estimate) {
+    long wait = state.waitMs(now, estimate);
+    for (Reason c : UPSTREAM_COMPONENTS) {
+      if (t.denies(e, 0, estimate, c)) {
+        wait = Math.max(wait, t.retryMs(e, now, 0, estimate, c));
+      }
+    }
+    return wait;
+  }
+
+  /** The components an upstream's budget may have: it has no bucket. */
+  private static final Reason[] UPSTREAM_COMPONENTS =
+      {Reason.CONCURRENCY_LIMIT, Reason.RPM_LIMIT, Reason.TPM_LIMIT};
 
   /** The sequential deny of level {@code level} (entry {@code denying}) for {@code reason}. */
   private static Decision sequentialDeny(BudgetTable[] tables, KeyEntry first, int level,

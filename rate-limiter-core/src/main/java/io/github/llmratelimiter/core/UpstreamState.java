@@ -1,0 +1,119 @@
+package io.github.llmratelimiter.core;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the provider's reports left of one upstream's state in the in-memory store: how long it is
+ * closed, the requests and model tokens it admits until their resets, and the lower limits it
+ * reported. The upstream's window, model tokens and slots live in its budget's entry; this holds
+ * only what a {@link ProviderReport} changes. Every method is called with this object's monitor
+ * held, on the store's ticker (nanoseconds).
+ */
+final class UpstreamState {
+
+  /** The budget with the limits in force: the configured one, or a variant with lower limits. */
+  private Budget budget;
+  private boolean closed;
+  private long closedUntil;
+  private boolean requestsHeld;
+  private long requestsLeft;
+  private long requestsResetAt;
+  private boolean tokensHeld;
+  private long tokensLeft;
+  private long tokensResetAt;
+
+  UpstreamState(Budget configured) {
+    this.budget = configured;
+  }
+
+  /** The budget whose limits the upstream's window and model tokens are decided against. */
+  Budget budget() {
+    return budget;
+  }
+
+  /** Applies a report made at {@code now}, by the rules on {@link ProviderReport}. */
+  void apply(ProviderReport r, long now) {
+    Budget configured = budget.defaults();
+    WindowLimit window = budget.window();
+    if (r.limitRequests() != null && configured.window() != null) {
+      window = new WindowLimit(Math.min(r.limitRequests(), configured.window().limit()),
+          configured.window().window());
+    }
+    ModelTokenLimit tokens = budget.modelTokens();
+    if (r.limitTokens() != null && configured.modelTokens() != null) {
+      tokens = new ModelTokenLimit(Math.min(r.limitTokens(), configured.modelTokens().limit()),
+          configured.modelTokens().window());
+    }
+    budget = configured.variant(window, null, tokens, configured.concurrency());
+    if (r.remainingRequests() != null && r.resetRequests() != null) {
+      requestsLeft = r.remainingRequests();
+      requestsResetAt = now + r.resetRequests().toNanos();
+      requestsHeld = requestsResetAt - now > 0;
+    }
+    if (r.remainingTokens() != null && r.resetTokens() != null) {
+      tokensLeft = r.remainingTokens();
+      tokensResetAt = now + r.resetTokens().toNanos();
+      tokensHeld = tokensResetAt - now > 0;
+    }
+    if (r.retryAfter() != null) {
+      long until = now + r.retryAfter().toNanos();
+      if (!closed(now) || until - closedUntil > 0) {
+        closedUntil = until;
+        closed = until - now > 0;
+      }
+    }
+  }
+
+  /**
+   * Milliseconds until the reports admit a call estimated at {@code estimate} model tokens: 0 when
+   * they admit it now, else the longest of the waits of a retry, a count of requests left at 0 and
+   * a count of tokens left below the estimate (or at 0).
+   */
+  long waitMs(long now, long estimate) {
+    long wait = closed(now) ? BudgetTable.ceilMs(closedUntil - now) : 0;
+    if (requestsHeld(now) && requestsLeft <= 0) {
+      wait = Math.max(wait, BudgetTable.ceilMs(requestsResetAt - now));
+    }
+    if (tokensHeld(now) && (tokensLeft <= 0 || estimate > tokensLeft)) {
+      wait = Math.max(wait, BudgetTable.ceilMs(tokensResetAt - now));
+    }
+    return wait;
+  }
+
+  /** Counts an admitted call down from the counts that hold. */
+  void admitted(long now, long estimate) {
+    if (requestsHeld(now)) {
+      requestsLeft = Math.max(0, requestsLeft - 1);
+    }
+    if (tokensHeld(now)) {
+      tokensLeft = Math.max(0, tokensLeft - estimate);
+    }
+  }
+
+  /** The requests left until the reported reset, or null when no count holds. */
+  @Nullable Long requestsLeft(long now) {
+    return requestsHeld(now) ? requestsLeft : null;
+  }
+
+  /** The model tokens left until the reported reset, or null when no count holds. */
+  @Nullable Long tokensLeft(long now) {
+    return tokensHeld(now) ? tokensLeft : null;
+  }
+
+  /** Milliseconds the upstream stays closed by a retry or a count at 0 (0 when open). */
+  long closedForMs(long now) {
+    return waitMs(now, 0);
+  }
+
+  private boolean closed(long now) {
+    return closed && closedUntil - now > 0;
+  }
+
+  private boolean requestsHeld(long now) {
+    return requestsHeld && requestsResetAt - now > 0;
+  }
+
+  private boolean tokensHeld(long now) {
+    return tokensHeld && tokensResetAt - now > 0;
+  }
+}
