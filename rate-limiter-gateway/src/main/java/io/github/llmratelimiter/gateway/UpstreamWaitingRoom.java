@@ -5,9 +5,11 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -64,7 +66,7 @@ import org.jspecify.annotations.Nullable;
  * completes, and cancels the stage when the container reports the client gone or the async
  * timeout. Thread-safe.
  */
-public final class UpstreamWaitingRoom {
+public final class UpstreamWaitingRoom implements AutoCloseable {
 
   /** The calls that wait at most for one upstream when none is configured. */
   public static final int DEFAULT_MAX_WAITERS = 1000;
@@ -79,6 +81,7 @@ public final class UpstreamWaitingRoom {
   private final int maxWaiters;
   private final long memoryNanos;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
   /**
    * Creates a waiting room.
@@ -240,6 +243,40 @@ public final class UpstreamWaitingRoom {
     }
   }
 
+  /**
+   * Ends every wait, for a gateway that shuts down: each waiting call completes as if its longest
+   * wait had passed (a call whose attempt is in flight, with that attempt's answer), and every
+   * later call is decided at once, without waiting. Idempotent.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    for (Line line : lines.values()) {
+      List<Waiter<?>> ended = new ArrayList<>();
+      long retryMs;
+      synchronized (line) {
+        for (Band band : line.bands.values()) {
+          for (Tenant t : band.backlogged.toArray(new Tenant[0])) {
+            for (Waiter<?> w : t.queues.get(band.priority).toArray(new Waiter<?>[0])) {
+              if (w == line.current) {
+                w.expired = true;
+              } else {
+                ended.add(w);
+              }
+            }
+          }
+        }
+        for (Waiter<?> w : ended) {
+          line.remove(w);
+        }
+        retryMs = line.retryMs(now());
+      }
+      for (Waiter<?> w : ended) {
+        giveUp(w, retryMs);
+      }
+    }
+  }
+
   /** The calls of one tenant waiting for an upstream (for tests). */
   int waiting(String upstream, String tenant) {
     Line line = lines.get(upstream);
@@ -278,7 +315,7 @@ public final class UpstreamWaitingRoom {
   private <X> Waiter<X> waiter(Call call, Attempt<X> attempt) {
     Args.notNull("call", call);
     Args.notNull("attempt", attempt);
-    Waiter<X> w = new Waiter<>(call, attempt, now());
+    Waiter<X> w = new Waiter<>(call, attempt, now(), closed);
     // anyone but the room completing the stage (a cancel) makes the call leave the order
     w.future.whenComplete((x, failure) -> leave(w));
     return w;
@@ -721,10 +758,10 @@ public final class UpstreamWaitingRoom {
     boolean queued;
     boolean expired;
 
-    Waiter(Call call, Attempt<X> attempt, long now) {
+    Waiter(Call call, Attempt<X> attempt, long now, boolean closed) {
       this.call = call;
       this.attempt = attempt;
-      this.waits = !call.maxWait().isZero();
+      this.waits = !closed && !call.maxWait().isZero();
       this.deadline = now + call.maxWait().toNanos();
     }
 
@@ -756,10 +793,12 @@ public final class UpstreamWaitingRoom {
 
   /** The tenants backlogged in one priority class, least counter first. */
   private static final class Band {
+    final int priority;
     final TreeSet<Tenant> backlogged;
     double lastLeft;
 
     Band(int priority) {
+      this.priority = priority;
       backlogged = new TreeSet<>((a, b) -> {
         int c = Double.compare(a.counter, b.counter);
         if (c == 0) {

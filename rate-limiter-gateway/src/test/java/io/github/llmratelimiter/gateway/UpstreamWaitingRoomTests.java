@@ -518,6 +518,23 @@ class UpstreamWaitingRoomTests {
   }
 
   @Test
+  void closingEndsEveryWaitAndLaterCallsAreDecidedAtOnce() {
+    CompletableFuture<Result> a = await("a1", call("a"));
+    CompletableFuture<Result> b = await("b1", call("b", 1, 0, 100, WAIT));
+
+    room.close();
+
+    assertThat(a.join().decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
+    assertThat(a.join().attempt()).isEqualTo(1); // its last deny
+    assertThat(b.join().attempt()).isZero(); // never tried: a fresh deny
+    assertThat(room.waiting(UP)).isZero();
+    assertThat(scheduler.pending()).isZero();
+    CompletableFuture<Result> c = await("c1", call("c"));
+    assertThat(c).isCompleted();
+    assertThat(gate.attemptsOf("c1")).isEqualTo(1);
+  }
+
+  @Test
   void invalidArgumentsAreNamed() {
     assertThatThrownBy(() -> call("a", 0, 1, 100, WAIT))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("weight");
