@@ -37,10 +37,11 @@ import org.jspecify.annotations.Nullable;
  * counter lifted to the least counter of the tenants backlogged in its class (to the counter of
  * the last tenant that left the class's backlog when none is), so that time spent idle is not
  * banked; a call admitted without waiting counts as one that passed through the order at once
- * (lifted, served, gone). A call's estimate is counted when it is admitted, so that the order is right at once;
- * {@link #settled} corrects it with the tokens the call used. A tenant not backlogged and not
- * served for the {@linkplain #UpstreamWaitingRoom(Ticker, Scheduler, int, Duration) memory} is
- * forgotten (its counter starts again from 0, then lifted), so idle tenants hold no memory.
+ * (lifted, served, gone). A call's estimate is counted when it is admitted, so that the order is
+ * right at once; {@link #settled} corrects it with the tokens the call used. A tenant not
+ * backlogged and not served for the {@linkplain #UpstreamWaitingRoom(Ticker, Scheduler, int,
+ * Duration) memory} is forgotten (its counter starts again from 0, then lifted), so idle tenants
+ * hold no memory; the room keeps one small entry per upstream name it was given.
  *
  * <p><b>Wake-ups.</b> Only the first call of the order is tried again ({@link Attempt#attempt()}),
  * then the next one while they are admitted; a call that arrives while others wait joins the
@@ -721,7 +722,9 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
 
     /**
      * Returns the scheduler that runs tasks on an executor, whose delays are those of {@link
-     * Ticker#system()}.
+     * Ticker#system()}. Every waiting call schedules its deadline, cancelled when it leaves early:
+     * a {@link java.util.concurrent.ScheduledThreadPoolExecutor} should remove cancelled tasks
+     * ({@code setRemoveOnCancelPolicy(true)}).
      *
      * @param executor the executor
      * @return the scheduler

@@ -99,7 +99,6 @@ class UpstreamWaitingSimulationTests {
     final String name;
     final double weight;
     final long periodNanos;
-    long served;
     long servedSinceBacklogged;
     long countedSinceBacklogged;
     boolean admittedSinceBacklogged;
@@ -169,7 +168,6 @@ class UpstreamWaitingSimulationTests {
   private int samplesNotAllBacklogged;
 
   private void admittedCall(Tenant t, long used) {
-    t.served += used;
     provider.tokensUsed += used;
     if (allBacklogged != 0) {
       t.servedSinceBacklogged += used;
@@ -210,13 +208,11 @@ class UpstreamWaitingSimulationTests {
   private void startWhenAllWait() {
     if (allBacklogged == 0 && ticker.read() - start >= WARM_UP && allWait()) {
       allBacklogged = ticker.read();
-      for (Tenant t : tenants.values()) System.out.printf("DEBUG t0 %s counter %.1f waiting %d%n", t.name, room.counter(UP, t.name), room.waiting(UP, t.name));
     }
   }
 
   /** Once a second after the measurement started: counts the seconds not all tenants wait. */
   private void sample() {
-    if ((ticker.read() - start) % (20_000 * MS) == 0) for (Tenant t : tenants.values()) System.out.printf("DEBUG %d %s counter %.1f waiting %d served %d%n", (ticker.read() - start) / MS, t.name, room.counter(UP, t.name), room.waiting(UP, t.name), t.servedSinceBacklogged);
     if (allBacklogged != 0 && !allWait()) {
       samplesNotAllBacklogged++;
     }
