@@ -262,6 +262,76 @@ class UpstreamWaitingRoomTests {
   }
 
   @Test
+  void signalsDuringAnAttemptInFlightMakeOneMoreAttemptAfterIt() {
+    List<CompletableFuture<Result>> inFlight = new ArrayList<>();
+    UpstreamWaitingRoom.Attempt<Result> slow = new UpstreamWaitingRoom.Attempt<>() {
+      @Override
+      public CompletionStage<Result> attempt() {
+        CompletableFuture<Result> f = new CompletableFuture<>();
+        inFlight.add(f);
+        return f;
+      }
+
+      @Override
+      public Decision decision(Result result) {
+        return result.decision();
+      }
+
+      @Override
+      public Result denied(long retryAfterMs) {
+        throw new AssertionError("never refused");
+      }
+
+      @Override
+      public void abandon(Result admitted) {
+        throw new AssertionError("never left");
+      }
+    };
+    CompletableFuture<Result> a = room.await(call("a"), slow).toCompletableFuture();
+    inFlight.get(0).complete(gate.decide("a1")); // denied: waits
+    room.capacityMayHaveFreed(UP);
+    assertThat(inFlight).hasSize(2);
+
+    room.capacityMayHaveFreed(UP);
+    room.capacityMayHaveFreed(UP); // both while the second attempt is in flight
+    assertThat(inFlight).hasSize(2);
+    inFlight.get(1).complete(gate.decide("a1"));
+
+    assertThat(inFlight).hasSize(3); // one more, right after
+    inFlight.get(2).complete(gate.decide("a1"));
+    assertThat(inFlight).hasSize(3); // then the retry time
+    assertThat(a).isNotDone();
+    gate.permits = 1;
+    scheduler.advanceMillis(100);
+    inFlight.get(3).complete(gate.decide("a1"));
+    assertThat(a.join().decision().allowed()).isTrue();
+  }
+
+  @Test
+  void aSignalForAnUpstreamNoCallWaitsForDoesNothing() {
+    room.capacityMayHaveFreed("unknown");
+    gate.permits = 1;
+    await("a1", call("a"));
+    room.capacityMayHaveFreed(UP);
+
+    assertThat(gate.attempts).containsExactly("a1");
+    assertThat(room.waiting("unknown")).isZero();
+  }
+
+  @Test
+  void aCallerWithAFirstDenyForAnotherReasonOrNoWaitGetsItBackAtOnce() {
+    Result own = new Result("a1", 1,
+        Decision.retryableDeny(Reason.TPM_LIMIT, 0, 1_000, 1_000, "tenant"));
+    assertThat(room.await(call("a"), own, gate.attempt("a1")).toCompletableFuture().join())
+        .isEqualTo(own);
+    Result upstream = gate.decide("b1");
+    assertThat(room.await(call("b", 1, 1, 100, Duration.ZERO), upstream, gate.attempt("b1"))
+        .toCompletableFuture().join()).isEqualTo(upstream);
+    assertThat(room.waiting(UP)).isZero();
+    assertThat(gate.attempts).containsExactly("b1");
+  }
+
+  @Test
   void aCallWhoseLongestWaitPassesGetsItsLastDeny() {
     gate.retryAfterMs = 300;
     CompletableFuture<Result> a = await("a1", call("a", 1, 1, 100, Duration.ofSeconds(1)));

@@ -61,8 +61,10 @@ class UpstreamWaitingSimulationTests {
     private final ArrayDeque<Entry> window = new ArrayDeque<>();
     long admitted;
     long tokensUsed;
+    long attempts;
 
     Result decide(long estimate) {
+      attempts++;
       long now = ticker.read();
       for (Iterator<Entry> it = window.iterator(); it.hasNext(); ) {
         if (now - it.next().at >= MINUTE) {
@@ -255,14 +257,19 @@ class UpstreamWaitingSimulationTests {
       assertThat(got).isBetween(fair * 0.9, fair * 1.1);
     }
     System.out.printf("flood: at most %d tokens above its share as counted, %d as used; %d calls"
-        + " admitted of %d, %d tokens used of %d; all backlogged from %d ms%n", worstFloodExcess,
+        + " admitted of %d in %d attempts, %d tokens used of %d; all backlogged from %d ms%n",
+        worstFloodExcess,
         worstFloodExcessUsed, provider.admitted,
-        tenants.values().stream().mapToLong(t -> t.calls).sum(), provider.tokensUsed, 5 * TPM,
+        tenants.values().stream().mapToLong(t -> t.calls).sum(), provider.attempts,
+        provider.tokensUsed, 5 * TPM,
         (allBacklogged - start) / MS);
     assertThat(worstFloodExcess).isLessThanOrEqualTo(ESTIMATE);
     double used = Math.max((double) provider.admitted / (5 * RPM),
         (double) provider.tokensUsed / (5 * TPM));
     assertThat(used).isGreaterThanOrEqualTo(0.9);
+    // no polling: the upstream is asked at most about three times per admission (an arrival, a
+    // signal or the retry time each), where a poll every millisecond would ask 300,000 times
+    assertThat(provider.attempts).isLessThanOrEqualTo(3 * provider.admitted);
     assertThat(tenants.get("flood").timedOut).isPositive();
     assertThat(room.waiting(UP)).isPositive();
   }
