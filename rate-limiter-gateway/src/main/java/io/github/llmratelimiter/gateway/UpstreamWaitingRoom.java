@@ -81,6 +81,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   private final Scheduler scheduler;
   private final int maxWaiters;
   private final long memoryNanos;
+  private final Listener listener;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
@@ -97,10 +98,26 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
    */
   public UpstreamWaitingRoom(
       Ticker ticker, Scheduler scheduler, int maxWaitersPerUpstream, Duration memory) {
+    this(ticker, scheduler, maxWaitersPerUpstream, memory, (call, ending, waitedNanos) -> { });
+  }
+
+  /**
+   * Creates a waiting room that tells a listener how each wait ended (for metrics).
+   *
+   * @param ticker the time of deadlines and retries; the scheduler's delays are measured on it
+   * @param scheduler runs the retries and the deadlines
+   * @param maxWaitersPerUpstream the calls that may wait for one upstream at once, at least 1
+   * @param memory how long a tenant that neither waits nor is served keeps its counter, positive
+   * @param listener told once about every call that waited or was refused a wait
+   * @throws IllegalArgumentException if an argument is null or out of range
+   */
+  public UpstreamWaitingRoom(Ticker ticker, Scheduler scheduler, int maxWaitersPerUpstream,
+      Duration memory, Listener listener) {
     this.ticker = Args.notNull("ticker", ticker);
     this.scheduler = Args.notNull("scheduler", scheduler);
     this.maxWaiters = (int) Args.positive("maxWaitersPerUpstream", maxWaitersPerUpstream);
     this.memoryNanos = Args.nanos("memory", memory);
+    this.listener = Args.notNull("listener", listener);
   }
 
   /**
@@ -274,6 +291,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       }
       for (Waiter<?> w : ended) {
         giveUp(w, retryMs);
+        ended(w, Ending.CLOSED);
       }
     }
   }
@@ -400,9 +418,11 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     }
     if (evicted != null) {
       giveUp(evicted, retryMs);
+      ended(evicted, Ending.REFUSED);
     }
     if (!entered) {
       giveUp(w, retryMs);
+      ended(w, Ending.REFUSED);
     }
   }
 
@@ -438,6 +458,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       retryMs = line.retryMs(now());
     }
     giveUp(w, retryMs);
+    ended(w, Ending.TIMED_OUT);
   }
 
   /** Takes a call out of the order when its stage was completed from outside. */
@@ -455,6 +476,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     if (w.timeout != null) {
       w.timeout.cancel(false);
     }
+    ended(w, Ending.CANCELLED);
   }
 
   /** Runs a task later, or returns {@code null} (logged) when the scheduler refuses it. */
@@ -511,15 +533,20 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         line.current = w;
       }
       if (w.future.isDone()) { // it left since: never tried again
+        boolean removed;
         synchronized (line) {
           line.attempting = false;
           line.current = null;
-          if (w.queued) {
+          removed = w.queued;
+          if (removed) {
             line.remove(w);
           }
         }
-        if (w.timeout != null) {
-          w.timeout.cancel(false);
+        if (removed) {
+          if (w.timeout != null) {
+            w.timeout.cancel(false);
+          }
+          ended(w, Ending.CANCELLED);
         }
         continue;
       }
@@ -597,7 +624,22 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     } else if (ended) {
       w.future.complete(x);
     }
+    if (mine && ended) {
+      ended(w, failure != null ? Ending.FAILED : d.allowed() ? Ending.ADMITTED
+          : d.reason() == Reason.UPSTREAM_LIMIT && d.retryable() ? Ending.TIMED_OUT
+          : Ending.DENIED);
+    }
     return next;
+  }
+
+  /** Tells the listener how a call's wait ended; a listener that fails is logged. */
+  private void ended(Waiter<?> w, Ending ending) {
+    try {
+      listener.waitEnded(w.call, ending, Math.max(0, now() - w.entered));
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "A waiting room listener failed ("
+          + e.getClass().getName() + ")");
+    }
   }
 
   private static Throwable unwrap(Throwable failure) {
@@ -707,6 +749,39 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     void abandon(X admitted);
   }
 
+  /** How a call's wait ended. */
+  public enum Ending {
+    /** An attempt admitted it after it waited. */
+    ADMITTED,
+    /** An attempt denied it for another reason than its upstream (its own budgets). */
+    DENIED,
+    /** Its longest wait passed; it got its upstream's deny. */
+    TIMED_OUT,
+    /** The room was full: it was refused a wait, or made room for a tenant waiting less. */
+    REFUSED,
+    /** Its stage was completed from outside (a client that disconnected). */
+    CANCELLED,
+    /** An attempt failed (the store could not decide). */
+    FAILED,
+    /** The room was closed. */
+    CLOSED
+  }
+
+  /** Told how each wait ended, on the thread that ended it, outside the room's locks. */
+  @FunctionalInterface
+  public interface Listener {
+
+    /**
+     * Tells that a call that waited, or was refused a wait, is done waiting. Every such call is
+     * told exactly once; a call decided at once without waiting is not told.
+     *
+     * @param call the call
+     * @param ending how its wait ended
+     * @param waitedNanos how long it was in the room, in nanoseconds of the room's ticker
+     */
+    void waitEnded(Call call, Ending ending, long waitedNanos);
+  }
+
   /** Runs a task once, later. */
   @FunctionalInterface
   public interface Scheduler {
@@ -754,6 +829,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     /** The ticker's reading at which the wait ends. */
     final long deadline;
     final CompletableFuture<X> future = new CompletableFuture<>();
+    /** The ticker's reading when the call came to the room. */
+    final long entered;
     long seq;
     @Nullable Tenant tenant;
     volatile @Nullable X last;
@@ -765,6 +842,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       this.call = call;
       this.attempt = attempt;
       this.waits = !closed && !call.maxWait().isZero();
+      this.entered = now;
       this.deadline = now + call.maxWait().toNanos();
     }
 

@@ -6,6 +6,9 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -34,8 +37,15 @@ class UpstreamWaitingConcurrencyTests {
   private static final int PERMITS = 5;
 
   private final ManualScheduler scheduler = new ManualScheduler(new ManualTicker());
-  private final UpstreamWaitingRoom room =
-      new UpstreamWaitingRoom(scheduler.ticker(), scheduler, 200, Duration.ofSeconds(1));
+  /** Every call told to the listener, by identity, with how its wait ended. */
+  private final Map<UpstreamWaitingRoom.Call, UpstreamWaitingRoom.Ending> endings =
+      Collections.synchronizedMap(new IdentityHashMap<>());
+  private final UpstreamWaitingRoom room = new UpstreamWaitingRoom(scheduler.ticker(), scheduler,
+      200, Duration.ofSeconds(1), (call, ending, waited) -> {
+        if (endings.put(call, ending) != null) {
+          this.failures.add(new AssertionError("a wait ended twice: " + call));
+        }
+      });
   private final ExecutorService store = Executors.newFixedThreadPool(3);
 
   private final AtomicInteger permits = new AtomicInteger(PERMITS);
@@ -179,9 +189,21 @@ class UpstreamWaitingConcurrencyTests {
     assertThat(room.waiting(UP)).isZero();
     assertThat(scheduler.pending()).isZero();
     assertThat(delivered.get()).isPositive();
+    Map<UpstreamWaitingRoom.Ending, Long> told = new EnumMap<>(
+        UpstreamWaitingRoom.Ending.class);
+    endings.values().forEach(e -> told.merge(e, 1L, Long::sum));
+    assertThat(told.getOrDefault(UpstreamWaitingRoom.Ending.ADMITTED, 0L))
+        .isPositive().isLessThanOrEqualTo(delivered.get());
+    assertThat(told.getOrDefault(UpstreamWaitingRoom.Ending.CANCELLED, 0L))
+        .isLessThanOrEqualTo(cancelled.get());
+    assertThat(told.getOrDefault(UpstreamWaitingRoom.Ending.TIMED_OUT, 0L)
+        + told.getOrDefault(UpstreamWaitingRoom.Ending.REFUSED, 0L)).isPositive()
+        .isLessThanOrEqualTo(denied.get());
+    assertThat(told).doesNotContainKeys(UpstreamWaitingRoom.Ending.FAILED,
+        UpstreamWaitingRoom.Ending.DENIED, UpstreamWaitingRoom.Ending.CLOSED);
     assertThat(denied.get()).isPositive();
     System.out.printf("%d calls: %d admitted, %d denied, %d cancelled (%d admissions given back,"
-        + " %d attempts begun after a cancel)%n", calls, delivered.get(), denied.get(),
-        cancelled.get(), abandoned.get(), attemptsAfterCancel.get());
+        + " %d attempts begun after a cancel); waits ended: %s%n", calls, delivered.get(),
+        denied.get(), cancelled.get(), abandoned.get(), attemptsAfterCancel.get(), told);
   }
 }

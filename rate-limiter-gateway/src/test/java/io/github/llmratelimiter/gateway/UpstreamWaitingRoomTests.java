@@ -21,8 +21,15 @@ class UpstreamWaitingRoomTests {
 
   private final ManualScheduler scheduler = new ManualScheduler(new ManualTicker());
   private final Gate gate = new Gate();
-  private UpstreamWaitingRoom room =
-      new UpstreamWaitingRoom(scheduler.ticker(), scheduler, 1000, Duration.ofMinutes(1));
+  /** How each wait ended: tenant, ending and milliseconds waited. */
+  private final List<String> endings = new ArrayList<>();
+  private UpstreamWaitingRoom room = room(1000);
+
+  private UpstreamWaitingRoom room(int maxWaiters) {
+    return new UpstreamWaitingRoom(scheduler.ticker(), scheduler, maxWaiters,
+        Duration.ofMinutes(1), (call, ending, waitedNanos) ->
+            endings.add(call.tenant() + " " + ending + " " + waitedNanos / 1_000_000));
+  }
 
   /** One attempt's result: which call, which attempt of it, and the decision. */
   record Result(String call, int attempt, Decision decision) {}
@@ -120,6 +127,7 @@ class UpstreamWaitingRoomTests {
     assertThat(a.join().decision().allowed()).isTrue();
     assertThat(room.waiting(UP)).isZero();
     assertThat(room.counter(UP, "a")).isEqualTo(150.0); // 300 tokens / weight 2
+    assertThat(endings).isEmpty(); // it never waited
   }
 
   @Test
@@ -138,6 +146,7 @@ class UpstreamWaitingRoomTests {
     assertThat(a.join().decision().allowed()).isTrue();
     assertThat(room.waiting(UP)).isZero();
     assertThat(scheduler.pending()).isZero(); // the deadline's timer went with the call
+    assertThat(endings).containsExactly("a ADMITTED 100");
   }
 
   @Test
@@ -346,6 +355,7 @@ class UpstreamWaitingRoomTests {
     assertThat(a.join().attempt()).isEqualTo(4);
     assertThat(room.waiting(UP)).isZero();
     assertThat(gate.attemptsOf("a1")).isEqualTo(4);
+    assertThat(endings).containsExactly("a TIMED_OUT 1000");
   }
 
   @Test
@@ -375,6 +385,7 @@ class UpstreamWaitingRoomTests {
     assertThat(b.join().decision().allowed()).isTrue();
     assertThat(room.waiting(UP)).isZero();
     assertThat(scheduler.pending()).isZero();
+    assertThat(endings).containsExactly("a CANCELLED 0", "b ADMITTED 0");
   }
 
   @Test
@@ -456,7 +467,7 @@ class UpstreamWaitingRoomTests {
 
   @Test
   void aFullRoomRefusesACallAtOnceOrMakesRoomForATenantWithFewerCalls() {
-    room = new UpstreamWaitingRoom(scheduler.ticker(), scheduler, 3, Duration.ofMinutes(1));
+    room = room(3);
     CompletableFuture<Result> f1 = await("f1", call("flood"));
     CompletableFuture<Result> f2 = await("f2", call("flood"));
     CompletableFuture<Result> f3 = await("f3", call("flood"));
@@ -477,6 +488,8 @@ class UpstreamWaitingRoomTests {
     assertThat(room.waiting(UP)).isEqualTo(3);
     assertThat(List.of(f1, q1, o1)).noneMatch(CompletableFuture::isDone);
     assertThat(gate.attemptsOf("f4") + gate.attemptsOf("o1") + gate.attemptsOf("o2")).isZero();
+    assertThat(endings).containsExactly(
+        "flood REFUSED 0", "flood REFUSED 0", "flood REFUSED 0", "other REFUSED 0");
   }
 
   @Test
@@ -514,6 +527,7 @@ class UpstreamWaitingRoomTests {
     gate.free(1); // a1 admitted; c's own budget now denies it; b1 tried, the upstream says no
 
     assertThat(c.join()).isEqualTo(ownDeny);
+    assertThat(endings).containsExactly("a ADMITTED 0", "c DENIED 0");
     assertThat(gate.attemptsOf("b1")).isEqualTo(1);
     assertThat(b).isNotDone();
     gate.free(1);
@@ -533,6 +547,7 @@ class UpstreamWaitingRoomTests {
     assertThatThrownBy(f::get).isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(IllegalStateException.class);
     assertThat(b.join().decision().allowed()).isTrue();
+    assertThat(endings).containsExactly("a ADMITTED 0", "f FAILED 0", "b ADMITTED 0");
     assertThat(gate.admitted).containsExactly("a1", "b1");
   }
 
@@ -597,6 +612,7 @@ class UpstreamWaitingRoomTests {
     assertThat(a.join().decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
     assertThat(a.join().attempt()).isEqualTo(1); // its last deny
     assertThat(b.join().attempt()).isZero(); // never tried: a fresh deny
+    assertThat(endings).containsExactlyInAnyOrder("a CLOSED 0", "b CLOSED 0");
     assertThat(room.waiting(UP)).isZero();
     assertThat(scheduler.pending()).isZero();
     CompletableFuture<Result> c = await("c1", call("c"));
