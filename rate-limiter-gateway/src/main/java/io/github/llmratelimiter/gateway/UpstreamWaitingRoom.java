@@ -20,6 +20,10 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.LongFunction;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -747,6 +751,48 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
      * @param admitted an admitted result of {@link #attempt()}
      */
     void abandon(X admitted);
+
+    /**
+     * Returns an attempt made of its four parts.
+     *
+     * @param <X> the result of one attempt
+     * @param attempt decides the call once ({@link #attempt()})
+     * @param decision the decision a result holds ({@link #decision})
+     * @param denied makes the deny of a call never tried, from the wait in milliseconds ({@link
+     *     #denied})
+     * @param abandon gives back an admission whose caller left ({@link #abandon})
+     * @return the attempt
+     * @throws IllegalArgumentException if an argument is null
+     */
+    static <X> Attempt<X> of(Supplier<? extends CompletionStage<X>> attempt,
+        Function<? super X, Decision> decision, LongFunction<? extends X> denied,
+        Consumer<? super X> abandon) {
+      Args.notNull("attempt", attempt);
+      Args.notNull("decision", decision);
+      Args.notNull("denied", denied);
+      Args.notNull("abandon", abandon);
+      return new Attempt<>() {
+        @Override
+        public CompletionStage<X> attempt() {
+          return attempt.get();
+        }
+
+        @Override
+        public Decision decision(X result) {
+          return decision.apply(result);
+        }
+
+        @Override
+        public X denied(long retryAfterMs) {
+          return denied.apply(retryAfterMs);
+        }
+
+        @Override
+        public void abandon(X admitted) {
+          abandon.accept(admitted);
+        }
+      };
+    }
   }
 
   /** How a call's wait ended. */

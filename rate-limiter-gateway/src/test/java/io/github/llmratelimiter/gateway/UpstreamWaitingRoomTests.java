@@ -553,27 +553,13 @@ class UpstreamWaitingRoomTests {
 
   /** An attempt that always answers {@code answer}. */
   private static UpstreamWaitingRoom.Attempt<Result> fixed(CompletionStage<Result> answer) {
-    return new UpstreamWaitingRoom.Attempt<>() {
-      @Override
-      public CompletionStage<Result> attempt() {
-        return answer;
-      }
-
-      @Override
-      public Decision decision(Result result) {
-        return result.decision();
-      }
-
-      @Override
-      public Result denied(long retryAfterMs) {
-        throw new AssertionError("never refused");
-      }
-
-      @Override
-      public void abandon(Result admitted) {
-        throw new AssertionError("never left");
-      }
-    };
+    return UpstreamWaitingRoom.Attempt.of(() -> answer, Result::decision,
+        ms -> {
+          throw new AssertionError("never refused");
+        },
+        admitted -> {
+          throw new AssertionError("never left");
+        });
   }
 
   @Test
