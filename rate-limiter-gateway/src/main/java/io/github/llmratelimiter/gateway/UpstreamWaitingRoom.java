@@ -584,7 +584,6 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     boolean mine;
     boolean next;
     boolean ended;
-    long retryMs;
     synchronized (line) {
       line.attempting = false;
       line.current = null;
@@ -614,7 +613,6 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
           line.remove(w);
         }
       }
-      retryMs = line.retryMs(now);
     }
     if (ended && w.timeout != null) {
       w.timeout.cancel(false);
