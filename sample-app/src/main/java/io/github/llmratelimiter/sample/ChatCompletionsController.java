@@ -47,6 +47,10 @@ class ChatCompletionsController {
     ChatModel.Reply reply;
     try {
       reply = model.complete(request);
+    } catch (ProviderRateLimitException e) {
+      // The provider refused the call: it used nothing, so the model tokens reserved for it go back.
+      ModelTokens.current().ifPresent(ModelTokenReservation::refund);
+      throw e;
     } catch (RuntimeException e) {
       // The upstream call failed: give back the model tokens the limiter reserved for it. (The
       // usage filter would refund the error response anyway; this shows the explicit handle.)

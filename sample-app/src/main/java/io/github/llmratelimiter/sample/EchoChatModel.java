@@ -5,9 +5,16 @@ package io.github.llmratelimiter.sample;
  * whitespace-separated words, so the usage numbers are deterministic: the prompt tokens are the
  * words of every message, the completion tokens the words of the reply, which a request's {@code
  * max_completion_tokens} / {@code max_tokens} cuts short (finish reason {@code length}) as a real
- * model does.
+ * model does. Every answer passes through the {@link StandInProvider}'s own limits, which add
+ * OpenAI's rate-limit headers to it or refuse it with a 429.
  */
 final class EchoChatModel implements ChatModel {
+
+  private final StandInProvider provider;
+
+  EchoChatModel(StandInProvider provider) {
+    this.provider = provider;
+  }
 
   @Override
   public Reply complete(ChatCompletionRequest request) {
@@ -23,10 +30,10 @@ final class EchoChatModel implements ChatModel {
     String content = "Echo from " + request.model() + ": " + (last.isBlank() ? "(nothing)" : last.strip());
     Integer cap = request.completionCap();
     String[] reply = content.split("\\s+");
-    if (cap != null && cap >= 0 && reply.length > cap) {
-      return new Reply(String.join(" ", java.util.Arrays.copyOf(reply, cap)), Math.max(1, prompt), cap, "length");
-    }
-    return new Reply(content, Math.max(1, prompt), words(content));
+    Reply answer = cap != null && cap >= 0 && reply.length > cap
+        ? new Reply(String.join(" ", java.util.Arrays.copyOf(reply, cap)), Math.max(1, prompt), cap, "length")
+        : new Reply(content, Math.max(1, prompt), words(content));
+    return answer.withProviderHeaders(provider.admit(answer.totalTokens()));
   }
 
   static int words(String text) {

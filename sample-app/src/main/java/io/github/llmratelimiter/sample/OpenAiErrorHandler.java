@@ -5,6 +5,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -21,7 +22,9 @@ import org.springframework.web.servlet.resource.NoResourceFoundException;
  * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object (a
  * 404 for a model the gateway does not serve); a path the gateway does not serve: a 404, and a
  * method a path does not take: a 405 with {@code Allow}, in the same shape; a failed upstream call:
- * a 502 in the same shape.
+ * a 502 in the same shape; a call the provider refused with a 429: a 429 with the provider's
+ * {@code retry-after}, in the same shape (the provider's own {@code x-ratelimit-*} figures, the
+ * operator's account, are not passed to the tenant).
  */
 @RestControllerAdvice
 class OpenAiErrorHandler {
@@ -57,6 +60,25 @@ class OpenAiErrorHandler {
         RateLimitProblem.openAiError(message, "api_error", null, "upstream_error"));
     return ResponseEntity.status(HttpStatus.BAD_GATEWAY).contentType(MediaType.APPLICATION_PROBLEM_JSON)
         .body(problem);
+  }
+
+  @ExceptionHandler(ProviderRateLimitException.class)
+  ResponseEntity<ProblemDetail> providerLimited(ProviderRateLimitException e,
+      HttpServletRequest request) {
+    String message = "The model provider's capacity for this gateway is used up (" + e.limit()
+        + "); retry after the time in Retry-After. Nothing was charged to your key for this call.";
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, message);
+    problem.setTitle(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase());
+    problem.setInstance(URI.create(request.getRequestURI()));
+    problem.setProperty("error",
+        RateLimitProblem.openAiError(message, "rate_limit_error", null, "rate_limit_exceeded"));
+    ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
+        .contentType(MediaType.APPLICATION_PROBLEM_JSON);
+    String retry = e.headers().get("retry-after");
+    if (retry != null) {
+      response.header(HttpHeaders.RETRY_AFTER, retry);
+    }
+    return response.body(problem);
   }
 
   @ExceptionHandler(HttpMessageNotReadableException.class)

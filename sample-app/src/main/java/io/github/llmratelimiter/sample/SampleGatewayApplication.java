@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.sample;
 
+import java.time.InstantSource;
+
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -24,8 +26,9 @@ public class SampleGatewayApplication {
   }
 
   @Bean
-  ChatModel chatModel() {
-    return new EchoChatModel();
+  ChatModel chatModel(GatewayProperties gateway) {
+    return new EchoChatModel(new StandInProvider(gateway.standIn().requestsPerMinute(),
+        gateway.standIn().tokensPerMinute(), InstantSource.system()));
   }
 
   @Bean

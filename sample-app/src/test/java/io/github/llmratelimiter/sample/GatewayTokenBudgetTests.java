@@ -43,7 +43,7 @@ class GatewayTokenBudgetTests {
     @Bean
     @Primary
     ChatModel failingOnRequest() {
-      ChatModel echo = new EchoChatModel();
+      ChatModel echo = new EchoChatModel(new StandInProvider(0, 0, java.time.InstantSource.system()));
       return request -> {
         if (request.messages().stream().anyMatch(m -> m.text().equals("fail upstream"))) {
           throw new IllegalStateException("provider timed out");
