@@ -5,6 +5,7 @@ import io.github.llmratelimiter.core.Reservation;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The slots an admitted call holds on its policy's limits on calls in flight ({@code
@@ -23,11 +24,19 @@ public final class CallSlots {
   private final String policy;
   private final Reservation reservation;
   private final AtomicBoolean released = new AtomicBoolean();
+  private final @Nullable String upstream;
 
-  CallSlots(RateLimitEnforcer enforcer, String policy, Reservation reservation) {
+  CallSlots(RateLimitEnforcer enforcer, String policy, Reservation reservation,
+      @Nullable String upstream) {
+    this.upstream = upstream;
     this.enforcer = enforcer;
     this.policy = policy;
     this.reservation = reservation;
+  }
+
+  /** The name of the upstream whose slot the call holds too, or null. */
+  @Nullable String upstream() {
+    return upstream;
   }
 
   /**

@@ -34,9 +34,11 @@ public final class ModelTokenReservation {
   private final Reservation reservation;
   private final @Nullable String model;
   private final AtomicBoolean settled = new AtomicBoolean();
+  private final RateLimitEnforcer.@Nullable Served served;
 
   ModelTokenReservation(RateLimitEnforcer enforcer, String policy, Reservation reservation,
-      @Nullable String model) {
+      @Nullable String model, RateLimitEnforcer.@Nullable Served served) {
+    this.served = served;
     this.enforcer = enforcer;
     this.policy = policy;
     this.reservation = reservation;
@@ -231,6 +233,11 @@ public final class ModelTokenReservation {
           "actualModelTokens must be >= 0, but was " + actualModelTokens);
     }
     return settled.compareAndSet(false, true);
+  }
+
+  /** The upstream, tenant and weight the call was counted under in the waiting order, or null. */
+  RateLimitEnforcer.@Nullable Served served() {
+    return served;
   }
 
   /**

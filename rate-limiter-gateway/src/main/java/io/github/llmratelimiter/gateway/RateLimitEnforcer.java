@@ -9,6 +9,7 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Upstream;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -16,6 +17,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -59,6 +62,16 @@ import org.jspecify.annotations.Nullable;
  * Reason#UPSTREAM_LIMIT}) is enforced in shadow mode as well: it is the provider's capacity, not
  * the policy's. A call that goes to no upstream is decided exactly as without upstreams.
  *
+ * <p>When a {@link UpstreamWaitingRoom} is given, a call its upstream denies may wait for it, up
+ * to its policy's longest wait under its plan ({@link UpstreamWaits}), in the room's fair order
+ * (its tenant is the root level's key): {@link #acquireAsync} waits without blocking, {@link
+ * #acquire} blocks the calling thread at most that long (for blocking callers only; an event
+ * loop uses {@link #acquireAsync}). The observers are told the final outcome once, not each
+ * attempt; cancelling the stage {@link #acquireAsync} returns takes the call out of the room at
+ * once. A call with no longest wait is decided at once, as without a room, and counted in the
+ * room's order as served. Settling a call, giving back its slots and a provider's report tell the
+ * room that its upstream may admit again.
+ *
  * <p>Every decision is offered twice: {@link #acquire(String, RateLimitKey, double, LongSupplier)}
  * answers on the calling thread, {@link #acquireAsync} through the store's asynchronous API without
  * blocking the caller (for an event loop). Both give the same outcomes and failures.
@@ -76,6 +89,8 @@ public final class RateLimitEnforcer {
   private final Supplier<? extends List<RateLimitObserver>> observerSupplier;
   private final RateLimitPlanResolver plans;
   private final UpstreamRoutes routes;
+  private final @Nullable UpstreamWaitingRoom room;
+  private final UpstreamWaits waits;
   private volatile @Nullable List<RateLimitObserver> observers;
   /**
    * The unknown plan names a resolver gave and the failures of resolvers and observers, each logged
@@ -130,11 +145,32 @@ public final class RateLimitEnforcer {
   public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
       Supplier<? extends List<RateLimitObserver>> observers, RateLimitPlanResolver plans,
       UpstreamRoutes routes) {
+    this(store, policies, storeFailure, observers, plans, routes, null, UpstreamWaits.NONE);
+  }
+
+  /**
+   * Creates the enforcer with the upstreams calls go to and the room where they wait for them.
+   *
+   * @param store the store that decides; it must keep upstreams when {@code routes} has any
+   * @param policies the policies
+   * @param storeFailure what to do when the store fails
+   * @param observers the observers, in the order they are told; asked once, on the first decision
+   * @param plans names each API key's plan
+   * @param routes which upstream each call goes to ({@link UpstreamRoutes#NONE}: none)
+   * @param room where calls wait for their upstream; {@code null} for none (no call waits)
+   * @param waits how long each policy's calls wait and how each plan is weighed
+   * @throws IllegalArgumentException if an argument other than {@code room} is null
+   */
+  public RateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies, StoreFailure storeFailure,
+      Supplier<? extends List<RateLimitObserver>> observers, RateLimitPlanResolver plans,
+      UpstreamRoutes routes, @Nullable UpstreamWaitingRoom room, UpstreamWaits waits) {
     if (store == null || policies == null || storeFailure == null || observers == null
-        || plans == null || routes == null) {
+        || plans == null || routes == null || waits == null) {
       throw new IllegalArgumentException(
-          "store, policies, storeFailure, observers, plans and routes must not be null");
+          "store, policies, storeFailure, observers, plans, routes and waits must not be null");
     }
+    this.room = room;
+    this.waits = waits;
     this.store = store;
     this.policies = policies;
     this.storeFailure = storeFailure;
@@ -179,18 +215,97 @@ public final class RateLimitEnforcer {
     Call call = shape.under(plan(key.apiKey()));
     RateLimitOutcome outcome;
     try {
-      outcome = call.upstream != null
-          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
-              policies.composition(), call.upstream))
-          : call.quotas
-          ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
-              policies.composition()))
-          : call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate,
-              policies.composition()));
+      if (call.waits()) {
+        outcome = waitBlocking(call, cost);
+      } else {
+        outcome = call.upstream != null
+            ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
+                policies.composition(), call.upstream))
+            : call.quotas
+            ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
+                policies.composition()))
+            : call.outcome(store.reserve(call.levels, call.keys, cost, call.estimate,
+                policies.composition()));
+        served(call, outcome);
+      }
     } catch (RuntimeException e) {
       outcome = failed(call, e);
     }
     return observed(outcome, start);
+  }
+
+  /**
+   * Blocks the calling thread until the room decides a call that may wait: at most its longest
+   * wait and a second's grace for the store's answer, after which the call leaves the room with
+   * its upstream's deny. An interrupted thread leaves the room at once (interrupt kept).
+   */
+  private RateLimitOutcome waitBlocking(Call call, double cost) {
+    CompletableFuture<RateLimitOutcome> waiting = waitIn(call, cost).toCompletableFuture();
+    try {
+      return waiting.get(call.maxWait.toNanos() + GRACE_NANOS, TimeUnit.NANOSECONDS);
+    } catch (ExecutionException e) {
+      throw rethrown(unwrap(e));
+    } catch (TimeoutException e) {
+      return leave(call, waiting);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return leave(call, waiting);
+    }
+  }
+
+  private static final long GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** Takes a call out of the room: its deny, or the answer that came first. */
+  private RateLimitOutcome leave(Call call, CompletableFuture<RateLimitOutcome> waiting) {
+    if (waiting.cancel(false)) {
+      return call.upstreamDeny(1);
+    }
+    try {
+      return waiting.join();
+    } catch (CompletionException e) {
+      throw rethrown(unwrap(e));
+    }
+  }
+
+  private static RuntimeException rethrown(Throwable failure) {
+    if (failure instanceof Error e) {
+      throw e;
+    }
+    return failure instanceof RuntimeException e ? e : new IllegalStateException(failure);
+  }
+
+  /** The room's stage for a call that may wait; its attempts go through the store's async API. */
+  private CompletionStage<RateLimitOutcome> waitIn(Call call, double cost) {
+    UpstreamWaitingRoom r = room;
+    assert r != null && call.upstream != null;
+    return r.await(new UpstreamWaitingRoom.Call(call.upstream.name(), call.tenant(), call.weight,
+            call.priority, call.estimate, call.maxWait),
+        UpstreamWaitingRoom.Attempt.of(() -> attempt(call, cost), RateLimitOutcome::decision,
+            call::upstreamDeny, RateLimitOutcome::abandon));
+  }
+
+  /** One decision of a call through the store's asynchronous API. */
+  private CompletionStage<RateLimitOutcome> attempt(Call call, double cost) {
+    try {
+      return call.upstream != null
+          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
+              policies.composition(), call.upstream).thenApply(call::outcome)
+          : call.quotas
+          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
+              policies.composition()).thenApply(call::outcome)
+          : store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
+              .thenApply(call::outcome);
+    } catch (RuntimeException | Error e) { // bad input, or a store that failed before answering
+      return CompletableFuture.failedFuture(e);
+    }
+  }
+
+  /** Counts a call its upstream admitted without waiting in the room's order. */
+  private void served(Call call, RateLimitOutcome outcome) {
+    UpstreamWaitingRoom r = room;
+    if (r != null && call.upstream != null && outcome.decision().allowed() && !outcome.degraded()) {
+      r.admitted(call.upstream.name(), call.tenant(), call.weight, call.priority, call.estimate);
+    }
   }
 
   /** The key's plan from the resolver; the default plan for an unknown name or a failure. */
@@ -283,22 +398,30 @@ public final class RateLimitEnforcer {
 
   private void decideAsync(
       Call call, double cost, long start, CompletableFuture<RateLimitOutcome> result) {
-    CompletionStage<RateLimitOutcome> decided;
-    try {
-      decided = call.upstream != null
-          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
-              policies.composition(), call.upstream).thenApply(call::outcome)
-          : call.quotas
-          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
-              policies.composition()).thenApply(call::outcome)
-          : store.reserveAsync(call.levels, call.keys, cost, call.estimate, policies.composition())
-              .thenApply(call::outcome);
-    } catch (RuntimeException | Error e) { // bad input, or a store that failed before answering
-      decided = CompletableFuture.failedFuture(e);
+    boolean waits = call.waits();
+    CompletionStage<RateLimitOutcome> decided = waits ? waitIn(call, cost) : attempt(call, cost);
+    if (waits) { // a caller that cancels (a client gone) takes the call out of the room
+      result.whenComplete((o, f) -> {
+        if (result.isCancelled()) {
+          decided.toCompletableFuture().cancel(false);
+        }
+      });
     }
     decided.whenComplete((outcome, failure) -> {
       try {
-        result.complete(observed(failure == null ? outcome : failed(call, unwrap(failure)), start));
+        if (failure == null && !waits) {
+          served(call, outcome);
+        }
+        if (result.isDone()) { // cancelled: an admission that came at the same time is given back
+          if (failure == null && outcome.decision().allowed()) {
+            outcome.abandon();
+          }
+          return;
+        }
+        RateLimitOutcome o = failure == null ? outcome : failed(call, unwrap(failure));
+        if (!result.complete(observed(o, start)) && o.decision().allowed()) {
+          o.abandon();
+        }
       } catch (RuntimeException | Error e) {
         result.completeExceptionally(e);
       }
@@ -460,6 +583,29 @@ public final class RateLimitEnforcer {
     }
   }
 
+  /** The tenant and weight an upstream's call was counted under in the room's order. */
+  record Served(String upstream, String tenant, double weight) {}
+
+  /** Corrects the room's order with what a settled call used and says its upstream may admit. */
+  private void settledInRoom(ModelTokenReservation handle, Consumption actual) {
+    UpstreamWaitingRoom r = room;
+    Served served = handle.served();
+    if (r != null && served != null) {
+      r.settled(served.upstream(), served.tenant(), served.weight(), handle.estimate(),
+          actual.modelTokens());
+      r.capacityMayHaveFreed(served.upstream());
+    }
+  }
+
+  /** Says that a call's upstream may admit again (its slots given back). */
+  private void freed(CallSlots slots) {
+    UpstreamWaitingRoom r = room;
+    String upstream = slots.upstream();
+    if (r != null && upstream != null) {
+      r.capacityMayHaveFreed(upstream);
+    }
+  }
+
   /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
   void reconcile(ModelTokenReservation handle, Consumption actual) {
     try {
@@ -500,6 +646,7 @@ public final class RateLimitEnforcer {
     } catch (RuntimeException e) {
       releaseFailed(slots, e);
     }
+    freed(slots);
   }
 
   /**
@@ -518,6 +665,7 @@ public final class RateLimitEnforcer {
       if (failure != null) {
         releaseFailed(slots, unwrap(failure));
       }
+      freed(slots);
       return null;
     });
   }
@@ -587,6 +735,10 @@ public final class RateLimitEnforcer {
   }
 
   private void reported(Upstream upstream, ProviderReport report, int status) {
+    UpstreamWaitingRoom r = room;
+    if (r != null) {
+      r.capacityMayHaveFreed(upstream.name());
+    }
     for (RateLimitObserver o : observers()) {
       try {
         o.onProviderReport(upstream, report, status);
@@ -611,6 +763,15 @@ public final class RateLimitEnforcer {
   }
 
   /**
+   * Returns the room where calls wait for their upstream.
+   *
+   * @return the room, or {@code null} when no call waits
+   */
+  public @Nullable UpstreamWaitingRoom waitingRoom() {
+    return room;
+  }
+
+  /**
    * Returns the resolver of each key's plan.
    *
    * @return the resolver
@@ -620,6 +781,7 @@ public final class RateLimitEnforcer {
   }
 
   private void reconciled(ModelTokenReservation handle, Consumption actual) {
+    settledInRoom(handle, actual);
     for (RateLimitObserver o : observers()) {
       try {
         if (handle.reservation().reserved()) {
@@ -682,9 +844,16 @@ public final class RateLimitEnforcer {
     final long spend;
     final String plan;
     final @Nullable Upstream upstream;
+    /** The longest the call waits for its upstream under its plan; zero for none. */
+    final Duration maxWait;
+    final double weight;
+    final int priority;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
         long estimate, boolean quotas, long spend, String plan, @Nullable Upstream upstream) {
+      this.maxWait = upstream == null ? Duration.ZERO : waits.maxWait(policy.name(), plan);
+      this.weight = waits.weight(plan);
+      this.priority = waits.priority(plan);
       this.policy = policy;
       this.key = key;
       this.levels = levels;
@@ -702,6 +871,25 @@ public final class RateLimitEnforcer {
           estimate, quotas, spend, name, upstream);
     }
 
+    /** Whether the call waits in the room when its upstream denies it. */
+    boolean waits() {
+      return room != null && upstream != null && !maxWait.isZero();
+    }
+
+    /** The tenant whose service the room counts: the root level's key. */
+    String tenant() {
+      return keys.get(0);
+    }
+
+    /** The upstream's deny of a call that left the room without being decided. */
+    RateLimitOutcome upstreamDeny(long retryAfterMs) {
+      assert upstream != null;
+      long wait = Math.max(1, retryAfterMs);
+      return new RateLimitOutcome(policy, key, Decision.retryableDeny(Reason.UPSTREAM_LIMIT, 0,
+          wait, wait, upstream.budget().name()), levels, false, null, null, plan, null, null,
+          upstream);
+    }
+
     /** What the call is estimated to consume, for its quotas. */
     Consumption consumption() {
       return new Consumption(1, estimate, spend);
@@ -710,8 +898,10 @@ public final class RateLimitEnforcer {
     RateLimitOutcome outcome(Reservation r) {
       boolean settles = r.reserved() || r.chargedQuotas();
       ModelTokenReservation handle = settles
-          ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r, key.model()) : null;
-      CallSlots slots = r.holdsSlots() ? new CallSlots(RateLimitEnforcer.this, policy.name(), r) : null;
+          ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r, key.model(),
+              upstream == null ? null : new Served(upstream.name(), tenant(), weight)) : null;
+      CallSlots slots = r.holdsSlots() ? new CallSlots(RateLimitEnforcer.this, policy.name(), r,
+          upstream == null ? null : upstream.name()) : null;
       Decision shadow = shadowDeny(r.decision());
       if (shadow == null && r.decision().allowed()) {
         shadow = shadowQuota(r);
