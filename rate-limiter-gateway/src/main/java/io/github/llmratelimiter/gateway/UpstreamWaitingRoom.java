@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -84,6 +85,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   private final Ticker ticker;
   private final Scheduler scheduler;
   private final int maxWaiters;
+  private final Map<String, Integer> maxWaitersByUpstream;
   private final long memoryNanos;
   private final Listener listener;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
@@ -117,6 +119,29 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
    */
   public UpstreamWaitingRoom(Ticker ticker, Scheduler scheduler, int maxWaitersPerUpstream,
       Duration memory, Listener listener) {
+    this(ticker, scheduler, Map.of(), maxWaitersPerUpstream, memory, listener);
+  }
+
+  /**
+   * Creates a waiting room whose upstreams may each bound their waiting calls differently.
+   *
+   * @param ticker the time of deadlines and retries; the scheduler's delays are measured on it
+   * @param scheduler runs the retries and the deadlines
+   * @param maxWaitersByUpstream the calls that may wait for an upstream at once, by its name; each
+   *     at least 1
+   * @param maxWaitersPerUpstream the calls that may wait at once for an upstream not named there,
+   *     at least 1
+   * @param memory how long a tenant that neither waits nor is served keeps its counter, positive
+   * @param listener told once about every call that waited or was refused a wait
+   * @throws IllegalArgumentException if an argument is null or out of range
+   */
+  public UpstreamWaitingRoom(Ticker ticker, Scheduler scheduler,
+      Map<String, Integer> maxWaitersByUpstream, int maxWaitersPerUpstream,
+      Duration memory, Listener listener) {
+    Args.notNull("maxWaitersByUpstream", maxWaitersByUpstream);
+    maxWaitersByUpstream.forEach((name, max) -> Args.positive(
+        "maxWaitersByUpstream[" + name + "]", max == null ? 0 : max));
+    this.maxWaitersByUpstream = Map.copyOf(maxWaitersByUpstream);
     this.ticker = Args.notNull("ticker", ticker);
     this.scheduler = Args.notNull("scheduler", scheduler);
     this.maxWaiters = (int) Args.positive("maxWaitersPerUpstream", maxWaitersPerUpstream);
@@ -349,7 +374,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   private Line line(String upstream) {
-    return lines.computeIfAbsent(upstream, name -> new Line());
+    return lines.computeIfAbsent(upstream,
+        name -> new Line(maxWaitersByUpstream.getOrDefault(name, maxWaiters)));
   }
 
   /** Tries a call that no other call waits ahead of; an upstream deny makes it wait. */
@@ -400,10 +426,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       if (deniedRetryMs == 0 && line.size == 0) {
         tryNow = true;
       } else {
-        if (line.size >= maxWaiters) {
+        if (line.size >= line.maxWaiters) {
           evicted = line.evictFor(w.call.tenant());
         }
-        if (line.size < maxWaiters) {
+        if (line.size < line.maxWaiters) {
           w.timeout = schedule(() -> expire(line, w), Math.max(0, w.deadline - now));
           entered = w.timeout != null;
         }
@@ -936,6 +962,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
 
   /** The waiting calls of one upstream and its tenants' counters; guarded by itself. */
   private final class Line {
+    final int maxWaiters;
     final TreeMap<Integer, Band> bands = new TreeMap<>();
     final HashMap<String, Tenant> tenants = new HashMap<>();
     int size;
@@ -948,6 +975,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     @Nullable Future<?> retry;
     /** Counts the retries scheduled, so that a retry that runs clears only its own future. */
     long retries;
+
+    Line(int maxWaiters) {
+      this.maxWaiters = maxWaiters;
+    }
     long retryDue;
     /** When the upstream's last deny lapses (in the past before the first one). */
     long retryAt = now();

@@ -16,6 +16,7 @@ import io.github.llmratelimiter.gateway.ModelTokenEstimator;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
+import io.github.llmratelimiter.gateway.UpstreamWaits;
 import java.math.BigDecimal;
 import java.time.Duration;
 import java.time.ZoneId;
@@ -630,6 +631,74 @@ final class PropertiesTranslation {
    *     upstream with no limit, a limit or lease out of range, a blank or repeated model glob, an
    *     unknown policy or one that two upstreams name
    */
+  /** A longest wait for an upstream. */
+  private static final String MAX_WAIT_RANGE = "a duration >= 0 and at most 1h, for example 10s (0: no wait)";
+
+  /**
+   * The rules of waiting for an upstream: each policy's longest wait (its own, else the top
+   * level's), each plan's (its own, else its policy's), and each plan's weight and priority.
+   *
+   * @throws InvalidRateLimitPropertyException naming the first property out of range
+   */
+  static UpstreamWaits waits(RateLimiterProperties properties) {
+    Duration top = checkWait(PREFIX + "max-wait", properties.getMaxWait());
+    Map<String, Duration> policyWaits = new LinkedHashMap<>();
+    policyWaits.put(RateLimitPolicies.DEFAULT_POLICY, top);
+    properties.getPolicies().forEach((name, p) -> {
+      Duration own = p == null ? null : p.getMaxWait();
+      policyWaits.put(name, own == null ? top
+          : checkWait(PREFIX + "policies." + name + ".max-wait", own));
+    });
+    Map<String, Map<String, Duration>> planWaits = new LinkedHashMap<>();
+    Map<String, Double> weights = new LinkedHashMap<>();
+    Map<String, Integer> priorities = new LinkedHashMap<>();
+    properties.getPlans().forEach((plan, p) -> {
+      if (p == null) {
+        return;
+      }
+      String path = PREFIX + "plans." + plan + ".";
+      Double weight = p.getWeight();
+      if (weight != null) {
+        if (!(weight > 0) || weight.isInfinite()) {
+          throw new InvalidRateLimitPropertyException(path + "weight", weight,
+              "a finite number > 0, for example 2 (1 when unset)");
+        }
+        weights.put(plan, weight);
+      }
+      if (p.getPriority() != null) {
+        priorities.put(plan, p.getPriority());
+      }
+      Map<String, Duration> waits = new LinkedHashMap<>();
+      p.getPolicies().forEach((policy, pp) -> {
+        if (pp != null && pp.getMaxWait() != null) {
+          waits.put(policy, checkWait(path + "policies." + policy + ".max-wait", pp.getMaxWait()));
+        }
+      });
+      planWaits.put(plan, waits);
+    });
+    return new UpstreamWaits(policyWaits, planWaits, weights, priorities, top);
+  }
+
+  private static Duration checkWait(String property, @Nullable Duration wait) {
+    if (wait == null || wait.isNegative() || wait.compareTo(Duration.ofHours(1)) > 0) {
+      throw new InvalidRateLimitPropertyException(property, wait, MAX_WAIT_RANGE);
+    }
+    return wait;
+  }
+
+  /**
+   * The most calls that wait for each upstream ({@code max-waiters}).
+   *
+   * @throws InvalidRateLimitPropertyException if one is below 1
+   */
+  static int maxWaiters(String name, RateLimiterProperties.Upstream upstream) {
+    if (upstream.getMaxWaiters() < 1) {
+      throw new InvalidRateLimitPropertyException(PREFIX + "upstreams." + name + ".max-waiters",
+          upstream.getMaxWaiters(), "a number >= 1 (1000 when unset)");
+    }
+    return upstream.getMaxWaiters();
+  }
+
   static UpstreamRoutes upstreams(RateLimiterProperties properties, RateLimitPolicies policies) {
     Map<String, RateLimiterProperties.Upstream> configured = properties.getUpstreams();
     if (configured == null || configured.isEmpty()) {

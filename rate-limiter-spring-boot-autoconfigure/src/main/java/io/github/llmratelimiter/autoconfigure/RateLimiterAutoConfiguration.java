@@ -13,6 +13,8 @@ import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitProblemFactory;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
+import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
+import io.github.llmratelimiter.gateway.UpstreamWaits;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -25,6 +27,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 
 /**
  * Core auto-configuration, for every application whatever its web stack (or none): binds {@code
@@ -33,7 +36,8 @@ import org.springframework.context.annotation.Bean;
  * tokens-per-window budgets, the {@link RateLimitPlanResolver} of each API key's plan (the
  * store's assignment, else {@code ratelimiter.default-plan}, cached for {@code
  * ratelimiter.plan-refresh}), the {@link UpstreamRoutes} of {@code ratelimiter.upstreams} (which
- * provider account each call goes to), the {@link RateLimitEnforcer}, the {@link
+ * provider account each call goes to), the {@link UpstreamWaitingRoom} where calls wait for an
+ * upstream (when upstreams are configured), the {@link RateLimitEnforcer}, the {@link
  * RateLimitProblemFactory}
  * and the {@link RateLimitGateway}: the one charge step every front door (servlet, reactive,
  * aspect) calls.
@@ -120,16 +124,35 @@ public final class RateLimiterAutoConfiguration {
   }
 
   @Bean
+  @Conditional(UpstreamWaitingRoomFactory.OnUpstreams.class)
+  @ConditionalOnMissingBean(UpstreamWaitingRoom.class)
+  UpstreamWaitingRoomFactory upstreamWaitingRoomFactory(RateLimiterProperties properties,
+      ObjectProvider<UpstreamWaitingRoom.Listener> listeners) {
+    return new UpstreamWaitingRoomFactory(UpstreamWaitingRoomFactory.maxWaiters(properties),
+        listeners);
+  }
+
+  @Bean
+  @Conditional(UpstreamWaitingRoomFactory.OnUpstreams.class)
+  @ConditionalOnMissingBean
+  UpstreamWaitingRoom upstreamWaitingRoom(UpstreamWaitingRoomFactory factory) {
+    return factory.room();
+  }
+
+  @Bean
   @ConditionalOnMissingBean
   RateLimitEnforcer rateLimitEnforcer(RateLimitStore store, RateLimitPolicies policies,
       RateLimiterProperties properties, ObjectProvider<RateLimitObserver> observers,
-      RateLimitPlanResolver plans, ApplicationEventPublisher events, UpstreamRoutes upstreams) {
+      RateLimitPlanResolver plans, ApplicationEventPublisher events, UpstreamRoutes upstreams,
+      ObjectProvider<UpstreamWaitingRoom> room) {
     requireUpstreams(store, upstreams);
+    UpstreamWaits waits = PropertiesTranslation.waits(properties);
     // the quota thresholds become application events: told after the application's observers
     RateLimitObserver thresholds = new QuotaThresholdPublisher(events);
     return new RateLimitEnforcer(store, policies, properties.getStoreFailure(),
         () -> java.util.stream.Stream.concat(observers.orderedStream(),
-            java.util.stream.Stream.of(thresholds)).toList(), plans, upstreams);
+            java.util.stream.Stream.of(thresholds)).toList(), plans, upstreams,
+        upstreams.isEmpty() ? null : room.getIfAvailable(), waits);
   }
 
   /** Fails start-up when upstreams are configured on a store that keeps none. */

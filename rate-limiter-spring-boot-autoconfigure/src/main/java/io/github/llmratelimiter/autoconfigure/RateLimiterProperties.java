@@ -163,6 +163,14 @@ public class RateLimiterProperties {
   private boolean enforce = true;
 
   /**
+   * The longest a call of the default policy (and of every named policy that does not set its
+   * own) waits for its upstream when it fits its own budgets but not the upstream's; 0 answers
+   * such a call at once with a 429. Waiting calls are served fairly between tenants (see
+   * docs/upstreams.md).
+   */
+  private Duration maxWait = Duration.ZERO;
+
+  /**
    * The price of each model per million tokens, in the operator's currency (the library names no
    * currency; amounts with at most 6 decimals), by model name as requests name it: what a call
    * costs for the quotas of unit cost. The key "default" is the price of every model without
@@ -360,6 +368,14 @@ public class RateLimiterProperties {
 
   public void setQuotaFileInterval(Duration quotaFileInterval) {
     this.quotaFileInterval = quotaFileInterval;
+  }
+
+  public Duration getMaxWait() {
+    return maxWait;
+  }
+
+  public void setMaxWait(Duration maxWait) {
+    this.maxWait = maxWait;
   }
 
   public boolean isEnforce() {
@@ -698,6 +714,21 @@ public class RateLimiterProperties {
      */
     private List<String> policies = new java.util.ArrayList<>();
 
+    /**
+     * The most calls that wait for this account at once (see max-wait); one more is answered at
+     * once with a 429, unless its tenant waits with fewer calls than the tenant that waits with
+     * the most, whose latest call then leaves.
+     */
+    private int maxWaiters = 1000;
+
+    public int getMaxWaiters() {
+      return maxWaiters;
+    }
+
+    public void setMaxWaiters(int maxWaiters) {
+      this.maxWaiters = maxWaiters;
+    }
+
     public @Nullable Long getRpm() {
       return rpm;
     }
@@ -756,6 +787,35 @@ public class RateLimiterProperties {
      */
     private Map<String, PlanPolicy> policies = new LinkedHashMap<>();
 
+    /**
+     * The weight of this plan's API keys while calls wait for an upstream: a key's share of a
+     * busy upstream grows with its weight (2 serves twice the model tokens of a key weighing 1);
+     * a number above 0, 1 when unset.
+     */
+    private @Nullable Double weight;
+
+    /**
+     * The priority class of this plan's calls while they wait for an upstream: a lower class is
+     * always served first; 0 when unset.
+     */
+    private @Nullable Integer priority;
+
+    public @Nullable Double getWeight() {
+      return weight;
+    }
+
+    public void setWeight(@Nullable Double weight) {
+      this.weight = weight;
+    }
+
+    public @Nullable Integer getPriority() {
+      return priority;
+    }
+
+    public void setPriority(@Nullable Integer priority) {
+      this.priority = priority;
+    }
+
     public Map<String, PlanPolicy> getPolicies() {
       return policies;
     }
@@ -770,6 +830,20 @@ public class RateLimiterProperties {
 
     /** Overrides of the models the policy configures, by model name. */
     private Map<String, Limits> models = new LinkedHashMap<>();
+
+    /**
+     * The longest this plan's calls of the policy wait for their upstream; inherits the policy's
+     * max-wait when unset.
+     */
+    private @Nullable Duration maxWait;
+
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
 
     public Map<String, Limits> getModels() {
       return models;
@@ -800,6 +874,21 @@ public class RateLimiterProperties {
      * ratelimiter.enforce), whose value it inherits when unset.
      */
     private @Nullable Boolean enforce;
+
+    /**
+     * The longest this policy's calls wait for their upstream when they fit their own budgets
+     * but not the upstream's; 0 answers them at once with a 429; inherits ratelimiter.max-wait
+     * when unset.
+     */
+    private @Nullable Duration maxWait;
+
+    public @Nullable Duration getMaxWait() {
+      return maxWait;
+    }
+
+    public void setMaxWait(@Nullable Duration maxWait) {
+      this.maxWait = maxWait;
+    }
 
     public @Nullable Boolean getEnforce() {
       return enforce;
