@@ -255,7 +255,8 @@ public final class RateLimitGateway {
    * @return a stage that completes with the allowed (or degraded) outcome, or fails with an
    *     exception {@code charge} would throw, never wrapped in a {@link CompletionException}; this
    *     method itself never throws. Cancelling it while the store decides gives up the call: an
-   *     admitted outcome is then recorded, its slots released and its model tokens refunded
+   *     admitted outcome is then recorded, its slots released and its model tokens refunded; a
+   *     call waiting for its upstream leaves the wait at once
    */
   public CompletionStage<RateLimitOutcome> chargeAsync(
       @Nullable RateLimitContext context, @Nullable String policy, RateLimitKey key, double cost) {
@@ -273,7 +274,14 @@ public final class RateLimitGateway {
       result.completeExceptionally(e);
       return result;
     }
-    enforcer.acquireAsync(policy, key, cost, estimate(context)).whenComplete((outcome, failure) -> {
+    CompletionStage<RateLimitOutcome> decided = enforcer.acquireAsync(policy, key, cost,
+        estimate(context));
+    result.whenComplete((ignored, failure) -> { // a caller gone takes a waiting call out at once
+      if (result.isCancelled()) {
+        decided.toCompletableFuture().cancel(false);
+      }
+    });
+    decided.whenComplete((outcome, failure) -> {
       if (failure != null) {
         result.completeExceptionally(RateLimitEnforcer.unwrap(failure));
         return;

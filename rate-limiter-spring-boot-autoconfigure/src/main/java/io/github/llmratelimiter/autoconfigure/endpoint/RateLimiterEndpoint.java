@@ -34,6 +34,7 @@ import java.util.Set;
 import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
+import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
@@ -98,6 +99,7 @@ public final class RateLimiterEndpoint {
   private final int maxTop;
   private final Map<String, KeyScope> scopes = new HashMap<>();
   private final UpstreamRoutes upstreams;
+  private final @Nullable UpstreamWaitingRoom room;
 
   /**
    * Creates the endpoint.
@@ -142,6 +144,26 @@ public final class RateLimiterEndpoint {
   public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
       RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop,
       UpstreamRoutes upstreams) {
+    this(store, policies, plans, ids, defaultTop, maxTop, upstreams, null);
+  }
+
+  /**
+   * Creates the endpoint with the upstreams it reports on and the room where calls wait for them.
+   *
+   * @param store the store to inspect
+   * @param policies the policies
+   * @param plans the resolver of each key's plan
+   * @param ids the ids the endpoint shows for API keys and accepts in their place
+   * @param defaultTop keys listed per budget when the request names no {@code top}
+   * @param maxTop the most keys per budget a request may ask for
+   * @param upstreams the configured upstreams, whose status the report lists
+   * @param room where calls wait for the upstreams, whose queue lengths the report lists; {@code
+   *     null} when no call waits
+   */
+  public RateLimiterEndpoint(RateLimitStore store, RateLimitPolicies policies,
+      RateLimitPlanResolver plans, KeyIds ids, int defaultTop, int maxTop,
+      UpstreamRoutes upstreams, @Nullable UpstreamWaitingRoom room) {
+    this.room = room;
     this.upstreams = upstreams;
     this.store = store;
     this.administration = store.administration().orElse(null);
@@ -196,7 +218,8 @@ public final class RateLimiterEndpoint {
       }
       views.add(new UpstreamView(u.name(), u.requests() == null ? null : u.requests().limit(),
           u.modelTokens() == null ? null : u.modelTokens().limit(),
-          u.concurrency() == null ? null : u.concurrency().limit(), status, error));
+          u.concurrency() == null ? null : u.concurrency().limit(), status, error,
+          room == null ? 0 : room.waiting(u.name())));
     }
     return views;
   }
@@ -608,9 +631,11 @@ public final class RateLimiterEndpoint {
    * @param concurrency the configured calls in flight, or null
    * @param status its status on the store, or null when the store could not answer
    * @param error the type of the store's failure when it could not answer, else null
+   * @param waiting the calls waiting for it on this instance now
    */
   public record UpstreamView(String name, @Nullable Long rpm, @Nullable Long tpm,
-      @Nullable Long concurrency, @Nullable UpstreamStatus status, @Nullable String error) {}
+      @Nullable Long concurrency, @Nullable UpstreamStatus status, @Nullable String error,
+      int waiting) {}
 
   /**
    * The keys that used the most of one quota in its current period.

@@ -66,6 +66,6 @@ public final class RateLimiterEndpointAutoConfiguration {
       RateLimitEnforcer enforcer, KeyIds keyIds, RateLimiterProperties properties) {
     return new RateLimiterEndpoint(enforcer.store(), enforcer.policies(), enforcer.planResolver(), keyIds,
         properties.getEndpoint().getTop(), properties.getEndpoint().getMaxTop(),
-        enforcer.upstreamRoutes());
+        enforcer.upstreamRoutes(), enforcer.waitingRoom());
   }
 }

@@ -60,7 +60,8 @@ public final class ReactiveStages {
    * was pending): once the charge completes, nobody proceeds with its outcome, so its slots are
    * released and its model tokens refunded, each exactly once.
    *
-   * @param stage the charge's stage; cancelling the Mono does not cancel it
+   * @param stage the charge's stage; cancelling the Mono before the outcome cancels it too, so
+   *     that a call waiting for its upstream leaves the wait at once
    * @param request the HTTP request the charge serves (a WebFlux {@code ServerHttpRequest}), or
    *     {@code null}
    * @return the Mono of the outcome
@@ -76,6 +77,8 @@ public final class ReactiveStages {
           .doOnNext(outcome -> delivered.set(true))
           .doOnCancel(() -> {
             if (!delivered.get()) {
+              // pending: cancelled, the charge gives back an admission that comes later itself
+              stage.toCompletableFuture().cancel(false);
               stage.whenComplete((outcome, failure) -> {
                 if (outcome != null) {
                   outcome.abandon();

@@ -195,13 +195,14 @@
     if (upstreams.length === 0) return;
     const header = el('tr', null, el('th', null, 'Upstream'), el('th', null, 'Requests'),
       el('th', null, 'Model tokens'), el('th', null, 'In flight'), el('th', null, 'Provider left'),
-      el('th', null, 'State'));
+      el('th', null, 'State'), el('th', null, 'Waiting'));
     const rows = upstreams.map((u) => {
       const s = u.status;
       if (!s) {
         return el('tr', { class: 'upstream', 'data-upstream': u.name },
           el('td', null, el('code', null, u.name)),
-          el('td', { colspan: '5', class: 'none' }, 'The store cannot tell now (' + (u.error || 'no answer') + ').'));
+          el('td', { colspan: '5', class: 'none' }, 'The store cannot tell now (' + (u.error || 'no answer') + ').'),
+          el('td', { class: 'waiting' }, num(u.waiting || 0)));
       }
       const used = (limit, left) => (limit == null || left == null ? 0 : limit - left);
       const reported = [s.reportedRequestsRemaining != null ? num(s.reportedRequestsRemaining) + ' requests' : null,
@@ -216,7 +217,8 @@
         s.modelTokensLimit == null ? '' : num(s.modelTokensRemaining) + ' of ' + num(s.modelTokensLimit) + ' left')),
       el('td', null, u.concurrency == null ? num(s.inFlight) : num(s.inFlight) + ' of ' + num(u.concurrency)),
       el('td', null, reported.length ? reported.join(', ') : '—'),
-      el('td', { class: 'state' }, closed ? 'closed for ' + duration(s.closedForMs) : 'open'));
+      el('td', { class: 'state' }, closed ? 'closed for ' + duration(s.closedForMs) : 'open'),
+      el('td', { class: 'waiting' }, num(u.waiting || 0)));
     });
     $('upstreams').replaceChildren(el('table', null, el('thead', null, header), el('tbody', null, ...rows)));
   }
