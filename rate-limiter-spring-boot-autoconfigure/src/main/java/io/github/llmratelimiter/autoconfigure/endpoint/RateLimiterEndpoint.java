@@ -55,7 +55,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *       and per upstream ({@code ratelimiter.upstreams}) its status on the store ({@link
  *       UpstreamStatus}: the limits in force, what its window and model tokens admit now, the
  *       calls in flight, what the provider's last report left and how long it stays closed), or
- *       an {@code error} when the store cannot answer;
+ *       an {@code error} when the store cannot answer, and the calls waiting for it ({@code
+ *       waiting});
  *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget (the
  *       per-key-and-model entries of models without an override are found among the {@code
  *       max-top} most used of their budget; {@code model} names one to look up directly);
