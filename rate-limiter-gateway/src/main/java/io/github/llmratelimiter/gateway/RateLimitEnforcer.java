@@ -772,6 +772,15 @@ public final class RateLimitEnforcer {
   }
 
   /**
+   * Returns how long each policy's calls wait for their upstream and how each plan is weighed.
+   *
+   * @return the rules ({@link UpstreamWaits#NONE} when none were given)
+   */
+  public UpstreamWaits upstreamWaits() {
+    return waits;
+  }
+
+  /**
    * Returns the resolver of each key's plan.
    *
    * @return the resolver
