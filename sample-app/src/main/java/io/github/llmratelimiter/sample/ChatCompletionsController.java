@@ -2,6 +2,7 @@ package io.github.llmratelimiter.sample;
 
 import io.github.llmratelimiter.autoconfigure.servlet.ModelTokens;
 import io.github.llmratelimiter.gateway.ModelTokenReservation;
+import io.github.llmratelimiter.gateway.RateLimitGateway;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -31,11 +32,17 @@ import tools.jackson.databind.json.JsonMapper;
 @RestController
 class ChatCompletionsController {
 
+  /** The upstream ({@code ratelimiter.upstreams}) the stand-in model's account is configured as. */
+  static final String UPSTREAM = "stand-in";
+
   private final ChatModel model;
   private final GatewayProperties gateway;
   private final JsonMapper json;
+  private final RateLimitGateway limiter;
 
-  ChatCompletionsController(ChatModel model, GatewayProperties gateway, JsonMapper json) {
+  ChatCompletionsController(ChatModel model, GatewayProperties gateway, JsonMapper json,
+      RateLimitGateway limiter) {
+    this.limiter = limiter;
     this.model = model;
     this.gateway = gateway;
     this.json = json;
@@ -47,7 +54,12 @@ class ChatCompletionsController {
     ChatModel.Reply reply;
     try {
       reply = model.complete(request);
+      // what the provider's headers say corrects the upstream for every caller and instance
+      // (this reply does not pass them on to the client, so the front door cannot read them)
+      report(200, reply.providerHeaders());
     } catch (ProviderRateLimitException e) {
+      // The provider refused: OpenAiErrorHandler copies its 429 and headers onto the response,
+      // which the limiter's front door reports (the upstream closes until its retry time).
       // The provider refused the call: it used nothing, so the model tokens reserved for it go back.
       ModelTokens.current().ifPresent(ModelTokenReservation::refund);
       throw e;
@@ -66,6 +78,14 @@ class ChatCompletionsController {
     }
     StreamingResponseBody body = out -> stream(out, id, created, request, reply);
     return ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(body);
+  }
+
+  /** Tells the limiter what the provider's response said of its account's limits. */
+  private void report(int status, Map<String, String> headers) {
+    limiter.report(UPSTREAM, status, name -> {
+      String value = headers.get(name);
+      return value == null ? null : List.of(value);
+    });
   }
 
   private void validate(ChatCompletionRequest request) {
