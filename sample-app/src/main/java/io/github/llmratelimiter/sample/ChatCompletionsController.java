@@ -80,8 +80,14 @@ class ChatCompletionsController {
     return ResponseEntity.ok().contentType(MediaType.TEXT_EVENT_STREAM).body(body);
   }
 
-  /** Tells the limiter what the provider's response said of its account's limits. */
+  /**
+   * Tells the limiter what the provider's response said of its account's limits, when the account
+   * is configured as an upstream (the "upstream" profile).
+   */
   private void report(int status, Map<String, String> headers) {
+    if (limiter.enforcer().upstreamRoutes().upstream(UPSTREAM).isEmpty()) {
+      return;
+    }
     limiter.report(UPSTREAM, status, name -> {
       String value = headers.get(name);
       return value == null ? null : List.of(value);
