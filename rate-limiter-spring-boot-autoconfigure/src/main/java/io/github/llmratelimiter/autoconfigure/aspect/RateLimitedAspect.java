@@ -14,6 +14,7 @@ import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimited;
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -132,13 +133,30 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       return null;
     }
     Consumer<RateLimitOutcome> headers = charge.context() != null ? support.headerWriter() : null;
-    return gateway.chargeAsync(charge.context(), charge.policy(), charge.key(), charge.cost())
-        .thenApply(outcome -> {
-          if (headers != null) {
-            headers.accept(outcome); // on the request's response, whichever thread decided
-          }
-          return outcome;
-        });
+    CompletableFuture<RateLimitOutcome> source = gateway.chargeAsync(charge.context(),
+        charge.policy(), charge.key(), charge.cost()).toCompletableFuture();
+    if (headers == null) {
+      return source;
+    }
+    // not a dependent stage: cancelling what this returns must reach the charge (a call waiting
+    // for its upstream leaves the wait), and an outcome that comes after a cancel is given back
+    CompletableFuture<RateLimitOutcome> result = new CompletableFuture<>();
+    source.whenComplete((outcome, failure) -> {
+      if (failure != null) {
+        result.completeExceptionally(failure);
+        return;
+      }
+      headers.accept(outcome); // on the request's response, whichever thread decided
+      if (!result.complete(outcome)) {
+        outcome.abandon();
+      }
+    });
+    result.whenComplete((outcome, failure) -> {
+      if (result.isCancelled()) {
+        source.cancel(false);
+      }
+    });
+    return result;
   }
 
   /** An annotated call: the annotation that applies, and what its expressions are evaluated on. */
