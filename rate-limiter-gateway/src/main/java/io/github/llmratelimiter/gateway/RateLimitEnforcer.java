@@ -196,7 +196,9 @@ public final class RateLimitEnforcer {
 
   /**
    * Decides one call and charges it as the policy's composition says, reserving its estimated model
-   * tokens on every level that limits them, in the same atomic store call.
+   * tokens on every level that limits them, in the same atomic store call. A call that may wait
+   * for its upstream ({@link UpstreamWaits}) blocks the calling thread until the room decides it,
+   * at most its longest wait and a second's grace: never call this on an event loop.
    *
    * @param policyName the policy, or null or blank for the default policy
    * @param key the caller

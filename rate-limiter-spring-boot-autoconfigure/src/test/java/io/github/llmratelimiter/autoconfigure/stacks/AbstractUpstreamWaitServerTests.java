@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.autoconfigure.stacks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.jayway.jsonpath.JsonPath;
 import io.github.llmratelimiter.autoconfigure.endpoint.RateLimiterEndpoint;
@@ -36,7 +37,9 @@ import org.springframework.context.ConfigurableApplicationContext;
  * ahead of it ends; between two tenants the quiet one goes before the noisy one's later calls; a
  * call whose longest wait passes gets a 429 with the upstream's Retry-After; the waits are timed
  * and the queue is shown. Time passes for real here (the upstream's slot is freed by the test, the
- * short policy waits 300 ms); every wait for a condition is bounded.
+ * short policy waits 300 ms); every wait for a condition is bounded. On WebFlux, a client that
+ * disconnects leaves the queue at once. A subclass may run them on another store ({@link
+ * #storeProperties()}).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 public abstract class AbstractUpstreamWaitServerTests {
@@ -58,15 +61,25 @@ public abstract class AbstractUpstreamWaitServerTests {
    */
   protected abstract WebApplicationType stack();
 
+  /**
+   * Returns the properties that choose the store; none: the in-memory store.
+   *
+   * @return {@code name=value} properties
+   */
+  protected String[] storeProperties() {
+    return new String[0];
+  }
+
   @BeforeAll
   void startApplication() {
     app = AbstractWebStackScenarioTests.start(UpstreamWaitApp.class, stack(),
-        UpstreamWaitApp.PROPERTIES);
+        java.util.stream.Stream.concat(java.util.Arrays.stream(UpstreamWaitApp.PROPERTIES),
+            java.util.Arrays.stream(storeProperties())).toArray(String[]::new));
     port = AbstractWebStackScenarioTests.port(app);
   }
 
   @AfterAll
-  void stopApplication() {
+  protected void stopApplication() {
     if (app != null) {
       app.close();
     }
@@ -195,6 +208,31 @@ public abstract class AbstractUpstreamWaitServerTests {
     assertThat(gate().arrivals).isEmpty();
     gate().release("hold");
     assertThat(ahead.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aClientThatDisconnectsLeavesTheQueueAtOnceAndIsNeverAdmitted() throws Exception {
+    assumeTrue(stack() == WebApplicationType.REACTIVE,
+        "Spring MVC blocks the request's thread while the call waits: it sees the client gone"
+            + " only when the wait ends");
+    long cancelledBefore = waits("cancelled");
+    CompletableFuture<HttpResponse<String>> ahead = send(newKey(), "/v1", "ahead");
+    assertThat(arrival()).isEqualTo("ahead");
+    Socket gone = sendRaw(newKey(), "gone");
+    awaitThat(() -> waiting() == 1);
+    assertThat(view().waiting()).isEqualTo(1);
+
+    gone.close();
+    awaitThat(() -> waiting() == 0);
+    assertThat(waits("cancelled")).isEqualTo(cancelledBefore + 1);
+    gate().release("ahead");
+    assertThat(ahead.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    // the slot is free: a later call passes at once, and the call that left never came
+    CompletableFuture<HttpResponse<String>> after = send(newKey(), "/v1", "after");
+    assertThat(arrival()).isEqualTo("after");
+    gate().release("after");
+    assertThat(after.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    assertThat(gate().arrivals).isEmpty();
   }
 
   /** Sends a call on a plain socket, so that the test can close the connection mid-wait. */
