@@ -414,9 +414,12 @@ public final class RateLimitEnforcer {
         if (failure == null && !waits) {
           served(call, outcome);
         }
-        if (result.isDone()) { // cancelled: an admission that came at the same time is given back
-          if (failure == null && outcome.decision().allowed()) {
-            outcome.abandon();
+        if (result.isDone()) { // cancelled: the decision stands, an admission is given back
+          if (failure == null) {
+            observed(outcome, start);
+            if (outcome.decision().allowed()) {
+              outcome.abandon();
+            }
           }
           return;
         }
