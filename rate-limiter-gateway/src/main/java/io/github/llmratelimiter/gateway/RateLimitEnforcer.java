@@ -378,7 +378,7 @@ public final class RateLimitEnforcer {
    */
   public CompletionStage<RateLimitOutcome> acquireAsync(
       @Nullable String policyName, RateLimitKey key, double cost, LongSupplier estimate) {
-    CompletableFuture<RateLimitOutcome> result = new CompletableFuture<>();
+    Acquired result = new Acquired();
     Call call;
     try {
       call = call(policyName, key, cost, estimate);
@@ -398,11 +398,11 @@ public final class RateLimitEnforcer {
     return result;
   }
 
-  private void decideAsync(
-      Call call, double cost, long start, CompletableFuture<RateLimitOutcome> result) {
+  private void decideAsync(Call call, double cost, long start, Acquired result) {
     boolean waits = call.waits();
     CompletionStage<RateLimitOutcome> decided = waits ? waitIn(call, cost) : attempt(call, cost);
-    if (waits) { // a caller that cancels (a client gone) takes the call out of the room
+    if (waits) { // a caller that cancels or leaves (a client gone) takes the call out of the room
+      result.onLeave(() -> decided.toCompletableFuture().cancel(false));
       result.whenComplete((o, f) -> {
         if (result.isCancelled()) {
           decided.toCompletableFuture().cancel(false);
@@ -411,6 +411,11 @@ public final class RateLimitEnforcer {
     }
     decided.whenComplete((outcome, failure) -> {
       try {
+        if (waits && failure != null
+            && unwrap(failure) instanceof java.util.concurrent.CancellationException) {
+          result.completeExceptionally(failure); // it left the room: nothing was charged
+          return;
+        }
         if (failure == null && !waits) {
           served(call, outcome);
         }
@@ -481,6 +486,48 @@ public final class RateLimitEnforcer {
       }
       return null;
     });
+  }
+
+  /**
+   * Takes a call that waits for its upstream out of the room, for a caller that went away but
+   * still wants the stage's answer ({@link RateLimitGateway#chargeAsync}): the stage then fails
+   * with a {@link java.util.concurrent.CancellationException}, unless an attempt admitted the call
+   * first. A call that does not wait is left to be decided.
+   *
+   * @param acquired a stage {@link #acquireAsync} returned
+   */
+  static void leave(CompletionStage<RateLimitOutcome> acquired) {
+    if (acquired instanceof Acquired a) {
+      a.leave();
+    }
+  }
+
+  /** The stage of {@link #acquireAsync}: it knows how to take its call out of the room. */
+  private static final class Acquired extends CompletableFuture<RateLimitOutcome> {
+    private @Nullable Runnable leaving;
+    private boolean left;
+
+    /** Runs {@code action} when the caller leaves, at once if it left already. */
+    void onLeave(Runnable action) {
+      synchronized (this) {
+        if (!left) {
+          leaving = action;
+          return;
+        }
+      }
+      action.run();
+    }
+
+    void leave() {
+      Runnable action;
+      synchronized (this) {
+        left = true;
+        action = leaving;
+      }
+      if (action != null) {
+        action.run();
+      }
+    }
   }
 
   /** What a charge of model tokens outside a call applies to, validated. */

@@ -278,7 +278,7 @@ public final class RateLimitGateway {
         estimate(context));
     result.whenComplete((ignored, failure) -> { // a caller gone takes a waiting call out at once
       if (result.isCancelled()) {
-        decided.toCompletableFuture().cancel(false);
+        RateLimitEnforcer.leave(decided);
       }
     });
     decided.whenComplete((outcome, failure) -> {
