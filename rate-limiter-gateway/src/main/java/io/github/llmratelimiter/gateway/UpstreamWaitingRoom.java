@@ -66,11 +66,12 @@ import org.jspecify.annotations.Nullable;
  * <p><b>Threads.</b> Nothing blocks a thread: a waiting call is a stage and an entry in the order.
  * Stages complete, and attempts start, on the thread that awaits, the scheduler's thread, the
  * thread that signals, or the thread that completes an attempt; a reactive caller that must not
- * continue there moves on with its own scheduler. A blocking caller (Spring MVC) must not wait
- * for the stage on a servlet thread: it starts the request's asynchronous processing
- * ({@code request.startAsync()}, or returns the stage from the handler), answers when the stage
- * completes, and cancels the stage when the container reports the client gone or the async
- * timeout. Thread-safe.
+ * continue there moves on with its own scheduler. A blocking caller that waits for the stage
+ * holds its thread for the wait ({@link RateLimitEnforcer#acquire(String, RateLimitKey, double,
+ * java.util.function.LongSupplier)} does, at most the call's longest wait); a servlet front door
+ * that must not hold its thread starts the request's asynchronous processing instead, answers when
+ * the stage completes, and cancels the stage when the container reports the client gone or the
+ * async timeout. Thread-safe.
  */
 public final class UpstreamWaitingRoom implements AutoCloseable {
 
