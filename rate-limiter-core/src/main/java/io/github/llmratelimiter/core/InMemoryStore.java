@@ -22,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Calls on different keys never share a lock. A call across several levels locks its entries in
  * the tables' global order (their registration order in this store), so two calls can never wait on
- * each other in a cycle.
+ * each other in a cycle. A call to an {@link Upstream} locks the upstream's entry (its budget's one
+ * key) in the same order, and then the monitor of what its provider's reports left ({@link
+ * UpstreamState}), which {@link #report} takes alone.
  *
  * <p>Calls do no housekeeping. A {@link MaintenanceScheduler} runs {@link #cleanUp()}, which
  * examines at most {@code maintenanceStep} entries per run across the budgets: it drops idle keys
