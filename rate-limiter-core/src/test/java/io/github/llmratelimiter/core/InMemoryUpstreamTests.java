@@ -84,39 +84,6 @@ class InMemoryUpstreamTests extends StoreTckSupport {
     assertThat(freeTokens).isLessThanOrEqualTo(1_190);
   }
 
-  /**
-   * An upstream deny charges no quota either, in both compositions; a quota that denies comes
-   * before a full upstream.
-   */
-  @Test
-  void anUpstreamDenyChargesNoQuota() {
-    ManualClock clock = new ManualClock(java.time.Instant.parse("2026-01-15T10:00:00Z"));
-    RateLimitStore quotaStore = RateLimitStore.inMemory(ticker, clock,
-        InMemoryStore.DEFAULT_MAX_KEYS, task -> new CompletableFuture<Void>());
-    Budget daily = new Budget("daily", null, null, null, null,
-        List.of(QuotaLimit.of("calls", QuotaUnit.REQUESTS, 3, QuotaPeriod.DAY)), null);
-    Upstream u = new Upstream("one", WindowLimit.perMinute(1), null, null);
-    Consumption one = Consumption.ofCall(0, 0);
-    for (Composition mode : Composition.values()) {
-      String key = "k-" + mode;
-      Reservation first = quotaStore.reserve(List.of(daily), List.of(key), 1, one, mode, u);
-      assertThat(first.decision().allowed()).isTrue();
-      assertThat(first.quotas().get(0).used()).isEqualTo(1);
-      Reservation denied = quotaStore.reserve(List.of(daily), List.of(key), 1, one, mode, u);
-      assertThat(denied.decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
-      assertThat(denied.quotas().get(0).used()).as("nothing charged").isEqualTo(1);
-      assertThat(quotaStore.reserve(List.of(daily), List.of(key), 1, one, mode).decision()
-          .allowed()).isTrue();
-      assertThat(quotaStore.reserve(List.of(daily), List.of(key), 1, one, mode).decision()
-          .allowed()).as("the quota's third call: the upstream deny took none").isTrue();
-      Decision quota = quotaStore.reserve(List.of(daily), List.of(key), 1, one, mode, u)
-          .decision();
-      assertThat(quota.reason()).as("the quota denies before the full upstream")
-          .isEqualTo(Reason.QUOTA_EXCEEDED);
-      ticker.advance(Duration.ofMinutes(1));
-    }
-  }
-
   /** Slots taken by racing tenants never exceed the upstream's, and racing releases free them all. */
   @Test
   void racingTenantsNeverHoldMoreThanTheUpstreamsSlots() throws Exception {
