@@ -29,7 +29,7 @@ public final class PipelinedRun {
 
   /** One decision of a case on the limiter. */
   @FunctionalInterface
-  private interface Decide {
+  interface Decide {
     void decide(RedisLimiter redis, String key);
   }
 
@@ -62,7 +62,16 @@ public final class PipelinedRun {
     return keys;
   }
 
-  private static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
+  /**
+   * Runs one case on a fresh {@code redis-server}: {@value #CONCURRENCY} threads over 1,000 keys.
+   *
+   * @param subject the figure's subject
+   * @param what the case, in words
+   * @param decide one decision, which must be an allow
+   * @throws IllegalStateException if a decision was a deny, Redis failed, or a decision took other
+   *     than one round trip
+   */
+  static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
       Decide decide) throws InterruptedException {
     try (RedisLimiter redis = new RedisLimiter()) {
       String[] keys = keys();

@@ -16,9 +16,11 @@ import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.ZoneId;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The limiter under test on Redis: its own {@code redis-server}, a {@link RedisRateLimitStore} on
@@ -46,6 +48,14 @@ final class RedisLimiter implements AutoCloseable {
    * exactly one round trip per decision.
    */
   static final Duration NO_HEARTBEAT = Duration.ofDays(1);
+  /**
+   * The upstream of the upstream cases: requests and model tokens per window, in the same short
+   * window and with the same limits as the callers' levels, so that it admits every call of a run.
+   */
+  static final Upstream UPSTREAM = new Upstream("bench-provider",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW), null);
+  /** A call without model tokens. */
+  private static final Consumption CALL = Consumption.ofCall(0, 0);
 
   final RedisServer server;
   final RedisInfo info;
@@ -58,6 +68,13 @@ final class RedisLimiter implements AutoCloseable {
   final GatewayLimiter modelTokens;
   /** The model-token budget with two quotas, a daily cost and a monthly model-token one. */
   private final List<Budget> quotas;
+  /** A window and a bucket, for the calls with and without an upstream. */
+  private final List<Budget> upstreamLevels = List.of(new Budget("bench-upstream-calls",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND), null, null));
+  /** The same with model tokens. */
+  private final List<Budget> upstreamTokenLevels = List.of(new Budget("bench-upstream-tokens",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND),
+      new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW), null));
 
   /**
    * A store's builder as every Redis benchmark measures it: failing closed with a long command
@@ -119,12 +136,7 @@ final class RedisLimiter implements AutoCloseable {
    * the one round trip of a decision on a budget that limits model tokens.
    */
   Reservation reserved(String key) {
-    Reservation r = modelTokens.reserve(key, 1, ESTIMATE);
-    if (!r.decision().allowed()) {
-      throw new IllegalStateException("an allowed case was denied: " + r.decision()
-          + " (Redis errors so far: " + store.errorCount() + ")");
-    }
-    return r;
+    return admitted(modelTokens.reserve(key, 1, ESTIMATE));
   }
 
   /**
@@ -132,8 +144,33 @@ final class RedisLimiter implements AutoCloseable {
    * with two quotas, which must be admitted: the one round trip of a decision with quotas.
    */
   Reservation reservedWithQuotas(String key) {
-    Reservation r = store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
-        Composition.SEQUENTIAL);
+    return admitted(store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
+        Composition.SEQUENTIAL));
+  }
+
+  /**
+   * Decides one call of {@code key} on a window and a bucket, with {@code upstream} on the call or
+   * none, which must be admitted: one {@code reserve}, as the gateway sends it.
+   */
+  Reservation reservedWindowBucket(String key, @Nullable Upstream upstream) {
+    return admitted(upstream == null
+        ? store.reserve(upstreamLevels, List.of(key), 1, CALL, Composition.SEQUENTIAL)
+        : store.reserve(upstreamLevels, List.of(key), 1, CALL, Composition.SEQUENTIAL, upstream));
+  }
+
+  /**
+   * Reserves {@value #ESTIMATE} model tokens for a call of {@code key} on a window, a bucket and
+   * model tokens, with {@code upstream} on the call or none, which must be admitted.
+   */
+  Reservation reservedModelTokens(String key, @Nullable Upstream upstream) {
+    Consumption estimate = Consumption.ofCall(ESTIMATE, 0);
+    return admitted(upstream == null
+        ? store.reserve(upstreamTokenLevels, List.of(key), 1, estimate, Composition.SEQUENTIAL)
+        : store.reserve(upstreamTokenLevels, List.of(key), 1, estimate, Composition.SEQUENTIAL,
+            upstream));
+  }
+
+  private Reservation admitted(Reservation r) {
     if (!r.decision().allowed()) {
       throw new IllegalStateException("an allowed case was denied: " + r.decision()
           + " (Redis errors so far: " + store.errorCount() + ")");

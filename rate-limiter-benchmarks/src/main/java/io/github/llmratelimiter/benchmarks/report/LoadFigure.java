@@ -36,6 +36,16 @@ public record LoadFigure(
   public static final String REDIS_PIPELINED_QUOTAS = "RedisStore pipelined, quotas";
   /** Subject of the pipelined raw {@code EVALSHA} of {@code return 1}: the floor. */
   public static final String REDIS_PIPELINED_FLOOR = "Evalsha pipelined";
+  /** Subject of the pipelined Redis run of a window and a bucket, the baseline of an upstream. */
+  public static final String REDIS_UPSTREAM_NONE = "RedisStore pipelined, without upstream";
+  /** Subject of the pipelined Redis run of a window and a bucket with an upstream on the call. */
+  public static final String REDIS_UPSTREAM = "RedisStore pipelined, with upstream";
+  /** Subject of the pipelined Redis run with model tokens, the baseline of an upstream. */
+  public static final String REDIS_UPSTREAM_NONE_MODEL_TOKENS =
+      "RedisStore pipelined, model tokens without upstream";
+  /** Subject of the pipelined Redis run with model tokens and an upstream on the call. */
+  public static final String REDIS_UPSTREAM_MODEL_TOKENS =
+      "RedisStore pipelined, model tokens with upstream";
   /**
    * Subject of the runs that renew the slots of calls in flight on Redis: its concurrency is the
    * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.
