@@ -12,8 +12,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Many decisions in flight on one connection: {@value #CONCURRENCY} threads call the limiter on
  * Redis over 1,000 keys, so that Lettuce pipelines their {@code EVALSHA}s; reports decisions per
- * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) over the measured period, and
- * checks exactly one round trip per decision over the whole run. Four cases, each on a fresh
+ * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) and its time in the scripts
+ * ({@code INFO commandstats}) over the measured period, and checks exactly one round trip per decision over the whole run. Four cases, each on a fresh
  * {@code redis-server}: a window and a bucket ({@code allow}); the same with model tokens ({@code
  * reserve} of an estimate, the decision of a call that reports usage; its reconciliation after the
  * call is a second script, not counted here); the same with two quotas (a daily cost quota in
@@ -73,11 +73,13 @@ public final class PipelinedRun {
    */
   static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
       Decide decide) throws InterruptedException {
-    try (RedisLimiter redis = new RedisLimiter()) {
+    try (RedisLimiter redis = new RedisLimiter();
+        CommandStats stats = CommandStats.of(redis.server)) {
       String[] keys = keys();
       int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
+      CommandStats.Totals[] scripts = new CommandStats.Totals[2];
       redis.roundTrips.mark();
       ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> {
         int slot = worker * 16;
@@ -85,10 +87,18 @@ public final class PipelinedRun {
         next[slot] = i + 1 == keys.length ? 0 : i + 1;
         decisions.increment();
         decide.decide(redis, keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
-      }, () -> cpu[0] = redis.info.cpuSeconds(), () -> cpu[1] = redis.info.cpuSeconds());
+      }, () -> {
+        cpu[0] = redis.info.cpuSeconds();
+        scripts[0] = stats.read();
+      }, () -> {
+        cpu[1] = redis.info.cpuSeconds();
+        scripts[1] = stats.read();
+      });
       redis.checkNoErrors();
       double roundTrips = redis.roundTrips.verify(decisions.sum());
-      return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips);
+      return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips,
+          (double) (scripts[1].usec() - scripts[0].usec())
+              / (scripts[1].calls() - scripts[0].calls()));
     }
   }
 
@@ -113,15 +123,16 @@ public final class PipelinedRun {
       if (ran != calls.sum()) {
         throw new IllegalStateException(calls.sum() + " EVALSHA calls, but Redis ran " + ran);
       }
-      return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0);
+      return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0,
+          Double.NaN);
     }
   }
 
   private static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
-      double[] cpu, double roundTrips) {
+      double[] cpu, double roundTrips, double scriptMicros) {
     return new LoadFigure(subject, scenario + ", " + CONCURRENCY + " threads on one connection",
         r.concurrency(), r.seconds(), r.calls(), r.callsPerSecond(),
         r.latencies().percentile(50) / 1e6, r.latencies().percentile(99) / 1e6,
-        (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips);
+        (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips, scriptMicros);
   }
 }

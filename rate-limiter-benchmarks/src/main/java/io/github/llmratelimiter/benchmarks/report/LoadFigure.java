@@ -15,6 +15,9 @@ package io.github.llmratelimiter.benchmarks.report;
  *     when not measured)
  * @param roundTripsPerDecision commands per decision, checked to be exactly 1 (NaN when not
  *     measured)
+ * @param scriptMicrosPerCall the Redis server's time in the scripts ({@code usec} of {@code
+ *     EVALSHA} and {@code EVAL} in {@code INFO commandstats}) over the measured period, per script
+ *     call, in microseconds (NaN when not measured)
  */
 public record LoadFigure(
     String subject,
@@ -26,7 +29,8 @@ public record LoadFigure(
     double p50Ms,
     double p99Ms,
     double serverCpuPercent,
-    double roundTripsPerDecision) {
+    double roundTripsPerDecision,
+    double scriptMicrosPerCall) {
 
   /** Subject of the pipelined Redis run. */
   public static final String REDIS_PIPELINED = "RedisStore pipelined";
@@ -64,6 +68,18 @@ public record LoadFigure(
     if (!(seconds > 0)) {
       throw new IllegalArgumentException("seconds must be > 0, but was " + seconds);
     }
+  }
+
+  /**
+   * A figure without the server's time in the scripts.
+   *
+   * @throws IllegalArgumentException if the concurrency or the period is not positive
+   */
+  public LoadFigure(String subject, String scenario, int concurrency, double seconds, long calls,
+      double callsPerSecond, double p50Ms, double p99Ms, double serverCpuPercent,
+      double roundTripsPerDecision) {
+    this(subject, scenario, concurrency, seconds, calls, callsPerSecond, p50Ms, p99Ms,
+        serverCpuPercent, roundTripsPerDecision, Double.NaN);
   }
 
   /**

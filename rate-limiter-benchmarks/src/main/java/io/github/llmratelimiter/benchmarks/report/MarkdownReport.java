@@ -376,7 +376,8 @@ public final class MarkdownReport {
           .append("call is tried at once; with model tokens the room's counter is also corrected ")
           .append("with the usage and told that capacity may have freed, as after a call). Time ")
           .append("per call on its thread (threads × 10⁹ ÷ the throughput of all threads, ± from ")
-          .append("the 99.9% confidence half-width); a ratio is the row's time ÷ the baseline's ")
+          .append("the 99.9% confidence half-width) and bytes allocated per call (`-prof gc`); ")
+          .append("a ratio is the row's time ÷ the baseline's ")
           .append("(above 1: slower); at 2 threads both threads share the upstream's one state.\n\n")
           .append("| Policy | Threads | without upstream | with upstream | with ÷ without | ")
           .append("added | through the empty room | room ÷ with | added |\n")
@@ -389,22 +390,30 @@ public final class MarkdownReport {
           .append("keys, each case on a fresh `redis-server`, ")
           .append(String.format(Locale.ROOT, "%.0f s", pairs.get(0)[0].seconds()))
           .append(" measured after a warm-up), the same `reserve` without the upstream, then ")
-          .append("with it. Round trips per decision are counted as in every pipelined run: the ")
-          .append("commands the store's client completed and the `EVALSHA`/`EVAL` calls in ")
-          .append("`INFO commandstats`, each equal to the decisions, or the run fails.\n\n")
+          .append("with it. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
+          .append("measured period per decision: it includes reading the commands and writing ")
+          .append("the replies, so it also depends on how many commands each read brings; the ")
+          .append("time in the script is `usec` ÷ `calls` of `EVALSHA` and `EVAL` in `INFO ")
+          .append("commandstats` over the same period, the script's own work, whose difference ")
+          .append("is what the upstream adds (\"added\"). Round trips per decision are counted as ")
+          .append("in every pipelined run: the commands the store's client completed and the ")
+          .append("`EVALSHA`/`EVAL` calls in `INFO commandstats`, each equal to the decisions, or ")
+          .append("the run fails.\n\n")
           .append("| Policy | Decisions/s without | with | with ÷ without | p50 without / with | ")
-          .append("p99 without / with | Redis CPU per decision without | with | added | ")
-          .append("Round trips per decision without | with |\n")
-          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+          .append("p99 without / with | Redis CPU per decision without / with | Redis time in ")
+          .append("the script per decision without / with | added | Round trips per decision ")
+          .append("without / with |\n")
+          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       for (LoadFigure[] p : pairs) {
         LoadFigure a = p[0];
         LoadFigure b = p[1];
         md.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %.3f / %.3f ms | "
-                + "%.3f / %.3f ms | %.1f µs | %.1f µs | %+.1f µs | %.3f | %.3f |%n",
+                + "%.3f / %.3f ms | %.1f / %.1f µs | %.1f / %.1f µs | %+.1f µs | %.3f / %.3f |%n",
             a.scenario().substring(0, a.scenario().indexOf(',')), a.callsPerSecond(),
             b.callsPerSecond(), b.callsPerSecond() / a.callsPerSecond(), a.p50Ms(), b.p50Ms(),
             a.p99Ms(), b.p99Ms(), a.serverCpuMicrosPerCall(), b.serverCpuMicrosPerCall(),
-            b.serverCpuMicrosPerCall() - a.serverCpuMicrosPerCall(), a.roundTripsPerDecision(),
+            a.scriptMicrosPerCall(), b.scriptMicrosPerCall(),
+            b.scriptMicrosPerCall() - a.scriptMicrosPerCall(), a.roundTripsPerDecision(),
             b.roundTripsPerDecision()));
       }
     }
@@ -425,10 +434,11 @@ public final class MarkdownReport {
     return f.threads() * 1e9 / f.opsPerSecond();
   }
 
-  /** {@code 182 ± 3 ns}: the time of one call on its thread and its error. */
+  /** {@code 182 ± 3 ns, 48 B}: the time of one call on its thread, its error, its allocation. */
   private static String nanosCell(Figure f) {
     double ns = nanos(f);
-    return String.format(Locale.ROOT, "%.0f ± %.0f ns", ns, ns * f.error() / f.opsPerSecond());
+    return String.format(Locale.ROOT, "%.0f ± %.0f ns, %s B", ns, ns * f.error() / f.opsPerSecond(),
+        bytes(f.bytesPerOp()));
   }
 
   /** What two quotas add to a reserved and settled call in memory, per composition mode. */

@@ -300,18 +300,18 @@ class MarkdownReportTests {
         new Figure("Upstream", "", "windowBucketWithUpstream", 2, 4e6, 0.1e6, 64));
     List<LoadFigure> loads = List.of(
         new LoadFigure(LoadFigure.REDIS_UPSTREAM_NONE, "window + bucket, 1,000 keys, 32 threads",
-            32, 10, 400_000, 40_000, 0.5, 2.0, 80, 1.0),
+            32, 10, 400_000, 40_000, 0.5, 2.0, 80, 1.0, 9.5),
         new LoadFigure(LoadFigure.REDIS_UPSTREAM, "window + bucket, upstream, 1,000 keys", 32, 10,
-            320_000, 32_000, 0.6, 2.5, 96, 1.0));
+            320_000, 32_000, 0.6, 2.5, 96, 1.0, 14.0));
     String md = MarkdownReport.render(figures, loads, List.of(), List.of(), List.of(), List.of(),
         CONTEXT);
     assertThat(md).contains("## Upstreams",
-        "| window + bucket (decision) | 1 | 200 ± 4 ns | 250 ± 6 ns | 1.25 | +50 ns | "
-            + "400 ± 8 ns | 1.60 | +150 ns |",
-        "| window + bucket + model tokens (decision and settlement) | 2 | 500 ± 13 ns | "
-            + "1000 ± 50 ns | 2.00 | +500 ns | 2000 ± 200 ns | 2.00 | +1000 ns |",
+        "| window + bucket (decision) | 1 | 200 ± 4 ns, 48.0 B | 250 ± 6 ns, 64.0 B | 1.25 | "
+            + "+50 ns | 400 ± 8 ns, 200.0 B | 1.60 | +150 ns |",
+        "| window + bucket + model tokens (decision and settlement) | 2 | 500 ± 13 ns, 48.0 B | "
+            + "1000 ± 50 ns, 64.0 B | 2.00 | +500 ns | 2000 ± 200 ns, 300.0 B | 2.00 | +1000 ns |",
         "| window + bucket | 40,000 | 32,000 | 0.80 | 0.500 / 0.600 ms | 2.000 / 2.500 ms | "
-            + "20.0 µs | 30.0 µs | +10.0 µs | 1.000 | 1.000 |",
+            + "20.0 / 30.0 µs | 9.5 / 14.0 µs | +4.5 µs | 1.000 / 1.000 |",
         "two round trips");
     assertThat(md.lines().filter(l -> l.startsWith("| window + bucket (decision) | 2"))).isEmpty();
     assertThat(md.lines().filter(l -> l.startsWith("| window + bucket + model tokens (reserve)")))
