@@ -8,6 +8,7 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * Many decisions in flight on one connection: {@value #CONCURRENCY} threads call the limiter on
@@ -63,6 +64,22 @@ public final class PipelinedRun {
   }
 
   /**
+   * Returns the call of each of {@value #CONCURRENCY} workers: the next of 1,000 keys, each worker
+   * walking them from its own share, counted in {@code decisions}.
+   */
+  static ClosedLoopLoad.Call overKeys(LongAdder decisions, Consumer<String> decide) {
+    String[] keys = keys();
+    int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
+    return worker -> {
+      int slot = worker * 16;
+      int i = next[slot];
+      next[slot] = i + 1 == keys.length ? 0 : i + 1;
+      decisions.increment();
+      decide.accept(keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
+    };
+  }
+
+  /**
    * Runs one case on a fresh {@code redis-server}: {@value #CONCURRENCY} threads over 1,000 keys.
    *
    * @param subject the figure's subject
@@ -75,19 +92,12 @@ public final class PipelinedRun {
       Decide decide) throws InterruptedException {
     try (RedisLimiter redis = new RedisLimiter();
         CommandStats stats = CommandStats.of(redis.server)) {
-      String[] keys = keys();
-      int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
       CommandStats.Totals[] scripts = new CommandStats.Totals[2];
       redis.roundTrips.mark();
-      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> {
-        int slot = worker * 16;
-        int i = next[slot];
-        next[slot] = i + 1 == keys.length ? 0 : i + 1;
-        decisions.increment();
-        decide.decide(redis, keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
-      }, () -> {
+      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure,
+          overKeys(decisions, key -> decide.decide(redis, key)), () -> {
         cpu[0] = redis.info.cpuSeconds();
         scripts[0] = stats.read();
       }, () -> {
@@ -128,7 +138,7 @@ public final class PipelinedRun {
     }
   }
 
-  private static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
+  static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
       double[] cpu, double roundTrips, double scriptMicros) {
     return new LoadFigure(subject, scenario + ", " + CONCURRENCY + " threads on one connection",
         r.concurrency(), r.seconds(), r.calls(), r.callsPerSecond(),

@@ -56,6 +56,14 @@ final class RedisLimiter implements AutoCloseable {
       new WindowLimit(WINDOW_LIMIT, WINDOW), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW), null);
   /** A call without model tokens. */
   private static final Consumption CALL = Consumption.ofCall(0, 0);
+  /** A window and a bucket, for the calls with and without an upstream. */
+  private static final List<Budget> UPSTREAM_LEVELS = List.of(new Budget("bench-upstream-calls",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND), null, null));
+  /** The same with model tokens. */
+  private static final List<Budget> UPSTREAM_TOKEN_LEVELS = List.of(new Budget(
+      "bench-upstream-tokens", new WindowLimit(WINDOW_LIMIT, WINDOW),
+      new BucketLimit(TOKENS, REFILL_PER_SECOND), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW),
+      null));
 
   final RedisServer server;
   final RedisInfo info;
@@ -68,13 +76,6 @@ final class RedisLimiter implements AutoCloseable {
   final GatewayLimiter modelTokens;
   /** The model-token budget with two quotas, a daily cost and a monthly model-token one. */
   private final List<Budget> quotas;
-  /** A window and a bucket, for the calls with and without an upstream. */
-  private final List<Budget> upstreamLevels = List.of(new Budget("bench-upstream-calls",
-      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND), null, null));
-  /** The same with model tokens. */
-  private final List<Budget> upstreamTokenLevels = List.of(new Budget("bench-upstream-tokens",
-      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND),
-      new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW), null));
 
   /**
    * A store's builder as every Redis benchmark measures it: failing closed with a long command
@@ -136,7 +137,7 @@ final class RedisLimiter implements AutoCloseable {
    * the one round trip of a decision on a budget that limits model tokens.
    */
   Reservation reserved(String key) {
-    return admitted(modelTokens.reserve(key, 1, ESTIMATE));
+    return admitted(store, modelTokens.reserve(key, 1, ESTIMATE));
   }
 
   /**
@@ -144,33 +145,32 @@ final class RedisLimiter implements AutoCloseable {
    * with two quotas, which must be admitted: the one round trip of a decision with quotas.
    */
   Reservation reservedWithQuotas(String key) {
-    return admitted(store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
+    return admitted(store, store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
         Composition.SEQUENTIAL));
   }
 
   /**
-   * Decides one call of {@code key} on a window and a bucket, with {@code upstream} on the call or
-   * none, which must be admitted: one {@code reserve}, as the gateway sends it.
+   * Decides one call of {@code key} on {@code store} with {@code upstream} on the call or none,
+   * which must be admitted: one {@code reserve}, as the gateway sends it.
+   *
+   * @param modelTokens whether the call's levels limit model tokens ({@value #ESTIMATE} reserved)
+   *     or are a window and a bucket only
    */
-  Reservation reservedWindowBucket(String key, @Nullable Upstream upstream) {
-    return admitted(upstream == null
-        ? store.reserve(upstreamLevels, List.of(key), 1, CALL, Composition.SEQUENTIAL)
-        : store.reserve(upstreamLevels, List.of(key), 1, CALL, Composition.SEQUENTIAL, upstream));
+  static Reservation reserved(RedisRateLimitStore store, boolean modelTokens, String key,
+      @Nullable Upstream upstream) {
+    List<Budget> levels = modelTokens ? UPSTREAM_TOKEN_LEVELS : UPSTREAM_LEVELS;
+    Consumption estimate = modelTokens ? Consumption.ofCall(ESTIMATE, 0) : CALL;
+    return admitted(store, upstream == null
+        ? store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL)
+        : store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL, upstream));
   }
 
-  /**
-   * Reserves {@value #ESTIMATE} model tokens for a call of {@code key} on a window, a bucket and
-   * model tokens, with {@code upstream} on the call or none, which must be admitted.
-   */
-  Reservation reservedModelTokens(String key, @Nullable Upstream upstream) {
-    Consumption estimate = Consumption.ofCall(ESTIMATE, 0);
-    return admitted(upstream == null
-        ? store.reserve(upstreamTokenLevels, List.of(key), 1, estimate, Composition.SEQUENTIAL)
-        : store.reserve(upstreamTokenLevels, List.of(key), 1, estimate, Composition.SEQUENTIAL,
-            upstream));
+  /** {@link #reserved(RedisRateLimitStore, boolean, String, Upstream)} on this limiter's store. */
+  Reservation reserved(boolean modelTokens, String key, @Nullable Upstream upstream) {
+    return reserved(store, modelTokens, key, upstream);
   }
 
-  private Reservation admitted(Reservation r) {
+  private static Reservation admitted(RedisRateLimitStore store, Reservation r) {
     if (!r.decision().allowed()) {
       throw new IllegalStateException("an allowed case was denied: " + r.decision()
           + " (Redis errors so far: " + store.errorCount() + ")");

@@ -15,9 +15,10 @@ package io.github.llmratelimiter.benchmarks.report;
  *     when not measured)
  * @param roundTripsPerDecision commands per decision, checked to be exactly 1 (NaN when not
  *     measured)
- * @param scriptMicrosPerCall the Redis server's time in the scripts ({@code usec} of {@code
+ * @param scriptMicrosPerCall the Redis servers' time in the scripts ({@code usec} of {@code
  *     EVALSHA} and {@code EVAL} in {@code INFO commandstats}) over the measured period, per script
- *     call, in microseconds (NaN when not measured)
+ *     call times the round trips per decision: per decision, in microseconds (NaN when not
+ *     measured)
  */
 public record LoadFigure(
     String subject,
@@ -50,6 +51,12 @@ public record LoadFigure(
   /** Subject of the pipelined Redis run with model tokens and an upstream on the call. */
   public static final String REDIS_UPSTREAM_MODEL_TOKENS =
       "RedisStore pipelined, model tokens with upstream";
+  /** Subject of the pipelined Redis Cluster run of a window and a bucket, without upstream. */
+  public static final String REDIS_CLUSTER_UPSTREAM_NONE =
+      "RedisStore pipelined on a Cluster, without upstream";
+  /** Subject of the pipelined Redis Cluster run of a window and a bucket with an upstream. */
+  public static final String REDIS_CLUSTER_UPSTREAM =
+      "RedisStore pipelined on a Cluster, with upstream";
   /**
    * Subject of the runs that renew the slots of calls in flight on Redis: its concurrency is the
    * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.

@@ -7,6 +7,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
+import io.github.llmratelimiter.benchmarks.redis.UpstreamPipelinedRun;
 
 /** Renders the figures of one suite run as {@code docs/benchmarks.md}. */
 public final class MarkdownReport {
@@ -350,12 +351,18 @@ public final class MarkdownReport {
       }
     }
     List<LoadFigure[]> pairs = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    String clusterLabel = "Cluster of " + UpstreamPipelinedRun.CLUSTER_MASTERS
+        + " masters: window + bucket";
     for (String[] pair : new String[][] {
-        {LoadFigure.REDIS_UPSTREAM_NONE, LoadFigure.REDIS_UPSTREAM},
-        {LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS}}) {
-      Optional<LoadFigure> without = load(loads, pair[0]);
-      Optional<LoadFigure> with = load(loads, pair[1]);
+        {"standalone: window + bucket", LoadFigure.REDIS_UPSTREAM_NONE, LoadFigure.REDIS_UPSTREAM},
+        {"standalone: window + bucket + model tokens (reserve)",
+            LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS},
+        {clusterLabel, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, LoadFigure.REDIS_CLUSTER_UPSTREAM}}) {
+      Optional<LoadFigure> without = load(loads, pair[1]);
+      Optional<LoadFigure> with = load(loads, pair[2]);
       if (without.isPresent() && with.isPresent()) {
+        labels.add(pair[0]);
         pairs.add(new LoadFigure[] {without.get(), with.get()});
       }
     }
@@ -385,9 +392,10 @@ public final class MarkdownReport {
           .append(inProcess);
     }
     if (!pairs.isEmpty()) {
-      md.append("\nOn a standalone Redis, `UpstreamPipelinedRun`: the pipelined run above (")
+      md.append("\nOn Redis, `UpstreamPipelinedRun`: the pipelined run above (")
           .append(pairs.get(0)[0].concurrency()).append(" threads on one connection over 1,000 ")
-          .append("keys, each case on a fresh `redis-server`, ")
+          .append("keys, each case on a fresh `redis-server` or a fresh Cluster of ")
+          .append(UpstreamPipelinedRun.CLUSTER_MASTERS).append(" masters, ")
           .append(String.format(Locale.ROOT, "%.0f s", pairs.get(0)[0].seconds()))
           .append(" measured after a warm-up), the same `reserve` without the upstream, then ")
           .append("with it. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
@@ -395,21 +403,23 @@ public final class MarkdownReport {
           .append("the replies, so it also depends on how many commands each read brings; the ")
           .append("time in the script is `usec` ÷ `calls` of `EVALSHA` and `EVAL` in `INFO ")
           .append("commandstats` over the same period, the script's own work, whose difference ")
-          .append("is what the upstream adds (\"added\"). Round trips per decision are counted as ")
-          .append("in every pipelined run: the commands the store's client completed and the ")
-          .append("`EVALSHA`/`EVAL` calls in `INFO commandstats`, each equal to the decisions, or ")
-          .append("the run fails.\n\n")
+          .append("is what the upstream adds (\"added\"); on a Cluster, CPU and time are all ")
+          .append("masters' together. Round trips per decision are counted as in every pipelined ")
+          .append("run: the script calls the store's client completed and the `EVALSHA`/`EVAL` ")
+          .append("calls in `INFO commandstats` (of every master), which must be equal, divided by ")
+          .append("the decisions; on a standalone server any count but one per decision fails ")
+          .append("the run.\n\n")
           .append("| Policy | Decisions/s without | with | with ÷ without | p50 without / with | ")
           .append("p99 without / with | Redis CPU per decision without / with | Redis time in ")
           .append("the script per decision without / with | added | Round trips per decision ")
           .append("without / with |\n")
           .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-      for (LoadFigure[] p : pairs) {
-        LoadFigure a = p[0];
-        LoadFigure b = p[1];
+      for (int i = 0; i < pairs.size(); i++) {
+        LoadFigure a = pairs.get(i)[0];
+        LoadFigure b = pairs.get(i)[1];
         md.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %.3f / %.3f ms | "
                 + "%.3f / %.3f ms | %.1f / %.1f µs | %.1f / %.1f µs | %+.1f µs | %.3f / %.3f |%n",
-            a.scenario().substring(0, a.scenario().indexOf(',')), a.callsPerSecond(),
+            labels.get(i), a.callsPerSecond(),
             b.callsPerSecond(), b.callsPerSecond() / a.callsPerSecond(), a.p50Ms(), b.p50Ms(),
             a.p99Ms(), b.p99Ms(), a.serverCpuMicrosPerCall(), b.serverCpuMicrosPerCall(),
             a.scriptMicrosPerCall(), b.scriptMicrosPerCall(),
@@ -422,7 +432,10 @@ public final class MarkdownReport {
         .append("`upstream-acquire.lua` on the upstream's slot then `acquire.lua` on the root's, ")
         .append("and three when the caller's levels deny a call the upstream admitted (`refund.lua` ")
         .append("gives the upstream's charge back): see [Redis, Upstreams](redis.md#upstreams). ")
-        .append("The Cluster's count is not measured here.\n");
+        .append(labels.contains(clusterLabel)
+            ? "Measured above on keys whose slots are spread over the Cluster, so that few or "
+                + "none share the upstream's.\n"
+            : "The Cluster's count is not measured in this run.\n");
   }
 
   private static Optional<LoadFigure> load(List<LoadFigure> loads, String subject) {

@@ -177,7 +177,8 @@ public final class SuiteRunner {
     }
     if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.UPSTREAMS_PIPELINED, only)) {
       System.out.println("# Load run: " + Suite.UPSTREAMS_PIPELINED);
-      for (LoadFigure f : UpstreamPipelinedRun.run(loadWarmup, loadMeasure)) {
+      for (LoadFigure f : UpstreamPipelinedRun.run(loadWarmup, loadMeasure,
+          parts.contains(Suite.Part.CLUSTER))) {
         System.out.println(f);
         loads.add(f);
       }
