@@ -31,7 +31,7 @@ public final class Suite {
     MEMORY,
     /** The rounds of 1 and 2 threads, each on its own key. */
     SCALING,
-    /** The scale-out run on Redis Clusters of 1, 3 and 6 masters. */
+    /** The scale-out run on Redis Clusters of 1, 3 and 6 masters, and the upstream's Cluster cases. */
     CLUSTER
   }
 

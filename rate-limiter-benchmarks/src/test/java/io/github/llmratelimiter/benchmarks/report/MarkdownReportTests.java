@@ -320,6 +320,14 @@ class MarkdownReportTests {
             + "3.000 / 6.000 ms | 50.0 / 106.7 µs | 10.0 / 18.0 µs | +8.0 µs | 1.000 / 2.000 |",
         "two round trips", "Measured above");
     assertThat(md.lines().filter(l -> l.startsWith("| window + bucket (decision) | 2"))).isEmpty();
+    assertThat(outcome(Targets.userPaths(figures, loads, List.of(), List.of(), List.of()),
+        "4. Redis with an upstream")).satisfies(o -> {
+          assertThat(o.measured()).isEqualTo("1.000 commands per decision, window + bucket "
+              + "(320,000 decisions)");
+          assertThat(o.verdict()).isEqualTo("met");
+        });
+    assertThat(outcome(Targets.userPaths(figures, List.of(), List.of(), List.of(), List.of()),
+        "4. Redis with an upstream").verdict()).isEqualTo("not measured");
     // no model-token pair on Redis in this run: no row
     assertThat(md).doesNotContain("| standalone: window + bucket + model tokens");
     assertThat(MarkdownReport.render(FIGURES, CONTEXT)).contains("Upstreams: not in this run.")
