@@ -22,7 +22,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Calls on different keys never share a lock. A call across several levels locks its entries in
  * the tables' global order (their registration order in this store), so two calls can never wait on
- * each other in a cycle.
+ * each other in a cycle. A call to an {@link Upstream} locks the upstream's entry (its budget's one
+ * key) in the same order, and then the monitor of what its provider's reports left ({@link
+ * UpstreamState}), which {@link #report} takes alone.
  *
  * <p>Calls do no housekeeping. A {@link MaintenanceScheduler} runs {@link #cleanUp()}, which
  * examines at most {@code maintenanceStep} entries per run across the budgets: it drops idle keys
@@ -48,6 +50,10 @@ final class InMemoryStore implements RateLimitStore {
   private final AtomicInteger nextOrder = new AtomicInteger();
   private final AtomicLong reservationIds = new AtomicLong();
   private final InMemoryPlans plans = new InMemoryPlans();
+  /** The most upstreams whose budgets {@link #upstreamBudget} remembers. */
+  private static final int MAX_UPSTREAM_BUDGETS = 1024;
+  /** Per upstream, its budget as its table holds it. */
+  private final ConcurrentHashMap<Upstream, Budget> upstreamBudgets = new ConcurrentHashMap<>();
   /** Per upstream name, what its provider's reports left. */
   private final ConcurrentHashMap<String, UpstreamState> upstreams = new ConcurrentHashMap<>();
   private final InMemoryAdministration administration;
@@ -446,7 +452,7 @@ final class InMemoryStore implements RateLimitStore {
       }
       quotas |= t.hasQuotas;
     }
-    Budget budget = upstream.budget();
+    Budget budget = upstreamBudget(upstream);
     BudgetTable table = table(budget);
     int n = tables.length;
     BudgetTable[] all = Arrays.copyOf(tables, n + 1);
@@ -465,6 +471,25 @@ final class InMemoryStore implements RateLimitStore {
         quotas ? estimate : null, composition, true, false, up);
   }
 
+  /**
+   * The upstream's budget: the one its table holds when equal, remembered per upstream (at most
+   * {@link #MAX_UPSTREAM_BUDGETS} of them), so that a call finds its table's own budget and no view
+   * is built for it.
+   */
+  private Budget upstreamBudget(Upstream upstream) {
+    Budget b = upstreamBudgets.get(upstream);
+    if (b != null) {
+      return b;
+    }
+    Budget fresh = upstream.budget();
+    BudgetTable t = table(fresh); // checks the name's defaults
+    Budget canonical = t.budget.equals(fresh) ? t.budget : fresh;
+    if (upstreamBudgets.size() < MAX_UPSTREAM_BUDGETS) {
+      upstreamBudgets.putIfAbsent(upstream, canonical);
+    }
+    return canonical;
+  }
+
   /** The report state of the upstream named {@code name}, whose budget is {@code budget}. */
   private UpstreamState upstreamState(String name, Budget budget) {
     UpstreamState s = upstreams.get(name);
@@ -475,7 +500,7 @@ final class InMemoryStore implements RateLimitStore {
   public void report(Upstream upstream, ProviderReport report) {
     Args.notNull("upstream", upstream);
     Args.notNull("report", report);
-    Budget budget = table(upstream.budget()).budget; // the name's limits: the same defaults
+    Budget budget = table(upstreamBudget(upstream)).budget; // the name's limits: the same defaults
     UpstreamState s = upstreamState(upstream.name(), budget);
     synchronized (s) {
       s.apply(report, ticker.read());
@@ -485,7 +510,7 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public UpstreamStatus upstreamStatus(Upstream upstream) {
     Args.notNull("upstream", upstream);
-    BudgetTable table = table(upstream.budget());
+    BudgetTable table = table(upstreamBudget(upstream));
     UpstreamState s = upstreamState(upstream.name(), table.budget);
     // the entry, created if need be, so that a decision that creates it comes wholly before or
     // after this read (null only if a plain call filled the table with keys of its own)

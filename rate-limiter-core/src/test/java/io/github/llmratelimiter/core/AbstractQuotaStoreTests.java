@@ -650,4 +650,29 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 request");
     assertThat(ZoneOffset.UTC).isEqualTo(quota("d", QuotaUnit.REQUESTS, 1, QuotaPeriod.DAY).zone());
   }
+  // ---- quotas and an upstream ----
+
+  /**
+   * An upstream's deny charges no quota, in both compositions, and a quota with too little left
+   * denies before a full upstream: the caller's own levels decide first.
+   */
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void anUpstreamDenyChargesNoQuotaAndAQuotaDenyComesFirst(Composition mode) {
+    Budget b = budget(quota("daily", QuotaUnit.REQUESTS, 3, QuotaPeriod.DAY));
+    Upstream one = new Upstream("quota-" + mode, WindowLimit.perMinute(1), null, null);
+    Consumption call = new Consumption(1, 0, 0);
+    String key = "k-upstream";
+    Reservation first = store.reserve(List.of(b), List.of(key), 1, call, mode, one);
+    assertThat(first.decision().allowed()).isTrue();
+    assertThat(status(first, "daily").used()).isEqualTo(1);
+    Reservation full = store.reserve(List.of(b), List.of(key), 1, call, mode, one);
+    assertThat(full.decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
+    assertThat(used(b, key, "daily")).as("the upstream's deny charged no quota").isEqualTo(1);
+    assertThat(call(b, key, mode).decision().allowed()).isTrue();
+    assertThat(call(b, key, mode).decision().allowed())
+        .as("the quota's third call: the upstream's deny took none").isTrue();
+    assertQuotaDeny(store.reserve(List.of(b), List.of(key), 1, call, mode, one),
+        Instant.parse("2026-01-16T00:00:00Z").toEpochMilli() - clock.millis());
+  }
 }

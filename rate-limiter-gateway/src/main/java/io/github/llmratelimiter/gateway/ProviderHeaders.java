@@ -29,9 +29,14 @@ import org.jspecify.annotations.Nullable;
  *       HTTP-date).
  * </ul>
  *
- * <p>A provider's 429 closes the upstream: its retry time is the {@code retry-after} it sent, else
- * the longest reset it sent, else {@value #DEFAULT_RETRY_MS} ms. On any other status a {@code
- * retry-after} is read as well (a 503 may carry one).
+ * <p>A provider's 429 closes the upstream: its retry time is the {@code retry-after} it sent (when
+ * above 0), else the longest reset it sent, else {@value #DEFAULT_RETRY_MS} ms. A 429 whose own
+ * remaining counts say the account has room (at least one count with its reset, none of them 0)
+ * refused that call, not the account (a call larger than what is left, or larger than its
+ * estimate): it closes the upstream for at most {@value #DEFAULT_RETRY_MS} ms, and its counts hold
+ * the calls that follow; so one caller's oversized call cannot close the account for everyone for
+ * the provider's whole retry time. On any other status a {@code retry-after} is read as well (a 503
+ * may carry one).
  *
  * <p>Garbage never fails: a value that does not parse, is negative, overflows, or gives a time
  * above {@link #MAX_DURATION} is ignored as if absent. A header sent several times (or as a
@@ -101,6 +106,19 @@ public final class ProviderHeaders {
   }
 
   /**
+   * Whether a response's remaining counts say the account has room: at least one count sent with
+   * its reset, and every count sent with its reset above 0.
+   */
+  private static boolean capacityLeft(@Nullable Long remainingRequests,
+      @Nullable Duration resetRequests, @Nullable Long remainingTokens,
+      @Nullable Duration resetTokens) {
+    boolean requests = remainingRequests != null && resetRequests != null;
+    boolean tokens = remainingTokens != null && resetTokens != null;
+    return (requests || tokens) && (!requests || remainingRequests > 0)
+        && (!tokens || remainingTokens > 0);
+  }
+
+  /**
    * Reads a response's rate-limit headers.
    *
    * @param status the response's status
@@ -124,9 +142,17 @@ public final class ProviderHeaders {
     if (retry == null) {
       retry = retryAfter(values(headers, RETRY_AFTER));
     }
-    if (retry == null && status == TOO_MANY_REQUESTS) {
-      retry = max(resetRequests, resetTokens);
+    if (status == TOO_MANY_REQUESTS) {
       if (retry == null || retry.isZero()) {
+        retry = max(resetRequests, resetTokens);
+      }
+      if (retry == null || retry.isZero()) {
+        retry = Duration.ofMillis(DEFAULT_RETRY_MS);
+      }
+      if (capacityLeft(remainingRequests, resetRequests, remainingTokens, resetTokens)
+          && retry.toMillis() > DEFAULT_RETRY_MS) {
+        // the provider's own counts say the account has room: it refused this call (too large
+        // for what is left, or over an estimate), not the account; the counts hold the rest
         retry = Duration.ofMillis(DEFAULT_RETRY_MS);
       }
     }

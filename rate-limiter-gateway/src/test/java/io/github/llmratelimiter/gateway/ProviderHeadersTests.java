@@ -144,8 +144,13 @@ class ProviderHeadersTests {
     assertThat(parse(429, "retry-after", "12").retryAfter()).isEqualTo(Duration.ofSeconds(12));
     assertThat(parse(503, "retry-after", "Wed, 02 Dec 2026 10:00:30 GMT").retryAfter())
         .isEqualTo(Duration.ofSeconds(30));
-    assertThat(parse(429, "retry-after", "Wed, 02 Dec 2026 09:00:00 GMT").retryAfter())
+    assertThat(parse(503, "retry-after", "Wed, 02 Dec 2026 09:00:00 GMT").retryAfter())
         .as("a date in the past: retry now").isEqualTo(Duration.ZERO);
+    assertThat(parse(429, "retry-after", "Wed, 02 Dec 2026 09:00:00 GMT").retryAfter())
+        .as("a 429 that says retry now still closes the upstream for a second")
+        .isEqualTo(Duration.ofMillis(ProviderHeaders.DEFAULT_RETRY_MS));
+    assertThat(parse(429, "retry-after", "0", "x-ratelimit-reset-tokens", "4s").retryAfter())
+        .as("a 429's retry of 0: the longest reset").isEqualTo(Duration.ofSeconds(4));
     assertThat(parse(200, "retry-after", "Fri, 02 Dec 2050 10:00:30 GMT").retryAfter())
         .as("a date past a day away is garbage").isNull();
   }
@@ -159,6 +164,32 @@ class ProviderHeadersTests {
     assertThat(parse(429, "retry-after", value, "x-ratelimit-reset-requests", "3s",
         "x-ratelimit-reset-tokens", "7s").retryAfter()).isEqualTo(Duration.ofSeconds(7));
     assertThat(parse(200, "retry-after", value).retryAfter()).isNull();
+  }
+
+  @Test
+  void aProviders429WhoseCountsLeaveRoomClosesForOneSecondAndItsCountsHold() {
+    ProviderReport r = parse(429, "retry-after", "60", "x-ratelimit-remaining-requests", "40",
+        "x-ratelimit-reset-requests", "20s", "x-ratelimit-remaining-tokens", "150",
+        "x-ratelimit-reset-tokens", "30s");
+    assertThat(r.retryAfter()).as("the call was refused, not the account")
+        .isEqualTo(Duration.ofMillis(ProviderHeaders.DEFAULT_RETRY_MS));
+    assertThat(r.remainingTokens()).isEqualTo(150);
+    assertThat(r.resetTokens()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(parse(429, "retry-after-ms", "400", "x-ratelimit-remaining-requests", "40",
+        "x-ratelimit-reset-requests", "20s").retryAfter())
+        .as("a shorter retry is kept").isEqualTo(Duration.ofMillis(400));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"requests", "tokens"})
+  void aProviders429WithACountAtZeroOrNoCountsClosesForItsRetryTime(String exhausted) {
+    String other = exhausted.equals("requests") ? "tokens" : "requests";
+    assertThat(parse(429, "retry-after", "60", "x-ratelimit-remaining-" + exhausted, "0",
+        "x-ratelimit-reset-" + exhausted, "50s", "x-ratelimit-remaining-" + other, "9",
+        "x-ratelimit-reset-" + other, "5s").retryAfter()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(parse(429, "retry-after", "60").retryAfter()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(parse(429, "retry-after", "60", "x-ratelimit-remaining-" + exhausted, "9")
+        .retryAfter()).as("a count without its reset says nothing").isEqualTo(Duration.ofSeconds(60));
   }
 
   @Test

@@ -619,7 +619,7 @@ final class PropertiesTranslation {
 
   /** How a failure describes a valid upstream name. */
   private static final String UPSTREAM_NAME_RANGE =
-      "a name of letters, digits, '-', '_' or '.'";
+      "a name of letters, digits, '-' or '_'";
 
   /**
    * The upstreams of {@code ratelimiter.upstreams} and which calls go to each.
@@ -710,7 +710,7 @@ final class PropertiesTranslation {
     for (Map.Entry<String, RateLimiterProperties.Upstream> e : configured.entrySet()) {
       String name = e.getKey();
       String path = PREFIX + "upstreams." + name + ".";
-      if (name == null || !name.matches("[A-Za-z0-9._-]+")) {
+      if (name == null || !name.matches("[A-Za-z0-9_-]+")) {
         throw new InvalidRateLimitPropertyException(PREFIX + "upstreams", name, UPSTREAM_NAME_RANGE);
       }
       RateLimiterProperties.Upstream u = e.getValue();

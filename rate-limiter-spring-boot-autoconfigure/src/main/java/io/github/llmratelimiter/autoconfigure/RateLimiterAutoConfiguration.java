@@ -28,6 +28,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
+import org.springframework.core.env.Environment;
 
 /**
  * Core auto-configuration, for every application whatever its web stack (or none): binds {@code
@@ -119,7 +120,9 @@ public final class RateLimiterAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
-  UpstreamRoutes upstreamRoutes(RateLimiterProperties properties, RateLimitPolicies policies) {
+  UpstreamRoutes upstreamRoutes(RateLimiterProperties properties, RateLimitPolicies policies,
+      Environment environment) {
+    UpstreamProperties.checkNames(environment);
     return PropertiesTranslation.upstreams(properties, policies);
   }
 

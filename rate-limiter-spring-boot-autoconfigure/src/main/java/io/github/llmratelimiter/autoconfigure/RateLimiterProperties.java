@@ -189,7 +189,7 @@ public class RateLimiterProperties {
 
   /**
    * The provider accounts the gateway's calls share (an OpenAI organisation key, an Azure
-   * deployment), by name (letters, digits, '-', '_' or '.'), with the limits the provider holds
+   * deployment), by name (letters, digits, '-' or '_'), with the limits the provider holds
    * each to: for example openai-main: {rpm: 500, tpm: 200000, models: ["gpt-4o*"]}. A call routed
    * to an upstream is admitted only if it fits its own budgets and the upstream's, in the same
    * store call; what the provider's rate-limit headers report corrects the upstream's state (see

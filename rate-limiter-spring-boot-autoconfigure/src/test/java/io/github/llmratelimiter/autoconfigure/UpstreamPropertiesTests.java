@@ -112,6 +112,29 @@ class UpstreamPropertiesTests {
   }
 
   @Test
+  void runWhenAnUpstreamNameHoldsADotShouldFailNamingTheProperty() {
+    failsNaming("ratelimiter.upstreams.openai.main.rpm", new String[0],
+        "ratelimiter.upstreams.openai.main.rpm=5", "ratelimiter.upstreams.openai.main.models=m");
+    failsNaming("ratelimiter.upstreams", new String[0],
+        "ratelimiter.upstreams[openai.main].rpm=5", "ratelimiter.upstreams[openai.main].models=m");
+  }
+
+  @Test
+  void runWhenAnUpstreamSettingIsMisspeltShouldFailNamingIt() {
+    failsNaming("ratelimiter.upstreams.u.rmp", new String[0], "ratelimiter.upstreams.u.rpm=5",
+        "ratelimiter.upstreams.u.rmp=5", "ratelimiter.upstreams.u.models=m");
+  }
+
+  @Test
+  void runWhenEverySettingIsSpelledInAnyRelaxedFormShouldStart() {
+    runner.withPropertyValues("ratelimiter.upstreams.u.rpm=5", "ratelimiter.upstreams.u.tpm=500",
+            "ratelimiter.upstreams.u.concurrency=2", "ratelimiter.upstreams.u.leaseTimeout=1m",
+            "ratelimiter.upstreams.u.models[0]=m", "ratelimiter.upstreams.v.LEASE-TIMEOUT=1m",
+            "ratelimiter.upstreams.v.rpm=5", "ratelimiter.upstreams.v.policies=default")
+        .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  @Test
   void runWhenTheStoreKeepsNoUpstreamsShouldFailNamingTheUpstreams() {
     runner.withUserConfiguration(PlainStore.class)
         .withPropertyValues("ratelimiter.upstreams.u.rpm=10", "ratelimiter.upstreams.u.models=m")

@@ -203,7 +203,7 @@ public final class ClusterScaleRun {
   }
 
   /** The script calls ({@code EVALSHA} and {@code EVAL}) the client completed so far. */
-  private static long clientScripts(CommandCounter commands) {
+  static long clientScripts(CommandCounter commands) {
     Map<String, Long> s = commands.snapshot();
     return s.getOrDefault("EVALSHA", 0L) + s.getOrDefault("EVAL", 0L);
   }
@@ -220,7 +220,7 @@ public final class ClusterScaleRun {
   }
 
   /** The CPU seconds of every master together. */
-  private static double cpuSeconds(RedisCluster cluster) {
+  static double cpuSeconds(RedisCluster cluster) {
     double sum = 0;
     for (RedisInfo m : cluster.masters()) {
       sum += m.cpuSeconds();

@@ -38,6 +38,11 @@ public final class CommandStats implements AutoCloseable {
    * @return the scripts' calls and microseconds, summed
    */
   public Totals read() {
+    return totals(info);
+  }
+
+  /** The script totals of the server {@code info} reads. */
+  static Totals totals(RedisInfo info) {
     String stats = info.commandStats();
     return new Totals(RedisInfo.calls(stats, "evalsha") + RedisInfo.calls(stats, "eval"),
         RedisInfo.usec(stats, "evalsha") + RedisInfo.usec(stats, "eval"));

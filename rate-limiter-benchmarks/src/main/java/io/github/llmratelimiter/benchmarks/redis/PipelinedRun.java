@@ -8,12 +8,13 @@ import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
 
 /**
  * Many decisions in flight on one connection: {@value #CONCURRENCY} threads call the limiter on
  * Redis over 1,000 keys, so that Lettuce pipelines their {@code EVALSHA}s; reports decisions per
- * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) over the measured period, and
- * checks exactly one round trip per decision over the whole run. Four cases, each on a fresh
+ * second, latency, and Redis's CPU ({@code INFO cpu}, system + user) and its time in the scripts
+ * ({@code INFO commandstats}) over the measured period, and checks exactly one round trip per decision over the whole run. Four cases, each on a fresh
  * {@code redis-server}: a window and a bucket ({@code allow}); the same with model tokens ({@code
  * reserve} of an estimate, the decision of a call that reports usage; its reconciliation after the
  * call is a second script, not counted here); the same with two quotas (a daily cost quota in
@@ -29,7 +30,7 @@ public final class PipelinedRun {
 
   /** One decision of a case on the limiter. */
   @FunctionalInterface
-  private interface Decide {
+  interface Decide {
     void decide(RedisLimiter redis, String key);
   }
 
@@ -62,24 +63,52 @@ public final class PipelinedRun {
     return keys;
   }
 
-  private static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
+  /**
+   * Returns the call of each of {@value #CONCURRENCY} workers: the next of 1,000 keys, each worker
+   * walking them from its own share, counted in {@code decisions}.
+   */
+  static ClosedLoopLoad.Call overKeys(LongAdder decisions, Consumer<String> decide) {
+    String[] keys = keys();
+    int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
+    return worker -> {
+      int slot = worker * 16;
+      int i = next[slot];
+      next[slot] = i + 1 == keys.length ? 0 : i + 1;
+      decisions.increment();
+      decide.accept(keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
+    };
+  }
+
+  /**
+   * Runs one case on a fresh {@code redis-server}: {@value #CONCURRENCY} threads over 1,000 keys.
+   *
+   * @param subject the figure's subject
+   * @param what the case, in words
+   * @param decide one decision, which must be an allow
+   * @throws IllegalStateException if a decision was a deny, Redis failed, or a decision took other
+   *     than one round trip
+   */
+  static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
       Decide decide) throws InterruptedException {
-    try (RedisLimiter redis = new RedisLimiter()) {
-      String[] keys = keys();
-      int[] next = new int[CONCURRENCY * 16]; // one slot per worker, 16 apart (no false sharing)
+    try (RedisLimiter redis = new RedisLimiter();
+        CommandStats stats = CommandStats.of(redis.server)) {
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
+      CommandStats.Totals[] scripts = new CommandStats.Totals[2];
       redis.roundTrips.mark();
-      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> {
-        int slot = worker * 16;
-        int i = next[slot];
-        next[slot] = i + 1 == keys.length ? 0 : i + 1;
-        decisions.increment();
-        decide.decide(redis, keys[(i + worker * keys.length / CONCURRENCY) % keys.length]);
-      }, () -> cpu[0] = redis.info.cpuSeconds(), () -> cpu[1] = redis.info.cpuSeconds());
+      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure,
+          overKeys(decisions, key -> decide.decide(redis, key)), () -> {
+        cpu[0] = redis.info.cpuSeconds();
+        scripts[0] = stats.read();
+      }, () -> {
+        cpu[1] = redis.info.cpuSeconds();
+        scripts[1] = stats.read();
+      });
       redis.checkNoErrors();
       double roundTrips = redis.roundTrips.verify(decisions.sum());
-      return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips);
+      return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips,
+          (double) (scripts[1].usec() - scripts[0].usec())
+              / (scripts[1].calls() - scripts[0].calls()));
     }
   }
 
@@ -104,15 +133,16 @@ public final class PipelinedRun {
       if (ran != calls.sum()) {
         throw new IllegalStateException(calls.sum() + " EVALSHA calls, but Redis ran " + ran);
       }
-      return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0);
+      return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0,
+          Double.NaN);
     }
   }
 
-  private static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
-      double[] cpu, double roundTrips) {
+  static LoadFigure figure(String subject, String scenario, ClosedLoopLoad.Result r,
+      double[] cpu, double roundTrips, double scriptMicros) {
     return new LoadFigure(subject, scenario + ", " + CONCURRENCY + " threads on one connection",
         r.concurrency(), r.seconds(), r.calls(), r.callsPerSecond(),
         r.latencies().percentile(50) / 1e6, r.latencies().percentile(99) / 1e6,
-        (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips);
+        (cpu[1] - cpu[0]) / r.seconds() * 100, roundTrips, scriptMicros);
   }
 }

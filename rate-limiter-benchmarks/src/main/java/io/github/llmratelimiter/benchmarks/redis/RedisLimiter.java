@@ -16,9 +16,11 @@ import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.ZoneId;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The limiter under test on Redis: its own {@code redis-server}, a {@link RedisRateLimitStore} on
@@ -46,6 +48,22 @@ final class RedisLimiter implements AutoCloseable {
    * exactly one round trip per decision.
    */
   static final Duration NO_HEARTBEAT = Duration.ofDays(1);
+  /**
+   * The upstream of the upstream cases: requests and model tokens per window, in the same short
+   * window and with the same limits as the callers' levels, so that it admits every call of a run.
+   */
+  static final Upstream UPSTREAM = new Upstream("bench-provider",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW), null);
+  /** A call without model tokens. */
+  private static final Consumption CALL = Consumption.ofCall(0, 0);
+  /** A window and a bucket, for the calls with and without an upstream. */
+  private static final List<Budget> UPSTREAM_LEVELS = List.of(new Budget("bench-upstream-calls",
+      new WindowLimit(WINDOW_LIMIT, WINDOW), new BucketLimit(TOKENS, REFILL_PER_SECOND), null, null));
+  /** The same with model tokens. */
+  private static final List<Budget> UPSTREAM_TOKEN_LEVELS = List.of(new Budget(
+      "bench-upstream-tokens", new WindowLimit(WINDOW_LIMIT, WINDOW),
+      new BucketLimit(TOKENS, REFILL_PER_SECOND), new ModelTokenLimit(MODEL_TOKEN_LIMIT, WINDOW),
+      null));
 
   final RedisServer server;
   final RedisInfo info;
@@ -119,12 +137,7 @@ final class RedisLimiter implements AutoCloseable {
    * the one round trip of a decision on a budget that limits model tokens.
    */
   Reservation reserved(String key) {
-    Reservation r = modelTokens.reserve(key, 1, ESTIMATE);
-    if (!r.decision().allowed()) {
-      throw new IllegalStateException("an allowed case was denied: " + r.decision()
-          + " (Redis errors so far: " + store.errorCount() + ")");
-    }
-    return r;
+    return admitted(store, modelTokens.reserve(key, 1, ESTIMATE));
   }
 
   /**
@@ -132,8 +145,32 @@ final class RedisLimiter implements AutoCloseable {
    * with two quotas, which must be admitted: the one round trip of a decision with quotas.
    */
   Reservation reservedWithQuotas(String key) {
-    Reservation r = store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
-        Composition.SEQUENTIAL);
+    return admitted(store, store.reserve(quotas, List.of(key), 1, new Consumption(1, ESTIMATE, 2_500),
+        Composition.SEQUENTIAL));
+  }
+
+  /**
+   * Decides one call of {@code key} on {@code store} with {@code upstream} on the call or none,
+   * which must be admitted: one {@code reserve}, as the gateway sends it.
+   *
+   * @param modelTokens whether the call's levels limit model tokens ({@value #ESTIMATE} reserved)
+   *     or are a window and a bucket only
+   */
+  static Reservation reserved(RedisRateLimitStore store, boolean modelTokens, String key,
+      @Nullable Upstream upstream) {
+    List<Budget> levels = modelTokens ? UPSTREAM_TOKEN_LEVELS : UPSTREAM_LEVELS;
+    Consumption estimate = modelTokens ? Consumption.ofCall(ESTIMATE, 0) : CALL;
+    return admitted(store, upstream == null
+        ? store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL)
+        : store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL, upstream));
+  }
+
+  /** {@link #reserved(RedisRateLimitStore, boolean, String, Upstream)} on this limiter's store. */
+  Reservation reserved(boolean modelTokens, String key, @Nullable Upstream upstream) {
+    return reserved(store, modelTokens, key, upstream);
+  }
+
+  private static Reservation admitted(RedisRateLimitStore store, Reservation r) {
     if (!r.decision().allowed()) {
       throw new IllegalStateException("an allowed case was denied: " + r.decision()
           + " (Redis errors so far: " + store.errorCount() + ")");

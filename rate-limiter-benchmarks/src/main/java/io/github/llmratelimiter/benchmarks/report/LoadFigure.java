@@ -15,6 +15,10 @@ package io.github.llmratelimiter.benchmarks.report;
  *     when not measured)
  * @param roundTripsPerDecision commands per decision, checked to be exactly 1 (NaN when not
  *     measured)
+ * @param scriptMicrosPerCall the Redis servers' time in the scripts ({@code usec} of {@code
+ *     EVALSHA} and {@code EVAL} in {@code INFO commandstats}) over the measured period, per script
+ *     call times the round trips per decision: per decision, in microseconds (NaN when not
+ *     measured)
  */
 public record LoadFigure(
     String subject,
@@ -26,7 +30,8 @@ public record LoadFigure(
     double p50Ms,
     double p99Ms,
     double serverCpuPercent,
-    double roundTripsPerDecision) {
+    double roundTripsPerDecision,
+    double scriptMicrosPerCall) {
 
   /** Subject of the pipelined Redis run. */
   public static final String REDIS_PIPELINED = "RedisStore pipelined";
@@ -36,6 +41,22 @@ public record LoadFigure(
   public static final String REDIS_PIPELINED_QUOTAS = "RedisStore pipelined, quotas";
   /** Subject of the pipelined raw {@code EVALSHA} of {@code return 1}: the floor. */
   public static final String REDIS_PIPELINED_FLOOR = "Evalsha pipelined";
+  /** Subject of the pipelined Redis run of a window and a bucket, the baseline of an upstream. */
+  public static final String REDIS_UPSTREAM_NONE = "RedisStore pipelined, without upstream";
+  /** Subject of the pipelined Redis run of a window and a bucket with an upstream on the call. */
+  public static final String REDIS_UPSTREAM = "RedisStore pipelined, with upstream";
+  /** Subject of the pipelined Redis run with model tokens, the baseline of an upstream. */
+  public static final String REDIS_UPSTREAM_NONE_MODEL_TOKENS =
+      "RedisStore pipelined, model tokens without upstream";
+  /** Subject of the pipelined Redis run with model tokens and an upstream on the call. */
+  public static final String REDIS_UPSTREAM_MODEL_TOKENS =
+      "RedisStore pipelined, model tokens with upstream";
+  /** Subject of the pipelined Redis Cluster run of a window and a bucket, without upstream. */
+  public static final String REDIS_CLUSTER_UPSTREAM_NONE =
+      "RedisStore pipelined on a Cluster, without upstream";
+  /** Subject of the pipelined Redis Cluster run of a window and a bucket with an upstream. */
+  public static final String REDIS_CLUSTER_UPSTREAM =
+      "RedisStore pipelined on a Cluster, with upstream";
   /**
    * Subject of the runs that renew the slots of calls in flight on Redis: its concurrency is the
    * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.
@@ -54,6 +75,18 @@ public record LoadFigure(
     if (!(seconds > 0)) {
       throw new IllegalArgumentException("seconds must be > 0, but was " + seconds);
     }
+  }
+
+  /**
+   * A figure without the server's time in the scripts.
+   *
+   * @throws IllegalArgumentException if the concurrency or the period is not positive
+   */
+  public LoadFigure(String subject, String scenario, int concurrency, double seconds, long calls,
+      double callsPerSecond, double p50Ms, double p99Ms, double serverCpuPercent,
+      double roundTripsPerDecision) {
+    this(subject, scenario, concurrency, seconds, calls, callsPerSecond, p50Ms, p99Ms,
+        serverCpuPercent, roundTripsPerDecision, Double.NaN);
   }
 
   /**

@@ -7,20 +7,23 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import io.github.llmratelimiter.benchmarks.http.HttpRun;
+import io.github.llmratelimiter.benchmarks.redis.UpstreamPipelinedRun;
 
 /** Renders the figures of one suite run as {@code docs/benchmarks.md}. */
 public final class MarkdownReport {
 
   private static final List<String> SUBJECTS = List.of(
       "GatewayLimiter", "HierarchicalLimiter", "Quota", "SpringAiAdvisor", "Bucket4j", "Resilience4j", "Guava", "Naive", "Floor",
-      "RedisStore", "Evalsha", "Bucket4jLettuce");
+      "Upstream", "RedisStore", "Evalsha", "Bucket4jLettuce");
   private static final List<String> METHODS = List.of(
       "allowedOneKey", "allowedOneKeyDecisionEscapes", "allowedOwnKey", "allowedTenThousandKeys",
       "deniedRpmOneKey", "deniedBurstOneKey", "deniedOneKey", "deniedTenThousandKeys",
       "tryAcquireOneKey", "tryAcquireTenThousandKeys", "tryAcquireDeniedRpmOneKey",
       "tryAcquireDeniedBurstOneKey", "tryAcquireDeniedTenThousandKeys", "allowedThousandKeys",
       "allowedTwoLevelsOneKey", "tryAcquireTwoLevelsOneKey", "tryAcquireDeniedOneKey",
-      "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas", "decideAndSettle", "adviseCall");
+      "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas", "decideAndSettle", "adviseCall",
+      "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketThroughEmptyRoom",
+      "modelTokensWithoutUpstream", "modelTokensWithUpstream", "modelTokensThroughEmptyRoom");
 
   /**
    * Everything about a run besides its figures.
@@ -162,6 +165,7 @@ public final class MarkdownReport {
     springAi(md, figures);
     redis(md, figures, loads);
     renewals(md, loads);
+    upstreams(md, figures, loads);
     ClusterSection.render(md, clusters, context.machine());
     http(md, http);
     memory(md, memory);
@@ -315,6 +319,139 @@ public final class MarkdownReport {
       md.append(String.format(Locale.ROOT, "| %s | %.1f | %.1f µs | %.1f µs |%n", r.scenario(),
           r.callsPerSecond(), perRenewal, perRenewal * 3 / 5));
     }
+  }
+
+  /**
+   * What an upstream, and the waiting room while no call waits, add to a decision: in memory per
+   * policy and thread count, and on a standalone Redis pipelined, each against the same decision
+   * without an upstream measured in the same run.
+   */
+  private static void upstreams(StringBuilder md, List<Figure> figures, List<LoadFigure> loads) {
+    StringBuilder inProcess = new StringBuilder();
+    for (int threads : new int[] {1, 2}) {
+      for (String policy : List.of("windowBucket", "modelTokens")) {
+        Optional<Figure> without = Targets.find(figures, "Upstream", "",
+            policy + "WithoutUpstream", threads);
+        Optional<Figure> with = Targets.find(figures, "Upstream", "", policy + "WithUpstream",
+            threads);
+        Optional<Figure> room = Targets.find(figures, "Upstream", "",
+            policy + "ThroughEmptyRoom", threads);
+        if (without.isEmpty() || with.isEmpty() || room.isEmpty()) {
+          continue;
+        }
+        double a = nanos(without.get());
+        double b = nanos(with.get());
+        double c = nanos(room.get());
+        inProcess.append(String.format(Locale.ROOT,
+            "| %s | %d | %s | %s | %.2f | %+.0f ns | %s | %.2f | %+.0f ns |%n",
+            policy.equals("windowBucket") ? "window + bucket (decision)"
+                : "window + bucket + model tokens (decision and settlement)", threads,
+            nanosCell(without.get()), nanosCell(with.get()), b / a, b - a, nanosCell(room.get()),
+            c / b, c - b));
+      }
+    }
+    List<LoadFigure[]> pairs = new ArrayList<>();
+    List<String> labels = new ArrayList<>();
+    String clusterLabel = "Cluster of " + UpstreamPipelinedRun.CLUSTER_MASTERS
+        + " masters: window + bucket";
+    for (String[] pair : new String[][] {
+        {"standalone: window + bucket", LoadFigure.REDIS_UPSTREAM_NONE, LoadFigure.REDIS_UPSTREAM},
+        {"standalone: window + bucket + model tokens (reserve)",
+            LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS},
+        {clusterLabel, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, LoadFigure.REDIS_CLUSTER_UPSTREAM}}) {
+      Optional<LoadFigure> without = load(loads, pair[1]);
+      Optional<LoadFigure> with = load(loads, pair[2]);
+      if (without.isPresent() && with.isPresent()) {
+        labels.add(pair[0]);
+        pairs.add(new LoadFigure[] {without.get(), with.get()});
+      }
+    }
+    if (inProcess.length() == 0 && pairs.isEmpty()) {
+      md.append("\nUpstreams: not in this run.\n");
+      return;
+    }
+    md.append("\n## Upstreams\n\n")
+        .append("What an upstream (a provider account every call to it shares: its requests and ")
+        .append("model tokens per window, one state for all keys) adds to a decision, against the ")
+        .append("same decision without it measured in the same run; its limits admit every call ")
+        .append("of a run (a deny fails the run), its window is as short as the callers' so that ")
+        .append("its one hot log stays small.\n");
+    if (inProcess.length() > 0) {
+      md.append("\nIn memory, `UpstreamBenchmark`, over 10,000 keys, sequential composition: the ")
+          .append("same `reserve` without the upstream and with it on the call, and with it ")
+          .append("through `UpstreamWaitingRoom.await` while no call waits for the upstream (the ")
+          .append("call is tried at once; with model tokens the room's counter is also corrected ")
+          .append("with the usage and told that capacity may have freed, as after a call). Time ")
+          .append("per call on its thread (threads × 10⁹ ÷ the throughput of all threads, ± from ")
+          .append("the 99.9% confidence half-width) and bytes allocated per call (`-prof gc`); ")
+          .append("a ratio is the row's time ÷ the baseline's ")
+          .append("(above 1: slower); at 2 threads both threads share the upstream's one state.\n\n")
+          .append("| Policy | Threads | without upstream | with upstream | with ÷ without | ")
+          .append("added | through the empty room | room ÷ with | added |\n")
+          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+          .append(inProcess);
+    }
+    if (!pairs.isEmpty()) {
+      md.append("\nOn Redis, `UpstreamPipelinedRun`: the pipelined run above (")
+          .append(pairs.get(0)[0].concurrency()).append(" threads on one connection over 1,000 ")
+          .append("keys, each case on a fresh `redis-server` or a fresh Cluster of ")
+          .append(UpstreamPipelinedRun.CLUSTER_MASTERS).append(" masters, ")
+          .append(String.format(Locale.ROOT, "%.0f s", pairs.get(0)[0].seconds()))
+          .append(" measured after a warm-up), the same `reserve` without the upstream, then ")
+          .append("with it. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
+          .append("measured period per decision: it includes reading the commands and writing ")
+          .append("the replies, so it also depends on how many commands each read brings; the ")
+          .append("time in the script is `usec` ÷ `calls` of `EVALSHA` and `EVAL` in `INFO ")
+          .append("commandstats` over the same period, the script's own work, whose difference ")
+          .append("is what the upstream adds (\"added\"); on a Cluster, CPU and time are all ")
+          .append("masters' together. Round trips per decision are counted as in every pipelined ")
+          .append("run: the script calls the store's client completed and the `EVALSHA`/`EVAL` ")
+          .append("calls in `INFO commandstats` (of every master), which must be equal, divided by ")
+          .append("the decisions; on a standalone server any count but one per decision fails ")
+          .append("the run.\n\n")
+          .append("| Policy | Decisions/s without | with | with ÷ without | p50 without / with | ")
+          .append("p99 without / with | Redis CPU per decision without / with | Redis time in ")
+          .append("the script per decision without / with | added | Round trips per decision ")
+          .append("without / with |\n")
+          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      for (int i = 0; i < pairs.size(); i++) {
+        LoadFigure a = pairs.get(i)[0];
+        LoadFigure b = pairs.get(i)[1];
+        md.append(String.format(Locale.ROOT, "| %s | %,.0f | %,.0f | %.2f | %.3f / %.3f ms | "
+                + "%.3f / %.3f ms | %.1f / %.1f µs | %.1f / %.1f µs | %+.1f µs | %.3f / %.3f |%n",
+            labels.get(i), a.callsPerSecond(),
+            b.callsPerSecond(), b.callsPerSecond() / a.callsPerSecond(), a.p50Ms(), b.p50Ms(),
+            a.p99Ms(), b.p99Ms(), a.serverCpuMicrosPerCall(), b.serverCpuMicrosPerCall(),
+            a.scriptMicrosPerCall(), b.scriptMicrosPerCall(),
+            b.scriptMicrosPerCall() - a.scriptMicrosPerCall(), a.roundTripsPerDecision(),
+            b.roundTripsPerDecision()));
+      }
+    }
+    md.append("\nOn a Redis Cluster a decision with an upstream is one script when the upstream's ")
+        .append("hash slot is the root key's; otherwise (the usual case) two round trips, ")
+        .append("`upstream-acquire.lua` on the upstream's slot then `acquire.lua` on the root's, ")
+        .append("and three when the caller's levels deny a call the upstream admitted (`refund.lua` ")
+        .append("gives the upstream's charge back): see [Redis, Upstreams](redis.md#upstreams). ")
+        .append(labels.contains(clusterLabel)
+            ? "Measured above on keys whose slots are spread over the Cluster, so that few or "
+                + "none share the upstream's.\n"
+            : "The Cluster's count is not measured in this run.\n");
+  }
+
+  private static Optional<LoadFigure> load(List<LoadFigure> loads, String subject) {
+    return loads.stream().filter(l -> l.subject().equals(subject)).findFirst();
+  }
+
+  /** The time of one call on its thread, in nanoseconds. */
+  private static double nanos(Figure f) {
+    return f.threads() * 1e9 / f.opsPerSecond();
+  }
+
+  /** {@code 182 ± 3 ns, 48 B}: the time of one call on its thread, its error, its allocation. */
+  private static String nanosCell(Figure f) {
+    double ns = nanos(f);
+    return String.format(Locale.ROOT, "%.0f ± %.0f ns, %s B", ns, ns * f.error() / f.opsPerSecond(),
+        bytes(f.bytesPerOp()));
   }
 
   /** What two quotas add to a reserved and settled call in memory, per composition mode. */

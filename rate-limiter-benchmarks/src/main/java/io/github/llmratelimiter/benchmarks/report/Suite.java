@@ -5,13 +5,16 @@ import java.util.List;
 /**
  * The benchmarks that {@code bench/run} runs: JMH runs (include patterns, one run per thread
  * count), in-process then on Redis (each Redis benchmark starts its own {@code redis-server} in
- * its {@code @Setup}), then the load runs outside JMH: the pipelined Redis run and the HTTP run of
- * the sample gateway.
+ * its {@code @Setup}), then the load runs outside JMH: the pipelined Redis runs (without and with
+ * an upstream) and the HTTP run of the sample gateway.
  */
 public final class Suite {
 
   private static final String IN_PROCESS =
       "\\.inprocess\\.(GatewayLimiter|HierarchicalLimiter|Quota|SpringAiAdvisor|Bucket4j|Resilience4j|Guava|Naive)Benchmark\\.";
+
+  /** Without and with an upstream, and through the empty waiting room: one thread and two. */
+  private static final String UPSTREAMS = "\\.inprocess\\.UpstreamBenchmark\\.";
 
   private static final String REDIS =
       "\\.redis\\.(Evalsha|RedisStore|Bucket4jLettuce)Benchmark\\.";
@@ -20,7 +23,7 @@ public final class Suite {
   public enum Part {
     /** The in-process JMH benchmarks. */
     IN_PROCESS,
-    /** The Redis JMH benchmarks and the pipelined Redis run. */
+    /** The Redis JMH benchmarks and the pipelined Redis runs. */
     REDIS,
     /** The HTTP runs of the sample gateway and of the reactive gateway. */
     HTTP,
@@ -28,7 +31,7 @@ public final class Suite {
     MEMORY,
     /** The rounds of 1 and 2 threads, each on its own key. */
     SCALING,
-    /** The scale-out run on Redis Clusters of 1, 3 and 6 masters. */
+    /** The scale-out run on Redis Clusters of 1, 3 and 6 masters, and the upstream's Cluster cases. */
     CLUSTER
   }
 
@@ -37,6 +40,10 @@ public final class Suite {
 
   /** The pipelined Redis run, by the name {@code --only} matches. */
   public static final String PIPELINED = "io.github.llmratelimiter.benchmarks.redis.PipelinedRun";
+
+  /** The pipelined Redis runs without and with an upstream, by the name {@code --only} matches. */
+  public static final String UPSTREAMS_PIPELINED =
+      "io.github.llmratelimiter.benchmarks.redis.UpstreamPipelinedRun";
 
   /** The slot renewal runs on Redis, by the name {@code --only} matches. */
   public static final String RENEWALS =
@@ -69,6 +76,8 @@ public final class Suite {
       new Run("floor, 1 thread", 1, "\\.inprocess\\.FloorBenchmark\\.", Part.IN_PROCESS),
       new Run("in-process, 2 threads", 2,
           IN_PROCESS + "(allowedOneKey|allowedOwnKey|allowedTenThousandKeys)$", Part.IN_PROCESS),
+      new Run("upstreams, 1 thread", 1, UPSTREAMS, Part.IN_PROCESS),
+      new Run("upstreams, 2 threads", 2, UPSTREAMS, Part.IN_PROCESS),
       new Run("Redis, 1 thread", 1, REDIS + "(evalshaReturnOne|allowedOneKey)$", Part.REDIS),
       new Run("Redis, 8 threads", 8,
           REDIS + "(evalshaReturnOne|allowedOneKey|allowedThousandKeys)$", Part.REDIS));

@@ -12,6 +12,7 @@ import io.github.llmratelimiter.benchmarks.memory.FootprintRun;
 import io.github.llmratelimiter.benchmarks.redis.ClusterScaleRun;
 import io.github.llmratelimiter.benchmarks.redis.PipelinedRun;
 import io.github.llmratelimiter.benchmarks.redis.SlotRenewalRun;
+import io.github.llmratelimiter.benchmarks.redis.UpstreamPipelinedRun;
 import io.github.llmratelimiter.benchmarks.redis.RedisServer;
 import java.time.Duration;
 import java.util.Collection;
@@ -43,7 +44,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * JMH results), {@code --notes FILE} (Markdown appended as profiling notes, default {@code
  * bench/notes.md} if it exists), {@code --only REGEX} (run only the suite's benchmarks whose name
  * also matches; the runs outside the main JMH runs are named {@link Suite#PIPELINED}, {@link
- * Suite#CLUSTER}, {@link Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
+ * Suite#UPSTREAMS_PIPELINED}, {@link Suite#RENEWALS}, {@link Suite#CLUSTER}, {@link Suite#HTTP}, {@link Suite#MEMORY} and {@link Suite#SCALING}), {@code --skip-inprocess}, {@code
  * --skip-redis}, {@code --skip-http}, {@code --skip-memory}, {@code --skip-scaling}, {@code
  * --skip-cluster} (leave out a part of the suite), {@code --cluster-warmup SECONDS} and {@code
  * --cluster-seconds SECONDS} (each Redis Cluster case's, default {@value #CLUSTER_WARMUP_SECONDS}
@@ -170,6 +171,14 @@ public final class SuiteRunner {
     if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.PIPELINED, only)) {
       System.out.println("# Load run: " + Suite.PIPELINED);
       for (LoadFigure f : PipelinedRun.run(loadWarmup, loadMeasure)) {
+        System.out.println(f);
+        loads.add(f);
+      }
+    }
+    if (parts.contains(Suite.Part.REDIS) && Suite.selected(Suite.UPSTREAMS_PIPELINED, only)) {
+      System.out.println("# Load run: " + Suite.UPSTREAMS_PIPELINED);
+      for (LoadFigure f : UpstreamPipelinedRun.run(loadWarmup, loadMeasure,
+          parts.contains(Suite.Part.CLUSTER))) {
         System.out.println(f);
         loads.add(f);
       }

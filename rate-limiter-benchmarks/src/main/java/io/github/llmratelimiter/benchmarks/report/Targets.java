@@ -260,6 +260,7 @@ public final class Targets {
     Outcome trips = redis(figures, loads).get(0);
     outcomes.add(new Outcome("4. " + trips.target() + " (every pipelined run is checked alike)",
         trips.measured(), trips.verdict()));
+    outcomes.add(upstreamTrips(loads));
     outcomes.add(memory(memory, "window-bucket",
         "5. Heap per tracked key, 1,000,000 keys, window + bucket ≤ Bucket4j's"));
     outcomes.add(memory(memory, "window-bucket-model-tokens",
@@ -269,6 +270,27 @@ public final class Targets {
   }
 
   /** Adds the reserve-then-commit ratio of the same case to a sequential outcome. */
+  /** A standalone Redis decides a call and its upstream in one round trip, nobody waiting. */
+  private static Outcome upstreamTrips(List<LoadFigure> loads) {
+    String target = "4. Redis with an upstream on the call, standalone: exactly one round trip "
+        + "per decision (nobody waiting)";
+    List<String> parts = new ArrayList<>();
+    boolean one = true;
+    for (String subject : List.of(LoadFigure.REDIS_UPSTREAM, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS)) {
+      Optional<LoadFigure> f = load(loads, subject);
+      if (f.isPresent()) {
+        parts.add(String.format(Locale.ROOT, "%.3f commands per decision, %s (%,d decisions)",
+            f.get().roundTripsPerDecision(), f.get().scenario().substring(0,
+                f.get().scenario().indexOf(", upstream")), f.get().calls()));
+        one &= f.get().roundTripsPerDecision() == 1.0;
+      }
+    }
+    if (parts.isEmpty()) {
+      return new Outcome(target, "not in this run", "not measured");
+    }
+    return new Outcome(target, String.join("; ", parts), one ? "met" : "missed");
+  }
+
   private static Outcome withOther(
       Outcome o, List<Figure> figures, String method, Optional<Figure> base) {
     Optional<Figure> other = find(figures, HIERARCHY, "RESERVE_COMMIT", method, 1);

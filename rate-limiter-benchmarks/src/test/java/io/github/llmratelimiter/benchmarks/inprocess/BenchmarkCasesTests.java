@@ -71,6 +71,16 @@ class BenchmarkCasesTests {
   }
 
   @Test
+  void upstreamCasesGetTheirAnswersWithoutAnyCallWaiting() throws Exception {
+    UpstreamBenchmark b = new UpstreamBenchmark();
+    b.setUp();
+    assertThat(callAll(b, keys(thread(0, 1)))).containsExactlyInAnyOrder(
+        "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketThroughEmptyRoom",
+        "modelTokensWithoutUpstream", "modelTokensWithUpstream", "modelTokensThroughEmptyRoom");
+    b.tearDown(); // throws if a call waited
+  }
+
+  @Test
   void checksThrowOnTheWrongAnswer() {
     Decision denied = Decision.retryableDeny(Reason.RPM_LIMIT, 0, 5, 5, "rpm");
     Decision allowed = Decision.allow(3, 0, "rpm");

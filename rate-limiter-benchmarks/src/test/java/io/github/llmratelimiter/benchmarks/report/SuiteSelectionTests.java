@@ -13,5 +13,7 @@ class SuiteSelectionTests {
     assertThat(Suite.selected(Suite.HTTP, "redis")).isFalse();
     assertThat(Suite.selected(Suite.HTTP, "Http")).isTrue();
     assertThat(Suite.selected(Suite.HTTP, "GatewayLimiter")).isFalse();
+    assertThat(Suite.selected(Suite.UPSTREAMS_PIPELINED, "Upstream")).isTrue();
+    assertThat(Suite.selected(Suite.PIPELINED, "Upstream")).isFalse();
   }
 }

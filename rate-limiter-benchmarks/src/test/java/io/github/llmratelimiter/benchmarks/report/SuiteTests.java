@@ -9,6 +9,7 @@ import io.github.llmratelimiter.benchmarks.inprocess.GuavaBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.HierarchicalLimiterBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.NaiveBenchmark;
 import io.github.llmratelimiter.benchmarks.inprocess.Resilience4jBenchmark;
+import io.github.llmratelimiter.benchmarks.inprocess.UpstreamBenchmark;
 import io.github.llmratelimiter.benchmarks.redis.Bucket4jLettuceBenchmark;
 import io.github.llmratelimiter.benchmarks.redis.EvalshaBenchmark;
 import io.github.llmratelimiter.benchmarks.redis.RedisStoreBenchmark;
@@ -25,7 +26,7 @@ class SuiteTests {
       GatewayLimiterBenchmark.class, HierarchicalLimiterBenchmark.class, Bucket4jBenchmark.class,
       Resilience4jBenchmark.class, GuavaBenchmark.class, NaiveBenchmark.class,
       FloorBenchmark.class, EvalshaBenchmark.class, RedisStoreBenchmark.class,
-      Bucket4jLettuceBenchmark.class);
+      Bucket4jLettuceBenchmark.class, UpstreamBenchmark.class);
 
   @Test
   void everyBenchmarkRunsInSomeRun() {
@@ -57,6 +58,15 @@ class SuiteTests {
     assertThat(Suite.RUNS).noneMatch(run -> run.threads() == 1 && matches(run.include(), thousand));
     assertThat(Suite.RUNS).noneMatch(run -> run.part() != Suite.Part.REDIS
         && matches(run.include(), hot));
+  }
+
+  @Test
+  void upstreamCasesRunInProcessWithOneThreadAndTwo() {
+    String room = UpstreamBenchmark.class.getName() + ".modelTokensThroughEmptyRoom";
+    for (int threads : new int[] {1, 2}) {
+      assertThat(Suite.RUNS).as("%d thread(s)", threads).anyMatch(run -> run.threads() == threads
+          && run.part() == Suite.Part.IN_PROCESS && matches(Suite.include(run, "Upstream"), room));
+    }
   }
 
   @Test
