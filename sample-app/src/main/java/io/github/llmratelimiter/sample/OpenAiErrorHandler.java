@@ -66,7 +66,8 @@ class OpenAiErrorHandler {
   ResponseEntity<ProblemDetail> providerLimited(ProviderRateLimitException e,
       HttpServletRequest request) {
     String message = "The model provider's capacity for this gateway is used up (" + e.limit()
-        + "); retry after the time in Retry-After. Nothing was charged to your key for this call.";
+        + "); retry after the time in Retry-After. The model tokens reserved for this call were"
+        + " given back; its request still counts against your key's request limits.";
     ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, message);
     problem.setTitle(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase());
     problem.setInstance(URI.create(request.getRequestURI()));

@@ -9,8 +9,9 @@ import io.github.llmratelimiter.gateway.RequestBodyTooLargeException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The starter's RFC 9457 problems plus the {@code error} object OpenAI clients read, so a 429, 401
- * 400 or 413 from the gateway looks like OpenAI's own to an SDK.
+ * The starter's RFC 9457 problems plus the {@code error} object OpenAI clients read, so a 429 (the
+ * caller's limits or the provider account's), 401, 400 or 413 from the gateway looks like OpenAI's
+ * own to an SDK.
  */
 class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
 
@@ -29,6 +30,12 @@ class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
             && !outcome.decidingBudget().fitsModelTokens(outcome.reservation().estimate()));
     return super.rateLimited(outcome, path)
         .withOpenAiError(tokens ? "tokens" : "requests", null, "rate_limit_exceeded");
+  }
+
+  @Override
+  public RateLimitProblem upstreamLimited(RateLimitOutcome outcome, @Nullable String path) {
+    return super.upstreamLimited(outcome, path)
+        .withOpenAiError("requests", null, "rate_limit_exceeded");
   }
 
   @Override
