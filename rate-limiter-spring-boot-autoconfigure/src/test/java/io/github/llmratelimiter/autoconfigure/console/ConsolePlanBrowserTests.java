@@ -57,9 +57,13 @@ class ConsolePlanBrowserTests {
       String budget = browser.await("the tenant's row", d -> browser.tables().entrySet().stream()
           .filter(t -> t.getValue().stream().anyMatch(r -> masked.equals(r.key()))).map(t -> t.getKey())
           .findFirst().orElse(null));
-      assertThat(browser.driver().findElements(By.xpath("//section[@data-budget='" + budget + "']//th[.='Plan']")))
-          .as("the Plan column").hasSize(1);
-      assertThat(plan(browser, budget, masked)).contains("default");
+      // the console re-renders its tables on every poll: what is read of them is tried again when
+      // a poll replaced an element meanwhile
+      int planColumns = browser.await("the Plan column", d -> d.findElements(
+          By.xpath("//section[@data-budget='" + budget + "']//th[.='Plan']")).size());
+      assertThat(planColumns).as("the Plan column").isEqualTo(1);
+      String shown = browser.await("the plan cell", d -> plan(browser, budget, masked).orElse(null));
+      assertThat(shown).isEqualTo("default");
       String id = row(browser, budget, masked).orElseThrow().id();
       browser.click(By.cssSelector("tr.tenant[data-id='" + id + "']"));
       browser.await("the plan form", d -> d.findElement(By.id("plan-form")).isDisplayed());
@@ -95,9 +99,12 @@ class ConsolePlanBrowserTests {
   }
 
   private static void type(ConsoleBrowser browser, String text) {
-    WebElement input = browser.driver().findElement(By.id("plan-input"));
-    input.clear();
-    input.sendKeys(text);
+    browser.await("the plan typed", d -> {
+      WebElement input = d.findElement(By.id("plan-input"));
+      input.clear();
+      input.sendKeys(text);
+      return text.equals(input.getAttribute("value")) ? Boolean.TRUE : null;
+    });
   }
 
   private static Optional<ConsoleBrowser.Row> row(ConsoleBrowser browser, String budget, String masked) {

@@ -18,7 +18,9 @@ import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
@@ -82,37 +84,69 @@ class ConsoleQuotaBrowserTests {
       browser.open("http://127.0.0.1:" + port + "/ratelimiter/console");
       browser.await("the spenders", d -> d.findElement(By.id("spenders-panel")).isDisplayed());
 
-      WebElement cost = browser.driver().findElement(By.cssSelector("section.quota-top[data-quota='daily-cost']"));
-      assertThat(cost.getAttribute("data-period-end"))
+      // the console re-renders its panels on every poll: each panel is read whole in one attempt,
+      // which is tried again when a poll replaced an element meanwhile
+      Map<String, String> top = browser.await("the spenders per quota", d -> {
+        WebElement cost = d.findElement(By.cssSelector("section.quota-top[data-quota='daily-cost']"));
+        List<WebElement> rows = cost.findElements(By.cssSelector("tbody tr.spender"));
+        WebElement tokens = d.findElement(By.cssSelector("section.quota-top[data-quota='monthly-tokens']"));
+        List<WebElement> tokenRows = tokens.findElements(By.cssSelector("tbody tr.spender"));
+        if (rows.size() < 2 || tokenRows.isEmpty()) {
+          return null;
+        }
+        Map<String, String> read = new LinkedHashMap<>();
+        read.put("periodEnd", cost.getAttribute("data-period-end"));
+        read.put("heading", cost.findElement(By.tagName("h3")).getText());
+        read.put("keys", rows.stream().map(r -> r.getAttribute("data-key")).toList().toString());
+        read.put("spent0", rows.get(0).findElement(By.cssSelector("td.spent")).getText());
+        read.put("left0", rows.get(0).findElement(By.cssSelector("td.left")).getText());
+        read.put("spent1", rows.get(1).findElement(By.cssSelector("td.spent")).getText());
+        read.put("fraction0", rows.get(0).findElement(By.cssSelector(".bar")).getAttribute("data-fraction"));
+        read.put("tokensShadow", String.valueOf(tokens.findElements(By.cssSelector("h3 .badge.shadow")).size()));
+        read.put("costShadow", String.valueOf(cost.findElements(By.cssSelector("h3 .badge.shadow")).size()));
+        read.put("tokensSpent0", tokenRows.get(0).findElement(By.cssSelector("td.spent")).getText());
+        read.put("tokensClass0", tokenRows.get(0).getAttribute("class"));
+        return read;
+      });
+      assertThat(top.get("periodEnd"))
           .isEqualTo(QuotaPeriod.DAY.end(NOW, java.time.ZoneOffset.UTC).toString());
-      assertThat(cost.findElement(By.tagName("h3")).getText())
+      assertThat(top.get("heading"))
           .contains("chat · daily-cost · cost per day", "limit 50.00", "resets ")
           .containsPattern("\\(in (\\d+ h( \\d+ min)?|\\d+ min)\\)");
-      List<WebElement> rows = cost.findElements(By.cssSelector("tbody tr.spender"));
-      assertThat(rows).extracting(r -> r.getAttribute("data-key")).containsExactly("****a1a1", "****b2b2");
-      assertThat(rows.get(0).findElement(By.cssSelector("td.spent")).getText()).isEqualTo("12.345678 / 50.00");
-      assertThat(rows.get(0).findElement(By.cssSelector("td.left")).getText()).isEqualTo("37.654322");
-      assertThat(rows.get(1).findElement(By.cssSelector("td.spent")).getText()).isEqualTo("1.50 / 50.00");
-      assertThat(rows.get(0).findElement(By.cssSelector(".bar")).getAttribute("data-fraction")).isEqualTo("0.247");
-
-      WebElement tokens = browser.driver().findElement(By.cssSelector("section.quota-top[data-quota='monthly-tokens']"));
-      assertThat(tokens.findElements(By.cssSelector("h3 .badge.shadow"))).hasSize(1);
-      assertThat(cost.findElements(By.cssSelector("h3 .badge.shadow"))).isEmpty();
-      List<WebElement> tokenRows = tokens.findElements(By.cssSelector("tbody tr.spender"));
-      assertThat(tokenRows.get(0).findElement(By.cssSelector("td.spent")).getText())
-          .isEqualTo("1,200 tokens / 1,000 tokens");
-      assertThat(tokenRows.get(0).getAttribute("class")).contains("denied");
+      assertThat(top.get("keys")).isEqualTo("[****a1a1, ****b2b2]");
+      assertThat(top.get("spent0")).isEqualTo("12.345678 / 50.00");
+      assertThat(top.get("left0")).isEqualTo("37.654322");
+      assertThat(top.get("spent1")).isEqualTo("1.50 / 50.00");
+      assertThat(top.get("fraction0")).isEqualTo("0.247");
+      assertThat(top.get("tokensShadow")).isEqualTo("1");
+      assertThat(top.get("costShadow")).isEqualTo("0");
+      assertThat(top.get("tokensSpent0")).isEqualTo("1,200 tokens / 1,000 tokens");
+      assertThat(top.get("tokensClass0")).contains("denied");
 
       // the tenant's detail: each quota with a bar and its reset
       browser.click(By.cssSelector("section.quota-top[data-quota='daily-cost'] tr.spender[data-key='****a1a1']"));
-      browser.await("the tenant's quotas", d -> d.findElement(By.id("detail-quotas")).isDisplayed());
-      List<WebElement> quotas = browser.driver().findElements(By.cssSelector("#detail-quotas tr.quota"));
-      assertThat(quotas).extracting(q -> q.getAttribute("data-quota")).containsExactly("daily-cost", "monthly-tokens");
-      assertThat(quotas.get(0).findElement(By.cssSelector(".spent")).getText()).isEqualTo("12.345678 / 50.00");
-      assertThat(quotas.get(0).findElement(By.cssSelector(".reset")).getText())
+      Map<String, String> detail = browser.await("the tenant's quotas", d -> {
+        if (!d.findElement(By.id("detail-quotas")).isDisplayed()) {
+          return null;
+        }
+        List<WebElement> quotas = d.findElements(By.cssSelector("#detail-quotas tr.quota"));
+        if (quotas.size() < 2) {
+          return null;
+        }
+        Map<String, String> read = new LinkedHashMap<>();
+        read.put("names", quotas.stream().map(q -> q.getAttribute("data-quota")).toList().toString());
+        read.put("spent0", quotas.get(0).findElement(By.cssSelector(".spent")).getText());
+        read.put("reset0", quotas.get(0).findElement(By.cssSelector(".reset")).getText());
+        read.put("class1", quotas.get(1).getAttribute("class"));
+        read.put("shadow1", String.valueOf(quotas.get(1).findElements(By.cssSelector(".badge.shadow")).size()));
+        return read;
+      });
+      assertThat(detail.get("names")).isEqualTo("[daily-cost, monthly-tokens]");
+      assertThat(detail.get("spent0")).isEqualTo("12.345678 / 50.00");
+      assertThat(detail.get("reset0"))
           .startsWith("resets ").containsPattern("\\(in (\\d+ h( \\d+ min)?|\\d+ min)\\)");
-      assertThat(quotas.get(1).getAttribute("class")).contains("exceeded");
-      assertThat(quotas.get(1).findElements(By.cssSelector(".badge.shadow"))).hasSize(1);
+      assertThat(detail.get("class1")).contains("exceeded");
+      assertThat(detail.get("shadow1")).isEqualTo("1");
       assertThat(browser.driver().getPageSource()).doesNotContain("sk-console-quota-alice");
       assertThat(browser.requestedUrls()).noneMatch(u -> u.contains("sk-console-quota"));
     }
