@@ -22,8 +22,12 @@ import org.jspecify.annotations.Nullable;
  * Lets a routed call that waits for its upstream hold no request thread: the request goes into the
  * servlet's asynchronous mode while the charge's stage is pending, and is dispatched again through
  * the {@code DispatcherServlet} once the stage completes, where {@link #resumed} hands the
- * interceptor its outcome. A client that disconnects, or an asynchronous timeout (the policy's
- * longest wait and {@link #MARGIN}), cancels the stage at once: the call leaves the room.
+ * interceptor its outcome. An error the container reports on the asynchronous request (a client
+ * gone, when the container sees it) cancels the stage at once: the call leaves the room. The
+ * asynchronous timeout (the policy's longest wait and {@link #MARGIN}) is reached only when the
+ * store never answers: the stage is cancelled and the call answered as the store's failure ({@link
+ * RateLimitStoreUnavailableException}, 503 or the policy's store-failure rule); a call whose longest
+ * wait passes is answered by the room first, with its upstream's deny.
  */
 final class AsyncUpstreamWait {
 
@@ -71,11 +75,13 @@ final class AsyncUpstreamWait {
    * @param request the request as the handler sees it (the filters' wrappers kept)
    * @param response the response as the handler sees it
    * @param charge the pending charge
-   * @param policy the call's policy (named by a timeout's failure)
+   * @param policy the call's policy, or {@code null} or blank for the default policy (named by a
+   *     timeout's failure)
    * @param longestWait the policy's longest wait
    */
-  static void suspend(HttpServletRequest request, HttpServletResponse response,
+  void suspend(HttpServletRequest request, HttpServletResponse response,
       CompletableFuture<RateLimitOutcome> charge, @Nullable String policy, Duration longestWait) {
+    String name = policy == null || policy.isBlank() ? enforcer.policies().defaultPolicy() : policy;
     AsyncContext async = request.startAsync(request, response);
     async.setTimeout(longestWait.plus(MARGIN).toMillis());
     AtomicBoolean resumed = new AtomicBoolean();
@@ -84,8 +90,7 @@ final class AsyncUpstreamWait {
       public void onTimeout(AsyncEvent event) {
         // the room answers at the longest wait: only a store that never answered gets here
         Result result = charge.cancel(false)
-            ? new Result(null, new RateLimitStoreUnavailableException(
-                policy == null ? "" : policy, MARGIN.toMillis()))
+            ? new Result(null, new RateLimitStoreUnavailableException(name, MARGIN.toMillis()))
             : Result.of(charge);
         if (resumed.compareAndSet(false, true)) {
           request.setAttribute(ATTRIBUTE, result);

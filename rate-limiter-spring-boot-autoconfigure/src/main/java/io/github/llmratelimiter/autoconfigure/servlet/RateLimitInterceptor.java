@@ -104,7 +104,7 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     CompletableFuture<RateLimitOutcome> charge =
         gateway.chargeAsync(context, route.policy(), key, 1.0).toCompletableFuture();
     if (!charge.isDone()) { // it waits for its upstream: no thread is held meanwhile
-      AsyncUpstreamWait.suspend(request, response, charge, route.policy(), longestWait);
+      waits.suspend(request, response, charge, route.policy(), longestWait);
       return false;
     }
     ServletRateLimitRequestSupport.writeHeaders(
