@@ -42,7 +42,7 @@ public class TestGateway {
       return "routed";
     }
 
-    @PostMapping("/v1/chat")
+    @PostMapping({"/v1/chat", "/v1/chat-plain"})
     public Map<String, Object> chat(@RequestBody Map<String, Object> body) {
       return Map.of("echo", body.getOrDefault("model", "none"));
     }

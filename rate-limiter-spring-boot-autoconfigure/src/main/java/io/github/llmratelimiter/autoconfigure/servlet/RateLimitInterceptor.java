@@ -8,10 +8,13 @@ import io.github.llmratelimiter.gateway.ModelSource;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitExceededException;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
+import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.RateLimited;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import org.springframework.http.server.PathContainer;
 import org.springframework.web.cors.CorsUtils;
 import org.springframework.web.servlet.HandlerInterceptor;
@@ -29,6 +32,13 @@ import org.springframework.web.util.UrlPathHelper;
  * it (it carries no credentials), and the call it asks about is charged. It
  * charges through the {@link RateLimitGateway}: a deny throws {@link RateLimitExceededException},
  * which {@link RateLimitExceptionHandler} answers.
+ *
+ * <p>A routed call whose policy may wait for its upstream ({@code max-wait}) is charged through
+ * {@link RateLimitGateway#chargeAsync}: when its charge is decided at once it goes on as any call;
+ * when it waits, the request goes into the servlet's asynchronous mode and holds no thread ({@link
+ * AsyncUpstreamWait}), and is dispatched again once the wait ends, where the outcome lets the
+ * handler run or is answered as a deny. A call whose policy never waits is charged on the calling
+ * thread ({@link RateLimitGateway#charge}).
  */
 final class RateLimitInterceptor implements HandlerInterceptor {
 
@@ -39,6 +49,7 @@ final class RateLimitInterceptor implements HandlerInterceptor {
   private final ServletRateLimitRequestSupport support;
   private final boolean annotationsEnforced;
   private final RateLimitedHandlers handlers = new RateLimitedHandlers();
+  private final AsyncUpstreamWait waits;
 
   RateLimitInterceptor(RateLimitRoutes routes, RateLimitGateway gateway,
       ServletRateLimitRequestSupport support, boolean annotationsEnforced) {
@@ -46,12 +57,18 @@ final class RateLimitInterceptor implements HandlerInterceptor {
     this.gateway = gateway;
     this.support = support;
     this.annotationsEnforced = annotationsEnforced;
+    this.waits = new AsyncUpstreamWait(gateway.enforcer());
   }
 
   @Override
   public boolean preHandle(HttpServletRequest request, HttpServletResponse response, Object handler) {
     if (CorsUtils.isPreFlightRequest(request)) {
       return true; // a browser's question before a call, without credentials: CORS answers it
+    }
+    AsyncUpstreamWait.Result waited = AsyncUpstreamWait.resumed(request);
+    if (waited != null) { // dispatched again once its wait for the upstream ended
+      ServletRateLimitRequestSupport.writeHeaders(response, waited.admitted());
+      return true;
     }
     RateLimitContext found = ServletContexts.find(request);
     if (found != null && found.charged()) {
@@ -77,9 +94,21 @@ final class RateLimitInterceptor implements HandlerInterceptor {
       return true;
     }
     gateway.check(context);
-    RateLimitOutcome outcome =
-        gateway.charge(context, route.policy(), support.resolveKey(request, route, path), 1.0);
-    ServletRateLimitRequestSupport.writeHeaders(response, outcome);
+    RateLimitKey key = support.resolveKey(request, route, path);
+    Duration longestWait = waits.longestWait(route.policy());
+    if (longestWait.isZero()) {
+      ServletRateLimitRequestSupport.writeHeaders(
+          response, gateway.charge(context, route.policy(), key, 1.0));
+      return true;
+    }
+    CompletableFuture<RateLimitOutcome> charge =
+        gateway.chargeAsync(context, route.policy(), key, 1.0).toCompletableFuture();
+    if (!charge.isDone()) { // it waits for its upstream: no thread is held meanwhile
+      waits.suspend(request, response, charge, route.policy(), longestWait);
+      return false;
+    }
+    ServletRateLimitRequestSupport.writeHeaders(
+        response, AsyncUpstreamWait.Result.of(charge).admitted());
     return true;
   }
 

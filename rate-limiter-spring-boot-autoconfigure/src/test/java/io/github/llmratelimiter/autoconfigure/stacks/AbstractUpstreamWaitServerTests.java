@@ -70,11 +70,20 @@ public abstract class AbstractUpstreamWaitServerTests {
     return new String[0];
   }
 
+  /**
+   * Returns the properties of the stack's server; none by default.
+   *
+   * @return {@code name=value} properties
+   */
+  protected String[] serverProperties() {
+    return new String[0];
+  }
+
   @BeforeAll
   void startApplication() {
     app = AbstractWebStackScenarioTests.start(UpstreamWaitApp.class, stack(),
-        java.util.stream.Stream.concat(java.util.Arrays.stream(UpstreamWaitApp.PROPERTIES),
-            java.util.Arrays.stream(storeProperties())).toArray(String[]::new));
+        java.util.stream.Stream.of(UpstreamWaitApp.PROPERTIES, storeProperties(), serverProperties())
+            .flatMap(java.util.Arrays::stream).toArray(String[]::new));
     port = AbstractWebStackScenarioTests.port(app);
   }
 
@@ -220,8 +229,8 @@ public abstract class AbstractUpstreamWaitServerTests {
   @Test
   void aClientThatDisconnectsLeavesTheQueueAtOnceAndIsNeverAdmitted() throws Exception {
     assumeTrue(stack() == WebApplicationType.REACTIVE,
-        "Spring MVC blocks the request's thread while the call waits: it sees the client gone"
-            + " only when the wait ends");
+        "Tomcat does not watch the connection of an asynchronous request that neither reads nor"
+            + " writes: Spring MVC sees the client gone only when the wait ends");
     long cancelledBefore = waits("cancelled");
     CompletableFuture<HttpResponse<String>> ahead = send(newKey(), "/v1", "ahead");
     assertThat(arrival()).isEqualTo("ahead");

@@ -10,14 +10,16 @@ import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
+import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 
 /**
  * A gateway whose upstream {@code stand-in} takes one call at a time, and whose handler stands in
  * for the provider on either web stack: each call it receives is held (its slot taken) until the
- * test releases it by id, then answers with the usage the test named. Calls of policy {@code chat}
- * ({@code /v1/**}) wait up to 20 s for the upstream, those of policy {@code short} ({@code
+ * test releases it by id, then answers with the usage the test named (a call whose body it cannot
+ * read is answered 400 at once). Calls of policy {@code chat} ({@code /v1/**}) wait up to 20 s
+ * for the upstream, those of policy {@code short} ({@code
  * /short/**}) up to 300 ms.
  */
 @SpringBootConfiguration
@@ -78,7 +80,10 @@ public class UpstreamWaitApp {
 
     @PostMapping({"/v1/chat/completions", "/short/chat/completions"})
     CompletableFuture<ResponseEntity<String>> chat(@RequestParam String id,
-        @RequestParam(defaultValue = "1000") long tokens) {
+        @RequestParam(defaultValue = "1000") long tokens, @RequestBody String body) {
+      if (!body.contains("\"model\":\"gpt-4o-mini\"")) { // the limiter read it first
+        return CompletableFuture.completedFuture(ResponseEntity.badRequest().body(body));
+      }
       CompletableFuture<ResponseEntity<String>> release = new CompletableFuture<>();
       gate.held.put(id, release);
       gate.arrivals.add(id);
