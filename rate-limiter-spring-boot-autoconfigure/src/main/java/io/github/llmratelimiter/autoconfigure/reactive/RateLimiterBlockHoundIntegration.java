@@ -36,6 +36,13 @@ import reactor.blockhound.integration.BlockHoundIntegration;
  *       loop); both take the timer queue's lock, which every holder keeps for one insertion or
  *       removal in a heap of the pending timeouts (logarithmic in their number), the timer thread
  *       included (it waits for the next timeout without holding it).
+ *   <li><b>The Redis breaker's window</b> ({@code
+ *       io.github.resilience4j.core.metrics.FixedSizeSlidingWindowMetrics.record} and {@code
+ *       getSnapshot}). The Redis store records each reply's outcome in its circuit breaker (one per
+ *       Redis master) on the thread that completes the call, an event loop; Resilience4j's
+ *       count-based window guards its ring of outcomes with a lock, held to add one outcome and
+ *       update the window's totals (constant time, no I/O, no callback), so replies completing on
+ *       several event loops at once contend for it.
  * </ul>
  */
 public final class RateLimiterBlockHoundIntegration implements BlockHoundIntegration {
@@ -48,7 +55,9 @@ public final class RateLimiterBlockHoundIntegration implements BlockHoundIntegra
       List.of("io.github.llmratelimiter.core.KeyEntry", "lock"),
       List.of("io.lettuce.core.protocol.SharedLock", "incrementWriters"),
       List.of("io.github.llmratelimiter.redis.Replies", "check"),
-      List.of("io.github.llmratelimiter.redis.Replies", "lambda$check$2"));
+      List.of("io.github.llmratelimiter.redis.Replies", "lambda$check$2"),
+      List.of("io.github.resilience4j.core.metrics.FixedSizeSlidingWindowMetrics", "record"),
+      List.of("io.github.resilience4j.core.metrics.FixedSizeSlidingWindowMetrics", "getSnapshot"));
 
   @Override
   public void applyTo(BlockHound.Builder builder) {
