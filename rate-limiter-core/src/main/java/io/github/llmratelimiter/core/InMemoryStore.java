@@ -405,11 +405,7 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition) {
-    checkLists(levels, keys);
-    checkKeys(keys);
-    Args.positiveFinite("cost", cost);
-    checkEstimate(estimate);
-    Args.notNull("composition", composition);
+    checkReserve(levels, keys, cost, estimate, composition);
     BudgetTable[] tables = tables(levels);
     boolean quotas = false;
     for (BudgetTable t : tables) {
@@ -422,6 +418,16 @@ final class InMemoryStore implements RateLimitStore {
         quotas ? estimate : null, composition, true, false, null);
   }
 
+  /** Checks the arguments of a reservation with quotas. */
+  private static void checkReserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition) {
+    checkLists(levels, keys);
+    checkKeys(keys);
+    Args.positiveFinite("cost", cost);
+    checkEstimate(estimate);
+    Args.notNull("composition", composition);
+  }
+
   /**
    * The upstream's budget as a last level after the caller's: its table (the configured limits),
    * the state its provider's reports left, and the caller's tables and keys with it appended.
@@ -432,11 +438,7 @@ final class InMemoryStore implements RateLimitStore {
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition, Upstream upstream) {
-    checkLists(levels, keys);
-    checkKeys(keys);
-    Args.positiveFinite("cost", cost);
-    checkEstimate(estimate);
-    Args.notNull("composition", composition);
+    checkReserve(levels, keys, cost, estimate, composition);
     Args.notNull("upstream", upstream);
     for (int i = 0; i < levels.size(); i++) {
       if (Upstream.isUpstream(levels.get(i))) {

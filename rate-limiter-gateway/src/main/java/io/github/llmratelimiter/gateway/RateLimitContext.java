@@ -1,10 +1,11 @@
 package io.github.llmratelimiter.gateway;
 
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.internal.BodyModel;
 import io.github.llmratelimiter.gateway.internal.HttpFields;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,7 +38,10 @@ public final class RateLimitContext {
   /** The parsed JSON body: a map, {@link #NOT_AN_OBJECT}, or null until parsed. */
   private volatile @Nullable Object parsedBody;
   private volatile @Nullable RateLimitOutcome outcome;
-  private final AtomicBoolean reported = new AtomicBoolean();
+  /** 1 once the provider's response was read; a field, so that no request allocates for it. */
+  private volatile int reported;
+  private static final AtomicIntegerFieldUpdater<RateLimitContext> REPORTED =
+      AtomicIntegerFieldUpdater.newUpdater(RateLimitContext.class, "reported");
 
   RateLimitContext(
       long contentLength, @Nullable String contentType, JsonReader json, BodyLimits limits) {
@@ -174,10 +178,10 @@ public final class RateLimitContext {
    * @return the upstream, or {@code null} when the call was not admitted to an upstream or its
    *     response was read already
    */
-  io.github.llmratelimiter.core.@Nullable Upstream claimReport() {
+  @Nullable Upstream claimReport() {
     RateLimitOutcome o = outcome;
     if (o == null || o.upstream() == null || o.decision().denied() || o.degraded()
-        || !reported.compareAndSet(false, true)) {
+        || !REPORTED.compareAndSet(this, 0, 1)) {
       return null;
     }
     return o.upstream();
@@ -190,7 +194,7 @@ public final class RateLimitContext {
    */
   public boolean reports() {
     RateLimitOutcome o = outcome;
-    return o != null && o.upstream() != null && o.decision().allowed() && !reported.get();
+    return o != null && o.upstream() != null && o.decision().allowed() && reported == 0;
   }
 
   /**

@@ -127,9 +127,9 @@ class UpstreamWaitingConcurrencyTests {
     AtomicLong ids = new AtomicLong();
     List<CompletableFuture<Decision>> all = new CopyOnWriteArrayList<>();
     for (int i = 0; i < THREADS; i++) {
-      long seed = i;
+      long draw = i;
       new Thread(() -> {
-        SplittableRandom random = new SplittableRandom(seed);
+        SplittableRandom random = new SplittableRandom(draw);
         try {
           for (int c = 0; c < CALLS_PER_THREAD; c++) {
             long id = ids.incrementAndGet();

@@ -119,8 +119,9 @@ public interface RedisRateLimitStore extends RateLimitStore {
   }
 
   /**
-   * Returns a builder for a Redis Cluster reached through the given seed nodes, on a client the
-   * store owns; seeds with {@link RedisURI#setSsl(boolean) SSL} on connect over TLS.
+   * Returns a builder for a Redis Cluster reached through the given nodes (any of its nodes: the
+   * client learns the others from them), on a client the store owns; nodes given with {@link
+   * RedisURI#setSsl(boolean) SSL} on connect over TLS.
    *
    * @param seeds one or more nodes of the cluster
    * @return a new builder

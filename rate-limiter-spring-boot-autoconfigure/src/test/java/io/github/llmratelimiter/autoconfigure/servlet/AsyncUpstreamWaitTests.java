@@ -10,7 +10,9 @@ import io.github.llmratelimiter.autoconfigure.TestGateway;
 import io.github.llmratelimiter.gateway.RateLimitContext;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
 import jakarta.servlet.DispatcherType;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
 import org.springframework.http.MediaType;
@@ -78,12 +80,8 @@ class AsyncUpstreamWaitTests {
 
       gateway.finishUsage((RateLimitContext) first.getRequest().getAttribute(ServletContexts.ATTRIBUTE),
           null, false); // the first call ends: its slot is free
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (request.getAttribute(AsyncUpstreamWait.ATTRIBUTE) == null
-          && System.nanoTime() < deadline) {
-        Thread.sleep(5);
-      }
-      assertThat(request.getAttribute(AsyncUpstreamWait.ATTRIBUTE)).as("decided").isNotNull();
+      Awaitility.await("decided").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+          .until(() -> request.getAttribute(AsyncUpstreamWait.ATTRIBUTE) != null);
 
       // a container dispatches the filters' wrappers, which replay the body; MockMvc dispatches
       // the request itself, whose body the limiter read: it gets its body again

@@ -21,6 +21,7 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -102,12 +103,9 @@ public abstract class AbstractUpstreamServerTests {
     }
   }
 
-  private void awaitOpen() throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    while (upstream().closedForMs() > 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(upstream().closedForMs()).isZero();
+  private void awaitOpen() {
+    Awaitility.await("the upstream open").atMost(Duration.ofSeconds(30))
+        .pollInterval(Duration.ofMillis(20)).until(() -> upstream().closedForMs() == 0);
   }
 
   /** A retry time: exactly {@code expected} on manual time, else within (0, expected]. */
@@ -187,10 +185,8 @@ public abstract class AbstractUpstreamServerTests {
     assertThat(call(newKey(), GPT, 429, "retry-after:3").statusCode()).isEqualTo(429);
     awaitReport(429);
     // the metrics are told on the same thread, maybe after the test's observer: wait for them
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (rejections(meters) < before + 1 && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Awaitility.await("the provider's 429 counted").atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(5)).until(() -> rejections(meters) >= before + 1);
     assertThat(rejections(meters)).isEqualTo(before + 1);
     assertRetry((long) Math.ceil(meters.get("ratelimiter.upstream.closed")
         .tag("upstream", "openai-main").gauge().value()), 3);

@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -134,12 +135,9 @@ public abstract class AbstractUpstreamWaitServerTests {
   }
 
   /** Waits (bounded) until a condition holds. */
-  protected static void awaitThat(BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
-    assertThat(condition.getAsBoolean()).as("condition within 10 s").isTrue();
+  protected static void awaitThat(BooleanSupplier condition) {
+    Awaitility.await("condition within 10 s").atMost(Duration.ofSeconds(10))
+        .pollInterval(Duration.ofMillis(5)).until(condition::getAsBoolean);
   }
 
   protected double timeouts() {

@@ -8,6 +8,8 @@ import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
@@ -36,10 +38,8 @@ class GatewayUpstreamTests extends GatewayTestSupport {
         .build();
     assertThat(http.send(first, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
     Upstream stub = upstreams.upstream("stub").orElseThrow();
-    long deadline = System.nanoTime() + SETTLE.toNanos(); // the report follows the response
-    while (store.upstreamStatus(stub).closedForMs() == 0 && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Awaitility.await("the report, which follows the response").atMost(SETTLE)
+        .pollInterval(Duration.ofMillis(5)).until(() -> store.upstreamStatus(stub).closedForMs() > 0);
     assertThat(store.upstreamStatus(stub).closedForMs()).isBetween(1L, 30_000L);
 
     HttpResponse<String> denied = chat(key("sk-upstream-second-00001"),

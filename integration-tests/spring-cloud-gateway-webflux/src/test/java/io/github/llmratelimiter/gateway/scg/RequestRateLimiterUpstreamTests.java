@@ -7,6 +7,8 @@ import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
@@ -38,10 +40,8 @@ class RequestRateLimiterUpstreamTests extends GatewayTestSupport {
         .build();
     assertThat(http.send(first, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(429);
     Upstream stub = upstreams.upstream("stub").orElseThrow();
-    long deadline = System.nanoTime() + SETTLE.toNanos(); // the report follows the response
-    while (store.upstreamStatus(stub).closedForMs() == 0 && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Awaitility.await("the report, which follows the response").atMost(SETTLE)
+        .pollInterval(Duration.ofMillis(5)).until(() -> store.upstreamStatus(stub).closedForMs() > 0);
     assertThat(store.upstreamStatus(stub).closedForMs()).isBetween(1L, 20_000L);
 
     HttpResponse<String> denied = chat("sk-rrl-upstream-second-01",

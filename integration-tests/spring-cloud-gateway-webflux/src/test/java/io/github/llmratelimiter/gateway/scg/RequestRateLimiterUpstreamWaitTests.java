@@ -8,8 +8,11 @@ import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.TestPropertySource;
@@ -45,24 +48,26 @@ class RequestRateLimiterUpstreamWaitTests extends GatewayTestSupport {
         .build();
     assertThat(http.send(first, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(429);
     Upstream stub = upstreams.upstream("stub").orElseThrow();
-    long deadline = System.nanoTime() + SETTLE.toNanos(); // the report follows the response
-    while (store.upstreamStatus(stub).closedForMs() == 0 && System.nanoTime() < deadline) {
-      Thread.sleep(5);
-    }
+    Awaitility.await("the report, which follows the response").atMost(SETTLE)
+        .pollInterval(Duration.ofMillis(5)).until(() -> store.upstreamStatus(stub).closedForMs() > 0);
     assertThat(store.upstreamStatus(stub).closedForMs()).isBetween(1L, 1_000L);
 
     CompletableFuture<HttpResponse<String>> waiting = http.sendAsync(
         chatRequest("sk-rrl-wait-second-00001", chatBody("gpt-4o-mini", "rrl-wait-marker", "")),
         HttpResponse.BodyHandlers.ofString());
-    deadline = System.nanoTime() + SETTLE.toNanos();
-    boolean seenWaiting = false;
-    while (!waiting.isDone() && System.nanoTime() < deadline && !seenWaiting) {
-      seenWaiting = room.waiting("stub") == 1;
-      Thread.sleep(2);
-    }
+    // the call is in the room while the upstream stays closed (about a second): seen there before
+    // it passes
+    AtomicBoolean seenWaiting = new AtomicBoolean();
+    Awaitility.await("it waited in the room").atMost(SETTLE).pollInterval(Duration.ofMillis(2))
+        .until(() -> {
+          if (room.waiting("stub") == 1) {
+            seenWaiting.set(true);
+          }
+          return seenWaiting.get() || waiting.isDone();
+        });
+    assertThat(seenWaiting).as("it waited in the room").isTrue();
     HttpResponse<String> passed = waiting.get(10, TimeUnit.SECONDS);
     assertThat(passed.statusCode()).as(passed.body()).isEqualTo(200);
-    assertThat(seenWaiting).as("it waited in the room").isTrue();
     assertThat(UPSTREAM.receivedContaining("rrl-wait-marker")).hasSize(1);
     assertThat(room.waiting("stub")).isZero();
   }
