@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where budgets keep their per-key state, and the one place a decision is taken atomically.
@@ -235,6 +236,63 @@ public interface RateLimitStore extends AutoCloseable {
       double cost, Consumption estimate, Composition composition, Upstream upstream) {
     return CompletableFuture.completedFuture(
         reserve(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /**
+   * Decides one call and its upstream like {@link #reserve(List, List, double, Consumption,
+   * Composition, Upstream)}, in the fair order of the calls that wait for the upstream ({@link
+   * #upstreamOrder()}): when the caller's levels admit the call and calls wait for the upstream,
+   * only the turn that names the first waiting call may be admitted, every other turn is denied
+   * {@link Reason#UPSTREAM_LIMIT} charging nothing (its wait: the upstream's own when it has no
+   * room either, else the order's {@linkplain UpstreamOrder#pollInterval() poll interval}); an
+   * admitted waiting call leaves the order in the same atomic step, and every admitted call's
+   * estimate is counted in its tenant's counter. A store without an order ignores the turn.
+   *
+   * @param levels the caller's budgets, root first; names distinct, none an upstream's
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume
+   * @param composition the composition mode of the caller's levels
+   * @param upstream the upstream the call goes to
+   * @param turn the call's place in the upstream's order
+   * @return the decision with what was reserved
+   * @throws IllegalArgumentException on bad input, as {@code reserve}
+   * @throws UnsupportedOperationException if this store keeps no upstreams
+   */
+  default Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    return reserve(levels, keys, cost, estimate, composition, upstream);
+  }
+
+  /**
+   * Decides one call in its upstream's fair order like {@link #reserve(List, List, double,
+   * Consumption, Composition, Upstream, UpstreamTurn)} without blocking the caller on I/O.
+   *
+   * @param levels the caller's budgets, root first
+   * @param keys one key per level, in the same order
+   * @param cost the call's cost in bucket tokens, finite and positive
+   * @param estimate what the call is expected to consume
+   * @param composition the composition mode of the caller's levels
+   * @param upstream the upstream the call goes to
+   * @param turn the call's place in the upstream's order
+   * @return a stage that completes with the decision and what was reserved
+   * @throws IllegalArgumentException on bad input, before anything is asked of the store
+   */
+  default CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream,
+      UpstreamTurn turn) {
+    return reserveAsync(levels, keys, cost, estimate, composition, upstream);
+  }
+
+  /**
+   * Returns the fair order of the calls that wait for this store's upstreams, shared by every
+   * caller of the store, or {@code null} when the store keeps none (each caller then orders its
+   * own waiting calls).
+   *
+   * @return the order, or {@code null}
+   */
+  default @Nullable UpstreamOrder upstreamOrder() {
+    return null;
   }
 
   /**
