@@ -67,7 +67,7 @@ final class UpstreamQueue {
     }
 
     long headSeq() {
-      return calls.getFirst().seq;
+      return calls.getFirst().seq();
     }
   }
 
@@ -80,20 +80,8 @@ final class UpstreamQueue {
     double lastLeft;
   }
 
-  /** A waiting call. */
-  private static final class Waiter {
-    final String id;
-    final Lane lane;
-    final long seq;
-    final long deadline;
-
-    Waiter(String id, Lane lane, long seq, long deadline) {
-      this.id = id;
-      this.lane = lane;
-      this.seq = seq;
-      this.deadline = deadline;
-    }
-  }
+  /** A waiting call: its id, its tenant's lane, its place in entry order, its deadline. */
+  private record Waiter(String id, Lane lane, long seq, long deadline) {}
 
   /** Lanes by their tenant's counter, then by the entry of their earliest call (unique). */
   private static final Comparator<Lane> BY_COUNTER = (a, b) -> {
@@ -103,8 +91,8 @@ final class UpstreamQueue {
 
   /** Waiting calls by deadline, then by entry (unique). */
   private static final Comparator<Waiter> BY_DEADLINE = (a, b) -> {
-    int c = Long.signum(a.deadline - b.deadline); // ticker readings: compared by difference
-    return c != 0 ? c : Long.compare(a.seq, b.seq);
+    int c = Long.signum(a.deadline() - b.deadline()); // ticker readings: compared by difference
+    return c != 0 ? c : Long.compare(a.seq(), b.seq());
   };
 
   /** Per priority class, lowest (first served) first. */
@@ -156,7 +144,7 @@ final class UpstreamQueue {
     expire(now);
     for (PriorityClass c : classes.values()) {
       if (!c.backlog.isEmpty()) {
-        return c.backlog.first().calls.getFirst().id;
+        return c.backlog.first().calls.getFirst().id();
       }
     }
     return null;
@@ -184,9 +172,9 @@ final class UpstreamQueue {
     double served = turn.estimate() / turn.weight();
     Waiter w = turn.waiter() == null ? null : waiters.get(turn.waiter());
     if (w != null) {
-      setCounter(w.lane.tenant, w.lane.tenant.counter + served);
+      setCounter(w.lane().tenant, w.lane().tenant.counter + served);
       remove(w, now);
-      touch(w.lane.tenant.name, now);
+      touch(w.lane().tenant.name, now);
       return;
     }
     PriorityClass c = priorityClass(turn.priority());
@@ -253,9 +241,9 @@ final class UpstreamQueue {
 
   /** Takes a waiting call out; its tenant leaves the class's backlog with its last call. */
   private void remove(Waiter w, long now) {
-    waiters.remove(w.id);
+    waiters.remove(w.id());
     deadlines.remove(w);
-    Lane lane = w.lane;
+    Lane lane = w.lane();
     PriorityClass c = lane.home;
     if (lane.calls.getFirst() != w) {
       lane.calls.remove(w); // not its lane's first: the lane keeps its place
@@ -276,7 +264,7 @@ final class UpstreamQueue {
 
   /** Drops the calls whose deadline is reached. */
   private void expire(long now) {
-    while (!deadlines.isEmpty() && deadlines.first().deadline - now <= 0) {
+    while (!deadlines.isEmpty() && deadlines.first().deadline() - now <= 0) {
       remove(deadlines.first(), now);
     }
   }
