@@ -15,11 +15,11 @@ import java.util.function.Consumer;
  *
  * <p>A signal returns at once: the listeners are told on one daemon thread shared by the in-memory
  * stores of the JVM, which starts with a signal that finds a listener and ends after a second idle
- * (so nothing has to be closed).
- * The signaller is often a call that just gave back a slot, possibly on an event loop; whatever the
- * listeners run to resume their waiting calls neither runs on nor delays its thread. Signals of one
- * upstream that arrive while one of its deliveries is pending are told once. A listener that
- * throws is logged and the others are still told.
+ * (so nothing has to be closed). The signaller is often a call that just gave back a slot,
+ * possibly on an event loop; whatever the listeners run to resume their waiting calls neither runs
+ * on nor delays its thread. Listeners must not block: one that does delays the signals of every
+ * in-memory store. Signals of one upstream that arrive while one of its deliveries is pending are
+ * told once. A listener that throws is logged and the others are still told.
  */
 final class OrderSignals {
 
@@ -69,7 +69,7 @@ final class OrderSignals {
       return;
     }
     Delivery.EXECUTOR.execute(() -> {
-      pending.remove(upstream); // a signal from now on queues a delivery of its own
+      pending.remove(upstream); // a later signal queues a delivery of its own
       for (Registration r : listeners) {
         tell(r, upstream);
       }
