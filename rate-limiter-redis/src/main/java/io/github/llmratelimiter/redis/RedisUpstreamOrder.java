@@ -43,7 +43,8 @@ import org.jspecify.annotations.Nullable;
  * ({@link RedisKeys#signalChannel}), and the scripts publish there themselves when the first
  * waiting call changes (one admitted or gone) while calls still wait; every instance subscribes
  * once, on a publish/subscribe connection of its own, and tells its listeners. A signal is
- * published only while this instance knows calls may wait for the upstream: {@code
+ * published only while this instance knows calls may wait for the upstream (else only its own
+ * listeners are told, without Redis): {@code
  * order-enter.lua} publishes on the waiting channel ({@link RedisKeys#waitingChannel}) when a call
  * enters an empty order or waits past the horizon last published (at most twice the call's longest
  * wait ahead), so that no round trip is spent on a signal while no one waits. A message lost while
@@ -125,14 +126,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   /** A message on one of the channels: a wake-up for the listeners, or calls that may wait. */
   private void heard(String channel, String message) {
     if (channel.equals(layout.signalChannel())) {
-      String upstream = RedisKeys.decode(message);
-      for (Consumer<String> listener : listeners) {
-        try {
-          listener.accept(upstream);
-        } catch (RuntimeException e) {
-          LOG.log(Level.WARNING, "an upstream order's listener failed", e);
-        }
-      }
+      tell(RedisKeys.decode(message));
     } else if (channel.equals(layout.waitingChannel())) {
       int space = message.lastIndexOf(' ');
       if (space > 0) {
@@ -142,6 +136,17 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
         } catch (NumberFormatException e) {
           LOG.log(Level.DEBUG, "ignored a malformed waiting notice");
         }
+      }
+    }
+  }
+
+  /** Tells every listener of this instance that an upstream may admit a call again. */
+  private void tell(String upstream) {
+    for (Consumer<String> listener : listeners) {
+      try {
+        listener.accept(upstream);
+      } catch (RuntimeException e) {
+        LOG.log(Level.WARNING, "an upstream order's listener failed", e);
       }
     }
   }
@@ -221,15 +226,18 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   /**
    * {@inheritDoc}
    *
-   * <p>Publishes only while this instance knows calls may wait for the upstream (see the class
-   * comment) and the breaker of the master that serves it is closed; a publish that fails is
-   * dropped.
+   * <p>Publishes while this instance knows calls may wait for the upstream (see the class comment)
+   * and the breaker of the master that serves it is closed; every listener, this instance's
+   * included, then hears it through the subscription (a publish that fails is dropped). Otherwise
+   * no call waits anywhere as far as this instance heard: only this instance's listeners are
+   * told, on the caller's thread, and nothing is sent to Redis.
    */
   @Override
   public void signal(String upstream) {
     Args.notBlank("upstream", upstream);
     if (!mayWait(upstream)
         || store.masters().forKey(layout.order(upstream)).breaker().degraded()) {
+      tell(upstream);
       return;
     }
     link.async().thenCompose(redis ->

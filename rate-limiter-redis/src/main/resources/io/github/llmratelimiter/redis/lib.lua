@@ -997,7 +997,7 @@ local function orders()
     local wkey = O.base .. ':w:' .. O.waiter
     redis.call('HSET', wkey, 't', O.tenant, 'p', O.class, 'w', num(O.weight), 'e',
       num(O.estimate), 'd', num(deadline), 's', seq)
-    redis.call('PEXPIRE', wkey, ttlMs)
+    redis.call('PEXPIRE', wkey, string.format('%.0f', ttlMs))
     redis.call('ZADD', O.base .. ':d', num(deadline), O.waiter)
     local list = O.base .. ':t:' .. O.class .. ':' .. O.tenant
     local elem = pad(seq) .. O.waiter
@@ -1012,14 +1012,14 @@ local function orders()
     for _, suffix in ipairs({':n', ':k', ':q:' .. O.class, ':d', ':s', ':h', ':t:' .. O.class
         .. ':' .. O.tenant}) do
       if redis.call('PTTL', O.base .. suffix) < ttlMs then
-        redis.call('PEXPIRE', O.base .. suffix, ttlMs)
+        redis.call('PEXPIRE', O.base .. suffix, string.format('%.0f', ttlMs))
       end
     end
     -- the other instances learn that calls may wait until the horizon, and signal till then
     local h = tonumber(redis.call('GET', O.base .. ':h'))
     if n == 1 or not h or h < deadline then
       h = deadline + maxWait
-      redis.call('SET', O.base .. ':h', num(h), 'PX', ttlMs)
+      redis.call('SET', O.base .. ':h', num(h), 'PX', string.format('%.0f', ttlMs))
       redis.call('PUBLISH', O.waitingChannel, O.name .. ' ' .. ceilMs(h - now))
     end
     return n

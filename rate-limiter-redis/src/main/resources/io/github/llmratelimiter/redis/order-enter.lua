@@ -11,5 +11,5 @@
 
 local class, weight, estimate, maxWait, ttlMs = struct.unpack('<ddddd', ARGV[1], 25)
 local O = orders().open(KEYS[1], ARGV[2], string.format('%d', class), weight, estimate, ARGV[3])
-local n = OR.enter(O, maxWait, string.format('%.0f', ttlMs))
+local n = OR.enter(O, maxWait, ttlMs)
 return {n, OR.first(O) == ARGV[3] and 1 or 0}
