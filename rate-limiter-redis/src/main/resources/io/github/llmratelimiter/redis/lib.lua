@@ -833,10 +833,14 @@ local function orders()
     redis.call('PEXPIRE', O.base .. ':a', O.keepMs)
   end
 
-  -- Sets a tenant's counter, moving it in the class of every backlog it is in.
+  -- Sets a tenant's counter, moving it in the class of every backlog it is in (none when O.idle:
+  -- no call waits).
   local function setCounter(O, tenant, value)
     redis.call('HSET', O.base .. ':c', tenant, num(value))
     touch(O, tenant)
+    if O.idle then
+      return
+    end
     for _, c in ipairs(redis.call('ZRANGE', O.base .. ':k', 0, -1)) do
       local head = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
       if head then
@@ -853,7 +857,8 @@ local function orders()
   -- Lifts a tenant not backlogged in a class to the class's floor: the least counter backlogged
   -- there, else the counter of the last tenant that left it.
   local function lift(O, tenant, class)
-    local least = redis.call('ZRANGE', O.base .. ':q:' .. class, 0, 0, 'WITHSCORES')
+    local least = O.idle and {}
+      or redis.call('ZRANGE', O.base .. ':q:' .. class, 0, 0, 'WITHSCORES')
     local floor = tonumber(least[2])
       or tonumber(redis.call('HGET', O.base .. ':l', class)) or 0
     local c = OR.counter(O, tenant)
@@ -878,8 +883,9 @@ local function orders()
 
   -- Takes a call out of the order (it left, expired or was admitted); returns whether it was in
   -- it. A tenant whose last call in a class leaves marks the class's last-left counter. When the
-  -- call was first and calls still wait, the next one is signalled.
-  function OR.remove(O, id)
+  -- call was first (wasFirst, or found so when nil) and calls still wait, the next one is
+  -- signalled.
+  function OR.remove(O, id, wasFirst)
     local wkey = O.base .. ':w:' .. id
     local w = redis.call('HMGET', wkey, 't', 'p', 's')
     redis.call('ZREM', O.base .. ':d', id)
@@ -888,7 +894,10 @@ local function orders()
     end
     redis.call('DEL', wkey)
     local tenant, c = w[1], w[2]
-    local first = head(O) == id
+    local first = wasFirst
+    if first == nil then
+      first = head(O) == id
+    end
     local list = O.base .. ':t:' .. c .. ':' .. tenant
     local elem = pad(tonumber(w[3])) .. id
     local wasHead = redis.call('LINDEX', list, 0) == elem
@@ -983,9 +992,11 @@ local function orders()
     return head(O)
   end
 
-  -- Whether calls wait (one EXISTS): the gate of an admission.
+  -- Whether calls wait (one EXISTS): the gate of an admission. When none does, O is idle: its
+  -- counting needs no backlog.
   function OR.anyWaiting(O)
-    return redis.call('EXISTS', O.base .. ':n') == 1
+    O.idle = redis.call('EXISTS', O.base .. ':n') == 0
+    return not O.idle
   end
 
   -- Puts the call O.waiter in the order for maxWait time units; its keys live ttlMs. Returns the
@@ -1035,13 +1046,15 @@ local function orders()
     local amount = O.estimate / O.weight
     local before = tonumber(redis.call('HGET', O.base .. ':l', O.class))
     if O.first then
+      O.idle = false
       local w = redis.call('HMGET', O.base .. ':w:' .. O.waiter, 's', 'd')
       setCounter(O, O.tenant, OR.counter(O, O.tenant) + amount)
-      OR.remove(O, O.waiter)
+      OR.remove(O, O.waiter, true)
       return 2, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)),
         tonumber(w[1]), tonumber(w[2])
     end
-    local backlogged = redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
+    local backlogged = not O.idle
+      and redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
     local c = backlogged and OR.counter(O, O.tenant) or lift(O, O.tenant, O.class)
     setCounter(O, O.tenant, c + amount)
     if not backlogged then
