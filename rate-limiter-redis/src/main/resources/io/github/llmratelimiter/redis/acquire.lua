@@ -259,11 +259,9 @@ if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
           local first = OR.first(U.O)
           if first and first == waiter then
             U.O.first = true
-          elseif first then
+          elseif first and U.wait == 0 then
             U.O.denied = true
-            if U.wait == 0 then
-              U.wait = pollMs
-            end
+            U.wait = pollMs
           end
         end
       end
@@ -296,7 +294,8 @@ end
 if U and U.wait > 0 then
   local admits, k = true, 1
   local tpmRemaining, tpmReset = math.huge, 0
-  local left = U.outside and math.huge or UP.remaining(U) -- what every level admits, unit-cost
+  -- what every level admits, unit-cost; none while the order keeps the call waiting
+  local left = U.outside and math.huge or U.O and U.O.denied and 0 or UP.remaining(U)
   for i = 1, n do
     local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
       struct.unpack(LEVEL, ARGV[1 + i])

@@ -49,6 +49,7 @@ if #ARGV[1] >= 24 + 9 * 8 and struct.unpack('<d', ARGV[1], 57) == 1 then
       O.first = true
     elseif first and U.wait == 0 then
       U.wait = pollMs
+      O.denied = true
     end
   end
 end
@@ -71,6 +72,9 @@ if U.wait == 0 then
     out[7], out[8] = math.max(0, U.L.tpmLimit - U.L.tpmSum), T.resetMs(U.L)
   end
   out[9] = U.counted
+end
+if O and O.denied then
+  out[5] = 0 -- none while the order keeps the call waiting
 end
 local f = {UP.figures(U)}
 for j = 1, 7 do
