@@ -928,19 +928,13 @@ local function orders()
     return true
   end
 
-  -- Takes out of the order the calls whose deadline passed (at most PURGE), and forgets tenants
-  -- neither backlogged nor served for ORDER_MEMORY_MS (at most FORGET).
-  function OR.purge(O)
-    if redis.call('EXISTS', O.base .. ':n') == 1 then
-      for _, id in ipairs(redis.call('ZRANGEBYSCORE', O.base .. ':d', '-inf', num(now),
-          'LIMIT', 0, PURGE)) do
-        OR.remove(O, id)
-      end
-    end
+  -- Forgets at most count tenants neither backlogged nor served for ORDER_MEMORY_MS: their
+  -- counters go (a tenant still backlogged is marked active instead).
+  local function forget(O, count)
     local idle = redis.call('ZRANGEBYSCORE', O.base .. ':a', '-inf',
-      num(now - ORDER_MEMORY_MS * unitsPerMs), 'LIMIT', 0, FORGET)
+      num(now - ORDER_MEMORY_MS * unitsPerMs), 'LIMIT', 0, count)
     if #idle > 0 then
-      local classes = redis.call('ZRANGE', O.base .. ':k', 0, -1)
+      local classes = O.idle and {} or redis.call('ZRANGE', O.base .. ':k', 0, -1)
       for _, tenant in ipairs(idle) do
         local waits = false
         for _, c in ipairs(classes) do
@@ -957,6 +951,18 @@ local function orders()
         end
       end
     end
+  end
+
+  -- Takes out of the order the calls whose deadline passed (at most PURGE), and forgets idle
+  -- tenants (at most FORGET).
+  function OR.purge(O)
+    if redis.call('EXISTS', O.base .. ':n') == 1 then
+      for _, id in ipairs(redis.call('ZRANGEBYSCORE', O.base .. ':d', '-inf', num(now),
+          'LIMIT', 0, PURGE)) do
+        OR.remove(O, id)
+      end
+    end
+    forget(O, FORGET)
   end
 
   -- The first waiting call whose deadline has not passed (nil: none waits), after the purge.
@@ -1052,6 +1058,9 @@ local function orders()
       OR.remove(O, O.waiter, true)
       return 2, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)),
         tonumber(w[1]), tonumber(w[2])
+    end
+    if O.idle then
+      forget(O, 2) -- more than one a call: the counters of tenants gone keep no memory
     end
     local backlogged = not O.idle
       and redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
