@@ -410,7 +410,8 @@ final class LuaRateLimitStore implements RateLimitStore {
    * caller's levels deny a call the upstream admitted. A root's counter that has reached the
    * upstream's id makes the call charge nothing on the root's slot; the upstream's charge is given
    * back and the call tried again with an id past the root's counter (at most {@value
-   * #CONFLICT_TRIES} times).
+   * #CONFLICT_TRIES} times). A call with a turn is gated and counted by the upstream's order in
+   * the first step; the count is undone with the charge (a waiting call goes back in its place).
    */
   private CompletableFuture<AcquireReply> submitAcross(Call call, long deadlineNanos, long floor,
       int tries) {

@@ -146,7 +146,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
       try {
         listener.accept(upstream);
       } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "an upstream order's listener failed", e);
+        LOG.log(Level.WARNING, "an upstream order's listener failed: {0}", e.toString());
       }
     }
   }
@@ -174,10 +174,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   public CompletionStage<String> enter(Upstream upstream, UpstreamTurn turn, Duration maxWait) {
     Args.notNull("upstream", upstream);
     Args.notNull("turn", turn);
-    Args.notNull("maxWait", maxWait);
-    if (maxWait.isNegative() || maxWait.isZero()) {
-      throw new IllegalArgumentException("maxWait must be positive, but was " + maxWait);
-    }
+    Args.positive("maxWait", maxWait);
     subscribed();
     String id = instance + "-" + ids.incrementAndGet();
     long waitMs = Math.max(1, (maxWait.toNanos() + 999_999) / 1_000_000);

@@ -15,7 +15,6 @@ import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -156,7 +155,7 @@ class RedisSharedUpstreamOrderTests {
           assertThat(reserve(store, u, turn("t" + i % 3)).allowed()).isTrue();
           order.signal("openai");
         }
-        Map<String, Long> calls = commandCalls(redis);
+        Map<String, Long> calls = TestRedis.commandCalls(redis);
         assertThat(calls).containsEntry("evalsha", 10L).containsEntry("exists", 10L);
         assertThat(calls).doesNotContainKey("publish");
         assertThat(heard).hasSize(10).containsOnly("openai");
@@ -250,17 +249,5 @@ class RedisSharedUpstreamOrderTests {
       }
       assertThat(charged).as("tenants charged for the admitted calls only").isEqualTo(limit);
     }
-  }
-
-  private static Map<String, Long> commandCalls(RedisCommands<String, String> redis) {
-    Map<String, Long> calls = new HashMap<>();
-    for (String line : redis.info("commandstats").split("\r?\n")) {
-      if (line.startsWith("cmdstat_")) {
-        String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-        String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(','));
-        calls.put(name, Long.parseLong(count));
-      }
-    }
-    return calls;
   }
 }
