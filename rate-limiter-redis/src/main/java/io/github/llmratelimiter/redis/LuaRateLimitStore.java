@@ -1030,12 +1030,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   @Override
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition) {
-    Call call = planReserve(levels, keys, cost, estimate, composition);
-    if (call.decided() != null) {
-      return CompletableFuture.completedFuture(call.decidedReservation());
-    }
-    return submit(call, System.nanoTime() + replies().maxWaitNanos())
-        .thenApply(reply -> decode(call, reply));
+    return submitPlanned(planReserve(levels, keys, cost, estimate, composition));
   }
 
   @Override
@@ -1047,7 +1042,11 @@ final class LuaRateLimitStore implements RateLimitStore {
   @Override
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream) {
-    Call call = planUpstream(levels, keys, cost, estimate, composition, upstream);
+    return submitPlanned(planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /** Sends a planned call without waiting (unless it needs no Redis) and decodes its reply. */
+  private CompletionStage<Reservation> submitPlanned(Call call) {
     if (call.decided() != null) {
       return CompletableFuture.completedFuture(call.decidedReservation());
     }
@@ -1675,12 +1674,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream,
       UpstreamTurn turn) {
-    Call call = planTurn(levels, keys, cost, estimate, composition, upstream, turn);
-    if (call.decided() != null) {
-      return CompletableFuture.completedFuture(call.decidedReservation());
-    }
-    return submit(call, System.nanoTime() + replies().maxWaitNanos())
-        .thenApply(reply -> decode(call, reply));
+    return submitPlanned(planTurn(levels, keys, cost, estimate, composition, upstream, turn));
   }
 
   /**
