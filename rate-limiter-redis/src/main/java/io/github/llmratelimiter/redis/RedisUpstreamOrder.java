@@ -20,6 +20,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +78,13 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   private final String instance;
   private final AtomicLong ids = new AtomicLong();
   private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
+  /** The listeners' thread: one daemon thread, started by a signal, ended after a second idle. */
+  private final ThreadPoolExecutor delivery = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS,
+      new LinkedBlockingQueue<>(), task -> {
+        Thread t = new Thread(task, "rate-limiter-redis-upstream-signals");
+        t.setDaemon(true);
+        return t;
+      });
   /** Per upstream name, the {@code System.nanoTime()} until which calls may wait for it. */
   private final ConcurrentHashMap<String, Long> waitingUntil = new ConcurrentHashMap<>();
   private @Nullable CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>>
@@ -140,14 +151,26 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
     }
   }
 
-  /** Tells every listener of this instance that an upstream may admit a call again. */
+  /**
+   * Tells every listener of this instance that an upstream may admit a call again, on the delivery
+   * thread: neither the signaller's thread nor Lettuce's event loop runs what the listeners do.
+   */
   private void tell(String upstream) {
-    for (Consumer<String> listener : listeners) {
-      try {
-        listener.accept(upstream);
-      } catch (RuntimeException e) {
-        LOG.log(Level.WARNING, "an upstream order's listener failed: {0}", e.toString());
-      }
+    if (listeners.isEmpty()) {
+      return;
+    }
+    try {
+      delivery.execute(() -> {
+        for (Consumer<String> listener : listeners) {
+          try {
+            listener.accept(upstream);
+          } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "an upstream order's listener failed: {0}", e.toString());
+          }
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      // closed: no listener is told any more
     }
   }
 
@@ -227,7 +250,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
    * and the breaker of the master that serves it is closed; every listener, this instance's
    * included, then hears it through the subscription (a publish that fails is dropped). Otherwise
    * no call waits anywhere as far as this instance heard: only this instance's listeners are
-   * told, on the caller's thread, and nothing is sent to Redis.
+   * told, and nothing is sent to Redis. Listeners are told on a thread of the order's own.
    */
   @Override
   public void signal(String upstream) {
@@ -276,6 +299,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
       subscription = null;
     }
     listeners.clear();
+    delivery.shutdown();
     if (s != null) {
       s.thenAccept(StatefulRedisPubSubConnection::closeAsync);
     }
