@@ -1060,10 +1060,15 @@ local function orders()
         tonumber(w[1]), tonumber(w[2])
     end
     if O.idle then
+      -- none waits: lifted to the class's last-left counter, served, and the last to leave
       forget(O, 2) -- more than one a call: the counters of tenants gone keep no memory
+      local c = math.max(OR.counter(O, O.tenant), before or 0) + amount
+      setCounter(O, O.tenant, c)
+      setLastLeft(O, O.class, c)
+      return 1, amount, before, c, 0, 0
     end
-    local backlogged = not O.idle
-      and redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
+    local backlogged =
+      redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
     local c = backlogged and OR.counter(O, O.tenant) or lift(O, O.tenant, O.class)
     setCounter(O, O.tenant, c + amount)
     if not backlogged then
