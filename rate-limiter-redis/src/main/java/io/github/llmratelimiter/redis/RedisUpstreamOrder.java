@@ -48,11 +48,11 @@ import org.jspecify.annotations.Nullable;
  * waiting call changes (one admitted or gone) while calls still wait; every instance subscribes
  * once, on a publish/subscribe connection of its own, and tells its listeners. A signal is
  * published only while this instance knows calls may wait for the upstream (else only its own
- * listeners are told, without Redis): {@code
- * order-enter.lua} publishes on the waiting channel ({@link RedisKeys#waitingChannel}) when a call
- * enters an empty order or waits past the horizon last published (at most twice the call's longest
- * wait ahead), so that no round trip is spent on a signal while no one waits. A message lost while
- * the subscription reconnects is covered by the listeners' poll ({@link #pollInterval}).
+ * listeners are told, without Redis): {@code order-enter.lua} publishes on the waiting channel
+ * ({@link RedisKeys#waitingChannel}) when a call enters an empty order or waits past the horizon
+ * last published (at most twice the call's longest wait ahead), so that no round trip is spent on
+ * a signal while no one waits. A message lost while the subscription reconnects is covered by the
+ * listeners' poll ({@link #pollInterval}).
  *
  * <p>Every call goes through the circuit breaker of the master that serves the upstream and
  * completes exceptionally, within the store's bounded wait, when Redis does not answer.
