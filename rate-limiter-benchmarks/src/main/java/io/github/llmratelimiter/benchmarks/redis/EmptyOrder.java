@@ -23,25 +23,27 @@ final class EmptyOrder {
   private EmptyOrder() {}
 
   /**
-   * Opens {@code store}'s order and waits until its client completed the {@code SUBSCRIBE} of the
-   * order's wake-ups, so that no command of the subscription falls among the measured calls.
+   * Opens {@code store}'s order and waits until a node lists the subscription to the order's
+   * wake-ups ({@code PUBSUB CHANNELS}), so that no command of the subscription's connection falls
+   * among the measured calls.
    *
-   * @param commands the counter of the store's client
+   * @param nodes administrative connections to every master
    * @return the order
    * @throws IllegalStateException if the store keeps no order or the subscription took too long
    * @throws InterruptedException if interrupted while waiting
    */
-  static UpstreamOrder open(RedisRateLimitStore store, CommandCounter commands)
+  static UpstreamOrder open(RedisRateLimitStore store, List<RedisInfo> nodes)
       throws InterruptedException {
     UpstreamOrder order = store.upstreamOrder();
     if (order == null) {
       throw new IllegalStateException("the Redis store keeps no upstream order");
     }
     long deadline = System.nanoTime() + SUBSCRIBED_WITHIN.toNanos();
-    while (commands.snapshot().getOrDefault("SUBSCRIBE", 0L) == 0) {
+    while (nodes.stream().allMatch(n -> n.commands().pubsubChannels("*:upstream-signal")
+        .isEmpty())) {
       if (System.nanoTime() - deadline > 0) {
         throw new IllegalStateException("the upstream order did not subscribe within "
-            + SUBSCRIBED_WITHIN + ": " + commands.snapshot());
+            + SUBSCRIBED_WITHIN);
       }
       Thread.sleep(10);
     }

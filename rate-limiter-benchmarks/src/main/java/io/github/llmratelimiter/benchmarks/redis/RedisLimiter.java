@@ -204,7 +204,7 @@ final class RedisLimiter implements AutoCloseable {
 
   /** Opens the store's upstream order as a gateway does, before the calls are counted. */
   void openOrder() throws InterruptedException {
-    order = EmptyOrder.open(store, commands);
+    order = EmptyOrder.open(store, List.of(info));
   }
 
   /**

@@ -113,7 +113,7 @@ public final class UpstreamPipelinedRun {
     try (RedisCluster cluster = RedisCluster.start(CLUSTER_MASTERS);
         RedisRateLimitStore store = RedisLimiter.measured(RedisRateLimitStore.cluster(
             cluster.seeds())).clientResources(resources).build()) {
-      UpstreamOrder order = turn ? EmptyOrder.open(store, commands) : null;
+      UpstreamOrder order = turn ? EmptyOrder.open(store, cluster.masters()) : null;
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
       CommandStats.Totals[] scripts = new CommandStats.Totals[2];
