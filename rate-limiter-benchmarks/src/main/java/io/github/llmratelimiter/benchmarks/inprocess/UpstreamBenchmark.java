@@ -174,7 +174,7 @@ public class UpstreamBenchmark {
     Reservation r = store.reserve(modelTokens, List.of(key), 1, estimate,
         Composition.SEQUENTIAL, upstream, turn);
     long remaining = settle(r);
-    order.settled(upstream, turn, actual.modelTokens());
+    order.settled(upstream, turn, actual.modelTokens()).toCompletableFuture().join();
     order.signal(UPSTREAM);
     return remaining;
   }
