@@ -9,6 +9,8 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import java.time.Duration;
@@ -26,16 +28,21 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
 /**
- * What an upstream, and an empty waiting room, add to a decision on the in-memory store, over
- * 10,000 keys in sequential composition: the same call without an upstream, with an upstream
- * (requests and model tokens per window, one state shared by every key) on the call, and with
- * the upstream through {@link UpstreamWaitingRoom#await(UpstreamWaitingRoom.Call,
- * UpstreamWaitingRoom.Attempt)} while no call waits (the call is tried at once).
+ * What an upstream, its shared fair order while no call waits, and an empty waiting room add to a
+ * decision on the in-memory store, over 10,000 keys in sequential composition: the same call
+ * without an upstream, with an upstream (requests and model tokens per window, one state shared
+ * by every key) on the call, with the upstream and the call's turn in the store's order ({@link
+ * RateLimitStore#reserve(List, List, double, Consumption, Composition, Upstream, UpstreamTurn)}:
+ * the store checks that no call waits and counts the tenant's service), and with the upstream
+ * through {@link UpstreamWaitingRoom#await(UpstreamWaitingRoom.Call, UpstreamWaitingRoom.Attempt)}
+ * while no call waits (the call is tried at once).
  *
  * <p>Two policies: a window and a bucket (the decision: one {@code reserve}), and the same with a
  * model-token window (the decision and its settlement: {@code reserve} of an estimate, then
- * {@code reconcile} with the usage, which settles the upstream's model tokens too). Every limit
- * admits every call of a run; a deny fails the run.
+ * {@code reconcile} with the usage, which settles the upstream's model tokens too; with a turn,
+ * also {@link UpstreamOrder#settled} and {@link UpstreamOrder#signal}, as the gateway does after a
+ * call). Every limit admits every call of a run; a deny fails the run, and so does a call left
+ * waiting in the room or in the order.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
@@ -48,6 +55,7 @@ public class UpstreamBenchmark {
   private static final Duration MAX_WAIT = Duration.ofSeconds(10);
 
   private RateLimitStore store;
+  private UpstreamOrder order;
   private List<Budget> windowBucket;
   private List<Budget> modelTokens;
   private Upstream upstream;
@@ -62,6 +70,11 @@ public class UpstreamBenchmark {
   @Setup
   public void setUp() {
     store = RateLimitStore.inMemory();
+    UpstreamOrder o = store.upstreamOrder();
+    if (o == null) {
+      throw new IllegalStateException("the in-memory store keeps no upstream order");
+    }
+    order = o;
     keys = Limits.keys("tenant", Limits.KEY_COUNT);
     WindowLimit window = new WindowLimit(Limits.ALLOW_WINDOW_LIMIT, Limits.ALLOW_WINDOW);
     BucketLimit bucket = new BucketLimit(Limits.ALLOW_TOKENS, Limits.ALLOW_REFILL_PER_SECOND);
@@ -79,9 +92,14 @@ public class UpstreamBenchmark {
         UpstreamWaitingRoom.DEFAULT_MAX_WAITERS, UpstreamWaitingRoom.DEFAULT_MEMORY);
   }
 
-  /** Closes the room and the store. */
+  /** Closes the room and the store; throws if a call waited in the room or in the order. */
   @TearDown
   public void tearDown() {
+    long inOrder = order.waiting(upstream).toCompletableFuture().join();
+    if (inOrder != 0) {
+      throw new IllegalStateException(inOrder + " calls waited in the upstream's order in a run"
+          + " where the upstream admits every call");
+    }
     if (room.waiting(UPSTREAM) != 0) {
       throw new IllegalStateException(room.waiting(UPSTREAM) + " calls waited in a run where"
           + " the upstream admits every call");
@@ -107,6 +125,18 @@ public class UpstreamBenchmark {
     return Check.allowed(r.decision()).remaining();
   }
 
+  /**
+   * Window and bucket, with the upstream and the call's turn in its order while no call waits:
+   * one decision, which also counts the tenant's service.
+   */
+  @Benchmark
+  public long windowBucketWithTurn(ThreadKeys t) {
+    String key = keys[t.next()];
+    Reservation r = store.reserve(windowBucket, List.of(key), 1, call, Composition.SEQUENTIAL,
+        upstream, turn(key, call));
+    return Check.allowed(r.decision()).remaining();
+  }
+
   /** Window and bucket, with the upstream, through the waiting room while no call waits. */
   @Benchmark
   public long windowBucketThroughEmptyRoom(ThreadKeys t) {
@@ -129,6 +159,24 @@ public class UpstreamBenchmark {
     Reservation r = store.reserve(modelTokens, List.of(keys[t.next()]), 1, estimate,
         Composition.SEQUENTIAL, upstream);
     return settle(r);
+  }
+
+  /**
+   * Window, bucket and model tokens, with the upstream and the call's turn in its order while no
+   * call waits: reserve (which counts the estimate in the tenant's counter), reconcile, the
+   * tenant's counter corrected with the usage in the order, and the order told that capacity may
+   * have freed, as after a call.
+   */
+  @Benchmark
+  public long modelTokensWithTurn(ThreadKeys t) {
+    String key = keys[t.next()];
+    UpstreamTurn turn = turn(key, estimate);
+    Reservation r = store.reserve(modelTokens, List.of(key), 1, estimate,
+        Composition.SEQUENTIAL, upstream, turn);
+    long remaining = settle(r);
+    order.settled(upstream, turn, actual.modelTokens()).toCompletableFuture().join();
+    order.signal(UPSTREAM);
+    return remaining;
   }
 
   /**
@@ -161,6 +209,11 @@ public class UpstreamBenchmark {
       throw new IllegalStateException("a call through an empty room was not decided at once");
     }
     return r;
+  }
+
+  /** The turn of a call of {@code key} that does not wait: its tenant, weight 1, class 0. */
+  private static UpstreamTurn turn(String key, Consumption consumption) {
+    return new UpstreamTurn(key, 1, 0, consumption.modelTokens(), null);
   }
 
   private long settle(Reservation r) {

@@ -34,6 +34,19 @@ public final class PipelinedRun {
     void decide(RedisLimiter redis, String key);
   }
 
+  /** What a case does on its limiter outside the counted calls. */
+  interface Around {
+
+    /** Nothing before or after. */
+    Around NONE = new Around() {};
+
+    /** Runs before the round trips are counted. */
+    default void before(RedisLimiter redis) throws InterruptedException {}
+
+    /** Checks the limiter after the round trips were checked, given the decisions made. */
+    default void after(RedisLimiter redis, long decisions) {}
+  }
+
   /**
    * Runs the four cases, one after the other.
    *
@@ -90,8 +103,20 @@ public final class PipelinedRun {
    */
   static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
       Decide decide) throws InterruptedException {
+    return run(warmup, measure, subject, what, decide, Around.NONE);
+  }
+
+  /**
+   * Runs one case like {@link #run(Duration, Duration, String, String, Decide)}, with {@code
+   * around} before the counted calls and after their check.
+   *
+   * @throws IllegalStateException also if {@code around}'s check fails
+   */
+  static LoadFigure run(Duration warmup, Duration measure, String subject, String what,
+      Decide decide, Around around) throws InterruptedException {
     try (RedisLimiter redis = new RedisLimiter();
         CommandStats stats = CommandStats.of(redis.server)) {
+      around.before(redis);
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
       CommandStats.Totals[] scripts = new CommandStats.Totals[2];
@@ -106,6 +131,7 @@ public final class PipelinedRun {
       });
       redis.checkNoErrors();
       double roundTrips = redis.roundTrips.verify(decisions.sum());
+      around.after(redis, decisions.sum());
       return figure(subject, what + ", 1,000 keys", r, cpu, roundTrips,
           (double) (scripts[1].usec() - scripts[0].usec())
               / (scripts[1].calls() - scripts[0].calls()));

@@ -17,6 +17,8 @@ import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.ZoneId;
 import java.util.List;
@@ -76,6 +78,8 @@ final class RedisLimiter implements AutoCloseable {
   final GatewayLimiter modelTokens;
   /** The model-token budget with two quotas, a daily cost and a monthly model-token one. */
   private final List<Budget> quotas;
+  /** The store's upstream order, once {@link #openOrder()} opened it. */
+  private @Nullable UpstreamOrder order;
 
   /**
    * A store's builder as every Redis benchmark measures it: failing closed with a long command
@@ -158,11 +162,62 @@ final class RedisLimiter implements AutoCloseable {
    */
   static Reservation reserved(RedisRateLimitStore store, boolean modelTokens, String key,
       @Nullable Upstream upstream) {
-    List<Budget> levels = modelTokens ? UPSTREAM_TOKEN_LEVELS : UPSTREAM_LEVELS;
-    Consumption estimate = modelTokens ? Consumption.ofCall(ESTIMATE, 0) : CALL;
+    List<Budget> levels = levels(modelTokens);
+    Consumption estimate = estimate(modelTokens);
     return admitted(store, upstream == null
         ? store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL)
         : store.reserve(levels, List.of(key), 1, estimate, Composition.SEQUENTIAL, upstream));
+  }
+
+  /**
+   * Decides one call of {@code key} on {@code store} with {@link #UPSTREAM} and the call's turn in
+   * its order (tenant {@code key}, weight 1, class 0, the call's estimate; not waiting), which
+   * must be admitted: one {@code reserve}, as the gateway sends it when the store keeps an order.
+   *
+   * @param modelTokens whether the call's levels limit model tokens ({@value #ESTIMATE} reserved
+   *     and counted in the tenant's service) or are a window and a bucket only (none counted)
+   */
+  static Reservation reservedInTurn(RedisRateLimitStore store, boolean modelTokens, String key) {
+    Consumption estimate = estimate(modelTokens);
+    return admitted(store, store.reserve(levels(modelTokens), List.of(key), 1, estimate,
+        Composition.SEQUENTIAL, UPSTREAM,
+        new UpstreamTurn(key, 1, 0, estimate.modelTokens(), null)));
+  }
+
+  /** {@link #reservedInTurn(RedisRateLimitStore, boolean, String)} on this limiter's store. */
+  Reservation reservedInTurn(boolean modelTokens, String key) {
+    return reservedInTurn(store, modelTokens, key);
+  }
+
+  /** The model tokens each call with a turn reserves and counts in its tenant's service. */
+  static long turnEstimate(boolean modelTokens) {
+    return estimate(modelTokens).modelTokens();
+  }
+
+  private static List<Budget> levels(boolean modelTokens) {
+    return modelTokens ? UPSTREAM_TOKEN_LEVELS : UPSTREAM_LEVELS;
+  }
+
+  private static Consumption estimate(boolean modelTokens) {
+    return modelTokens ? Consumption.ofCall(ESTIMATE, 0) : CALL;
+  }
+
+  /** Opens the store's upstream order as a gateway does, before the calls are counted. */
+  void openOrder() throws InterruptedException {
+    order = EmptyOrder.open(store, List.of(info));
+  }
+
+  /**
+   * Checks the order {@link #openOrder()} opened after {@code decisions} calls with a turn:
+   * {@link EmptyOrder#verify}.
+   */
+  void verifyOrder(long decisions, boolean modelTokens) {
+    UpstreamOrder o = order;
+    if (o == null) {
+      throw new IllegalStateException("the order was not opened");
+    }
+    EmptyOrder.verify(o, List.of(info), decisions, turnEstimate(modelTokens),
+        RedisStoreBenchmark.KEY_COUNT);
   }
 
   /** {@link #reserved(RedisRateLimitStore, boolean, String, Upstream)} on this limiter's store. */

@@ -3,6 +3,7 @@ package io.github.llmratelimiter.benchmarks.redis;
 import io.github.llmratelimiter.benchmarks.load.ClosedLoopLoad;
 import io.github.llmratelimiter.benchmarks.report.LoadFigure;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -14,19 +15,26 @@ import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What an upstream adds to a pipelined decision on Redis: {@value PipelinedRun#CONCURRENCY}
- * threads over 1,000 keys on one connection, as in {@link PipelinedRun}, the same {@code reserve}
- * without and with an upstream (requests and model tokens per window, one state for every key) on
- * the call.
+ * What an upstream, and its shared fair order while no call waits, add to a pipelined decision on
+ * Redis: {@value PipelinedRun#CONCURRENCY} threads over 1,000 keys on one connection, as in {@link
+ * PipelinedRun}, the same {@code reserve} without an upstream, with an upstream (requests and
+ * model tokens per window, one state for every key) on the call, and with the upstream and the
+ * call's turn in its order ({@code reserve} with an {@link io.github.llmratelimiter.core.UpstreamTurn},
+ * as the gateway sends every upstream call when the store keeps an order: the script checks that
+ * no call waits and counts the tenant's service).
  *
  * <p>On a standalone server, each case on a fresh {@code redis-server}, two policies: a window and
  * a bucket, and the same with model tokens (a {@code reserve} of an estimate); every case checks
- * exactly one round trip per decision, with the upstream too (a standalone server decides the
- * caller's levels and the upstream in one {@code EVALSHA}). On a Redis Cluster of {@value
- * #CLUSTER_MASTERS} masters, each case on a fresh Cluster, the window and bucket without and with
- * the upstream: the script calls per decision are counted (the client's, which must equal the
- * masters'), not required to be 1, since a decision whose upstream's slot differs from its root's
- * takes two.
+ * exactly one round trip per decision, with the upstream and the turn too (a standalone server
+ * decides the caller's levels, the upstream and its order in one {@code EVALSHA}). On a Redis
+ * Cluster of {@value #CLUSTER_MASTERS} masters, each case on a fresh Cluster, the window and
+ * bucket without the upstream, with it, and with it and the turn: the script calls per decision
+ * are counted (the client's, which must equal the masters'), not required to be 1, since a
+ * decision whose upstream's slot differs from its root's takes two.
+ *
+ * <p>The cases with a turn open the store's order first (subscribed to its wake-ups, as a gateway
+ * does), and check it after the run ({@link EmptyOrder#verify}): no call waits, each of the 1,000
+ * tenants has a counter, and the service counted is the decisions times the estimate.
  */
 public final class UpstreamPipelinedRun {
 
@@ -42,11 +50,12 @@ public final class UpstreamPipelinedRun {
    * @param warmup each case's warm-up
    * @param measure each case's measured period
    * @param cluster whether to run the Cluster cases
-   * @return the figures: window and bucket without and with the upstream, model tokens without
-   *     and with it, then on the Cluster window and bucket without and with it
+   * @return the figures: window and bucket without the upstream, with it and with it and the
+   *     turn, model tokens likewise, then on the Cluster window and bucket likewise
    * @throws InterruptedException if interrupted
    * @throws IllegalStateException if a decision was a deny, Redis failed, a standalone decision
-   *     took other than one round trip, or the client's and the Cluster's script counts differ
+   *     took other than one round trip, the client's and the Cluster's script counts differ, or
+   *     the order after a case with a turn is not as its calls left it
    */
   public static List<LoadFigure> run(Duration warmup, Duration measure, boolean cluster)
       throws InterruptedException {
@@ -55,22 +64,48 @@ public final class UpstreamPipelinedRun {
             (redis, key) -> redis.reserved(false, key, null)),
         PipelinedRun.run(warmup, measure, LoadFigure.REDIS_UPSTREAM, "window + bucket, upstream",
             (redis, key) -> redis.reserved(false, key, RedisLimiter.UPSTREAM)),
+        inTurn(warmup, measure, LoadFigure.REDIS_UPSTREAM_TURN, "window + bucket", false),
         PipelinedRun.run(warmup, measure, LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS,
             "window + bucket + model tokens (reserve)",
             (redis, key) -> redis.reserved(true, key, null)),
         PipelinedRun.run(warmup, measure, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS,
             "window + bucket + model tokens (reserve), upstream",
-            (redis, key) -> redis.reserved(true, key, RedisLimiter.UPSTREAM))));
+            (redis, key) -> redis.reserved(true, key, RedisLimiter.UPSTREAM)),
+        inTurn(warmup, measure, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS_TURN,
+            "window + bucket + model tokens (reserve)", true)));
     if (cluster) {
-      figures.add(cluster(warmup, measure, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, null));
+      figures.add(cluster(warmup, measure, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, null, false));
       figures.add(cluster(warmup, measure, LoadFigure.REDIS_CLUSTER_UPSTREAM,
-          RedisLimiter.UPSTREAM));
+          RedisLimiter.UPSTREAM, false));
+      figures.add(cluster(warmup, measure, LoadFigure.REDIS_CLUSTER_UPSTREAM_TURN,
+          RedisLimiter.UPSTREAM, true));
     }
     return figures;
   }
 
+  /** A standalone case of calls with the upstream and their turn in its order, none waiting. */
+  private static LoadFigure inTurn(Duration warmup, Duration measure, String subject,
+      String policy, boolean modelTokens) throws InterruptedException {
+    return PipelinedRun.run(warmup, measure, subject, policy + ", upstream, empty order (turn)",
+        (redis, key) -> redis.reservedInTurn(modelTokens, key), new PipelinedRun.Around() {
+          @Override
+          public void before(RedisLimiter redis) throws InterruptedException {
+            redis.openOrder();
+          }
+
+          @Override
+          public void after(RedisLimiter redis, long decisions) {
+            redis.verifyOrder(decisions, modelTokens);
+          }
+        });
+  }
+
+  /**
+   * A Cluster case of a window and a bucket: without an upstream ({@code upstream} null), with
+   * one, or with one and the call's turn in its order ({@code turn}).
+   */
   private static LoadFigure cluster(Duration warmup, Duration measure, String subject,
-      @Nullable Upstream upstream) throws InterruptedException {
+      @Nullable Upstream upstream, boolean turn) throws InterruptedException {
     System.out.println("# Redis Cluster of " + CLUSTER_MASTERS + " masters: " + subject);
     CommandCounter commands = new CommandCounter();
     ClientResources resources =
@@ -78,14 +113,20 @@ public final class UpstreamPipelinedRun {
     try (RedisCluster cluster = RedisCluster.start(CLUSTER_MASTERS);
         RedisRateLimitStore store = RedisLimiter.measured(RedisRateLimitStore.cluster(
             cluster.seeds())).clientResources(resources).build()) {
+      UpstreamOrder order = turn ? EmptyOrder.open(store, cluster.masters()) : null;
       LongAdder decisions = new LongAdder();
       double[] cpu = new double[2];
       CommandStats.Totals[] scripts = new CommandStats.Totals[2];
       CommandStats.Totals before = scripts(cluster);
       long clientBefore = ClusterScaleRun.clientScripts(commands);
       ClosedLoopLoad.Result r = ClosedLoopLoad.run(PipelinedRun.CONCURRENCY, warmup, measure,
-          PipelinedRun.overKeys(decisions, key -> RedisLimiter.reserved(store, false, key,
-              upstream)), () -> {
+          PipelinedRun.overKeys(decisions, key -> {
+            if (turn) {
+              RedisLimiter.reservedInTurn(store, false, key);
+            } else {
+              RedisLimiter.reserved(store, false, key, upstream);
+            }
+          }), () -> {
                 cpu[0] = ClusterScaleRun.cpuSeconds(cluster);
                 scripts[0] = scripts(cluster);
               }, () -> {
@@ -102,8 +143,13 @@ public final class UpstreamPipelinedRun {
             + "completed %d script calls (%s), the masters ran %d", decisions.sum(), client,
             commands.snapshot(), server));
       }
+      if (order != null) {
+        EmptyOrder.verify(order, cluster.masters(), decisions.sum(),
+            RedisLimiter.turnEstimate(false), RedisStoreBenchmark.KEY_COUNT);
+      }
       double roundTrips = (double) server / decisions.sum();
       return PipelinedRun.figure(subject, (upstream == null ? "window + bucket"
+              : turn ? "window + bucket, upstream, empty order (turn)"
               : "window + bucket, upstream") + ", 1,000 keys, Redis Cluster of " + CLUSTER_MASTERS
               + " masters", r, cpu, roundTrips,
           (double) (scripts[1].usec() - scripts[0].usec())

@@ -51,12 +51,29 @@ public record LoadFigure(
   /** Subject of the pipelined Redis run with model tokens and an upstream on the call. */
   public static final String REDIS_UPSTREAM_MODEL_TOKENS =
       "RedisStore pipelined, model tokens with upstream";
+  /**
+   * Subject of the pipelined Redis run of a window and a bucket with an upstream and the call's
+   * turn in its order, while no call waits.
+   */
+  public static final String REDIS_UPSTREAM_TURN = "RedisStore pipelined, with upstream and turn";
+  /**
+   * Subject of the pipelined Redis run with model tokens, an upstream and the call's turn in its
+   * order, while no call waits.
+   */
+  public static final String REDIS_UPSTREAM_MODEL_TOKENS_TURN =
+      "RedisStore pipelined, model tokens with upstream and turn";
   /** Subject of the pipelined Redis Cluster run of a window and a bucket, without upstream. */
   public static final String REDIS_CLUSTER_UPSTREAM_NONE =
       "RedisStore pipelined on a Cluster, without upstream";
   /** Subject of the pipelined Redis Cluster run of a window and a bucket with an upstream. */
   public static final String REDIS_CLUSTER_UPSTREAM =
       "RedisStore pipelined on a Cluster, with upstream";
+  /**
+   * Subject of the pipelined Redis Cluster run of a window and a bucket with an upstream and the
+   * call's turn in its order, while no call waits.
+   */
+  public static final String REDIS_CLUSTER_UPSTREAM_TURN =
+      "RedisStore pipelined on a Cluster, with upstream and turn";
   /**
    * Subject of the runs that renew the slots of calls in flight on Redis: its concurrency is the
    * calls in flight, its calls the renewal scripts, its server CPU the server's time in them.

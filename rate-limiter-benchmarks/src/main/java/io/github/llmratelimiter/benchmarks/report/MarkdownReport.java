@@ -22,8 +22,9 @@ public final class MarkdownReport {
       "tryAcquireDeniedBurstOneKey", "tryAcquireDeniedTenThousandKeys", "allowedThousandKeys",
       "allowedTwoLevelsOneKey", "tryAcquireTwoLevelsOneKey", "tryAcquireDeniedOneKey",
       "reserveAndSettleWithoutQuotas", "reserveAndSettleWithTwoQuotas", "decideAndSettle", "adviseCall",
-      "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketThroughEmptyRoom",
-      "modelTokensWithoutUpstream", "modelTokensWithUpstream", "modelTokensThroughEmptyRoom");
+      "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketWithTurn",
+      "windowBucketThroughEmptyRoom", "modelTokensWithoutUpstream", "modelTokensWithUpstream",
+      "modelTokensWithTurn", "modelTokensThroughEmptyRoom");
 
   /**
    * Everything about a run besides its figures.
@@ -322,9 +323,9 @@ public final class MarkdownReport {
   }
 
   /**
-   * What an upstream, and the waiting room while no call waits, add to a decision: in memory per
-   * policy and thread count, and on a standalone Redis pipelined, each against the same decision
-   * without an upstream measured in the same run.
+   * What an upstream, its shared order and the waiting room while no call waits add to a
+   * decision: in memory per policy and thread count, and on Redis pipelined (standalone and
+   * Cluster), each against the same decision without an upstream measured in the same run.
    */
   private static void upstreams(StringBuilder md, List<Figure> figures, List<LoadFigure> loads) {
     StringBuilder inProcess = new StringBuilder();
@@ -334,31 +335,42 @@ public final class MarkdownReport {
             policy + "WithoutUpstream", threads);
         Optional<Figure> with = Targets.find(figures, "Upstream", "", policy + "WithUpstream",
             threads);
+        Optional<Figure> turn = Targets.find(figures, "Upstream", "", policy + "WithTurn",
+            threads);
         Optional<Figure> room = Targets.find(figures, "Upstream", "",
             policy + "ThroughEmptyRoom", threads);
-        if (without.isEmpty() || with.isEmpty() || room.isEmpty()) {
+        if (without.isEmpty() || with.isEmpty() || turn.isEmpty() || room.isEmpty()) {
           continue;
         }
         double a = nanos(without.get());
         double b = nanos(with.get());
+        double t = nanos(turn.get());
         double c = nanos(room.get());
         inProcess.append(String.format(Locale.ROOT,
-            "| %s | %d | %s | %s | %.2f | %+.0f ns | %s | %.2f | %+.0f ns |%n",
+            "| %s | %d | %s | %s | %.2f | %+.0f ns | %s | %.2f | %+.0f ns | %s | %.2f | %+.0f ns |%n",
             policy.equals("windowBucket") ? "window + bucket (decision)"
                 : "window + bucket + model tokens (decision and settlement)", threads,
-            nanosCell(without.get()), nanosCell(with.get()), b / a, b - a, nanosCell(room.get()),
-            c / b, c - b));
+            nanosCell(without.get()), nanosCell(with.get()), b / a, b - a, nanosCell(turn.get()),
+            t / a, t - b, nanosCell(room.get()), c / b, c - b));
       }
     }
     List<LoadFigure[]> pairs = new ArrayList<>();
     List<String> labels = new ArrayList<>();
     String clusterLabel = "Cluster of " + UpstreamPipelinedRun.CLUSTER_MASTERS
         + " masters: window + bucket";
+    String turnLabel = ", with the turn (empty order)";
     for (String[] pair : new String[][] {
         {"standalone: window + bucket", LoadFigure.REDIS_UPSTREAM_NONE, LoadFigure.REDIS_UPSTREAM},
+        {"standalone: window + bucket" + turnLabel, LoadFigure.REDIS_UPSTREAM_NONE,
+            LoadFigure.REDIS_UPSTREAM_TURN},
         {"standalone: window + bucket + model tokens (reserve)",
             LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS},
-        {clusterLabel, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, LoadFigure.REDIS_CLUSTER_UPSTREAM}}) {
+        {"standalone: window + bucket + model tokens (reserve)" + turnLabel,
+            LoadFigure.REDIS_UPSTREAM_NONE_MODEL_TOKENS,
+            LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS_TURN},
+        {clusterLabel, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, LoadFigure.REDIS_CLUSTER_UPSTREAM},
+        {clusterLabel + turnLabel, LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE,
+            LoadFigure.REDIS_CLUSTER_UPSTREAM_TURN}}) {
       Optional<LoadFigure> without = load(loads, pair[1]);
       Optional<LoadFigure> with = load(loads, pair[2]);
       if (without.isPresent() && with.isPresent()) {
@@ -375,10 +387,16 @@ public final class MarkdownReport {
         .append("model tokens per window, one state for all keys) adds to a decision, against the ")
         .append("same decision without it measured in the same run; its limits admit every call ")
         .append("of a run (a deny fails the run), its window is as short as the callers' so that ")
-        .append("its one hot log stays small.\n");
+        .append("its one hot log stays small. A call \"with the turn\" also carries its place ")
+        .append("in the upstream's shared fair order (`reserve` with an `UpstreamTurn`, as the ")
+        .append("gateway sends every upstream call when the store keeps an order): while no call ")
+        .append("waits (the empty order measured here) the store checks that none waits and ")
+        .append("counts the call's estimate in its tenant's service, in the same atomic step.\n");
     if (inProcess.length() > 0) {
       md.append("\nIn memory, `UpstreamBenchmark`, over 10,000 keys, sequential composition: the ")
-          .append("same `reserve` without the upstream and with it on the call, and with it ")
+          .append("same `reserve` without the upstream, with it on the call, with it and the ")
+          .append("call's turn (with model tokens the order's counter is also corrected with the ")
+          .append("usage, `UpstreamOrder.settled`, and signalled, as after a call), and with it ")
           .append("through `UpstreamWaitingRoom.await` while no call waits for the upstream (the ")
           .append("call is tried at once; with model tokens the room's counter is also corrected ")
           .append("with the usage and told that capacity may have freed, as after a call). Time ")
@@ -387,8 +405,9 @@ public final class MarkdownReport {
           .append("a ratio is the row's time ÷ the baseline's ")
           .append("(above 1: slower); at 2 threads both threads share the upstream's one state.\n\n")
           .append("| Policy | Threads | without upstream | with upstream | with ÷ without | ")
-          .append("added | through the empty room | room ÷ with | added |\n")
-          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+          .append("added | with the turn (empty order) | turn ÷ without | added to with | ")
+          .append("through the empty room | room ÷ with | added |\n")
+          .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
           .append(inProcess);
     }
     if (!pairs.isEmpty()) {
@@ -398,7 +417,11 @@ public final class MarkdownReport {
           .append(UpstreamPipelinedRun.CLUSTER_MASTERS).append(" masters, ")
           .append(String.format(Locale.ROOT, "%.0f s", pairs.get(0)[0].seconds()))
           .append(" measured after a warm-up), the same `reserve` without the upstream, then ")
-          .append("with it. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
+          .append("with it, then with it and the call's turn (the store's order opened first, ")
+          .append("subscribed to its wake-ups as a gateway's; after the run no call waits, each ")
+          .append("of the 1,000 tenants has a counter and the service counted is the decisions ")
+          .append("times the estimate, or the run fails); each row compares one of these with ")
+          .append("the case without the upstream. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
           .append("measured period per decision: it includes reading the commands and writing ")
           .append("the replies, so it also depends on how many commands each read brings; the ")
           .append("time in the script is `usec` ÷ `calls` of `EVALSHA` and `EVAL` in `INFO ")

@@ -13,7 +13,10 @@ public final class Suite {
   private static final String IN_PROCESS =
       "\\.inprocess\\.(GatewayLimiter|HierarchicalLimiter|Quota|SpringAiAdvisor|Bucket4j|Resilience4j|Guava|Naive)Benchmark\\.";
 
-  /** Without and with an upstream, and through the empty waiting room: one thread and two. */
+  /**
+   * Without an upstream, with one, with one and the call's turn in its empty order, and through the
+   * empty waiting room: one thread and two.
+   */
   private static final String UPSTREAMS = "\\.inprocess\\.UpstreamBenchmark\\.";
 
   private static final String REDIS =
@@ -41,7 +44,10 @@ public final class Suite {
   /** The pipelined Redis run, by the name {@code --only} matches. */
   public static final String PIPELINED = "io.github.llmratelimiter.benchmarks.redis.PipelinedRun";
 
-  /** The pipelined Redis runs without and with an upstream, by the name {@code --only} matches. */
+  /**
+   * The pipelined Redis runs without an upstream, with one, and with one and the call's turn in its
+   * empty order, by the name {@code --only} matches.
+   */
   public static final String UPSTREAMS_PIPELINED =
       "io.github.llmratelimiter.benchmarks.redis.UpstreamPipelinedRun";
 

@@ -270,18 +270,24 @@ public final class Targets {
   }
 
   /** Adds the reserve-then-commit ratio of the same case to a sequential outcome. */
-  /** A standalone Redis decides a call and its upstream in one round trip, nobody waiting. */
+  /**
+   * A standalone Redis decides a call and its upstream in one round trip, nobody waiting, with the
+   * call's turn in the upstream's order too.
+   */
   private static Outcome upstreamTrips(List<LoadFigure> loads) {
     String target = "4. Redis with an upstream on the call, standalone: exactly one round trip "
-        + "per decision (nobody waiting)";
+        + "per decision (nobody waiting), with the call's turn in the upstream's order too";
     List<String> parts = new ArrayList<>();
     boolean one = true;
-    for (String subject : List.of(LoadFigure.REDIS_UPSTREAM, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS)) {
+    for (String subject : List.of(LoadFigure.REDIS_UPSTREAM, LoadFigure.REDIS_UPSTREAM_TURN,
+        LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS, LoadFigure.REDIS_UPSTREAM_MODEL_TOKENS_TURN)) {
       Optional<LoadFigure> f = load(loads, subject);
       if (f.isPresent()) {
+        String scenario = f.get().scenario();
+        String policy = scenario.substring(0, scenario.indexOf(", upstream"));
         parts.add(String.format(Locale.ROOT, "%.3f commands per decision, %s (%,d decisions)",
-            f.get().roundTripsPerDecision(), f.get().scenario().substring(0,
-                f.get().scenario().indexOf(", upstream")), f.get().calls()));
+            f.get().roundTripsPerDecision(), scenario.contains("(turn)")
+                ? policy + ", with the turn" : policy, f.get().calls()));
         one &= f.get().roundTripsPerDecision() == 1.0;
       }
     }

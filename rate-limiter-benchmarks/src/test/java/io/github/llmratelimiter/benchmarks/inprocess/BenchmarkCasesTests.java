@@ -75,8 +75,9 @@ class BenchmarkCasesTests {
     UpstreamBenchmark b = new UpstreamBenchmark();
     b.setUp();
     assertThat(callAll(b, keys(thread(0, 1)))).containsExactlyInAnyOrder(
-        "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketThroughEmptyRoom",
-        "modelTokensWithoutUpstream", "modelTokensWithUpstream", "modelTokensThroughEmptyRoom");
+        "windowBucketWithoutUpstream", "windowBucketWithUpstream", "windowBucketWithTurn",
+        "windowBucketThroughEmptyRoom", "modelTokensWithoutUpstream", "modelTokensWithUpstream",
+        "modelTokensWithTurn", "modelTokensThroughEmptyRoom");
     b.tearDown(); // throws if a call waited
   }
 

@@ -292,9 +292,11 @@ class MarkdownReportTests {
     List<Figure> figures = List.of(
         new Figure("Upstream", "", "windowBucketWithoutUpstream", 1, 5e6, 0.1e6, 48),
         new Figure("Upstream", "", "windowBucketWithUpstream", 1, 4e6, 0.1e6, 64),
+        new Figure("Upstream", "", "windowBucketWithTurn", 1, 3.2e6, 0.1e6, 96),
         new Figure("Upstream", "", "windowBucketThroughEmptyRoom", 1, 2.5e6, 0.05e6, 200),
         new Figure("Upstream", "", "modelTokensWithoutUpstream", 2, 4e6, 0.1e6, 48),
         new Figure("Upstream", "", "modelTokensWithUpstream", 2, 2e6, 0.1e6, 64),
+        new Figure("Upstream", "", "modelTokensWithTurn", 2, 1.6e6, 0.1e6, 120),
         new Figure("Upstream", "", "modelTokensThroughEmptyRoom", 2, 1e6, 0.1e6, 300),
         // no baseline of its own in this run: no row
         new Figure("Upstream", "", "windowBucketWithUpstream", 2, 4e6, 0.1e6, 64));
@@ -303,27 +305,41 @@ class MarkdownReportTests {
             32, 10, 400_000, 40_000, 0.5, 2.0, 80, 1.0, 9.5),
         new LoadFigure(LoadFigure.REDIS_UPSTREAM, "window + bucket, upstream, 1,000 keys", 32, 10,
             320_000, 32_000, 0.6, 2.5, 96, 1.0, 14.0),
+        new LoadFigure(LoadFigure.REDIS_UPSTREAM_TURN,
+            "window + bucket, upstream, empty order (turn), 1,000 keys", 32, 10, 280_000, 28_000,
+            0.7, 2.8, 112, 1.0, 17.0),
         new LoadFigure(LoadFigure.REDIS_CLUSTER_UPSTREAM_NONE, "window + bucket, Cluster", 32, 10,
             300_000, 30_000, 0.7, 3.0, 150, 1.0, 10.0),
         new LoadFigure(LoadFigure.REDIS_CLUSTER_UPSTREAM, "window + bucket, upstream, Cluster", 32,
-            10, 150_000, 15_000, 1.4, 6.0, 160, 2.0, 18.0));
+            10, 150_000, 15_000, 1.4, 6.0, 160, 2.0, 18.0),
+        new LoadFigure(LoadFigure.REDIS_CLUSTER_UPSTREAM_TURN,
+            "window + bucket, upstream, empty order (turn), Cluster", 32, 10, 120_000, 12_000,
+            1.6, 7.0, 170, 2.0, 22.0));
     String md = MarkdownReport.render(figures, loads, List.of(), List.of(), List.of(), List.of(),
         CONTEXT);
     assertThat(md).contains("## Upstreams",
         "| window + bucket (decision) | 1 | 200 ± 4 ns, 48.0 B | 250 ± 6 ns, 64.0 B | 1.25 | "
-            + "+50 ns | 400 ± 8 ns, 200.0 B | 1.60 | +150 ns |",
+            + "+50 ns | 313 ± 10 ns, 96.0 B | 1.56 | +63 ns | 400 ± 8 ns, 200.0 B | 1.60 | +150 ns |",
         "| window + bucket + model tokens (decision and settlement) | 2 | 500 ± 13 ns, 48.0 B | "
-            + "1000 ± 50 ns, 64.0 B | 2.00 | +500 ns | 2000 ± 200 ns, 300.0 B | 2.00 | +1000 ns |",
+            + "1000 ± 50 ns, 64.0 B | 2.00 | +500 ns | 1250 ± 78 ns, 120.0 B | 2.50 | +250 ns | "
+            + "2000 ± 200 ns, 300.0 B | 2.00 | +1000 ns |",
         "| standalone: window + bucket | 40,000 | 32,000 | 0.80 | 0.500 / 0.600 ms | 2.000 / "
             + "2.500 ms | 20.0 / 30.0 µs | 9.5 / 14.0 µs | +4.5 µs | 1.000 / 1.000 |",
+        "| standalone: window + bucket, with the turn (empty order) | 40,000 | 28,000 | 0.70 | "
+            + "0.500 / 0.700 ms | 2.000 / 2.800 ms | 20.0 / 40.0 µs | 9.5 / 17.0 µs | +7.5 µs | "
+            + "1.000 / 1.000 |",
         "| Cluster of 3 masters: window + bucket | 30,000 | 15,000 | 0.50 | 0.700 / 1.400 ms | "
             + "3.000 / 6.000 ms | 50.0 / 106.7 µs | 10.0 / 18.0 µs | +8.0 µs | 1.000 / 2.000 |",
+        "| Cluster of 3 masters: window + bucket, with the turn (empty order) | 30,000 | 12,000 | "
+            + "0.40 | 0.700 / 1.600 ms | 3.000 / 7.000 ms | 50.0 / 141.7 µs | 10.0 / 22.0 µs | "
+            + "+12.0 µs | 1.000 / 2.000 |",
         "two round trips", "Measured above");
     assertThat(md.lines().filter(l -> l.startsWith("| window + bucket (decision) | 2"))).isEmpty();
     assertThat(outcome(Targets.userPaths(figures, loads, List.of(), List.of(), List.of()),
         "4. Redis with an upstream")).satisfies(o -> {
           assertThat(o.measured()).isEqualTo("1.000 commands per decision, window + bucket "
-              + "(320,000 decisions)");
+              + "(320,000 decisions); 1.000 commands per decision, window + bucket, with the turn "
+              + "(280,000 decisions)");
           assertThat(o.verdict()).isEqualTo("met");
         });
     assertThat(outcome(Targets.userPaths(figures, List.of(), List.of(), List.of(), List.of()),
