@@ -10,6 +10,8 @@ import java.util.Collection;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -24,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * the tables' global order (their registration order in this store), so two calls can never wait on
  * each other in a cycle. A call to an {@link Upstream} locks the upstream's entry (its budget's one
  * key) in the same order, and then the monitor of what its provider's reports left ({@link
- * UpstreamState}), which {@link #report} takes alone.
+ * UpstreamState}), which {@link #report} and the upstream's order ({@link InMemoryUpstreamOrder})
+ * take alone: a call with a turn checks the order, leaves it and is counted under that monitor, in
+ * the same step as its decision.
  *
  * <p>Calls do no housekeeping. A {@link MaintenanceScheduler} runs {@link #cleanUp()}, which
  * examines at most {@code maintenanceStep} entries per run across the budgets: it drops idle keys
@@ -56,6 +60,8 @@ final class InMemoryStore implements RateLimitStore {
   private final ConcurrentHashMap<Upstream, Budget> upstreamBudgets = new ConcurrentHashMap<>();
   /** Per upstream name, what its provider's reports left. */
   private final ConcurrentHashMap<String, UpstreamState> upstreams = new ConcurrentHashMap<>();
+  /** The fair order of the upstreams' waiting calls. */
+  private final InMemoryUpstreamOrder order;
   private final InMemoryAdministration administration;
   private final QuotaFile quotaFile;
   /** The table (its position in the tables' order) that the next maintenance step continues. */
@@ -77,6 +83,7 @@ final class InMemoryStore implements RateLimitStore {
     this.maintenanceStep = (int) Args.positive("maintenanceStep", maintenanceStep);
     this.administration = new InMemoryAdministration(this, plans, ticker);
     this.quotaFile = new QuotaFile(quotaBook, wallClock);
+    this.order = new InMemoryUpstreamOrder(this, ticker);
   }
 
   /** A store that {@code scheduler} maintains, {@value #DEFAULT_MAINTENANCE_STEP} entries a step. */
@@ -430,16 +437,46 @@ final class InMemoryStore implements RateLimitStore {
 
   /**
    * The upstream's budget as a last level after the caller's: its table (the configured limits),
-   * the state its provider's reports left, and the caller's tables and keys with it appended.
+   * the state its provider's reports left, the caller's tables and keys with it appended, and the
+   * call's turn in the upstream's order (null: the call ignores the order).
    */
   private record UpstreamCall(BudgetTable table, UpstreamState state, BudgetTable[] tables,
-      List<String> keys, List<Budget> levels) {}
+      List<String> keys, List<Budget> levels, @Nullable UpstreamTurn turn) {}
 
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition, Upstream upstream) {
+    return reserve(levels, keys, cost, estimate, composition, upstream, null, false);
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    return reserve(levels, keys, cost, estimate, composition, upstream, turn, true);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream,
+      UpstreamTurn turn) {
+    return CompletableFuture.completedFuture(
+        reserve(levels, keys, cost, estimate, composition, upstream, turn, true));
+  }
+
+  @Override
+  public UpstreamOrder upstreamOrder() {
+    return order;
+  }
+
+  /** A call to an upstream, in its order when {@code ordered} (then {@code turn} is required). */
+  private Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream,
+      @Nullable UpstreamTurn turn, boolean ordered) {
     checkReserve(levels, keys, cost, estimate, composition);
     Args.notNull("upstream", upstream);
+    if (ordered) {
+      Args.notNull("turn", turn);
+    }
     for (int i = 0; i < levels.size(); i++) {
       if (Upstream.isUpstream(levels.get(i))) {
         throw new IllegalArgumentException("levels must be the caller's budgets, but levels[" + i
@@ -468,7 +505,7 @@ final class InMemoryStore implements RateLimitStore {
           0);
     }
     UpstreamCall up = new UpstreamCall(table, upstreamState(upstream.name(), budget), all, allKeys,
-        allLevels);
+        allLevels, turn);
     return (Reservation) decideAll(tables, lockOrder(all), keys, cost, estimate.modelTokens(),
         quotas ? estimate : null, composition, true, false, up);
   }
@@ -498,12 +535,17 @@ final class InMemoryStore implements RateLimitStore {
     return s != null ? s : upstreams.computeIfAbsent(name, n -> new UpstreamState(budget));
   }
 
+  /** The report state and order of {@code upstream}, created if need be. */
+  UpstreamState upstreamState(Upstream upstream) {
+    Budget budget = table(upstreamBudget(upstream)).budget; // the name's limits: the same defaults
+    return upstreamState(upstream.name(), budget);
+  }
+
   @Override
   public void report(Upstream upstream, ProviderReport report) {
     Args.notNull("upstream", upstream);
     Args.notNull("report", report);
-    Budget budget = table(upstreamBudget(upstream)).budget; // the name's limits: the same defaults
-    UpstreamState s = upstreamState(upstream.name(), budget);
+    UpstreamState s = upstreamState(upstream);
     synchronized (s) {
       s.apply(report, ticker.read());
     }
@@ -899,7 +941,10 @@ final class InMemoryStore implements RateLimitStore {
    * sequential run charges them all), the call is denied {@link Reason#UPSTREAM_LIMIT} with
    * nothing charged anywhere. Otherwise the levels decide as without an upstream, and if they
    * admit the call, the upstream, which admits it too, is charged: its window, its model tokens,
-   * its slot and the counts its provider reported.
+   * its slot and the counts its provider reported. A call with a turn that the upstream's order
+   * does not admit (calls wait, and the turn does not name the first) is denied as one the
+   * upstream has no room for, its wait the order's poll interval when the upstream has room; an
+   * admitted call with a turn leaves the order and is counted in it.
    */
   private Reservation decideWithUpstream(BudgetTable[] tables, KeyEntry first, long now,
       List<String> keys, double cost, long estimate, long id, @Nullable QuotaCall quotas,
@@ -914,13 +959,18 @@ final class InMemoryStore implements RateLimitStore {
     all[n] = ut;
     ut.normalize(ue, now);
     long wait = upstreamWaitMs(ut, ue, up.state, now, estimate);
+    boolean outOfTurn = false;
+    if (wait == 0 && up.turn != null && !up.state.queue().admits(up.turn, now)) {
+      wait = order.pollInterval().toMillis();
+      outOfTurn = true;
+    }
     if (wait > 0) {
       KeyEntry e = first;
       for (int i = 0; i < n; i++, e = e.held) {
         tables[i].normalize(e, now);
       }
       if (!denies(tables, first, cost, estimate) && (quotas == null || !quotas.deniesAny())) {
-        long remaining = upstreamRemaining(ut, ue, up.state, now);
+        long remaining = outOfTurn ? 0 : upstreamRemaining(ut, ue, up.state, now);
         e = first;
         for (int i = 0; i < n; i++, e = e.held) {
           remaining = Math.min(remaining, tables[i].remaining(e));
@@ -940,6 +990,9 @@ final class InMemoryStore implements RateLimitStore {
     ut.chargeModelTokens(ue, now, estimate, id);
     ut.takeSlot(ue, now, id);
     up.state.admitted(now, estimate);
+    if (up.turn != null) {
+      up.state.queue().admitted(up.turn, now);
+    }
     Decision allowed = allowed(all, first, now);
     long reported = upstreamRemaining(ut, ue, up.state, now);
     if (reported < allowed.remaining()) {

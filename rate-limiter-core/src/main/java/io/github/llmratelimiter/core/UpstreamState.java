@@ -7,10 +7,14 @@ import org.jspecify.annotations.Nullable;
  * What the provider's reports left of one upstream's state in the in-memory store: how long it is
  * closed, the requests and model tokens it admits until their resets, and the lower limits it
  * reported. The upstream's window, model tokens and slots live in its budget's entry; this holds
- * only what a {@link ProviderReport} changes. Every method is called with this object's monitor
- * held, on the store's ticker (nanoseconds).
+ * only what a {@link ProviderReport} changes, and the fair order of the calls waiting for the
+ * upstream ({@link #queue()}). Every method is called with this object's monitor held, on the
+ * store's ticker (nanoseconds).
  */
 final class UpstreamState {
+
+  /** The upstream's waiting calls and its tenants' counters, under this object's monitor. */
+  private final UpstreamQueue queue = new UpstreamQueue();
 
   /** The longest a report holds: a year. */
   private static final Duration LONGEST = Duration.ofDays(365);
@@ -28,6 +32,11 @@ final class UpstreamState {
 
   UpstreamState(Budget configured) {
     this.budget = configured;
+  }
+
+  /** The fair order of the calls waiting for the upstream. */
+  UpstreamQueue queue() {
+    return queue;
   }
 
   /** The budget whose limits the upstream's window and model tokens are decided against. */
