@@ -1,0 +1,144 @@
+package io.github.llmratelimiter.gateway;
+
+import io.github.llmratelimiter.core.Budget;
+import io.github.llmratelimiter.core.Composition;
+import io.github.llmratelimiter.core.Consumption;
+import io.github.llmratelimiter.core.ProviderReport;
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Reservation;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamStatus;
+import io.github.llmratelimiter.core.UpstreamTurn;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A store that hands every operation, its upstreams' included, to another, and gives its upstream
+ * order with the wake-ups told on a {@link ManualScheduler} (at once, on the thread that advances
+ * time) instead of the order's own delivery thread, so that a test on a driven clock runs on one
+ * thread. Everything else of the order (its ids, its counters, the gate in the store's admission)
+ * is the other store's. Without an order, it keeps none: every room orders its own calls.
+ */
+final class DrivenOrderStore extends ForwardingStore {
+
+  private final @Nullable UpstreamOrder order;
+
+  /**
+   * Creates the store.
+   *
+   * @param delegate the store that decides
+   * @param scheduler tells the order's listeners, or {@code null} for a store that keeps no order
+   */
+  DrivenOrderStore(RateLimitStore delegate, @Nullable ManualScheduler scheduler) {
+    super(delegate);
+    UpstreamOrder real = delegate.upstreamOrder();
+    this.order = scheduler == null || real == null ? null : new Driven(real, scheduler);
+  }
+
+  @Override
+  public @Nullable UpstreamOrder upstreamOrder() {
+    return order;
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream) {
+    return delegate.reserve(levels, keys, cost, estimate, composition, upstream);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    return delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream);
+  }
+
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    return order == null ? delegate.reserve(levels, keys, cost, estimate, composition, upstream)
+        : delegate.reserve(levels, keys, cost, estimate, composition, upstream, turn);
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream,
+      UpstreamTurn turn) {
+    return order == null
+        ? delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream)
+        : delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream, turn);
+  }
+
+  @Override
+  public void reconcile(Reservation reservation, Consumption actual) {
+    delegate.reconcile(reservation, actual);
+  }
+
+  @Override
+  public void report(Upstream upstream, ProviderReport report) {
+    delegate.report(upstream, report);
+  }
+
+  @Override
+  public UpstreamStatus upstreamStatus(Upstream upstream) {
+    return delegate.upstreamStatus(upstream);
+  }
+
+  /** The other store's order, its wake-ups told on the scheduler. */
+  private static final class Driven implements UpstreamOrder {
+    private final UpstreamOrder real;
+    private final ManualScheduler scheduler;
+    private final CopyOnWriteArrayList<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
+
+    Driven(UpstreamOrder real, ManualScheduler scheduler) {
+      this.real = real;
+      this.scheduler = scheduler;
+    }
+
+    @Override
+    public CompletionStage<String> enter(Upstream upstream, UpstreamTurn turn, Duration maxWait) {
+      return real.enter(upstream, turn, maxWait);
+    }
+
+    @Override
+    public CompletionStage<Void> leave(Upstream upstream, String waiter) {
+      return real.leave(upstream, waiter);
+    }
+
+    @Override
+    public CompletionStage<Optional<String>> first(Upstream upstream) {
+      return real.first(upstream);
+    }
+
+    @Override
+    public CompletionStage<Void> settled(Upstream upstream, UpstreamTurn turn, long actual) {
+      return real.settled(upstream, turn, actual);
+    }
+
+    @Override
+    public void signal(String upstream) {
+      scheduler.schedule(() -> listeners.forEach(l -> l.accept(upstream)), 0);
+    }
+
+    @Override
+    public AutoCloseable listen(Consumer<String> listener) {
+      listeners.add(listener);
+      return () -> listeners.remove(listener);
+    }
+
+    @Override
+    public CompletionStage<Long> waiting(Upstream upstream) {
+      return real.waiting(upstream);
+    }
+
+    @Override
+    public Duration pollInterval() {
+      return real.pollInterval();
+    }
+  }
+}
