@@ -799,19 +799,26 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   private void wake(Line line) {
     for (;;) {
       boolean handOff;
+      boolean empty;
       synchronized (line) {
         if (line.attempting) {
           line.signalled = true;
           return;
         }
-        if (line.size == 0) { // nobody waits here: the order is not asked
-          return;
-        }
-        line.attempting = true;
-        line.signalled = false;
-        line.heard = now();
         handOff = line.handOff;
         line.handOff = false;
+        empty = line.size == 0;
+        if (!empty) {
+          line.attempting = true;
+          line.signalled = false;
+          line.heard = now();
+        }
+      }
+      if (empty) { // nobody waits here: the order is not asked
+        if (handOff) { // but the call first now may wait on another instance
+          capacityMayHaveFreed(line.target.name());
+        }
+        return;
       }
       Step step = new Step();
       turn(line, handOff, step);

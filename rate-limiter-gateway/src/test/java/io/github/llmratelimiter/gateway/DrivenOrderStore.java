@@ -13,6 +13,7 @@ import io.github.llmratelimiter.core.UpstreamTurn;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
@@ -23,11 +24,18 @@ import org.jspecify.annotations.Nullable;
  * order with the wake-ups told on a {@link ManualScheduler} (at once, on the thread that advances
  * time) instead of the order's own delivery thread, so that a test on a driven clock runs on one
  * thread. Everything else of the order (its ids, its counters, the gate in the store's admission)
- * is the other store's. Without an order, it keeps none: every room orders its own calls.
+ * is the other store's. Without an order, it keeps none: every room orders its own calls. A test
+ * may count the order's {@code first} calls, drop its signals, or make it fail (a store down).
  */
 final class DrivenOrderStore extends ForwardingStore {
 
-  private final @Nullable UpstreamOrder order;
+  private final @Nullable Driven order;
+  /** How many times the order was asked for its first call. */
+  volatile int firsts;
+  /** Whether signals are dropped (a subscription that reconnects). */
+  volatile boolean dropSignals;
+  /** Whether every call of the order fails, as on a store that does not answer. */
+  volatile boolean failing;
 
   /**
    * Creates the store.
@@ -90,7 +98,7 @@ final class DrivenOrderStore extends ForwardingStore {
   }
 
   /** The other store's order, its wake-ups told on the scheduler. */
-  private static final class Driven implements UpstreamOrder {
+  private final class Driven implements UpstreamOrder {
     private final UpstreamOrder real;
     private final ManualScheduler scheduler;
     private final CopyOnWriteArrayList<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
@@ -102,17 +110,22 @@ final class DrivenOrderStore extends ForwardingStore {
 
     @Override
     public CompletionStage<String> enter(Upstream upstream, UpstreamTurn turn, Duration maxWait) {
-      return real.enter(upstream, turn, maxWait);
+      return failing ? down() : real.enter(upstream, turn, maxWait);
     }
 
     @Override
     public CompletionStage<Void> leave(Upstream upstream, String waiter) {
-      return real.leave(upstream, waiter);
+      return failing ? down() : real.leave(upstream, waiter);
     }
 
     @Override
     public CompletionStage<Optional<String>> first(Upstream upstream) {
-      return real.first(upstream);
+      firsts++;
+      return failing ? down() : real.first(upstream);
+    }
+
+    private <T> CompletionStage<T> down() {
+      return CompletableFuture.failedFuture(new IllegalStateException("the order is down"));
     }
 
     @Override
@@ -122,6 +135,9 @@ final class DrivenOrderStore extends ForwardingStore {
 
     @Override
     public void signal(String upstream) {
+      if (dropSignals) {
+        return;
+      }
       scheduler.schedule(() -> listeners.forEach(l -> l.accept(upstream)), 0);
     }
 
