@@ -32,6 +32,9 @@ final class DrivenOrderStore extends ForwardingStore {
   private final @Nullable Driven order;
   /** How many times the order was asked for its first call. */
   volatile int firsts;
+  /** The settlements the order was told, and the upstream decisions the store took. */
+  volatile int settles;
+  volatile int decisions;
   /** Whether signals are dropped (a subscription that reconnects). */
   volatile boolean dropSignals;
   /** Whether every call of the order fails, as on a store that does not answer. */
@@ -57,18 +60,21 @@ final class DrivenOrderStore extends ForwardingStore {
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition, Upstream upstream) {
+    decisions++;
     return delegate.reserve(levels, keys, cost, estimate, composition, upstream);
   }
 
   @Override
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream) {
+    decisions++;
     return delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream);
   }
 
   @Override
   public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    decisions++;
     return order == null ? delegate.reserve(levels, keys, cost, estimate, composition, upstream)
         : delegate.reserve(levels, keys, cost, estimate, composition, upstream, turn);
   }
@@ -77,6 +83,7 @@ final class DrivenOrderStore extends ForwardingStore {
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream,
       UpstreamTurn turn) {
+    decisions++;
     return order == null
         ? delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream)
         : delegate.reserveAsync(levels, keys, cost, estimate, composition, upstream, turn);
@@ -130,6 +137,7 @@ final class DrivenOrderStore extends ForwardingStore {
 
     @Override
     public CompletionStage<Void> settled(Upstream upstream, UpstreamTurn turn, long actual) {
+      settles++;
       return real.settled(upstream, turn, actual);
     }
 

@@ -332,7 +332,7 @@ class UpstreamWaitingInstancesSimulationTests {
   /** What one run measured. */
   record Run(double quiet1, double quiet2, long floodExcess, long received, long refused,
       long accepted, long tokensUsed, long calls, long allBackloggedMs, int notAllWaiting,
-      long refusedA, long refusedB) {
+      long refusedA, long refusedB, int decisions, int firsts) {
 
     double used() {
       return Math.max((double) accepted / (5 * RPM), (double) tokensUsed / (5 * TPM));
@@ -345,15 +345,17 @@ class UpstreamWaitingInstancesSimulationTests {
     String line(String name) {
       return String.format("%s: quiet %.4f, %.4f (fair 0.3333); flooder at most %d tokens above"
           + " its share; provider received %d, refused %d (%.2f %%; A %d, B %d), used %.3f (%d"
-          + " calls, %d tokens); %d calls sent; all waiting from %d ms, %d samples not",
+          + " calls, %d tokens); %d calls sent; %d store decisions and %d asks of the order's first"
+          + " call; all waiting from %d ms, %d samples not",
           name, quiet1, quiet2, floodExcess, received, refused, 100 * refusedShare(), refusedA,
-          refusedB, used(), accepted, tokensUsed, calls, allBackloggedMs, notAllWaiting);
+          refusedB, used(), accepted, tokensUsed, calls, decisions, firsts, allBackloggedMs,
+          notAllWaiting);
     }
   }
 
   private Run run(boolean sharedOrder, Split split, int jitter) {
     jitterMs = jitter;
-    RateLimitStore store = new DrivenOrderStore(inMemory, sharedOrder ? scheduler : null);
+    DrivenOrderStore store = new DrivenOrderStore(inMemory, sharedOrder ? scheduler : null);
     Instance a = new Instance("A", store, sharedOrder);
     Instance b = new Instance("B", store, sharedOrder);
     instances.add(a);
@@ -374,7 +376,7 @@ class UpstreamWaitingInstancesSimulationTests {
     return new Run(share("quiet1"), share("quiet2"), worstFloodExcess, provider.received,
         provider.refused, provider.accepted, provider.tokensUsed,
         all[0].calls + all[1].calls + all[2].calls, (allBacklogged - start) / MS,
-        samplesNotAllBacklogged, a.provider429s, b.provider429s);
+        samplesNotAllBacklogged, a.provider429s, b.provider429s, store.decisions, store.firsts);
   }
 
   private double share(String tenant) {

@@ -8,6 +8,7 @@ import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Consumption;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -115,7 +116,11 @@ class UpstreamWaitingOrderTests {
   }
 
   private long inOrder() {
-    return store.upstreamOrder().waiting(up).toCompletableFuture().join();
+    return inOrder(up);
+  }
+
+  private long inOrder(Upstream upstream) {
+    return store.upstreamOrder().waiting(upstream).toCompletableFuture().join();
   }
 
   /** Gives back a call's slot and says so from one room, as the gateway does; runs the wake-ups. */
@@ -235,6 +240,41 @@ class UpstreamWaitingOrderTests {
     assertThat(a2.join().decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
     assertThat(endings).containsExactly(
         UpstreamWaitingRoom.Ending.ADMITTED, UpstreamWaitingRoom.Ending.TIMED_OUT);
+  }
+
+  @Test
+  void theEnforcerDecidesEveryUpstreamCallInTheOrderAndSettlesItThere() {
+    Upstream tokens = new Upstream("azure", null, ModelTokenLimit.perMinute(100_000),
+        ConcurrencyLimit.of(1));
+    UpstreamWaitingRoom room = new UpstreamWaitingRoom(scheduler.ticker(), scheduler, Map.of(),
+        100, UpstreamWaitingRoom.DEFAULT_MEMORY, (call, ending, nanos) -> { },
+        store.upstreamOrder(), List.of(tokens));
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
+        .policy("chat", KeyScope.API_KEY, tenantBudget)
+        .policy("batch", KeyScope.API_KEY, tenantBudget)
+        .defaultPolicy("chat")
+        .build();
+    UpstreamRoutes routes = UpstreamRoutes.builder()
+        .upstream(tokens, List.of(), List.of("chat", "batch")).build();
+    UpstreamWaits waits = new UpstreamWaits(Map.of("chat", Duration.ofSeconds(30)), Map.of(),
+        Map.of(), Map.of(), Duration.ZERO); // batch: no wait
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY,
+        List::of, RateLimitPlanResolver.fixed(policies.defaultPlan()), routes, room, waits);
+
+    RateLimitOutcome first = enforcer.acquire("chat", RateLimitKey.of("t1", null), 1, () -> 100);
+    CompletableFuture<RateLimitOutcome> waiting = enforcer.acquireAsync(
+        "chat", RateLimitKey.of("t2", null), 1, () -> 100).toCompletableFuture();
+    assertThat(inOrder(tokens)).isEqualTo(1);
+    first.slots().release(); // the slot is free, but t2 is first in the order
+
+    RateLimitOutcome batch = enforcer.acquire("batch", RateLimitKey.of("t3", null), 1, () -> 100);
+    assertThat(batch.decision().reason()).isEqualTo(Reason.UPSTREAM_LIMIT);
+    scheduler.advanceMillis(0);
+    assertThat(waiting.join().decision().allowed()).isTrue();
+    assertThat(inOrder(tokens)).isZero();
+
+    first.modelTokens().settle(40L, false);
+    assertThat(store.settles).isEqualTo(1);
   }
 
   @Test
