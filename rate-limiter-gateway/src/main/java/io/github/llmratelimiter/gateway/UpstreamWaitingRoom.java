@@ -917,21 +917,17 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         return;
       }
       boolean in;
-      boolean due = false;
       synchronized (line) {
         in = w.queued;
         if (in) {
           w.id = id;
           line.byId.put(id, w);
-          due = line.retryAt - now() <= 0;
         }
       }
-      if (!in) { // it left before the order answered
+      if (in) { // tried when its line wakes: its deny's retry, a signal, or the poll
+        poll(line);
+      } else { // it left before the order answered
         leave(target, id);
-      } else if (due) {
-        wake(line);
-      } else {
-        poll(line); // the upstream's deny lapses later: its retry wakes the line
       }
     });
   }
