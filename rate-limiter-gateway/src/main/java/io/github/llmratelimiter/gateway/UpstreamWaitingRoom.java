@@ -1342,6 +1342,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     Line(int maxWaiters, @Nullable Upstream target) {
       this.maxWaiters = maxWaiters;
       this.target = target;
+      this.heard = now();
     }
     long retryDue;
     /** When the upstream's last deny lapses (in the past before the first one). */
