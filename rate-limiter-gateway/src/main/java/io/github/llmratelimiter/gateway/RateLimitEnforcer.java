@@ -299,32 +299,8 @@ public final class RateLimitEnforcer {
     assert r != null && call.upstream != null;
     return r.await(new UpstreamWaitingRoom.Call(call.upstream.name(), call.tenant(), call.weight,
             call.priority, call.estimate, call.maxWait),
-        new UpstreamWaitingRoom.Attempt<>() {
-          @Override
-          public CompletionStage<RateLimitOutcome> attempt() {
-            return RateLimitEnforcer.this.attempt(call, cost, null);
-          }
-
-          @Override
-          public CompletionStage<RateLimitOutcome> attempt(String waiter) {
-            return RateLimitEnforcer.this.attempt(call, cost, waiter);
-          }
-
-          @Override
-          public Decision decision(RateLimitOutcome result) {
-            return result.decision();
-          }
-
-          @Override
-          public RateLimitOutcome denied(long retryAfterMs) {
-            return call.upstreamDeny(retryAfterMs);
-          }
-
-          @Override
-          public void abandon(RateLimitOutcome admitted) {
-            admitted.abandon();
-          }
-        });
+        UpstreamWaitingRoom.Attempt.inOrder(waiter -> attempt(call, cost, waiter),
+            RateLimitOutcome::decision, call::upstreamDeny, RateLimitOutcome::abandon));
   }
 
   /**

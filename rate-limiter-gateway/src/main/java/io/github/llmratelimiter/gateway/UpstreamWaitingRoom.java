@@ -1143,13 +1143,40 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         Function<? super X, Decision> decision, LongFunction<? extends X> denied,
         Consumer<? super X> abandon) {
       Args.notNull("attempt", attempt);
+      return inOrder(waiter -> attempt.get(), decision, denied, abandon);
+    }
+
+    /**
+     * Returns an attempt made of its four parts whose decision takes the call's turn in the
+     * store's shared order ({@link #attempt(String)}).
+     *
+     * @param <X> the result of one attempt
+     * @param attempt decides the call once, given the id the order gave it, or {@code null} for a
+     *     call not (yet) in the order ({@link #attempt()})
+     * @param decision the decision a result holds ({@link #decision})
+     * @param denied makes the deny of a call never tried, from the wait in milliseconds ({@link
+     *     #denied})
+     * @param abandon gives back an admission whose caller left ({@link #abandon})
+     * @return the attempt
+     * @throws IllegalArgumentException if an argument is null
+     */
+    static <X> Attempt<X> inOrder(
+        Function<@Nullable String, ? extends CompletionStage<X>> attempt,
+        Function<? super X, Decision> decision, LongFunction<? extends X> denied,
+        Consumer<? super X> abandon) {
+      Args.notNull("attempt", attempt);
       Args.notNull("decision", decision);
       Args.notNull("denied", denied);
       Args.notNull("abandon", abandon);
       return new Attempt<>() {
         @Override
         public CompletionStage<X> attempt() {
-          return attempt.get();
+          return attempt.apply(null);
+        }
+
+        @Override
+        public CompletionStage<X> attempt(String waiter) {
+          return attempt.apply(waiter);
         }
 
         @Override

@@ -14,7 +14,6 @@ import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -41,7 +40,7 @@ class UpstreamWaitingInstancesSimulationTests {
   private static final long TPM = 6_000;
   private static final Upstream STAND_IN =
       new Upstream(UP, WindowLimit.perMinute(RPM), ModelTokenLimit.perMinute(TPM), null);
-  private static final long MINUTE = Duration.ofMinutes(1).toNanos();
+  private static final long MINUTE = SlidingMinute.MINUTE;
   private static final long MS = 1_000_000L;
   /** Every call's estimate: its input and its {@code max_tokens}; it uses 50 to 150 of them. */
   private static final long ESTIMATE = 150;
@@ -86,19 +85,7 @@ class UpstreamWaitingInstancesSimulationTests {
    * wait until the call would fit.
    */
   final class Provider {
-    final class Entry {
-      final long at;
-      long tokens;
-
-      Entry(long at, long tokens) {
-        this.at = at;
-        this.tokens = tokens;
-      }
-    }
-
-    private final ArrayDeque<Entry> window = new ArrayDeque<>();
-    int rpm = RPM;
-    long tpm = TPM;
+    final SlidingMinute minute = new SlidingMinute(RPM, TPM);
     long received;
     long accepted;
     long refused;
@@ -113,21 +100,14 @@ class UpstreamWaitingInstancesSimulationTests {
     long checkFrom = Long.MAX_VALUE;
     private final ArrayDeque<Long> acceptedTimes = new ArrayDeque<>();
 
-    /** One answer: its status and headers, and the accepted call's place in the window. */
-    record Answer(int status, Map<String, List<String>> headers, Entry entry) {}
+    /** One answer: its status and headers, and the accepted call's place in the minute. */
+    record Answer(int status, Map<String, List<String>> headers, SlidingMinute.Entry entry) {}
 
     Answer receive(long estimate) {
       long now = ticker.read();
-      for (Iterator<Entry> it = window.iterator(); it.hasNext(); ) {
-        if (now - it.next().at >= MINUTE) {
-          it.remove();
-        }
-      }
       received++;
-      long tokens = window.stream().mapToLong(e -> e.tokens).sum();
-      if (window.size() < rpm && tokens + estimate <= tpm) {
-        Entry e = new Entry(now, estimate);
-        window.add(e);
+      SlidingMinute.Entry e = minute.accept(now, estimate);
+      if (e != null) {
         accepted++;
         acceptedSinceMark++;
         countAccepted(now);
@@ -135,19 +115,9 @@ class UpstreamWaitingInstancesSimulationTests {
       }
       refused++;
       refusedSinceMark++;
-      long free = Long.MIN_VALUE; // the first instant at which enough calls have left the minute
-      int requests = window.size();
-      long held = tokens;
-      for (Entry e : window) {
-        if (requests < rpm && held + estimate <= tpm) {
-          break;
-        }
-        requests--;
-        held -= e.tokens;
-        free = e.at + MINUTE;
-      }
       Map<String, List<String>> h = headers(now);
-      h.put(ProviderHeaders.RETRY_AFTER_MS, List.of(Long.toString(Math.max(1, (free - now) / MS))));
+      h.put(ProviderHeaders.RETRY_AFTER_MS,
+          List.of(Long.toString(Math.max(1, (minute.freeAt(estimate) - now) / MS))));
       return new Answer(429, h, null);
     }
 
@@ -163,15 +133,16 @@ class UpstreamWaitingInstancesSimulationTests {
     }
 
     private Map<String, List<String>> headers(long now) {
-      long tokens = window.stream().mapToLong(e -> e.tokens).sum();
-      long reset = window.isEmpty() ? 0 : Math.max(1, (window.peekFirst().at + MINUTE - now) / MS);
+      SlidingMinute.Entry oldest = minute.oldest();
+      long reset = oldest == null ? 0 : Math.max(1, (oldest.at + MINUTE - now) / MS);
       Map<String, List<String>> h = new LinkedHashMap<>();
-      h.put(ProviderHeaders.LIMIT_REQUESTS, List.of(Integer.toString(rpm)));
+      h.put(ProviderHeaders.LIMIT_REQUESTS, List.of(Integer.toString(minute.requests)));
       h.put(ProviderHeaders.REMAINING_REQUESTS,
-          List.of(Integer.toString(Math.max(0, rpm - window.size()))));
+          List.of(Integer.toString(Math.max(0, minute.requests - minute.size()))));
       h.put(ProviderHeaders.RESET_REQUESTS, List.of(reset + "ms"));
-      h.put(ProviderHeaders.LIMIT_TOKENS, List.of(Long.toString(tpm)));
-      h.put(ProviderHeaders.REMAINING_TOKENS, List.of(Long.toString(Math.max(0, tpm - tokens))));
+      h.put(ProviderHeaders.LIMIT_TOKENS, List.of(Long.toString(minute.tokens)));
+      h.put(ProviderHeaders.REMAINING_TOKENS,
+          List.of(Long.toString(Math.max(0, minute.tokens - minute.held()))));
       h.put(ProviderHeaders.RESET_TOKENS, List.of(reset + "ms"));
       return h;
     }
@@ -274,7 +245,7 @@ class UpstreamWaitingInstancesSimulationTests {
           at.provider429sAfterSaid++;
         }
       }
-      if (provider.said == 0 && provider.rpm < RPM) {
+      if (provider.said == 0 && provider.minute.requests < RPM) {
         provider.said = ticker.read(); // the first answer that names the lower limit
       }
       at.enforcer.report(STAND_IN, report, answer.status());
@@ -441,8 +412,8 @@ class UpstreamWaitingInstancesSimulationTests {
     assertThat(provider.refused).isLessThanOrEqualTo(2);
 
     long before = a.provider429s + b.provider429s;
-    provider.rpm = 30; // from now on its headers say 30 and 3,000
-    provider.tpm = 3_000;
+    provider.minute.requests = 30; // from now on its headers say 30 and 3,000
+    provider.minute.tokens = 3_000;
     provider.mark();
     long lowered = ticker.read();
     provider.checkFrom = lowered + MINUTE; // one reset interval later: within the lower limit

@@ -60,48 +60,16 @@ class UpstreamWaitingOrderTests {
   }
 
   /** Decides a call against its tenant's budget and the upstream, with its turn in the order. */
-  private final class TurnAttempt implements UpstreamWaitingRoom.Attempt<Reservation> {
-    final RateLimitStore decides;
-    final String tenant;
-    final UpstreamTurn turn;
-
-    TurnAttempt(RateLimitStore decides, String tenant) {
-      this.decides = decides;
-      this.tenant = tenant;
-      this.turn = new UpstreamTurn(tenant, 1, 0, 100, null);
-    }
-
-    @Override
-    public CompletionStage<Reservation> attempt() {
-      return reserve(turn);
-    }
-
-    @Override
-    public CompletionStage<Reservation> attempt(String waiter) {
-      return reserve(turn.waiting(waiter));
-    }
-
-    private CompletionStage<Reservation> reserve(UpstreamTurn t) {
+  private UpstreamWaitingRoom.Attempt<Reservation> attempt(RateLimitStore decides, String tenant) {
+    UpstreamTurn turn = new UpstreamTurn(tenant, 1, 0, 100, null);
+    return UpstreamWaitingRoom.Attempt.inOrder(waiter -> {
       attempts++;
       return decides.reserveAsync(List.of(tenantBudget), List.of(tenant), 1,
-          Consumption.ofCall(100, 0), Composition.SEQUENTIAL, up, t);
-    }
-
-    @Override
-    public Decision decision(Reservation result) {
-      return result.decision();
-    }
-
-    @Override
-    public Reservation denied(long retryAfterMs) {
-      return new Reservation(Decision.retryableDeny(Reason.UPSTREAM_LIMIT, 0, retryAfterMs,
-          retryAfterMs, up.budget().name()), List.of(tenantBudget), List.of(tenant), 0, 0, 0, 0);
-    }
-
-    @Override
-    public void abandon(Reservation admitted) {
-      decides.release(admitted);
-    }
+          Consumption.ofCall(100, 0), Composition.SEQUENTIAL, up,
+          waiter == null ? turn : turn.waiting(waiter));
+    }, Reservation::decision, ms -> new Reservation(Decision.retryableDeny(Reason.UPSTREAM_LIMIT,
+        0, ms, ms, up.budget().name()), List.of(tenantBudget), List.of(tenant), 0, 0, 0, 0),
+        decides::release);
   }
 
   private CompletableFuture<Reservation> call(UpstreamWaitingRoom room, String tenant,
@@ -112,7 +80,7 @@ class UpstreamWaitingOrderTests {
   private CompletableFuture<Reservation> call(UpstreamWaitingRoom room, RateLimitStore decides,
       String tenant, Duration maxWait) {
     return room.await(new UpstreamWaitingRoom.Call(up.name(), tenant, 1, 0, 100, maxWait),
-        new TurnAttempt(decides, tenant)).toCompletableFuture();
+        attempt(decides, tenant)).toCompletableFuture();
   }
 
   private long inOrder() {
