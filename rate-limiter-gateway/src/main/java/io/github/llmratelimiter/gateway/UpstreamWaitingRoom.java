@@ -815,7 +815,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         }
       }
       if (empty) { // nobody waits here: the order is not asked
-        if (handOff) { // but the call first now may wait on another instance
+        if (handOff) { // but the first call may wait on another instance
           capacityMayHaveFreed(line.target.name());
         }
         return;
