@@ -34,11 +34,12 @@ final class InMemoryUpstreamOrder implements UpstreamOrder {
     UpstreamState s = state(upstream);
     Args.notNull("turn", turn);
     long nanos = Args.nanos("maxWait", maxWait);
-    String id = "w" + Long.toString(ids.incrementAndGet(), 36);
     synchronized (s) {
+      // numbered under the monitor: an upstream's ids grow in the order its calls enter
+      String id = "w" + Long.toString(ids.incrementAndGet(), 36);
       s.queue().enter(id, turn, nanos, ticker.read());
+      return CompletableFuture.completedFuture(id);
     }
-    return CompletableFuture.completedFuture(id);
   }
 
   @Override

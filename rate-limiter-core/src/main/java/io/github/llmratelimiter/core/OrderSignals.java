@@ -13,8 +13,9 @@ import java.util.function.Consumer;
  * The wake-ups of the in-memory store's upstream order: the listeners of one JVM, told on a
  * delivery thread of their own.
  *
- * <p>A signal returns at once: the listeners are told on one daemon thread, which starts with the
- * first signal that finds a listener and ends after a second idle (so nothing has to be closed).
+ * <p>A signal returns at once: the listeners are told on one daemon thread shared by the in-memory
+ * stores of the JVM, which starts with a signal that finds a listener and ends after a second idle
+ * (so nothing has to be closed).
  * The signaller is often a call that just gave back a slot, possibly on an event loop; whatever the
  * listeners run to resume their waiting calls neither runs on nor delays its thread. Signals of one
  * upstream that arrive while one of its deliveries is pending are told once. A listener that
@@ -43,12 +44,16 @@ final class OrderSignals {
   private final CopyOnWriteArrayList<Registration> listeners = new CopyOnWriteArrayList<>();
   /** The upstreams with a delivery queued and not yet started. */
   private final Set<String> pending = ConcurrentHashMap.newKeySet();
-  private final ThreadPoolExecutor delivery = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS,
-      new LinkedBlockingQueue<>(), r -> {
-        Thread t = new Thread(r, "rate-limiter-upstream-signals");
-        t.setDaemon(true);
-        return t;
-      });
+
+  /** The delivery thread of every in-memory store's signals, made on first use. */
+  private static final class Delivery {
+    static final ThreadPoolExecutor EXECUTOR = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS,
+        new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "rate-limiter-upstream-signals");
+          t.setDaemon(true);
+          return t;
+        });
+  }
 
   /** Registers a listener; the handle's {@code close} removes it. */
   AutoCloseable listen(Consumer<String> listener) {
@@ -63,7 +68,7 @@ final class OrderSignals {
     if (listeners.isEmpty() || !pending.add(upstream)) {
       return;
     }
-    delivery.execute(() -> {
+    Delivery.EXECUTOR.execute(() -> {
       pending.remove(upstream); // a signal from now on queues a delivery of its own
       for (Registration r : listeners) {
         tell(r, upstream);

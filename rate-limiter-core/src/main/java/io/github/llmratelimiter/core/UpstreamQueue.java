@@ -74,8 +74,7 @@ final class UpstreamQueue {
   /** The lanes of one priority class, least counter first, and its last-left counter. */
   private static final class PriorityClass {
     /** By counter, then by the entry of the lane's earliest call (unique). */
-    final TreeSet<Lane> backlog = new TreeSet<>(
-        Comparator.<Lane>comparingDouble(l -> l.tenant.counter).thenComparingLong(Lane::headSeq));
+    final TreeSet<Lane> backlog = new TreeSet<>(BY_COUNTER);
     final Map<String, Lane> lanes = new HashMap<>();
     /** The counter of the last tenant that left the backlog (0 before any left). */
     double lastLeft;
@@ -96,14 +95,25 @@ final class UpstreamQueue {
     }
   }
 
+  /** Lanes by their tenant's counter, then by the entry of their earliest call (unique). */
+  private static final Comparator<Lane> BY_COUNTER = (a, b) -> {
+    int c = Double.compare(a.tenant.counter, b.tenant.counter);
+    return c != 0 ? c : Long.compare(a.headSeq(), b.headSeq());
+  };
+
+  /** Waiting calls by deadline, then by entry (unique). */
+  private static final Comparator<Waiter> BY_DEADLINE = (a, b) -> {
+    int c = Long.signum(a.deadline - b.deadline); // ticker readings: compared by difference
+    return c != 0 ? c : Long.compare(a.seq, b.seq);
+  };
+
   /** Per priority class, lowest (first served) first. */
   private final TreeMap<Integer, PriorityClass> classes = new TreeMap<>();
   /** The known tenants, the one touched longest ago first. */
   private final LinkedHashMap<String, Tenant> tenants = new LinkedHashMap<>();
   private final Map<String, Waiter> waiters = new HashMap<>();
   /** The waiting calls by deadline, then entry. */
-  private final TreeSet<Waiter> deadlines = new TreeSet<>(
-      Comparator.<Waiter>comparingLong(w -> w.deadline).thenComparingLong(w -> w.seq));
+  private final TreeSet<Waiter> deadlines = new TreeSet<>(BY_DEADLINE);
   private long entered;
 
   /** Puts call {@code id} of {@code turn} in the order at {@code now}, for {@code maxWait} ns. */

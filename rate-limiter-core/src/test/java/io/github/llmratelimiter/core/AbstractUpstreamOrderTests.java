@@ -244,6 +244,11 @@ public abstract class AbstractUpstreamOrderTests extends StoreTckSupport {
     enter(OPENAI, "x1", turn("x", 100)); // lifted from 600 to b's 1000
     // unlifted, b (100, 200) would pass x (600) twice
     assertThat(drain(OPENAI)).containsExactly("b1", "x1", "b2");
+    // b left last, served to 1200: y is lifted to 1200, and x (1100) to y's 1200
+    enterMany(OPENAI, turn("y", 100), 2);
+    enter(OPENAI, "x2", turn("x", 100));
+    // lifted only to a's 1000, y (1100) would pass x (1100) on the tie
+    assertThat(drain(OPENAI)).containsExactly("y1", "x2", "y2");
   }
 
   @Test
