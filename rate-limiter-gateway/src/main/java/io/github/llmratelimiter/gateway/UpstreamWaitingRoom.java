@@ -746,10 +746,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       if (failure != null || d.allowed()) {
         next = true;
         ended = true;
+        line.handOff = true; // the next call may be another instance's: it hears of it
         if (mine) {
           if (failure == null) {
             line.serve(w.tenant, w.service(), now); // before it leaves: the counter it leaves with
-            line.handOff = true; // the next call may be another instance's: it hears of it
           }
           line.remove(w);
         }
@@ -764,6 +764,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       } else {
         next = true;
         ended = true;
+        line.handOff = true;
         if (mine) {
           line.remove(w);
         }

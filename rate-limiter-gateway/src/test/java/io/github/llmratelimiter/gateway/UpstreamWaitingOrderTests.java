@@ -61,10 +61,15 @@ class UpstreamWaitingOrderTests {
 
   /** Decides a call against its tenant's budget and the upstream, with its turn in the order. */
   private UpstreamWaitingRoom.Attempt<Reservation> attempt(RateLimitStore decides, String tenant) {
+    return attempt(decides, tenant, tenantBudget);
+  }
+
+  private UpstreamWaitingRoom.Attempt<Reservation> attempt(
+      RateLimitStore decides, String tenant, Budget own) {
     UpstreamTurn turn = new UpstreamTurn(tenant, 1, 0, 100, null);
     return UpstreamWaitingRoom.Attempt.inOrder(waiter -> {
       attempts++;
-      return decides.reserveAsync(List.of(tenantBudget), List.of(tenant), 1,
+      return decides.reserveAsync(List.of(own), List.of(tenant), 1,
           Consumption.ofCall(100, 0), Composition.SEQUENTIAL, up,
           waiter == null ? turn : turn.waiting(waiter));
     }, Reservation::decision, ms -> new Reservation(Decision.retryableDeny(Reason.UPSTREAM_LIMIT,
@@ -156,6 +161,27 @@ class UpstreamWaitingOrderTests {
     assertThat(inOrder()).isEqualTo(1);
     assertThat(b1).isNotDone();
     assertThat(endings).containsExactly(UpstreamWaitingRoom.Ending.TIMED_OUT);
+  }
+
+  @Test
+  void aCallItsOwnBudgetDeniesOnItsTurnLeavesTheSharedOrderWithThatDeny() {
+    Budget poor = new Budget("poor", WindowLimit.perMinute(1), null);
+    Reservation x = call(a, "x", Duration.ofSeconds(30)).join();
+    CompletableFuture<Reservation> p = a.await(
+        new UpstreamWaitingRoom.Call(up.name(), "p", 1, 0, 100, Duration.ofSeconds(30)),
+        attempt(store, "p", poor)).toCompletableFuture();
+    CompletableFuture<Reservation> b1 = call(b, "t1", Duration.ofSeconds(30));
+    scheduler.advanceMillis(0);
+    assertThat(inOrder()).isEqualTo(2);
+    store.acquire(List.of(poor), List.of("p"), 1, Composition.SEQUENTIAL); // its own minute used
+
+    release(x, a);
+
+    assertThat(p.join().decision().reason()).isEqualTo(Reason.RPM_LIMIT);
+    assertThat(b1.join().decision().allowed()).isTrue(); // next in the order, on the other room
+    assertThat(inOrder()).isZero();
+    assertThat(endings).containsExactly(
+        UpstreamWaitingRoom.Ending.DENIED, UpstreamWaitingRoom.Ending.ADMITTED);
   }
 
   @Test
