@@ -372,7 +372,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   /**
-   * Returns how many calls wait for an upstream now.
+   * Returns how many calls wait for an upstream in this room (with a shared order, the calls of
+   * this instance; {@link UpstreamOrder#waiting} counts every instance's).
    *
    * @param upstream the upstream's name
    * @return the calls waiting, 0 for an upstream no call ever waited for
