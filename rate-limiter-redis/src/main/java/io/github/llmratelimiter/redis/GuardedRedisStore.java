@@ -12,7 +12,9 @@ import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.core.UpstreamStatus;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.lettuce.core.RedisException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -162,6 +164,37 @@ final class GuardedRedisStore implements RedisRateLimitStore {
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream) {
     return decideAsync(redis.planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>While the breaker of the master that serves the caller's root is open, the failure policy
+   * answers as for any call, and the local fallback ignores the turn.
+   */
+  @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    return decide(redis.planTurn(levels, keys, cost, estimate, composition, upstream, turn));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream,
+      UpstreamTurn turn) {
+    return decideAsync(redis.planTurn(levels, keys, cost, estimate, composition, upstream, turn));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The order in Redis ({@link RedisUpstreamOrder}): each of its calls goes through the breaker
+   * of the master that serves the upstream, and completes exceptionally within the bounded wait
+   * when Redis does not answer.
+   */
+  @Override
+  public UpstreamOrder upstreamOrder() {
+    return redis.upstreamOrder();
   }
 
   /**

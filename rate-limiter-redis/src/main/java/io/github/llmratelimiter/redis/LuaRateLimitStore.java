@@ -15,11 +15,14 @@ import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.core.UpstreamStatus;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.internal.Args;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.output.CommandOutput;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
@@ -35,6 +38,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -72,8 +76,13 @@ final class LuaRateLimitStore implements RateLimitStore {
    * counter has reached the id the upstream numbered (each try numbers past the root's counter).
    */
   private static final int CONFLICT_TRIES = 3;
-  /** The numbers acquire.lua reads for a call to an upstream, after the figures' flag. */
-  private static final int UPSTREAM_NUMBERS = 15;
+  /**
+   * The numbers acquire.lua reads for a call to an upstream, after the figures' flag: fifteen of
+   * its UPSTREAM, six of its ORDER.
+   */
+  private static final int UPSTREAM_NUMBERS = 21;
+  /** An empty bulk string: the quota argument of a call with a turn but no quotas. */
+  private static final byte[] EMPTY_ARG = ScriptArgs.bulkOfString("");
 
   /** How long Redis remembers a batch written back, in ms, so that it is applied once: a day. */
   static final long WRITE_BACK_MARKER_MS = 86_400_000L;
@@ -99,6 +108,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   private final Monitoring monitoring;
   /** The slot lease in the scripts' time units (see acquire.lua and renew.lua). */
   private final double slotLeaseUnits;
+  /** The upstreams' fair order, created when first asked for. */
+  private volatile @Nullable RedisUpstreamOrder order;
 
   LuaRateLimitStore(RedisLink link, RedisKeys layout, @Nullable Ticker ticker, RedisMasters masters,
       Duration slotLease, InstantSource wallClock) {
@@ -118,12 +129,25 @@ final class LuaRateLimitStore implements RateLimitStore {
    * A validated call: decided without Redis ({@code decided} set), or to run on Redis; {@code
    * reserve} when it reserves {@code estimate} model tokens; {@code quotas} when a level has
    * quotas (what it charges them, and their periods); {@code upstream} when the call goes to an
-   * upstream, whose budget is then the last of {@code levels}, its name the last of {@code keys}.
+   * upstream, whose budget is then the last of {@code levels}, its name the last of {@code keys};
+   * {@code turn} when the call takes its place in the upstream's fair order.
    */
   record Call(
       List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
       Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas,
-      @Nullable Upstream upstream) {
+      @Nullable Upstream upstream, @Nullable UpstreamTurn turn) {
+
+    Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
+        Composition composition, @Nullable Decision decided, @Nullable QuotaFrame quotas,
+        @Nullable Upstream upstream) {
+      this(levels, keys, cost, estimate, reserve, composition, decided, quotas, upstream, null);
+    }
+
+    /** The same call with a turn in its upstream's order. */
+    Call withTurn(UpstreamTurn turn) {
+      return new Call(levels, keys, cost, estimate, reserve, composition, decided, quotas,
+          upstream, turn);
+    }
 
     Call(List<Budget> levels, List<String> keys, double cost, long estimate, boolean reserve,
         Composition composition, @Nullable Decision decided) {
@@ -218,6 +242,17 @@ final class LuaRateLimitStore implements RateLimitStore {
     Call call = planReserve(all, allKeys, cost, estimate, composition);
     return new Call(call.levels(), call.keys(), call.cost(), call.estimate(), call.reserve(),
         call.composition(), call.decided(), call.quotas(), upstream);
+  }
+
+  /**
+   * Validates a call to an upstream with a turn in its fair order, as {@link #planUpstream}.
+   *
+   * @throws IllegalArgumentException on bad input, or a null turn
+   */
+  Call planTurn(List<Budget> levels, List<String> keys, double cost, Consumption estimate,
+      Composition composition, @Nullable Upstream upstream, @Nullable UpstreamTurn turn) {
+    Args.notNull("turn", turn);
+    return planUpstream(levels, keys, cost, estimate, composition, upstream).withTurn(turn);
   }
 
   private static void checkLists(@Nullable List<Budget> levels, @Nullable List<String> keys) {
@@ -375,7 +410,8 @@ final class LuaRateLimitStore implements RateLimitStore {
    * caller's levels deny a call the upstream admitted. A root's counter that has reached the
    * upstream's id makes the call charge nothing on the root's slot; the upstream's charge is given
    * back and the call tried again with an id past the root's counter (at most {@value
-   * #CONFLICT_TRIES} times).
+   * #CONFLICT_TRIES} times). A call with a turn is gated and counted by the upstream's order in
+   * the first step; the count is undone with the charge (a waiting call goes back in its place).
    */
   private CompletableFuture<AcquireReply> submitAcross(Call call, long deadlineNanos, long floor,
       int tries) {
@@ -389,13 +425,13 @@ final class LuaRateLimitStore implements RateLimitStore {
           .thenCompose(reply -> {
             if (reply.conflict) {
               long counter = reply.values[AcquireReply.NUMBERED_ID];
-              return giveBack(call, charge).thenCompose(done -> tries + 1 < CONFLICT_TRIES
+              return giveBack(call, charge, true).thenCompose(done -> tries + 1 < CONFLICT_TRIES
                   ? submitAcross(call, deadlineNanos, counter + 1, tries + 1)
                   : CompletableFuture.failedFuture(new RedisException("the root's reservation "
                       + "counter passed the upstream's " + CONFLICT_TRIES + " times")));
             }
             if (reply.expired || reply.values[0] != 1) {
-              return giveBack(call, charge).thenApply(done -> {
+              return giveBack(call, charge, true).thenApply(done -> {
                 AcquireReply joined = charge.joined(reply, n);
                 joined.upstream = null; // given back: a late reply's refund leaves it
                 return joined;
@@ -412,20 +448,31 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] all = up.upstreamKeys;
     String[] levelKeys = up.levelKeys(all);
     boolean numbered = up.budget.modelTokens() != null || up.budget.concurrency() != null;
-    String[] keys = new String[levelKeys.length + (numbered ? 2 : 1)];
+    UpstreamTurn turn = call.turn();
+    String[] keys = new String[levelKeys.length + (numbered ? 2 : 1) + (turn != null ? 1 : 0)];
     System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
     keys[levelKeys.length] = all[3];
     if (numbered) {
       keys[levelKeys.length + 1] = all[4];
     }
-    double[] numbers = timeNumbers(7); // ARGV[1] (see upstream-acquire.lua)
+    double[] numbers = timeNumbers(turn == null ? 7 : 12); // ARGV[1] (see upstream-acquire.lua)
     numbers[3] = call.estimate();
     numbers[4] = RESERVATION_ID_BASE;
     numbers[5] = slotLeaseUnits;
     numbers[6] = floor;
-    byte[][] args = {up.levelArg};
+    byte[][] args = turn == null ? new byte[][] {up.levelArg} : new byte[3][];
+    if (turn != null) { // upstream-acquire.lua's ORDER
+      keys[keys.length - 1] = layout.order(call.upstream().name());
+      numbers[7] = 1;
+      numbers[8] = turn.weight();
+      numbers[9] = turn.priority();
+      numbers[10] = turn.estimate();
+      numbers[11] = RedisUpstreamOrder.POLL_INTERVAL.toMillis();
+      args[0] = up.levelArg;
+      turnArgs(turn, args, 1);
+    }
     return watched(keys[0], link.async().thenCompose(redis ->
-        UPSTREAM_ACQUIRE.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        UPSTREAM_ACQUIRE.submit(redis, LuaScript.list(), keys, numbers, args, args.length)))
         .thenApply(UpstreamCharge::of);
   }
 
@@ -435,15 +482,41 @@ final class LuaRateLimitStore implements RateLimitStore {
    * counts while that report holds ({@code refund.lua} on the upstream's level alone).
    */
   CompletableFuture<Boolean> giveBack(Call call, UpstreamCharge charge) {
+    return giveBack(call, charge, false);
+  }
+
+  /**
+   * Gives back what {@code upstream-acquire.lua} charged as {@link #giveBack(Call,
+   * UpstreamCharge)} does, and, with {@code order}, undoes its count in the upstream's order too
+   * (refund.lua's ORDER): a waiting call the caller's levels denied goes back first among its
+   * tenant's calls.
+   */
+  CompletableFuture<Boolean> giveBack(Call call, UpstreamCharge charge, boolean order) {
     if (!charge.admitted()) {
       return CompletableFuture.completedFuture(false);
     }
     ScriptBudget up = scripted(call.levels().get(call.levels().size() - 1));
     String[] all = up.upstreamKeys;
     String[] levelKeys = up.levelKeys(all);
-    String[] keys = new String[levelKeys.length + 1];
+    UpstreamTurn turn = call.turn();
+    double[] undo = charge.orderUndo();
+    boolean undone = order && turn != null && undo.length > 0 && undo[0] > 0;
+    String[] keys = new String[levelKeys.length + (undone ? 2 : 1)];
     System.arraycopy(levelKeys, 0, keys, 0, levelKeys.length);
     keys[levelKeys.length] = all[3];
+    byte[][] args = undone ? new byte[4][] : new byte[][] {up.levelArg};
+    if (undone) {
+      keys[keys.length - 1] = layout.order(call.upstream().name());
+      double[] o = new double[10];
+      o[0] = keys.length;
+      System.arraycopy(undo, 0, o, 1, 6);
+      o[7] = turn.weight();
+      o[8] = turn.priority();
+      o[9] = turn.estimate();
+      args[0] = up.levelArg;
+      args[1] = ScriptArgs.bulkOfDoubles(o);
+      turnArgs(turn, args, 2);
+    }
     double[] numbers = timeNumbers(15); // ARGV[1] (see refund.lua)
     numbers[3] = 1;
     numbers[4] = charge.ranAt();
@@ -452,14 +525,13 @@ final class LuaRateLimitStore implements RateLimitStore {
     numbers[7] = up.budget.window() != null ? 1 : 0;
     numbers[8] = 0;
     numbers[9] = 0;
-    numbers[10] = keys.length;
+    numbers[10] = levelKeys.length + 1;
     numbers[11] = charge.counted();
     numbers[12] = charge.requestsResetAt();
     numbers[13] = charge.tokensResetAt();
     numbers[14] = call.estimate();
-    byte[][] args = {up.levelArg};
     return watched(keys[0], link.async().thenCompose(redis ->
-        REFUND.submit(redis, LuaScript.list(), keys, numbers, args, 1)))
+        REFUND.submit(redis, LuaScript.list(), keys, numbers, args, args.length)))
         .thenApply(ignored -> true);
   }
 
@@ -489,8 +561,13 @@ final class LuaRateLimitStore implements RateLimitStore {
       return submitWithQuotas(call, quotas, scripted, numbers, keyCount, outside);
     }
     String[] levelKeys = new String[keyCount];
-    byte[][] levelArgs = new byte[n][];
+    boolean turn = call.turn() != null && outside == null;
+    byte[][] levelArgs = new byte[turn ? n + 3 : n][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
+    if (turn) {
+      levelArgs[n] = EMPTY_ARG;
+      turnArgs(call.turn(), levelArgs, n + 1);
+    }
     String[] monitorKeys = monitorKeys(call, scripted, levelKeys, numbers, keyCount + 1);
     String[] upstreamKeys =
         upstreamKeys(call, numbers, 13 + 2 * n, keyCount + monitorKeys.length + 1, outside);
@@ -506,7 +583,13 @@ final class LuaRateLimitStore implements RateLimitStore {
     int replied = outside == null ? levels.size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
         () -> new AcquireReply(false, figures ? replied : 0, figures), keys, numbers, levelArgs,
-        n)));
+        levelArgs.length)));
+  }
+
+  /** Puts a turn's tenant (hashed) and waiting call's id ('' for none) at {@code args[at]}. */
+  private void turnArgs(UpstreamTurn turn, byte[][] args, int at) {
+    args[at] = ScriptArgs.bulkOfString(layout.tenant(turn.tenant()));
+    args[at + 1] = ScriptArgs.bulkOfString(turn.waiter() == null ? "" : turn.waiter());
   }
 
   /**
@@ -531,8 +614,9 @@ final class LuaRateLimitStore implements RateLimitStore {
     String[] all = up.upstreamKeys;
     boolean tokens = up.budget.modelTokens() != null;
     boolean slots = up.budget.concurrency() != null;
+    UpstreamTurn turn = call.turn();
     String[] keys = new String[2 + (tokens ? 1 : 0) + (slots ? 1 : 0)
-        + (tokens || slots ? 1 : 0)];
+        + (tokens || slots ? 1 : 0) + (turn != null ? 1 : 0)];
     numbers[at] = 1;
     System.arraycopy(up.values, 0, numbers, at + 1, up.values.length);
     int k = 0;
@@ -552,6 +636,15 @@ final class LuaRateLimitStore implements RateLimitStore {
       keys[k++] = all[4];
       numbers[at + 14] = firstKey + k - 1;
     }
+    if (turn != null) { // acquire.lua's ORDER
+      keys[k++] = layout.order(call.upstream().name());
+      numbers[at + 15] = 1;
+      numbers[at + 16] = firstKey + k - 1;
+      numbers[at + 17] = turn.weight();
+      numbers[at + 18] = turn.priority();
+      numbers[at + 19] = turn.estimate();
+      numbers[at + 20] = RedisUpstreamOrder.POLL_INTERVAL.toMillis();
+    }
     return keys;
   }
 
@@ -563,8 +656,12 @@ final class LuaRateLimitStore implements RateLimitStore {
       ScriptBudget[] scripted, double[] numbers, int keyCount, double @Nullable [] outside) {
     int n = scripted.length;
     String[] levelKeys = new String[keyCount];
-    byte[][] levelArgs = new byte[n + 1][];
+    boolean turn = call.turn() != null && outside == null;
+    byte[][] levelArgs = new byte[turn ? n + 3 : n + 1][];
     String counter = levelKeys(call.keys(), scripted, levelKeys, levelArgs);
+    if (turn) {
+      turnArgs(call.turn(), levelArgs, n + 1);
+    }
     String[] quotaKeys = quotas.keys(stateKeys(scripted, levelKeys));
     String[] monitorKeys =
         monitorKeys(call, scripted, levelKeys, numbers, keyCount + quotaKeys.length + 1);
@@ -583,7 +680,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     int replied = outside == null ? call.levels().size() : n;
     return watched(keys[0], link.async().thenCompose(redis -> ACQUIRE.submit(redis,
         () -> new AcquireReply(true, figures ? replied : 0, figures), keys, numbers, levelArgs,
-        n + 1)));
+        levelArgs.length)));
   }
 
   /**
@@ -933,12 +1030,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   @Override
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition) {
-    Call call = planReserve(levels, keys, cost, estimate, composition);
-    if (call.decided() != null) {
-      return CompletableFuture.completedFuture(call.decidedReservation());
-    }
-    return submit(call, System.nanoTime() + replies().maxWaitNanos())
-        .thenApply(reply -> decode(call, reply));
+    return submitPlanned(planReserve(levels, keys, cost, estimate, composition));
   }
 
   @Override
@@ -950,7 +1042,11 @@ final class LuaRateLimitStore implements RateLimitStore {
   @Override
   public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream) {
-    Call call = planUpstream(levels, keys, cost, estimate, composition, upstream);
+    return submitPlanned(planUpstream(levels, keys, cost, estimate, composition, upstream));
+  }
+
+  /** Sends a planned call without waiting (unless it needs no Redis) and decodes its reply. */
+  private CompletionStage<Reservation> submitPlanned(Call call) {
     if (call.decided() != null) {
       return CompletableFuture.completedFuture(call.decidedReservation());
     }
@@ -1022,7 +1118,7 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /** A duration in the scripts' time units. */
-  private double units(Duration d) {
+  double units(Duration d) {
     return ticker == null ? d.toNanos() / 1000.0 : d.toNanos();
   }
 
@@ -1569,7 +1665,72 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   @Override
+  public Reservation reserve(List<Budget> levels, List<String> keys, double cost,
+      Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    return execute(planTurn(levels, keys, cost, estimate, composition, upstream, turn));
+  }
+
+  @Override
+  public CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
+      double cost, Consumption estimate, Composition composition, Upstream upstream,
+      UpstreamTurn turn) {
+    return submitPlanned(planTurn(levels, keys, cost, estimate, composition, upstream, turn));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The order lives in Redis under each upstream's hash tag ({@link RedisUpstreamOrder}); it
+   * subscribes to its wake-ups when first asked for.
+   */
+  @Override
+  public UpstreamOrder upstreamOrder() {
+    RedisUpstreamOrder o = order;
+    if (o == null) {
+      synchronized (this) {
+        o = order;
+        if (o == null) {
+          o = new RedisUpstreamOrder(this, link, layout);
+          order = o;
+        }
+      }
+    }
+    return o;
+  }
+
+  /**
+   * Sends one script of an upstream's order ({@code order-*.lua}) on the slot of {@code key}, with
+   * the permission of the circuit breaker of the master that serves it: completes with the reply,
+   * or fails with a {@link RedisException} when the breaker is open, the call fails, or Redis
+   * answers nothing within the bounds of {@link Replies}.
+   */
+  <T> CompletableFuture<T> runOrder(LuaScript script,
+      Supplier<CommandOutput<String, String, T>> output,
+      String key, double[] numbers, byte[][] args) {
+    RedisMasters.Master master = masters.forKey(key);
+    RedisBreaker breaker = master.breaker();
+    if (!breaker.tryAcquirePermission()) {
+      return CompletableFuture.failedFuture(
+          new RedisException("Redis does not answer (its circuit breaker is open)"));
+    }
+    long start = System.nanoTime();
+    CompletableFuture<T> sent = watched(master, link.async().thenCompose(redis ->
+        script.submit(redis, output, new String[] {key}, numbers, args, args.length)));
+    return master.replies().within(sent, start).whenComplete((reply, failure) -> {
+      if (failure == null) {
+        breaker.succeeded(start);
+      } else {
+        breaker.failed(Replies.redisException(failure), start);
+      }
+    });
+  }
+
+  @Override
   public void close() {
+    RedisUpstreamOrder o = order;
+    if (o != null) {
+      o.close();
+    }
     link.close();
   }
 }

@@ -200,6 +200,35 @@ final class RedisKeys {
     return new String[] {base + "s", base + "t", base + "c", base + "r", base + "seq"};
   }
 
+  /**
+   * The first key of an upstream's fair order of waiting calls, under the upstream's own hash tag:
+   * the order's other keys are this key followed by a suffix (lib.lua's ORDER).
+   */
+  String order(String upstream) {
+    return prefix + ":{upstream:" + encode(upstream) + "}:o";
+  }
+
+  /**
+   * The name of a tenant in an upstream's order: always a hash (keyed when a secret is set), so
+   * that tenants (API keys) never appear in clear, whether limiter keys are hashed or not.
+   */
+  String tenant(String tenant) {
+    return hashed ? part(tenant) : hash(tenant);
+  }
+
+  /** The channel on which wake-ups of the upstreams' orders are published (upstream names). */
+  String signalChannel() {
+    return prefix + ":upstream-signal";
+  }
+
+  /**
+   * The channel on which an upstream's order says calls wait, and until when at most: {@code
+   * <encoded name> <ms>}.
+   */
+  String waitingChannel() {
+    return prefix + ":upstream-waiting";
+  }
+
   /** The counter that numbers the reservations of one root key, from its part. */
   String sequence(String rootPart) {
     return prefix + ":{" + rootPart + "}:seq";

@@ -11,6 +11,7 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.cluster.models.partitions.Partitions;
 import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -33,6 +34,8 @@ import org.jspecify.annotations.Nullable;
 final class RedisLink implements AutoCloseable {
 
   private final Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector;
+  private final Supplier<CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>>>
+      pubSubConnector;
   private final @Nullable Runnable release;
   private final Duration timeout;
   private final boolean cluster;
@@ -44,10 +47,13 @@ final class RedisLink implements AutoCloseable {
 
   private RedisLink(
       Supplier<CompletableFuture<? extends StatefulConnection<String, String>>> connector,
+      Supplier<CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>>>
+          pubSubConnector,
       Duration timeout,
       @Nullable Runnable release,
       boolean cluster) {
     this.connector = connector;
+    this.pubSubConnector = pubSubConnector;
     this.release = release;
     this.timeout = timeout;
     this.cluster = cluster;
@@ -70,6 +76,7 @@ final class RedisLink implements AutoCloseable {
   static RedisLink standalone(RedisClient client, RedisURI uri, Duration timeout,
       @Nullable Runnable release) {
     return new RedisLink(() -> client.connectAsync(StringCodec.UTF8, uri).toCompletableFuture(),
+        () -> client.connectPubSubAsync(StringCodec.UTF8, uri).toCompletableFuture(),
         timeout, release, false);
   }
 
@@ -79,6 +86,8 @@ final class RedisLink implements AutoCloseable {
     return new RedisLink(
         () -> client.refreshPartitionsAsync().toCompletableFuture() // a cluster connection needs them
             .thenCompose(loaded -> client.connectAsync(StringCodec.UTF8)),
+        () -> client.refreshPartitionsAsync().toCompletableFuture()
+            .thenCompose(loaded -> client.connectPubSubAsync(StringCodec.UTF8)),
         timeout, release, true);
   }
 
@@ -105,6 +114,18 @@ final class RedisLink implements AutoCloseable {
     }
     return c.getConnectionAsync(nodeId)
         .thenCompose(node -> node.async().ping().toCompletableFuture());
+  }
+
+  /**
+   * Opens a connection of its own for publish/subscribe (on a Cluster, to one node: a classic
+   * {@code PUBLISH} on any node reaches it), which Lettuce reconnects and subscribes again by
+   * itself; the caller closes it. Never blocks.
+   */
+  CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>> pubSub() {
+    if (closed) {
+      return CompletableFuture.failedFuture(new RedisConnectionException("the store is closed"));
+    }
+    return pubSubConnector.get();
   }
 
   /**

@@ -46,6 +46,11 @@ import org.jspecify.annotations.Nullable;
  * decided and charged on its slot first and its charge given back when the caller's levels deny:
  * two round trips, three on such a deny, and never a call admitted that either side denies.
  *
+ * <p>The fair order of the calls that wait for an upstream ({@link #upstreamOrder()}) lives in
+ * Redis under the upstream's hash tag, one for every instance: a decision with a turn is gated by
+ * it in the script that decides the upstream, and wake-ups reach every instance over
+ * publish/subscribe.
+ *
  * <p>A slot for a call in flight counts only while the store that took it renews it: every third
  * of the {@linkplain Builder#slotLease slot lease} the store renews the slots of all its calls in
  * flight in one {@code EVALSHA} (one per Cluster hash slot that holds some), so a call keeps its

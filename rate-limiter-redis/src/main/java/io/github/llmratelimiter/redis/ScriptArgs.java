@@ -77,6 +77,18 @@ final class ScriptArgs extends CommandArgs<String, String> {
     return bulk;
   }
 
+  /** A bulk string argument of a string's UTF-8 bytes, whole ({@code $<len>\r\n<bytes>\r\n}). */
+  static byte[] bulkOfString(String value) {
+    byte[] text = value.getBytes(StandardCharsets.UTF_8);
+    byte[] length = ("$" + text.length + "\r\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] bulk = new byte[length.length + text.length + 2];
+    System.arraycopy(length, 0, bulk, 0, length.length);
+    System.arraycopy(text, 0, bulk, length.length, text.length);
+    bulk[bulk.length - 2] = '\r';
+    bulk[bulk.length - 1] = '\n';
+    return bulk;
+  }
+
   /** Writes {@code $<length>\r\n}, the head of a bulk string. */
   private static void writeBulkLength(ByteBuf buf, int length) {
     buf.writeByte('$');

@@ -21,10 +21,13 @@ import java.util.List;
  * @param requestsResetAt the report's reset of its requests then (0: none)
  * @param tokensResetAt the report's reset of its model tokens then (0: none)
  * @param figures its {@value AcquireReply#FIGURES} figures, as a level's
+ * @param orderUndo for a call with a turn, what undoes its count in the upstream's order (the six
+ *     values of lib.lua's {@code OR.admitted}, NaN for none; the first 0 when nothing was
+ *     counted); empty for a call without a turn
  */
 record UpstreamCharge(boolean admitted, long waitMs, long id, double ranAt, long remaining,
     long resetMs, long modelTokens, long modelTokensResetMs, int counted, double requestsResetAt,
-    double tokensResetAt, long[] figures) {
+    double tokensResetAt, long[] figures, double[] orderUndo) {
 
   /** Reads the reply, numbers as strings ({@code %.17g}, {@code inf} for no limit). */
   static UpstreamCharge of(List<Object> reply) {
@@ -36,14 +39,18 @@ record UpstreamCharge(boolean admitted, long waitMs, long id, double ranAt, long
     for (int i = 0; i < figures.length; i++) {
       figures[i] = (long) v[11 + i];
     }
+    int undo = 11 + figures.length;
+    double[] orderUndo = v.length > undo ? java.util.Arrays.copyOfRange(v, undo, undo + 6)
+        : new double[0];
     return new UpstreamCharge(v[0] == 1, (long) v[1], (long) v[2], v[3], (long) v[4], (long) v[5],
-        (long) v[6], (long) v[7], (int) v[8], v[9], v[10], figures);
+        (long) v[6], (long) v[7], (int) v[8], v[9], v[10], figures, orderUndo);
   }
 
   private static double number(String s) {
     return switch (s) {
       case "inf" -> Double.POSITIVE_INFINITY;
       case "-inf" -> Double.NEGATIVE_INFINITY;
+      case "nan", "-nan" -> Double.NaN;
       default -> Double.parseDouble(s);
     };
   }

@@ -85,6 +85,19 @@
 -- charge back and tries again past it); mode 3, the upstream denied, and the next number is its
 -- wait: the reply is as in mode 1 when the upstream denies. Neither has the upstream's figures.
 --
+-- ORDER: a call to an upstream decided here (mode 1) may carry a turn in the fair order of the
+-- calls waiting for the upstream (UpstreamTurn; lib.lua's OR): after the fifteen UPSTREAM numbers,
+-- six more: 1 for a turn (0: none; the order is then neither read nor written), the index in KEYS
+-- of the upstream's order key, the turn's weight, priority class and estimate, and the ms a call
+-- the order denies waits when the upstream has room (the order's poll interval); ARGV[2 + N] is
+-- then the quota argument or '' (none), ARGV[3 + N] the turn's tenant (a hash) and ARGV[4 + N] its
+-- waiting call's id ('': none). While calls wait (the order's count exists: one EXISTS when none
+-- does), the upstream admits only the turn that names the first waiting call (after the calls
+-- whose deadline passed are taken out); any other call with a turn is an upstream deny, wait the
+-- upstream's own or else the poll interval, and charges nothing when every level admits. An
+-- admitted call with a turn is counted in its tenant's counter (OR.admitted), and a waiting call
+-- admitted leaves the order, in this same script.
+--
 -- Slots are checked first in each level (a deny there charges nothing at the level) and taken
 -- only once the whole call is admitted, at every level that limits concurrency: a denied call
 -- never runs, so it would never give a slot back.
@@ -103,7 +116,7 @@ local mfirst = #ARGV[1] > 80 and struct.unpack('<d', ARGV[1], 81) or 0
 
 -- the quotas, per level (only when a level has one: otherwise Q stays nil and costs nothing)
 local Q, quotaCheck, quotaCharge, quotaReply
-if ARGV[n + 2] then
+if ARGV[n + 2] and #ARGV[n + 2] > 0 then
   local qarg = ARGV[n + 2]
   local v = {struct.unpack('<' .. string.rep('d', #qarg / 8), qarg)}
   local p = 1
@@ -235,6 +248,24 @@ if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
       slotLimit = slotLimit, lease = lease, ks = KEYS[ks], kt = KEYS[kt], kc = KEYS[kc],
       kr = KEYS[kr], kseq = kseq, level = n + 1}
     upstreams().decide(U, estimate)
+    if #ARGV[1] >= 104 + 16 * n + 21 * 8 then
+      local turn, ko, weight, class, turnEstimate, pollMs =
+        struct.unpack('<dddddd', ARGV[1], 105 + 16 * n + 15 * 8)
+      if turn == 1 then
+        local waiter = ARGV[n + 4] ~= '' and ARGV[n + 4] or nil
+        U.O = orders().open(KEYS[ko], ARGV[n + 3], string.format('%d', class), weight,
+          turnEstimate, waiter)
+        if OR.anyWaiting(U.O) then
+          local first = OR.first(U.O)
+          if first and first == waiter then
+            U.O.first = true
+          elseif first and U.wait == 0 then
+            U.O.denied = true
+            U.wait = pollMs
+          end
+        end
+      end
+    end
   elseif mode == 2 then
     forced = limit -- the id upstream-acquire.lua numbered (0: none)
   elseif mode == 3 then
@@ -263,7 +294,8 @@ end
 if U and U.wait > 0 then
   local admits, k = true, 1
   local tpmRemaining, tpmReset = math.huge, 0
-  local left = U.outside and math.huge or UP.remaining(U) -- what every level admits, unit-cost
+  -- what every level admits, unit-cost; none while the order keeps the call waiting
+  local left = U.outside and math.huge or U.O and U.O.denied and 0 or UP.remaining(U)
   for i = 1, n do
     local limit, window, capacity, refill, perUnit, tpmLimit, tpmWindow, slotLimit =
       struct.unpack(LEVEL, ARGV[1 + i])
@@ -572,6 +604,9 @@ end
 -- an admitted call is charged at its upstream, which counts in what the call has left
 if U and not U.outside and not denied then
   local remaining, levelMs = UP.charge(U, id, estimate, slotLease)
+  if U.O then
+    OR.admitted(U.O)
+  end
   if U.L then
     tpm = tpm or {}
     tpm[#tpm + 1] = U.L

@@ -12,6 +12,11 @@
 --   model tokens, 3 both), the report's ra and ta then, and the call's model tokens: a count is
 --   given back only while the report that it was counted from holds
 -- ARGV[1 + i]: level i (see lib.lua)
+-- ORDER, optionally (an upstream's charge given back for a call with a turn: upstream-acquire.lua
+--   counted it in the upstream's order): ARGV[2 + N], doubles: the index in KEYS of the upstream's
+--   order key, then OR.admitted's six values as upstream-acquire.lua replied them (NaN for none),
+--   the turn's weight, priority class and estimate; ARGV[3 + N] the turn's tenant (a hash),
+--   ARGV[4 + N] its waiting call's id (''); the count is undone (lib.lua's OR.undo)
 -- Returns {}.
 --
 -- The window loses one admission, unless the call's own has left it already: the oldest at or
@@ -100,6 +105,15 @@ if #ARGV[1] >= after + 39 then
   end
   if counted >= 2 and tonumber(r[2]) == ta then
     redis.call('HINCRBY', KEYS[report], 'tr', string.format('%.0f', tokens))
+  end
+end
+if ARGV[n + 2] then
+  local ko, mode, amount, before, after, seq, deadline, weight, class, turnEstimate =
+    struct.unpack('<dddddddddd', ARGV[n + 2])
+  if mode > 0 then
+    local O = orders().open(KEYS[ko], ARGV[n + 3], string.format('%d', class), weight,
+      turnEstimate, ARGV[n + 4] ~= '' and ARGV[n + 4] or nil)
+    OR.undo(O, mode, amount, before == before and before or nil, after, seq, deadline)
   end
 end
 return {}

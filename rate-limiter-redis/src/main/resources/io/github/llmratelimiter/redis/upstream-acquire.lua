@@ -16,7 +16,12 @@
 --   window are empty, the model tokens it
 --   admits (inf: unlimited), ms until its model-token window is empty, what the charge counted
 --   down in the report (U.counted of lib.lua), the report's ra and ta then (0: none), then its
---   seven figures (BudgetTable.components).
+--   seven figures (BudgetTable.components); then, for a call with a turn, what undoes its count in
+--   the order (OR.admitted's six values, refund.lua's ORDER; all 0 when it was not admitted).
+-- ORDER: a call with a turn (acquire.lua's ORDER) carries after the floor five more numbers: 1, the
+--   turn's weight, priority class and estimate, and the order's poll interval in ms; the
+--   upstream's order key is the last of KEYS, ARGV[3] the turn's tenant (a hash) and ARGV[4] its
+--   waiting call's id ('': none). The order gates and counts the call as in acquire.lua.
 
 local estimate, idBase, slotLease, floor = struct.unpack('<dddd', ARGV[1], 25)
 local limit, window, _, _, _, tpmLimit, tpmWindow, slotLimit, lease = struct.unpack(LEVEL, ARGV[2])
@@ -33,6 +38,21 @@ if slotLimit > 0 then
 end
 U.kr = KEYS[k]
 upstreams().decide(U, estimate)
+local O
+if #ARGV[1] >= 24 + 9 * 8 and struct.unpack('<d', ARGV[1], 57) == 1 then
+  local weight, class, turnEstimate, pollMs = struct.unpack('<dddd', ARGV[1], 65)
+  local waiter = ARGV[4] ~= '' and ARGV[4] or nil
+  O = orders().open(KEYS[#KEYS], ARGV[3], string.format('%d', class), weight, turnEstimate, waiter)
+  if OR.anyWaiting(O) then
+    local first = OR.first(O)
+    if first and first == waiter then
+      O.first = true
+    elseif first and U.wait == 0 then
+      U.wait = pollMs
+      O.denied = true
+    end
+  end
+end
 local out = {0, U.wait, 0, now, UP.remaining(U), UP.resetMs(U), math.huge, 0, 0, U.ra or 0,
   U.ta or 0}
 if U.wait == 0 then
@@ -53,9 +73,23 @@ if U.wait == 0 then
   end
   out[9] = U.counted
 end
+if O and O.denied then
+  out[5] = 0 -- none while the order keeps the call waiting
+end
 local f = {UP.figures(U)}
 for j = 1, 7 do
   out[#out + 1] = f[j]
+end
+if O then
+  local undo = {0, 0, 0 / 0, 0 / 0, 0, 0}
+  if out[1] == 1 then
+    undo = {OR.admitted(O)}
+    undo[3] = undo[3] or 0 / 0
+    undo[4] = undo[4] or 0 / 0
+  end
+  for j = 1, 6 do
+    out[#out + 1] = undo[j]
+  end
 end
 for j = 1, #out do
   out[j] = string.format('%.17g', out[j])

@@ -21,6 +21,8 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Ticker;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.WindowLimit;
 import java.time.Duration;
 import java.time.Instant;
@@ -28,7 +30,9 @@ import java.time.InstantSource;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
@@ -541,6 +545,92 @@ abstract class AbstractParityTests {
       }
       assertThat(admitted).as("admitted calls").isGreaterThan(50);
       assertThat(upstreamDenies).as("upstream denies").isGreaterThan(50);
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
+  /**
+   * Random calls in an upstream's fair order (calls that enter with random tenants, weights,
+   * priority classes, estimates and longest waits; that leave; that are tried through their
+   * turns, first or not; turns without a waiting call; settlements) give equal decisions, equal
+   * first calls and equal waiting counts on both stores, on the one ticker.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {21, 22, 23})
+  void randomCallsInTheUpstreamsOrderDecideAsInMemory(long draws) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(draws);
+    Upstream u = new Upstream("ordered", new WindowLimit(6, Duration.ofSeconds(1)),
+        new ModelTokenLimit(3000, Duration.ofSeconds(2)), null);
+    Budget tenant = new Budget("order-tenant", new WindowLimit(5, Duration.ofMillis(800)), null);
+    double[] weights = {1, 2, 0.5};
+    List<UpstreamTurn[]> waiters = new ArrayList<>(); // per call that entered: memory's, Redis's
+    List<UpstreamTurn[]> served = new ArrayList<>();
+    Map<String, Integer> memoryIds = new HashMap<>();
+    Map<String, Integer> redisIds = new HashMap<>();
+    int inTurn = 0;
+    int outOfTurn = 0;
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      UpstreamOrder mo = memory.upstreamOrder();
+      UpstreamOrder ro = redis.upstreamOrder();
+      for (int op = 0; op < 400; op++) {
+        ticker.advanceMillis(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(150));
+        int kind = rnd.nextInt(10);
+        String what = "op " + op;
+        if (kind < 3) {
+          UpstreamTurn t = new UpstreamTurn("t" + rnd.nextInt(4), weights[rnd.nextInt(3)],
+              rnd.nextInt(5) == 0 ? 1 : 0, 50L * rnd.nextInt(20), null);
+          Duration wait = Duration.ofMillis(100 + rnd.nextInt(2500));
+          String m = mo.enter(u, t, wait).toCompletableFuture().join();
+          String r = ro.enter(u, t, wait).toCompletableFuture().join();
+          memoryIds.put(m, waiters.size());
+          redisIds.put(r, waiters.size());
+          waiters.add(new UpstreamTurn[] {t.waiting(m), t.waiting(r)});
+        } else if (kind == 3 && !waiters.isEmpty()) {
+          UpstreamTurn[] w = waiters.get(rnd.nextInt(waiters.size()));
+          mo.leave(u, w[0].waiter()).toCompletableFuture().join();
+          ro.leave(u, w[1].waiter()).toCompletableFuture().join();
+        } else if (kind == 4 && !served.isEmpty()) {
+          UpstreamTurn[] w = served.get(rnd.nextInt(served.size()));
+          long actual = rnd.nextInt(1500);
+          mo.settled(u, w[0], actual).toCompletableFuture().join();
+          ro.settled(u, w[1], actual).toCompletableFuture().join();
+        } else {
+          UpstreamTurn[] w;
+          if (!waiters.isEmpty() && rnd.nextInt(4) != 0) {
+            // mostly the first call, as a waiting room tries it; else any call that entered
+            Optional<String> first = mo.first(u).toCompletableFuture().join();
+            w = waiters.get(first.isPresent() && rnd.nextBoolean() ? memoryIds.get(first.get())
+                : rnd.nextInt(waiters.size()));
+          } else {
+            UpstreamTurn t = new UpstreamTurn("t" + rnd.nextInt(4), weights[rnd.nextInt(3)], 0,
+                50L * rnd.nextInt(20), null);
+            w = new UpstreamTurn[] {t, t};
+          }
+          Composition mode = rnd.nextBoolean() ? Composition.SEQUENTIAL
+              : Composition.RESERVE_COMMIT;
+          Consumption estimate = Consumption.ofCall(w[0].estimate(), 0);
+          List<String> keys = List.of(w[0].tenant());
+          Reservation expected = memory.reserve(List.of(tenant), keys, 1, estimate, mode, u, w[0]);
+          Reservation actual = redis.reserve(List.of(tenant), keys, 1, estimate, mode, u, w[1]);
+          what = String.format("op %d: %s waiting %s", op, w[0].tenant(), w[0].waiter());
+          assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+          assertSameComponents(expected, actual, what);
+          if (expected.decision().allowed()) {
+            served.add(w);
+            inTurn += w[0].waiter() != null ? 1 : 0;
+          } else if (expected.decision().retryAfterMs() == mo.pollInterval().toMillis()) {
+            outOfTurn++;
+          }
+        }
+        assertThat(ro.waiting(u).toCompletableFuture().join()).as(what)
+            .isEqualTo(mo.waiting(u).toCompletableFuture().join());
+        assertThat(ro.first(u).toCompletableFuture().join().map(redisIds::get)).as(what)
+            .isEqualTo(mo.first(u).toCompletableFuture().join().map(memoryIds::get));
+      }
+      assertThat(inTurn).as("waiting calls admitted in turn").isGreaterThan(20);
+      assertThat(outOfTurn).as("calls denied out of turn").isGreaterThan(20);
       assertThat(redis.errorCount()).isZero();
     }
   }

@@ -289,15 +289,7 @@ class RedisMonitoringTests {
 
   /** The calls of each command since the server started, from {@code INFO commandstats}. */
   private static Map<String, Long> calls(RedisCommands<String, String> redis) {
-    Map<String, Long> calls = new HashMap<>();
-    for (String line : redis.info("commandstats").split("\r?\n")) {
-      if (line.startsWith("cmdstat_")) {
-        String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-        String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(','));
-        calls.put(name, Long.parseLong(count));
-      }
-    }
-    return calls;
+    return TestRedis.commandCalls(redis);
   }
 
   private static StoreAdministration admin(RateLimitStore store) {

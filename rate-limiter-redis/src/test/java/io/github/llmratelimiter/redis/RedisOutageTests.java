@@ -3,6 +3,7 @@ package io.github.llmratelimiter.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Composition;
@@ -18,6 +19,8 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.StoreAdministration;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -26,9 +29,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -504,6 +509,64 @@ class RedisOutageTests {
       }
     }
     return n;
+  }
+
+  /** Fails unless the stage completes exceptionally, within the bound of a call's longest wait. */
+  private static void assertFailsWithinTheLongestWait(Supplier<CompletionStage<?>> call) {
+    long start = System.nanoTime();
+    assertThatThrownBy(() -> call.get().toCompletableFuture().get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
+        .isLessThan(MAX_WAIT.toMillis() + 900);
+  }
+
+  /**
+   * The upstream's order while Redis is frozen: every call of the order completes exceptionally
+   * within the longest wait (at once once the breaker is open), a decision with a turn is
+   * answered by the policy (the local fallback ignores the turn), and the order in Redis is found
+   * as it was once Redis answers again.
+   */
+  @ParameterizedTest
+  @EnumSource(value = FailurePolicy.class, names = {"FAIL_CLOSED", "LOCAL_FALLBACK"})
+  void aFrozenRedisFailsTheUpstreamOrdersCallsWithinTheBoundAndThePolicyDecides(
+      FailurePolicy policy) throws Exception {
+    Upstream openai = new Upstream("openai", WindowLimit.perMinute(100), null, null);
+    UpstreamTurn a = new UpstreamTurn("a", 1, 0, 100, null);
+    UpstreamTurn b = new UpstreamTurn("b", 1, 0, 100, null);
+    try (RedisRateLimitStore store = store(policy)) {
+      UpstreamOrder order = store.upstreamOrder();
+      String waiter = order.enter(openai, a, Duration.ofHours(1)).toCompletableFuture()
+          .get(10, TimeUnit.SECONDS);
+      server.freeze();
+      try {
+        assertFailsWithinTheLongestWait(() -> order.first(openai));
+        assertFailsWithinTheLongestWait(() -> order.waiting(openai));
+        assertThat(store.degraded()).as("two failures of four calls").isTrue();
+        assertFailsWithinTheLongestWait(() -> order.enter(openai, a, Duration.ofMinutes(1)));
+        assertFailsWithinTheLongestWait(() -> order.leave(openai, waiter));
+        assertFailsWithinTheLongestWait(() -> order.settled(openai, a, 50));
+        Decision d = store.reserve(List.of(TWO_PER_MINUTE), List.of("b"), 1,
+            Consumption.ofCall(100, 0), Composition.SEQUENTIAL, openai, b).decision();
+        if (policy == FailurePolicy.FAIL_CLOSED) {
+          assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
+        } else {
+          assertThat(d.allowed()).as("the fallback ignores the turn: " + d).isTrue();
+        }
+        order.signal("openai"); // never blocks, whatever Redis does
+      } finally {
+        server.thaw();
+      }
+      awaitRecovery(store);
+      assertThat(order.first(openai).toCompletableFuture().get(10, TimeUnit.SECONDS))
+          .contains(waiter);
+      Decision d = store.reserve(List.of(TWO_PER_MINUTE), List.of("b"), 1,
+          Consumption.ofCall(100, 0), Composition.SEQUENTIAL, openai, b).decision();
+      assertThat(d.reason()).as("the waiting call is first again: " + d)
+          .isEqualTo(Reason.UPSTREAM_LIMIT);
+      assertThat(store.reserve(List.of(TWO_PER_MINUTE), List.of("a"), 1,
+          Consumption.ofCall(100, 0), Composition.SEQUENTIAL, openai, a.waiting(waiter))
+          .decision().allowed()).isTrue();
+    }
   }
 
   /**

@@ -24,7 +24,6 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -457,15 +456,7 @@ class RedisStoreBehaviourTests {
   }
 
   private Map<String, Long> commandCalls() {
-    Map<String, Long> calls = new HashMap<>();
-    for (String line : redis.info("commandstats").split("\r?\n")) {
-      if (line.startsWith("cmdstat_")) {
-        String name = line.substring("cmdstat_".length(), line.indexOf(':'));
-        String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(','));
-        calls.put(name, Long.parseLong(count));
-      }
-    }
-    return calls;
+    return TestRedis.commandCalls(redis);
   }
 
   /** The store's administration, which every store under test here offers. */

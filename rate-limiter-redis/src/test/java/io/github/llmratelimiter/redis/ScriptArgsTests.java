@@ -53,6 +53,14 @@ class ScriptArgsTests {
   }
 
   @Test
+  void aStringArgumentIsItsUtf8BytesWithTheirLength() {
+    assertThat(new String(ScriptArgs.bulkOfString(""), StandardCharsets.ISO_8859_1))
+        .isEqualTo("$0\r\n\r\n");
+    assertThat(new String(ScriptArgs.bulkOfString("w-1é"), StandardCharsets.UTF_8))
+        .isEqualTo("$5\r\nw-1é\r\n");
+  }
+
+  @Test
   void aReplyIsReadIntoNumbersAndAReasonWithInfinitySaturating() {
     AcquireReply r = new AcquireReply();
     r.set(reply("BURST_LIMIT", 0, 2, Double.POSITIVE_INFINITY, 2.5, Double.NEGATIVE_INFINITY, 0, 0,

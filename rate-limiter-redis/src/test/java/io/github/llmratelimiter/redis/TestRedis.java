@@ -9,7 +9,9 @@ import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.cluster.RedisClusterClient;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -54,6 +56,19 @@ public final class TestRedis {
       standaloneCommands = standaloneClient().connect(standaloneUri()).sync();
     }
     return standaloneCommands;
+  }
+
+  /** The calls of each command since the stats were last reset, from {@code INFO commandstats}. */
+  static Map<String, Long> commandCalls(RedisCommands<String, String> redis) {
+    Map<String, Long> calls = new HashMap<>();
+    for (String line : redis.info("commandstats").split("\r?\n")) {
+      if (line.startsWith("cmdstat_")) {
+        String name = line.substring("cmdstat_".length(), line.indexOf(':'));
+        String count = line.substring(line.indexOf("calls=") + 6, line.indexOf(','));
+        calls.put(name, Long.parseLong(count));
+      }
+    }
+    return calls;
   }
 
   static synchronized RedisClient standaloneClient() {
