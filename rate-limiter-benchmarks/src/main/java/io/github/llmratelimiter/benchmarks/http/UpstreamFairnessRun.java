@@ -255,6 +255,19 @@ public final class UpstreamFairnessRun {
           tenants.get(t).name(), tenants.get(t).multiple(), sent[t].get(), served, gateway429,
           passedOn, other));
     }
+    md.append("\nTokens served per minute of sending (by the end of each call):\n\n"
+        + "| Minute | quiet-1 | quiet-2 | flood |\n|---|---|---|---|\n");
+    for (long minute = 0; minute * 60_000 < sendingEndMs; minute++) {
+      long[] perTenant = new long[tenants.size()];
+      for (Outcome o : all) {
+        if (o.status() == 200 && o.endMs() >= minute * 60_000 && o.endMs() < (minute + 1) * 60_000
+            && o.endMs() <= sendingEndMs) {
+          perTenant[o.tenant()] += o.tokens();
+        }
+      }
+      md.append(String.format(Locale.ROOT, "| %d | %,d | %,d | %,d |%n", minute + 1, perTenant[0],
+          perTenant[1], perTenant[2]));
+    }
     double windowMinutes = (providerEndMs - providerStartMs) / 60_000.0;
     long calls = atEnd.accepted().stream().filter(c -> c[0] >= providerStartMs).count();
     long tokens = atEnd.accepted().stream().filter(c -> c[0] >= providerStartMs)
