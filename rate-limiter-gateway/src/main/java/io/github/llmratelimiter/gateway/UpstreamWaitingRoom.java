@@ -59,7 +59,8 @@ import org.jspecify.annotations.Nullable;
  * order instead of being decided ahead of them. The first call is tried again when the upstream's
  * state that denied it lapses (its deny's {@link Decision#retryAfterMs()}, on the injected {@link
  * Scheduler}), and whenever {@link #capacityMayHaveFreed} says that capacity may have freed (a slot
- * released, a reservation reconciled, a provider's report applied). Nothing polls.
+ * released, a reservation reconciled, a provider's report applied). The room's own order never
+ * polls.
  *
  * <p><b>Shared order.</b> A room given a store's {@link UpstreamOrder} ({@link
  * #UpstreamWaitingRoom(Ticker, Scheduler, Map, int, Duration, Listener, UpstreamOrder,

@@ -19,14 +19,11 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -92,61 +89,31 @@ class UpstreamWaitingOrderConcurrencyTests {
   @Test
   void everyCallEndsOnceEveryAdmissionIsDeliveredOrGivenBackAndNothingIsLeftInTheOrder()
       throws Exception {
-    AtomicBoolean running = new AtomicBoolean(true);
-    Thread clock = new Thread(() -> {
-      while (running.get()) {
-        scheduler.advanceMillis(1);
-        Thread.onSpinWait();
-      }
-    });
-    clock.start();
-    CountDownLatch done = new CountDownLatch(THREADS);
-    List<CompletableFuture<Reservation>> all = new CopyOnWriteArrayList<>();
-    for (int i = 0; i < THREADS; i++) {
-      long draw = i;
-      new Thread(() -> {
-        SplittableRandom random = new SplittableRandom(draw);
-        try {
-          for (int c = 0; c < CALLS_PER_THREAD; c++) {
-            UpstreamWaitingRoom room = rooms[random.nextInt(2)];
-            String tenant = "t" + random.nextInt(10);
-            int priority = random.nextInt(2);
-            UpstreamWaitingRoom.Call call = new UpstreamWaitingRoom.Call(up.name(), tenant, 1,
-                priority, 100, Duration.ofMillis(random.nextInt(60)));
-            CompletableFuture<Reservation> f = room.await(call,
-                attempt(room, tenant, priority, random.nextBoolean())).toCompletableFuture();
-            f.whenComplete((r, failure) -> {
-              if (failure != null) {
-                if (!f.isCancelled()) {
-                  failures.add(failure);
-                }
-              } else if (r.decision().allowed()) {
-                delivered.incrementAndGet();
-                scheduler.schedule(() -> giveBack(room, r), TimeUnit.MILLISECONDS.toNanos(2));
-              } else {
-                denied.incrementAndGet();
-              }
-            });
-            all.add(f);
-            if (random.nextInt(10) == 0 && f.cancel(true)) {
-              cancelled.incrementAndGet();
-            }
+    DrivenConcurrency.run(scheduler, THREADS, CALLS_PER_THREAD, random -> {
+      UpstreamWaitingRoom room = rooms[random.nextInt(2)];
+      String tenant = "t" + random.nextInt(10);
+      int priority = random.nextInt(2);
+      UpstreamWaitingRoom.Call call = new UpstreamWaitingRoom.Call(up.name(), tenant, 1,
+          priority, 100, Duration.ofMillis(random.nextInt(60)));
+      CompletableFuture<Reservation> f = room.await(call,
+          attempt(room, tenant, priority, random.nextBoolean())).toCompletableFuture();
+      f.whenComplete((r, failure) -> {
+        if (failure != null) {
+          if (!f.isCancelled()) {
+            failures.add(failure);
           }
-        } catch (Throwable e) {
-          failures.add(e);
-        } finally {
-          done.countDown();
+        } else if (r.decision().allowed()) {
+          delivered.incrementAndGet();
+          scheduler.schedule(() -> giveBack(room, r), TimeUnit.MILLISECONDS.toNanos(2));
+        } else {
+          denied.incrementAndGet();
         }
-      }).start();
-    }
-    assertThat(done.await(2, TimeUnit.MINUTES)).isTrue();
-    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
-        .handle((x, e) -> null).get(1, TimeUnit.MINUTES);
-    running.set(false);
-    clock.join(60_000);
-    async.shutdown();
-    assertThat(async.awaitTermination(1, TimeUnit.MINUTES)).isTrue();
-    scheduler.advance(Duration.ofSeconds(1)); // the last give-backs
+      });
+      if (random.nextInt(10) == 0 && f.cancel(true)) {
+        cancelled.incrementAndGet();
+      }
+      return f;
+    }, failures, async);
 
     long calls = (long) THREADS * CALLS_PER_THREAD;
     assertThat(failures).isEmpty();
