@@ -45,6 +45,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
   private long refused;
   /** Accepted calls of the whole run: {ms since start, tokens}, in order. */
   private final java.util.List<long[]> accepted = new java.util.ArrayList<>();
+  /** Refused calls: {ms since start, retry ms, requests in the window, tokens in the window}. */
+  private final java.util.List<long[]> refusals = new java.util.ArrayList<>();
 
   /**
    * Starts the provider.
@@ -74,7 +76,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
 
   /** The calls received so far and those refused with a 429, and the accepted calls. */
   synchronized Counts counts() {
-    return new Counts(received, refused, java.util.List.copyOf(accepted));
+    return new Counts(received, refused, java.util.List.copyOf(accepted),
+        java.util.List.copyOf(refusals));
   }
 
   /**
@@ -83,8 +86,11 @@ final class SlidingMinuteProvider implements AutoCloseable {
    * @param received calls received
    * @param refused calls answered 429
    * @param accepted each accepted call: milliseconds since the provider started, tokens
+   * @param refusals each refused call: milliseconds since the provider started, the retry time in
+   *     milliseconds, the requests and the tokens in the minute then
    */
-  record Counts(long received, long refused, java.util.List<long[]> accepted) {}
+  record Counts(long received, long refused, java.util.List<long[]> accepted,
+      java.util.List<long[]> refusals) {}
 
   /** Milliseconds since the provider started. */
   long elapsedMs() {
@@ -112,6 +118,7 @@ final class SlidingMinuteProvider implements AutoCloseable {
         retryMs = retryMs(now, prompt + completion);
         if (retryMs > 0) {
           refused++;
+          refusals.add(new long[] {now - started, retryMs, window.size(), windowTokens});
         } else {
           window.addLast(new long[] {now, prompt + completion});
           windowTokens += prompt + completion;
