@@ -7,6 +7,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,9 +46,9 @@ final class SlidingMinuteProvider implements AutoCloseable {
   private long received;
   private long refused;
   /** Accepted calls of the whole run: {ms since start, tokens}, in order. */
-  private final java.util.List<long[]> accepted = new java.util.ArrayList<>();
+  private final List<long[]> accepted = new ArrayList<>();
   /** Refused calls: {ms since start, retry ms, requests in the window, tokens in the window}. */
-  private final java.util.List<long[]> refusals = new java.util.ArrayList<>();
+  private final List<long[]> refusals = new ArrayList<>();
 
   /**
    * Starts the provider.
@@ -76,8 +78,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
 
   /** The calls received so far and those refused with a 429, and the accepted calls. */
   synchronized Counts counts() {
-    return new Counts(received, refused, java.util.List.copyOf(accepted),
-        java.util.List.copyOf(refusals));
+    return new Counts(received, refused, List.copyOf(accepted),
+        List.copyOf(refusals));
   }
 
   /**
@@ -89,8 +91,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
    * @param refusals each refused call: milliseconds since the provider started, the retry time in
    *     milliseconds, the requests and the tokens in the minute then
    */
-  record Counts(long received, long refused, java.util.List<long[]> accepted,
-      java.util.List<long[]> refusals) {}
+  record Counts(long received, long refused, List<long[]> accepted,
+      List<long[]> refusals) {}
 
   /** Milliseconds since the provider started. */
   long elapsedMs() {
