@@ -274,6 +274,9 @@ public final class UpstreamFairnessRun {
         .mapToLong(c -> c[1]).sum();
     double refusedPct = finalCounts.received() == 0 ? 0
         : 100.0 * finalCounts.refused() / finalCounts.received();
+    if (!finalCounts.refusals().isEmpty()) {
+      md.append('\n');
+    }
     for (long[] r : finalCounts.refusals()) {
       md.append(String.format(Locale.ROOT, "- provider 429 at %.3f s of sending: retry-after-ms %d,"
           + " %d requests and %,d tokens in its minute%n", (r[0] - providerStartMs) / 1000.0, r[1],
