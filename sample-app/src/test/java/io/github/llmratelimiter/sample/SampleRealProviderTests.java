@@ -7,12 +7,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -82,12 +79,7 @@ class SampleRealProviderTests {
   }
 
   private HttpResponse<String> chat(String key) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/chat/completions"))
-        .header("Content-Type", "application/json")
-        .header("Authorization", "Bearer " + key)
-        .POST(HttpRequest.BodyPublishers.ofString(
-            "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    return SampleChat.hi(http, port, key);
   }
 
   @Test
