@@ -68,7 +68,7 @@ class ChatCompletionsController {
       // usage filter would refund the error response anyway; this shows the explicit handle.)
       // The request's RPM slot stays charged.
       ModelTokens.current().ifPresent(ModelTokenReservation::refund);
-      throw new UpstreamFailureException(e);
+      throw e instanceof UpstreamFailureException failure ? failure : new UpstreamFailureException(e);
     }
     String id = "chatcmpl-" + UUID.randomUUID().toString().replace("-", "");
     long created = Instant.now().getEpochSecond();

@@ -19,7 +19,7 @@ final class ProviderRateLimitException extends RuntimeException {
    * @param limit which limit refused the call: {@code requests} or {@code tokens}
    */
   ProviderRateLimitException(Map<String, String> headers, String limit) {
-    super("Rate limit reached for " + limit + " on the stand-in provider");
+    super("Rate limit reached for " + limit + " on the model provider");
     this.headers = Map.copyOf(headers);
     this.limit = limit;
   }

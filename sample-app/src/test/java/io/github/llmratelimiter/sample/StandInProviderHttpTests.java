@@ -3,11 +3,8 @@ package io.github.llmratelimiter.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -26,12 +23,7 @@ class StandInProviderHttpTests {
   private final HttpClient http = HttpClient.newHttpClient();
 
   private HttpResponse<String> chat(String key) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v1/chat/completions"))
-        .header("Content-Type", "application/json")
-        .header("Authorization", "Bearer " + key)
-        .POST(HttpRequest.BodyPublishers.ofString(
-            "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}"))
-        .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
+    return SampleChat.hi(http, port, key);
   }
 
   @Test

@@ -1,0 +1,378 @@
+package io.github.llmratelimiter.benchmarks.http;
+
+import io.github.llmratelimiter.benchmarks.redis.RedisServer;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The upstream's fair order across gateway instances, measured from outside in real time on real
+ * processes: one {@code redis-server}, a stand-in provider account in this JVM ({@link
+ * SlidingMinuteProvider}: 60 requests and 6,000 model tokens a sliding minute, OpenAI's headers,
+ * a 429 with {@code retry-after} over them) and two sample gateways on that Redis ({@code redis}
+ * profile, {@code gateway.provider.base-url} pointing at the provider, the upstream {@code
+ * stand-in} configured at the provider's limits, chat calls waiting up to 30 s for it, the
+ * tenants' own limits far above anything sent).
+ *
+ * <p>Three tenants send open-loop, each call alternately to either instance: two quiet tenants at
+ * twice their fair share of the provider, one flooding at ten times its share. Every call asks for
+ * {@value #CALL_TOKENS} model tokens (prompt and {@code max_tokens}), which the provider charges
+ * in full, so its capacity is {@code min(60, 6000 / 150) = 40} calls a minute and a fair share
+ * one third of that. After the sending stops, the calls still waiting are awaited.
+ *
+ * <pre>{@code
+ * bench/upstream-fairness [--minutes 5] [--out file.md]
+ * }</pre>
+ *
+ * <p>Prints and writes a markdown section: per tenant the calls sent, served and refused by the
+ * gateway; the provider's calls and 429s; its capacity used; each tenant's share of the tokens
+ * served while all three were backlogged (each had a call outstanding) against its fair share,
+ * and the flooder's largest excess over its share in that window. Exits with status 1 when a
+ * target of issue 25 is missed (provider 429s at most 1 % of its calls, capacity used at least 90
+ * %, each quiet share within 10 % of fair, the flooder's excess at most one call's tokens).
+ */
+public final class UpstreamFairnessRun {
+
+  /** Model tokens of every call: the prompt's estimate plus {@code max_tokens}. */
+  static final int CALL_TOKENS = 150;
+  private static final long PROVIDER_RPM = 60;
+  private static final long PROVIDER_TPM = 6000;
+  /** How long the provider takes to answer an accepted call. */
+  private static final long PROVIDER_LATENCY_MS = 500;
+  private static final Duration MAX_WAIT = Duration.ofSeconds(30);
+  private static final String MODEL = "gpt-4o-mini";
+  /** The prompt: 28 bytes, which the gateway estimates as 7 + 4 + 3 = 14 tokens. */
+  private static final String PROMPT = "fairness run prompt 28 bytes";
+  private static final int MAX_TOKENS = CALL_TOKENS - 14;
+  private static final Pattern TOTAL = Pattern.compile("\"total_tokens\"\\s*:\\s*(\\d+)");
+  private static final long SAMPLE_MS = 100;
+
+  /** Each tenant's name, key and multiple of its fair share. */
+  private record Tenant(String name, String key, int multiple) {}
+
+  /** One call's outcome: when it ended (ms since the start), its status, tokens and kind. */
+  private record Outcome(int tenant, long endMs, int status, long tokens, boolean providerRefusal) {}
+
+  private final List<Tenant> tenants = List.of(
+      new Tenant("quiet-1", "sk-fairness-quiet-1-0001", 2),
+      new Tenant("quiet-2", "sk-fairness-quiet-2-0002", 2),
+      new Tenant("flood", "sk-fairness-flood-00003", 10));
+  private final HttpClient http = HttpClient.newBuilder()
+      .connectTimeout(Duration.ofSeconds(5)).build();
+  private final ConcurrentLinkedQueue<Outcome> outcomes = new ConcurrentLinkedQueue<>();
+  private final AtomicInteger[] outstanding = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
+  private final AtomicLong[] sent = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
+  private long startNanos;
+
+  private UpstreamFairnessRun() {}
+
+  /**
+   * Runs the scenario.
+   *
+   * @param args {@code --minutes N} (default 5), {@code --out file} (default {@code
+   *     rate-limiter-benchmarks/target/upstream-fairness.md})
+   */
+  public static void main(String[] args) throws Exception {
+    double minutes = 5;
+    Path out = Path.of("rate-limiter-benchmarks/target/upstream-fairness.md");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--minutes" -> minutes = Double.parseDouble(args[++i]);
+        case "--out" -> out = Path.of(args[++i]);
+        default -> throw new IllegalArgumentException("unknown argument " + args[i]
+            + "; use --minutes N or --out file");
+      }
+    }
+    if (!(minutes > 0)) {
+      throw new IllegalArgumentException("--minutes must be > 0, but was " + minutes);
+    }
+    Path jar = Path.of(System.getProperty("bench.sampleApp", "sample-app/target/sample-app.jar"));
+    String command = System.getProperty("bench.command", "bench/upstream-fairness");
+    boolean ok = new UpstreamFairnessRun().run(jar, minutes, out, command);
+    System.exit(ok ? 0 : 1);
+  }
+
+  /** The application arguments of each gateway instance. */
+  static List<String> gatewayArgs(String redisUri, String providerBase) {
+    return List.of("--spring.profiles.active=redis", "--spring.data.redis.url=" + redisUri,
+        "--ratelimiter.key-id-secret=upstream-fairness-run-secret",
+        "--gateway.provider.base-url=" + providerBase,
+        "--gateway.provider.api-key=sk-provider-account",
+        "--gateway.provider.timeout=30s",
+        "--ratelimiter.upstreams.stand-in.rpm=" + PROVIDER_RPM,
+        "--ratelimiter.upstreams.stand-in.tpm=" + PROVIDER_TPM,
+        "--ratelimiter.upstreams.stand-in.models=gpt-4o*",
+        "--ratelimiter.policies.chat.max-wait=" + MAX_WAIT.toSeconds() + "s",
+        // the tenants' own limits never bind: only the upstream decides
+        "--ratelimiter.rpm.limit=1000000",
+        "--ratelimiter.policies.per-key.rpm.limit=1000000",
+        "--ratelimiter.policies.chat.rpm.limit=1000000",
+        "--ratelimiter.policies.chat.burst.capacity=1000000",
+        "--ratelimiter.policies.chat.burst.refill-per-second=100000",
+        "--ratelimiter.policies.chat.tpm.limit=1000000000",
+        "--ratelimiter.policies.chat.concurrency.limit=100000",
+        "--ratelimiter.plans.free.policies.chat.rpm.limit=1000000",
+        "--ratelimiter.plans.free.policies.per-key.quotas.daily-spend.limit=1000000");
+  }
+
+  private boolean run(Path jar, double minutes, Path out, String command) throws Exception {
+    String loadBefore = loadAverage();
+    try (RedisServer redis = RedisServer.start();
+        SlidingMinuteProvider provider =
+            new SlidingMinuteProvider(PROVIDER_RPM, PROVIDER_TPM, PROVIDER_LATENCY_MS);
+        SampleApp a = SampleApp.start("fairness-a", SampleApp.jar(jar),
+            gatewayArgs(redis.uri(), provider.base()));
+        SampleApp b = SampleApp.start("fairness-b", SampleApp.jar(jar),
+            gatewayArgs(redis.uri(), provider.base()))) {
+      List<SampleApp> instances = List.of(a, b);
+      double capacityPerMinute = Math.min(PROVIDER_RPM, (double) PROVIDER_TPM / CALL_TOKENS);
+      double fairPerMinute = capacityPerMinute / tenants.size();
+      long runMs = (long) (minutes * 60_000);
+      long providerStartMs = provider.elapsedMs();
+      startNanos = System.nanoTime();
+      ScheduledExecutorService clock = Executors.newScheduledThreadPool(2);
+      List<boolean[]> backlog = new ArrayList<>();
+      try {
+        for (int t = 0; t < tenants.size(); t++) {
+          int tenant = t;
+          long periodMicros = (long) (60e6 / (fairPerMinute * tenants.get(t).multiple()));
+          AtomicLong n = new AtomicLong();
+          clock.scheduleAtFixedRate(() -> send(tenant,
+              instances.get((int) (n.getAndIncrement() % instances.size()))),
+              t * 100_000L, periodMicros, TimeUnit.MICROSECONDS);
+        }
+        clock.scheduleAtFixedRate(() -> {
+          boolean[] s = new boolean[tenants.size()];
+          for (int t = 0; t < s.length; t++) {
+            s[t] = outstanding[t].get() > 0;
+          }
+          synchronized (backlog) {
+            backlog.add(s);
+          }
+        }, SAMPLE_MS, SAMPLE_MS, TimeUnit.MILLISECONDS);
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(runMs)); // the run's length, in real time
+      } finally {
+        clock.shutdownNow();
+      }
+      long sendingEndMs = elapsedMs();
+      long providerEndMs = provider.elapsedMs();
+      SlidingMinuteProvider.Counts atEnd = provider.counts();
+      // the calls still waiting end within the longest wait (and the provider's answer)
+      long drainDeadline = System.nanoTime() + MAX_WAIT.plusSeconds(30).toNanos();
+      while (total(outstanding) > 0 && System.nanoTime() < drainDeadline) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+      }
+      SlidingMinuteProvider.Counts finalCounts = provider.counts();
+      String report = report(command, minutes, loadBefore, loadAverage(), sendingEndMs,
+          providerStartMs, providerEndMs, atEnd, finalCounts, backlog, fairPerMinute);
+      System.out.println(report);
+      Files.createDirectories(out.toAbsolutePath().getParent());
+      Files.writeString(out, report);
+      return report.contains("all targets met");
+    }
+  }
+
+  private static int total(AtomicInteger[] counters) {
+    int sum = 0;
+    for (AtomicInteger c : counters) {
+      sum += c.get();
+    }
+    return sum;
+  }
+
+  private long elapsedMs() {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  }
+
+  private void send(int tenant, SampleApp instance) {
+    sent[tenant].incrementAndGet();
+    outstanding[tenant].incrementAndGet();
+    HttpRequest request = HttpRequest.newBuilder(URI.create(instance.base() + "/v1/chat/completions"))
+        .timeout(MAX_WAIT.plusSeconds(30))
+        .header("Authorization", "Bearer " + tenants.get(tenant).key())
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"" + MODEL + "\",\"max_tokens\":"
+            + MAX_TOKENS + ",\"messages\":[{\"role\":\"user\",\"content\":\"" + PROMPT + "\"}]}"))
+        .build();
+    http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((r, e) -> {
+      long end = elapsedMs();
+      if (r == null) {
+        outcomes.add(new Outcome(tenant, end, -1, 0, false));
+      } else {
+        Matcher m = TOTAL.matcher(r.body());
+        long tokens = r.statusCode() == 200 && m.find() ? Long.parseLong(m.group(1)) : 0;
+        outcomes.add(new Outcome(tenant, end, r.statusCode(), tokens,
+            r.statusCode() == 429 && r.body().contains("model provider's capacity")));
+      }
+      outstanding[tenant].decrementAndGet();
+    });
+  }
+
+  private String report(String command, double minutes, String loadBefore, String loadAfter,
+      long sendingEndMs, long providerStartMs, long providerEndMs,
+      SlidingMinuteProvider.Counts atEnd, SlidingMinuteProvider.Counts finalCounts,
+      List<boolean[]> backlog, double fairPerMinute) {
+    StringBuilder md = new StringBuilder();
+    md.append("## The upstream's fair order, two instances on one Redis (real time)\n\n");
+    md.append(String.format(Locale.ROOT, "`%s`: %s min of sending; a stand-in provider of %d "
+        + "requests and %,d model tokens a sliding minute (answers after %d ms); two sample gateways "
+        + "on one redis-server (upstream `stand-in` at %d rpm and %,d tpm, max-wait %d s); every call "
+        + "%d tokens, so a fair share is %.2f calls a minute; each tenant's calls alternate between "
+        + "the instances. Load average before %s, after %s (%d cores).%n%n", command,
+        fmt(minutes), PROVIDER_RPM, PROVIDER_TPM, PROVIDER_LATENCY_MS, PROVIDER_RPM, PROVIDER_TPM,
+        MAX_WAIT.toSeconds(), CALL_TOKENS, fairPerMinute, loadBefore, loadAfter,
+        Runtime.getRuntime().availableProcessors()));
+    List<Outcome> all = new ArrayList<>(outcomes);
+    all.sort((x, y) -> Long.compare(x.endMs(), y.endMs()));
+    md.append("| Tenant (rate) | Sent | Served (200) | Gateway 429 | Provider 429 passed on | Other |\n");
+    md.append("|---|---|---|---|---|---|\n");
+    for (int t = 0; t < tenants.size(); t++) {
+      int tenant = t;
+      long served = all.stream().filter(o -> o.tenant() == tenant && o.status() == 200).count();
+      long passedOn = all.stream().filter(o -> o.tenant() == tenant && o.providerRefusal()).count();
+      long gateway429 = all.stream().filter(o -> o.tenant() == tenant && o.status() == 429
+          && !o.providerRefusal()).count();
+      long other = all.stream().filter(o -> o.tenant() == tenant && o.status() != 200
+          && o.status() != 429).count();
+      md.append(String.format(Locale.ROOT, "| %s (%dx fair) | %d | %d | %d | %d | %d |%n",
+          tenants.get(t).name(), tenants.get(t).multiple(), sent[t].get(), served, gateway429,
+          passedOn, other));
+    }
+    md.append("\nTokens served per minute of sending (by the end of each call):\n\n"
+        + "| Minute | quiet-1 | quiet-2 | flood |\n|---|---|---|---|\n");
+    for (long minute = 0; minute * 60_000 < sendingEndMs - 1000; minute++) {
+      long[] perTenant = new long[tenants.size()];
+      for (Outcome o : all) {
+        if (o.status() == 200 && o.endMs() >= minute * 60_000 && o.endMs() < (minute + 1) * 60_000
+            && o.endMs() <= sendingEndMs) {
+          perTenant[o.tenant()] += o.tokens();
+        }
+      }
+      md.append(String.format(Locale.ROOT, "| %d | %,d | %,d | %,d |%n", minute + 1, perTenant[0],
+          perTenant[1], perTenant[2]));
+    }
+    double windowMinutes = (providerEndMs - providerStartMs) / 60_000.0;
+    long calls = atEnd.accepted().stream().filter(c -> c[0] >= providerStartMs).count();
+    long tokens = atEnd.accepted().stream().filter(c -> c[0] >= providerStartMs)
+        .mapToLong(c -> c[1]).sum();
+    double refusedPct = finalCounts.received() == 0 ? 0
+        : 100.0 * finalCounts.refused() / finalCounts.received();
+    if (!finalCounts.refusals().isEmpty()) {
+      md.append('\n');
+    }
+    for (long[] r : finalCounts.refusals()) {
+      md.append(String.format(Locale.ROOT, "- provider 429 at %.3f s of sending: retry-after-ms %d,"
+          + " %d requests and %,d tokens in its minute%n", (r[0] - providerStartMs) / 1000.0, r[1],
+          r[2], r[3]));
+    }
+    double requestsUsed = 100.0 * calls / (PROVIDER_RPM * windowMinutes);
+    double tokensUsed = 100.0 * tokens / (PROVIDER_TPM * windowMinutes);
+    md.append(String.format(Locale.ROOT, "%nProvider: received %d calls, refused %d with a 429 "
+        + "(%.2f %%); during the %.2f min of sending it accepted %d calls (%.1f %% of %d a minute) "
+        + "and %,d tokens (%.1f %% of %,d a minute).%n", finalCounts.received(), finalCounts.refused(),
+        refusedPct, windowMinutes, calls, requestsUsed, PROVIDER_RPM, tokens, tokensUsed,
+        PROVIDER_TPM));
+
+    // the window: from the first sample after the longest wait at which all three are backlogged
+    int first = -1;
+    long allBacklogged = 0;
+    long samples = 0;
+    synchronized (backlog) {
+      for (int i = 0; i < backlog.size(); i++) {
+        boolean all3 = backlog.get(i)[0] && backlog.get(i)[1] && backlog.get(i)[2];
+        if ((i + 1) * SAMPLE_MS < MAX_WAIT.toMillis()) {
+          continue;
+        }
+        if (first < 0 && all3) {
+          first = i;
+        }
+        if (first >= 0) {
+          samples++;
+          allBacklogged += all3 ? 1 : 0;
+        }
+      }
+    }
+    boolean ok = refusedPct <= 1.0 && Math.max(requestsUsed, tokensUsed) >= 90.0;
+    if (first < 0) {
+      md.append("\nThe three tenants were never backlogged at once after the first ")
+          .append(MAX_WAIT.toSeconds()).append(" s: no shares measured.\n");
+      ok = false;
+    } else {
+      long from = (first + 1) * SAMPLE_MS;
+      long[] served = new long[tenants.size()];
+      long sum = 0;
+      double maxExcess = 0;
+      long maxExcessAt = from;
+      double lowest = 0;
+      double maxInterval = 0;
+      for (Outcome o : all) {
+        if (o.status() != 200 || o.endMs() < from || o.endMs() > sendingEndMs) {
+          continue;
+        }
+        served[o.tenant()] += o.tokens();
+        sum += o.tokens();
+        double excess = served[2] - sum / 3.0;
+        if (excess > maxExcess) {
+          maxExcess = excess;
+          maxExcessAt = o.endMs();
+        }
+        maxInterval = Math.max(maxInterval, excess - lowest);
+        lowest = Math.min(lowest, excess);
+      }
+      md.append(String.format(Locale.ROOT, "%nServed while all three were backlogged (from %.1f s "
+          + "to the end of sending at %.1f s; all three had a call outstanding in %.1f %% of the "
+          + "%d samples every %d ms): %,d tokens.%n%n", from / 1000.0, sendingEndMs / 1000.0,
+          samples == 0 ? 0 : 100.0 * allBacklogged / samples, samples, SAMPLE_MS, sum));
+      md.append("| Tenant | Tokens served | Share | Fair | Off fair |\n|---|---|---|---|---|\n");
+      for (int t = 0; t < tenants.size(); t++) {
+        double share = sum == 0 ? 0 : (double) served[t] / sum;
+        double off = 100.0 * (share - 1.0 / 3) / (1.0 / 3);
+        if (t < 2) {
+          ok &= Math.abs(off) <= 10.0;
+        }
+        md.append(String.format(Locale.ROOT, "| %s | %,d | %.4f | 0.3333 | %+.1f %% |%n",
+            tenants.get(t).name(), served[t], share, off));
+      }
+      ok &= maxExcess <= CALL_TOKENS;
+      md.append(String.format(Locale.ROOT, "%nThe flooder's largest excess over its share of the "
+          + "tokens served since the window began: %.0f tokens (at %.1f s; one call is %d); over "
+          + "any stretch of the window: %.0f tokens.%n",
+          maxExcess, maxExcessAt / 1000.0, CALL_TOKENS, maxInterval));
+    }
+    md.append(ok ? "\nResult: all targets met (provider 429s <= 1 %, capacity used >= 90 %, quiet "
+        + "shares within 10 % of fair, flooder within one call of its share).\n"
+        : "\nResult: a target was missed (provider 429s <= 1 %, capacity used >= 90 %, quiet "
+        + "shares within 10 % of fair, flooder within one call of its share).\n");
+    return md.toString();
+  }
+
+  private static String fmt(double minutes) {
+    return minutes == Math.rint(minutes) ? Long.toString((long) minutes) : Double.toString(minutes);
+  }
+
+  /** The 1-minute load average of this machine, from {@code /proc/loadavg}, or "unknown". */
+  private static String loadAverage() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+    } catch (IOException | RuntimeException e) {
+      return "unknown";
+    }
+  }
+}
