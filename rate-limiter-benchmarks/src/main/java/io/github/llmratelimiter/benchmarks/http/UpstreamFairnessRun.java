@@ -45,7 +45,7 @@ import java.util.regex.Pattern;
  * gateway; the provider's calls and 429s; its capacity used; each tenant's share of the tokens
  * served while all three were backlogged (each had a call outstanding) against its fair share,
  * and the flooder's largest excess over its share in that window. Exits with status 1 when a
- * target of issue 25 is missed (provider 429s at most 1 % of its calls, capacity used at least 90
+ * target is missed (provider 429s at most 1 % of its calls, capacity used at least 90
  * %, each quiet share within 10 % of fair, the flooder's excess at most one call's tokens).
  */
 public final class UpstreamFairnessRun {
