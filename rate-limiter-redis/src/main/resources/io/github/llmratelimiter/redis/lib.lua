@@ -1043,11 +1043,11 @@ local function orders()
   end
 
   -- Counts an admitted call: the first waiting call (its turn names it) is served and leaves;
-  -- any other call passes through the order at once (lifted unless backlogged in its class,
-  -- served, and, unless backlogged, marks the class's last-left counter). Returns the undo of
-  -- refund.lua's OR.undo: mode (1 at once, 2 a waiting call), the service counted, the class's
-  -- last-left before (nil: none) and after, and for a waiting call its entry number and deadline
-  -- (0 and 0 for a call at once).
+  -- any other call (none waits then: O.idle) passes through its class at once, which moves only
+  -- the class's last-left counter, to the greater of the tenant's counter (0: none) and it, plus
+  -- the call's service (UpstreamQueue.admitted). Returns the undo of refund.lua's OR.undo: mode
+  -- (3 at once, 2 a waiting call), the service counted, the class's last-left before (nil: none)
+  -- and after, and for a waiting call its entry number and deadline (0 and 0 for a call at once).
   function OR.admitted(O)
     local amount = O.estimate / O.weight
     local before = tonumber(redis.call('HGET', O.base .. ':l', O.class))
@@ -1059,30 +1059,17 @@ local function orders()
       return 2, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)),
         tonumber(w[1]), tonumber(w[2])
     end
-    if O.idle then
-      -- none waits: lifted to the class's last-left counter, served, and the last to leave
-      forget(O, 2) -- more than one a call: the counters of tenants gone keep no memory
-      local c = math.max(OR.counter(O, O.tenant), before or 0) + amount
-      setCounter(O, O.tenant, c)
-      setLastLeft(O, O.class, c)
-      return 1, amount, before, c, 0, 0
-    end
-    local backlogged =
-      redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
-    local c = backlogged and OR.counter(O, O.tenant) or lift(O, O.tenant, O.class)
-    setCounter(O, O.tenant, c + amount)
-    if not backlogged then
-      setLastLeft(O, O.class, c + amount)
-    end
-    return 1, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)), 0, 0
+    local c = math.max(OR.counter(O, O.tenant), before or 0) + amount
+    setLastLeft(O, O.class, c)
+    return 3, amount, before, c, 0, 0
   end
 
   -- Undoes OR.admitted for a call whose caller's levels denied it after the upstream admitted it
-  -- (a Cluster's two steps): the service comes off the counter, the class's last-left mark goes
-  -- back unless another call moved it, and a waiting call whose deadline has not passed is put
+  -- (a Cluster's two steps): a waiting call's service comes off its tenant's counter, the class's
+  -- last-left mark goes back unless another call moved it, and a waiting call whose deadline has not passed is put
   -- back first among its tenant's calls, with its entry number.
   function OR.undo(O, mode, amount, before, after, seq, deadline)
-    if redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
+    if mode == 2 and redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
       setCounter(O, O.tenant, OR.counter(O, O.tenant) - amount)
     end
     if tonumber(redis.call('HGET', O.base .. ':l', O.class)) == after then
