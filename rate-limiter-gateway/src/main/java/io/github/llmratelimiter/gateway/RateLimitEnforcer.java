@@ -9,6 +9,8 @@ import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -72,6 +74,16 @@ import org.jspecify.annotations.Nullable;
  * room's order as served. Settling a call, giving back its slots and a provider's report tell the
  * room that its upstream may admit again.
  *
+ * <p>When the store keeps a shared order of the calls that wait for its upstreams ({@link
+ * RateLimitStore#upstreamOrder()}), every call to an upstream is decided with its turn ({@link
+ * RateLimitStore#reserve(List, List, double, Consumption, io.github.llmratelimiter.core.Composition,
+ * Upstream, UpstreamTurn)}: its tenant, its plan's weight and priority class, its estimate), so that
+ * the store counts its service in that order; a settled call corrects its tenant's counter there
+ * ({@link UpstreamOrder#settled}), and capacity freed on this instance {@linkplain
+ * UpstreamOrder#signal signals} it. While calls wait for an upstream, the store refuses a call that
+ * does not name the first of them: a call that may wait then joins the order (the room should be
+ * given the store's order), a call that may not (no longest wait) gets the upstream's deny at once.
+ *
  * <p>Every decision is offered twice: {@link #acquire(String, RateLimitKey, double, LongSupplier)}
  * answers on the calling thread, {@link #acquireAsync} through the store's asynchronous API without
  * blocking the caller (for an event loop). Both give the same outcomes and failures.
@@ -91,6 +103,7 @@ public final class RateLimitEnforcer {
   private final UpstreamRoutes routes;
   private final @Nullable UpstreamWaitingRoom room;
   private final UpstreamWaits waits;
+  private final @Nullable UpstreamOrder order;
   private volatile @Nullable List<RateLimitObserver> observers;
   /**
    * The unknown plan names a resolver gave and the failures of resolvers and observers, each logged
@@ -172,6 +185,7 @@ public final class RateLimitEnforcer {
     this.room = room;
     this.waits = waits;
     this.store = store;
+    this.order = routes.isEmpty() ? null : store.upstreamOrder();
     this.policies = policies;
     this.storeFailure = storeFailure;
     this.observerSupplier = observers;
@@ -220,7 +234,10 @@ public final class RateLimitEnforcer {
       if (call.waits()) {
         outcome = waitBlocking(call, cost);
       } else {
-        outcome = call.upstream != null
+        outcome = call.upstream != null && call.turn != null
+            ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
+                policies.composition(), call.upstream, call.turn))
+            : call.upstream != null
             ? call.outcome(store.reserve(call.levels, call.keys, cost, call.consumption(),
                 policies.composition(), call.upstream))
             : call.quotas
@@ -282,14 +299,21 @@ public final class RateLimitEnforcer {
     assert r != null && call.upstream != null;
     return r.await(new UpstreamWaitingRoom.Call(call.upstream.name(), call.tenant(), call.weight,
             call.priority, call.estimate, call.maxWait),
-        UpstreamWaitingRoom.Attempt.of(() -> attempt(call, cost), RateLimitOutcome::decision,
-            call::upstreamDeny, RateLimitOutcome::abandon));
+        UpstreamWaitingRoom.Attempt.inOrder(waiter -> attempt(call, cost, waiter),
+            RateLimitOutcome::decision, call::upstreamDeny, RateLimitOutcome::abandon));
   }
 
-  /** One decision of a call through the store's asynchronous API. */
-  private CompletionStage<RateLimitOutcome> attempt(Call call, double cost) {
+  /**
+   * One decision of a call through the store's asynchronous API; with the store's order, as the
+   * waiting call {@code waiter} of it, or as a call that does not wait when null.
+   */
+  private CompletionStage<RateLimitOutcome> attempt(Call call, double cost, @Nullable String waiter) {
     try {
-      return call.upstream != null
+      return call.upstream != null && call.turn != null
+          ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
+              policies.composition(), call.upstream,
+              waiter == null ? call.turn : call.turn.waiting(waiter)).thenApply(call::outcome)
+          : call.upstream != null
           ? store.reserveAsync(call.levels, call.keys, cost, call.consumption(),
               policies.composition(), call.upstream).thenApply(call::outcome)
           : call.quotas
@@ -400,7 +424,8 @@ public final class RateLimitEnforcer {
 
   private void decideAsync(Call call, double cost, long start, Acquired result) {
     boolean waits = call.waits();
-    CompletionStage<RateLimitOutcome> decided = waits ? waitIn(call, cost) : attempt(call, cost);
+    CompletionStage<RateLimitOutcome> decided =
+        waits ? waitIn(call, cost) : attempt(call, cost, null);
     if (waits) { // a caller that cancels or leaves (a client gone) takes the call out of the room
       result.onLeave(() -> decided.toCompletableFuture().cancel(false));
       result.whenComplete((o, f) -> {
@@ -635,27 +660,65 @@ public final class RateLimitEnforcer {
     }
   }
 
-  /** The tenant and weight an upstream's call was counted under in the room's order. */
-  record Served(String upstream, String tenant, double weight) {}
+  /**
+   * The tenant and weight an upstream's call was counted under in the room's order, and its turn
+   * in the store's order ({@code null} when the store keeps none).
+   */
+  record Served(String upstream, String tenant, double weight, @Nullable Upstream target,
+      @Nullable UpstreamTurn turn) {}
 
-  /** Corrects the room's order with what a settled call used and says its upstream may admit. */
+  /** Corrects the orders with what a settled call used and says its upstream may admit. */
   private void settledInRoom(ModelTokenReservation handle, Consumption actual) {
-    UpstreamWaitingRoom r = room;
     Served served = handle.served();
-    if (r != null && served != null) {
+    if (served == null) {
+      return;
+    }
+    UpstreamOrder o = order;
+    if (o != null && served.target() != null && served.turn() != null) {
+      try {
+        o.settled(served.target(), served.turn(), actual.modelTokens())
+            .whenComplete((ignored, failure) -> {
+              if (failure != null) {
+                orderFailed(served.upstream(), unwrap(failure));
+              }
+            });
+      } catch (RuntimeException e) {
+        orderFailed(served.upstream(), e);
+      }
+    }
+    UpstreamWaitingRoom r = room;
+    if (r != null) {
       r.settled(served.upstream(), served.tenant(), served.weight(), handle.estimate(),
           actual.modelTokens());
-      r.capacityMayHaveFreed(served.upstream());
+    }
+    freed(served.upstream());
+  }
+
+  /**
+   * Says that an upstream may admit again (a call's slots given back, its tokens settled, a
+   * provider's report applied): to the room, and through the store's order to every instance.
+   */
+  private void freed(@Nullable String upstream) {
+    if (upstream == null) {
+      return;
+    }
+    UpstreamWaitingRoom r = room;
+    UpstreamOrder o = order;
+    if (r != null) {
+      r.capacityMayHaveFreed(upstream);
+    } else if (o != null) {
+      try {
+        o.signal(upstream);
+      } catch (RuntimeException e) {
+        orderFailed(upstream, e);
+      }
     }
   }
 
-  /** Says that a call's upstream may admit again (its slots given back). */
-  private void freed(CallSlots slots) {
-    UpstreamWaitingRoom r = room;
-    String upstream = slots.upstream();
-    if (r != null && upstream != null) {
-      r.capacityMayHaveFreed(upstream);
-    }
+  /** Logs that the store's order failed a settlement or a signal (its counters may lag). */
+  private static void orderFailed(String upstream, Throwable e) {
+    LOG.log(System.Logger.Level.WARNING, "The order of upstream '" + upstream
+        + "' did not take a settlement or a signal: " + e);
   }
 
   /** Reconciles a reservation in the store and tells the observers; a store failure is logged. */
@@ -698,7 +761,7 @@ public final class RateLimitEnforcer {
     } catch (RuntimeException e) {
       releaseFailed(slots, e);
     }
-    freed(slots);
+    freed(slots.upstream());
   }
 
   /**
@@ -717,7 +780,7 @@ public final class RateLimitEnforcer {
       if (failure != null) {
         releaseFailed(slots, unwrap(failure));
       }
-      freed(slots);
+      freed(slots.upstream());
       return null;
     });
   }
@@ -787,10 +850,7 @@ public final class RateLimitEnforcer {
   }
 
   private void reported(Upstream upstream, ProviderReport report, int status) {
-    UpstreamWaitingRoom r = room;
-    if (r != null) {
-      r.capacityMayHaveFreed(upstream.name());
-    }
+    freed(upstream.name());
     for (RateLimitObserver o : observers()) {
       try {
         o.onProviderReport(upstream, report, status);
@@ -909,6 +969,8 @@ public final class RateLimitEnforcer {
     final Duration maxWait;
     final double weight;
     final int priority;
+    /** Its turn in the store's order of the upstream's waiting calls; null without one. */
+    final @Nullable UpstreamTurn turn;
 
     Call(RateLimitPolicy policy, RateLimitKey key, List<Budget> levels, List<String> keys,
         long estimate, boolean quotas, long spend, String plan, @Nullable Upstream upstream) {
@@ -924,6 +986,8 @@ public final class RateLimitEnforcer {
       this.spend = spend;
       this.plan = plan;
       this.upstream = upstream;
+      this.turn = upstream == null || order == null ? null
+          : new UpstreamTurn(tenant(), weight, priority, estimate, null);
     }
 
     /** This call under a plan: the plan's variants of its levels. */
@@ -960,7 +1024,8 @@ public final class RateLimitEnforcer {
       boolean settles = r.reserved() || r.chargedQuotas();
       ModelTokenReservation handle = settles
           ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r, key.model(),
-              upstream == null ? null : new Served(upstream.name(), tenant(), weight)) : null;
+              upstream == null ? null
+                  : new Served(upstream.name(), tenant(), weight, upstream, turn)) : null;
       CallSlots slots = r.holdsSlots() ? new CallSlots(RateLimitEnforcer.this, policy.name(), r,
           upstream == null ? null : upstream.name()) : null;
       Decision shadow = shadowDeny(r.decision());

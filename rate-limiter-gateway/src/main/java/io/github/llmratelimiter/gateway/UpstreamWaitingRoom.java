@@ -3,14 +3,19 @@ package io.github.llmratelimiter.gateway;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
+import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.internal.Args;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -20,6 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -53,7 +59,25 @@ import org.jspecify.annotations.Nullable;
  * order instead of being decided ahead of them. The first call is tried again when the upstream's
  * state that denied it lapses (its deny's {@link Decision#retryAfterMs()}, on the injected {@link
  * Scheduler}), and whenever {@link #capacityMayHaveFreed} says that capacity may have freed (a slot
- * released, a reservation reconciled, a provider's report applied). Nothing polls.
+ * released, a reservation reconciled, a provider's report applied). The room's own order never
+ * polls.
+ *
+ * <p><b>Shared order.</b> A room given a store's {@link UpstreamOrder} ({@link
+ * #UpstreamWaitingRoom(Ticker, Scheduler, Map, int, Duration, Listener, UpstreamOrder,
+ * Collection)}) orders the calls of its upstreams with every other caller of the store (on Redis,
+ * every gateway instance) in that order instead of its own: a call that must wait {@linkplain
+ * UpstreamOrder#enter enters} it, and on every wake-up the room asks the order for its {@linkplain
+ * UpstreamOrder#first first} call and tries it when it waits here ({@link Attempt#attempt(String)},
+ * with its id), then the next while they are admitted; a call first on another instance is left to
+ * that instance. Besides the wake-ups above, the room wakes when the order {@linkplain
+ * UpstreamOrder#listen tells} it that any caller freed capacity, and, while calls wait here and it
+ * heard nothing for the order's {@linkplain UpstreamOrder#pollInterval() poll interval}, once per
+ * interval; without calls waiting here it never asks. {@link #capacityMayHaveFreed} {@linkplain
+ * UpstreamOrder#signal signals} the order. A call that leaves without admission (its longest wait,
+ * a cancel, a deny for another reason, the room full or closed) {@linkplain UpstreamOrder#leave
+ * leaves} the order. When the order cannot answer (its store is down), the room tries its own first
+ * call for that wake-up, so that no call waits on an order that cannot say whose turn it is; every
+ * stage still completes once, as above.
  *
  * <p><b>Outcomes.</b> The stage {@link #await} returns completes once: with the first admitted
  * attempt; with an attempt denied for another reason than the upstream (the caller's own budgets
@@ -90,6 +114,13 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   private final long memoryNanos;
   private final Listener listener;
   private final ConcurrentHashMap<String, Line> lines = new ConcurrentHashMap<>();
+  private final @Nullable UpstreamOrder order;
+  /** The upstreams whose calls wait in {@link #order}, by name. */
+  private final Map<String, Upstream> ordered;
+  private final long pollNanos;
+  private final @Nullable AutoCloseable listening;
+  /** Whether the order's last answer was a failure (logged once until it answers again). */
+  private final AtomicBoolean orderDown = new AtomicBoolean();
   private volatile boolean closed;
 
   /**
@@ -139,6 +170,44 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   public UpstreamWaitingRoom(Ticker ticker, Scheduler scheduler,
       Map<String, Integer> maxWaitersByUpstream, int maxWaitersPerUpstream,
       Duration memory, Listener listener) {
+    this(ticker, scheduler, maxWaitersByUpstream, maxWaitersPerUpstream, memory, listener, null,
+        List.of());
+  }
+
+  /**
+   * Creates a waiting room whose upstreams' calls wait in a store's shared order.
+   *
+   * @param ticker the time of deadlines and retries; the scheduler's delays are measured on it
+   * @param scheduler runs the retries, the deadlines and the polls of the order
+   * @param maxWaitersByUpstream the calls that may wait here for an upstream at once, by its name;
+   *     each at least 1
+   * @param maxWaitersPerUpstream the calls that may wait here at once for an upstream not named
+   *     there, at least 1
+   * @param memory how long a tenant that neither waits nor is served keeps its counter in the
+   *     room's own order, positive
+   * @param listener told once about every call that waited or was refused a wait
+   * @param order the order of the store the attempts ask ({@link
+   *     io.github.llmratelimiter.core.RateLimitStore#upstreamOrder()}), or {@code null} for the
+   *     room's own order
+   * @param upstreams the upstreams whose calls wait in {@code order}; the calls of an upstream not
+   *     among them wait in the room's own order
+   * @throws IllegalArgumentException if an argument other than {@code order} is null or out of
+   *     range
+   */
+  public UpstreamWaitingRoom(Ticker ticker, Scheduler scheduler,
+      Map<String, Integer> maxWaitersByUpstream, int maxWaitersPerUpstream,
+      Duration memory, Listener listener, @Nullable UpstreamOrder order,
+      Collection<Upstream> upstreams) {
+    Args.notNull("upstreams", upstreams);
+    Map<String, Upstream> byName = new HashMap<>();
+    if (order != null) {
+      for (Upstream u : upstreams) {
+        byName.put(Args.notNull("upstreams[]", u).name(), u);
+      }
+    }
+    this.ordered = Map.copyOf(byName);
+    this.order = order;
+    this.pollNanos = order == null ? 0 : Args.nanos("order.pollInterval()", order.pollInterval());
     Args.notNull("maxWaitersByUpstream", maxWaitersByUpstream);
     maxWaitersByUpstream.forEach((name, max) -> Args.positive(
         "maxWaitersByUpstream[" + name + "]", max == null ? 0 : max));
@@ -148,6 +217,23 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     this.maxWaiters = (int) Args.positive("maxWaitersPerUpstream", maxWaitersPerUpstream);
     this.memoryNanos = Args.nanos("memory", memory);
     this.listener = Args.notNull("listener", listener);
+    this.listening = order == null || ordered.isEmpty() ? null : listen(order);
+  }
+
+  /** Wakes a line when the order tells that its upstream may admit; null when it cannot listen. */
+  private @Nullable AutoCloseable listen(UpstreamOrder shared) {
+    try {
+      return shared.listen(upstream -> {
+        Line line = lines.get(upstream);
+        if (line != null && line.target != null) {
+          wake(line);
+        }
+      });
+    } catch (RuntimeException e) {
+      LOG.log(System.Logger.Level.WARNING, "The upstream order takes no listener ("
+          + e.getClass().getName() + "): waiting calls are tried on their retries and polls");
+      return null;
+    }
   }
 
   /**
@@ -208,12 +294,23 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   /**
    * Says that an upstream may admit a call again (a slot released, a reservation reconciled, a
    * provider's report applied): the first waiting call is tried again, at once or, when an attempt
-   * is in flight, right after it. Cheap when no call waits.
+   * is in flight, right after it. Cheap when no call waits. For an upstream whose calls wait in the
+   * store's order, it {@linkplain UpstreamOrder#signal signals} the order, whose listeners (this
+   * room's among them, on every instance) wake.
    *
    * @param upstream the upstream's name
    */
   public void capacityMayHaveFreed(String upstream) {
-    Line line = lines.get(upstream);
+    UpstreamOrder shared = order;
+    if (shared != null && upstream != null && ordered.containsKey(upstream)) {
+      try {
+        shared.signal(upstream); // its listeners, this room's among them, wake
+        return;
+      } catch (RuntimeException e) {
+        orderFailed(e);
+      }
+    }
+    Line line = upstream == null ? null : lines.get(upstream);
     if (line != null) {
       pump(line);
     }
@@ -276,7 +373,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   /**
-   * Returns how many calls wait for an upstream now.
+   * Returns how many calls wait for an upstream in this room (with a shared order, the calls of
+   * this instance; {@link UpstreamOrder#waiting} counts every instance's).
    *
    * @param upstream the upstream's name
    * @return the calls waiting, 0 for an upstream no call ever waited for
@@ -299,6 +397,15 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    AutoCloseable handle = listening;
+    if (handle != null) {
+      try {
+        handle.close();
+      } catch (Exception e) {
+        LOG.log(System.Logger.Level.WARNING, "Removing the room's listener from the upstream order"
+            + " failed (" + e.getClass().getName() + ")");
+      }
+    }
     for (Line line : lines.values()) {
       List<Waiter<?>> ended = new ArrayList<>();
       long retryMs;
@@ -320,6 +427,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         retryMs = line.retryMs(now());
       }
       for (Waiter<?> w : ended) {
+        left(line, w);
         giveUp(w, retryMs);
         ended(w, Ending.CLOSED);
       }
@@ -375,8 +483,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   private Line line(String upstream) {
-    return lines.computeIfAbsent(upstream,
-        name -> new Line(maxWaitersByUpstream.getOrDefault(name, maxWaiters)));
+    return lines.computeIfAbsent(upstream, name -> new Line(
+        maxWaitersByUpstream.getOrDefault(name, maxWaiters), ordered.get(name)));
   }
 
   /** Tries a call that no other call waits ahead of; an upstream deny makes it wait. */
@@ -448,8 +556,12 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       return;
     }
     if (evicted != null) {
+      left(line, evicted);
       giveUp(evicted, retryMs);
       ended(evicted, Ending.REFUSED);
+    }
+    if (entered && line.target != null) {
+      join(line, w);
     }
     if (!entered) {
       giveUp(w, retryMs);
@@ -488,6 +600,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       line.remove(w);
       retryMs = line.retryMs(now());
     }
+    left(line, w);
     giveUp(w, retryMs);
     ended(w, Ending.TIMED_OUT);
   }
@@ -504,6 +617,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       }
       line.remove(w);
     }
+    left(line, w);
     if (w.timeout != null) {
       w.timeout.cancel(false);
     }
@@ -538,6 +652,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         if (line.retries == generation) {
           line.retry = null;
         }
+        line.handOff = true; // the upstream may admit: the call first elsewhere hears of it
       }
       pump(line);
     }, at - now);
@@ -548,6 +663,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
    * an attempt is in flight marks it to be tried again right after.
    */
   private void pump(Line line) {
+    if (line.target != null) {
+      wake(line);
+      return;
+    }
     for (;;) {
       Waiter<?> w;
       synchronized (line) {
@@ -564,21 +683,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         line.current = w;
       }
       if (w.future.isDone()) { // it left since: never tried again
-        boolean removed;
-        synchronized (line) {
-          line.attempting = false;
-          line.current = null;
-          removed = w.queued;
-          if (removed) {
-            line.remove(w);
-          }
-        }
-        if (removed) {
-          if (w.timeout != null) {
-            w.timeout.cancel(false);
-          }
-          ended(w, Ending.CANCELLED);
-        }
+        dropLeft(line, w);
         continue;
       }
       Step step = new Step();
@@ -589,17 +694,41 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     }
   }
 
+  /** Ends the turn of a first call whose stage was completed from outside since it was chosen. */
+  private void dropLeft(Line line, Waiter<?> w) {
+    boolean removed;
+    synchronized (line) {
+      line.attempting = false;
+      line.current = null;
+      removed = w.queued;
+      if (removed) {
+        line.remove(w);
+      }
+    }
+    if (removed) {
+      left(line, w);
+      if (w.timeout != null) {
+        w.timeout.cancel(false);
+      }
+      ended(w, Ending.CANCELLED);
+    }
+  }
+
   private <X> void retry(Line line, Waiter<X> w, Step step) {
     start(w).whenComplete((x, failure) -> {
-      step.next = finish(line, w, x, failure);
+      step.next = finish(line, w, x, failure, null);
       if (!step.state.compareAndSet(Step.RUNNING, Step.DONE) && step.next) {
         pump(line);
       }
     });
   }
 
-  /** Applies the result of the first call's attempt; tells whether to try the next one. */
-  private <X> boolean finish(Line line, Waiter<X> w, @Nullable X x, @Nullable Throwable failure) {
+  /**
+   * Applies the result of the first call's attempt, made as the waiting call {@code id} of the
+   * store's order or, when null, without one; tells whether to try the next one.
+   */
+  private <X> boolean finish(Line line, Waiter<X> w, @Nullable X x, @Nullable Throwable failure,
+      @Nullable String id) {
     Decision d = null;
     if (failure == null) {
       try {
@@ -619,6 +748,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       if (failure != null || d.allowed()) {
         next = true;
         ended = true;
+        line.handOff = true; // the next call may be another instance's: it hears of it
         if (mine) {
           if (failure == null) {
             line.serve(w.tenant, w.service(), now); // before it leaves: the counter it leaves with
@@ -636,6 +766,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       } else {
         next = true;
         ended = true;
+        line.handOff = true;
         if (mine) {
           line.remove(w);
         }
@@ -643,6 +774,9 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     }
     if (ended && w.timeout != null) {
       w.timeout.cancel(false);
+    }
+    if (mine && ended && (failure != null || !d.allowed() || id == null)) {
+      left(line, w); // an admission with its id left the order in the same step
     }
     if (failure != null) {
       w.future.completeExceptionally(unwrap(failure));
@@ -661,6 +795,207 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     return next;
   }
 
+  /**
+   * Tries the call the store's order has first when it waits here, then the next while they are
+   * admitted; a wake-up while a turn is in flight makes the room take another right after it.
+   */
+  private void wake(Line line) {
+    for (;;) {
+      boolean handOff;
+      boolean empty;
+      synchronized (line) {
+        if (line.attempting) {
+          line.signalled = true;
+          return;
+        }
+        handOff = line.handOff;
+        line.handOff = false;
+        empty = line.size == 0;
+        if (!empty) {
+          line.attempting = true;
+          line.signalled = false;
+          line.heard = now();
+        }
+      }
+      if (empty) { // nobody waits here: the order is not asked
+        if (handOff) { // but the first call may wait on another instance
+          capacityMayHaveFreed(line.target.name());
+        }
+        return;
+      }
+      Step step = new Step();
+      turn(line, handOff, step);
+      if (step.state.compareAndSet(Step.RUNNING, Step.RETURNED) || !step.next) {
+        return; // the turn completes later, and goes on from there
+      }
+    }
+  }
+
+  /**
+   * Asks the order whose turn it is and tries that call when it waits here; when the order cannot
+   * answer, or holds none of the calls waiting, the room's own first call is tried. A call first
+   * on another instance is left to it; after an admission or a retry here, the other instances
+   * are told ({@link UpstreamOrder#signal}).
+   */
+  private void turn(Line line, boolean handOff, Step step) {
+    UpstreamOrder shared = order;
+    Upstream target = line.target;
+    assert shared != null && target != null;
+    CompletionStage<Optional<String>> asked;
+    try {
+      asked = shared.first(target);
+    } catch (RuntimeException e) {
+      asked = CompletableFuture.failedFuture(e);
+    }
+    asked.whenComplete((first, failure) -> {
+      if (failure != null) {
+        orderFailed(unwrap(failure));
+      } else {
+        orderDown.set(false);
+      }
+      Waiter<?> w;
+      boolean elsewhere = false;
+      boolean next = false;
+      synchronized (line) {
+        if (failure != null || first == null || first.isEmpty()) {
+          w = line.head();
+        } else {
+          w = line.byId.get(first.get());
+          elsewhere = w == null;
+        }
+        if (w == null) {
+          line.attempting = false;
+          next = line.signalled;
+        } else {
+          line.current = w;
+        }
+      }
+      if (w == null) {
+        turned(line, step, next);
+        if (elsewhere && handOff) {
+          capacityMayHaveFreed(target.name());
+        }
+      } else if (w.future.isDone()) { // it left since: never tried again
+        dropLeft(line, w);
+        turned(line, step, true);
+      } else {
+        attemptTurn(line, w, step);
+      }
+    });
+  }
+
+  private <X> void attemptTurn(Line line, Waiter<X> w, Step step) {
+    String id = w.id;
+    start(w, id).whenComplete((x, failure) -> turned(line, step, finish(line, w, x, failure, id)));
+  }
+
+  /** Ends a turn: the next one at once when {@code next}, else the poll keeps watch. */
+  private void turned(Line line, Step step, boolean next) {
+    if (!next) {
+      poll(line);
+    }
+    step.next = next;
+    if (!step.state.compareAndSet(Step.RUNNING, Step.DONE) && next) {
+      wake(line);
+    }
+  }
+
+  /** Puts a call that waits here in the store's order; the room's own order holds it meanwhile. */
+  private <X> void join(Line line, Waiter<X> w) {
+    UpstreamOrder shared = order;
+    Upstream target = line.target;
+    assert shared != null && target != null;
+    CompletionStage<String> entered;
+    try {
+      UpstreamTurn turn = new UpstreamTurn(w.call.tenant(), w.call.weight(), w.call.priority(),
+          w.call.estimate(), null);
+      entered = shared.enter(target, turn, Duration.ofNanos(Math.max(MIN_WAIT, w.deadline - now())));
+    } catch (RuntimeException e) {
+      entered = CompletableFuture.failedFuture(e);
+    }
+    entered.whenComplete((id, failure) -> {
+      if (failure != null || id == null) {
+        orderFailed(failure == null ? new NullPointerException("enter gave no id") : unwrap(failure));
+        poll(line);
+        return;
+      }
+      boolean in;
+      synchronized (line) {
+        in = w.queued;
+        if (in) {
+          w.id = id;
+          line.byId.put(id, w);
+        }
+      }
+      if (in) { // tried when its line wakes: its deny's retry, a signal, or the poll
+        poll(line);
+      } else { // it left before the order answered
+        leave(target, id);
+      }
+    });
+  }
+
+  /** The shortest wait a call enters the order with. */
+  private static final long MIN_WAIT = TimeUnit.MILLISECONDS.toNanos(1);
+
+  /** Takes a call that left the room without admission out of the store's order. */
+  private void left(Line line, Waiter<?> w) {
+    String id = w.id;
+    Upstream target = line.target;
+    if (id != null && target != null) {
+      leave(target, id);
+    }
+  }
+
+  private void leave(Upstream target, String id) {
+    UpstreamOrder shared = order;
+    assert shared != null;
+    try {
+      shared.leave(target, id).whenComplete((ignored, failure) -> {
+        if (failure != null) {
+          orderFailed(unwrap(failure)); // the order drops it once its wait has passed
+        }
+      });
+    } catch (RuntimeException e) {
+      orderFailed(e);
+    }
+  }
+
+  /** Keeps a poll of the store's order armed while calls wait here. */
+  private void poll(Line line) {
+    synchronized (line) {
+      if (line.size == 0 || line.poll != null || line.target == null) {
+        return;
+      }
+      line.poll = schedule(() -> polled(line), Math.max(0, line.heard + pollNanos - now()));
+    }
+  }
+
+  /** Wakes a line that heard nothing for the poll interval; else waits for the rest of it. */
+  private void polled(Line line) {
+    boolean quiet;
+    synchronized (line) {
+      line.poll = null;
+      if (line.size == 0) {
+        return;
+      }
+      quiet = now() - line.heard >= pollNanos;
+    }
+    if (quiet) {
+      wake(line);
+    }
+    poll(line);
+  }
+
+  /** Logs that the store's order failed to answer, once until it answers again. */
+  private void orderFailed(Throwable failure) {
+    if (orderDown.compareAndSet(false, true)) {
+      LOG.log(System.Logger.Level.WARNING, "The upstream order did not answer ("
+          + failure.getClass().getName() + "): waiting calls are tried in this room's own order"
+          + " until it answers again");
+    }
+  }
+
   /** Tells the listener how a call's wait ended; a listener that fails is logged. */
   private void ended(Waiter<?> w, Ending ending) {
     try {
@@ -677,8 +1012,13 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   private static <X> CompletionStage<X> start(Waiter<X> w) {
+    return start(w, null);
+  }
+
+  /** Starts an attempt, as the waiting call {@code id} of the store's order when not null. */
+  private static <X> CompletionStage<X> start(Waiter<X> w, @Nullable String id) {
     try {
-      CompletionStage<X> stage = w.attempt.attempt();
+      CompletionStage<X> stage = id != null ? w.attempt.attempt(id) : w.attempt.attempt();
       return stage != null ? stage
           : CompletableFuture.failedFuture(new NullPointerException("attempt() returned null"));
     } catch (RuntimeException | Error e) {
@@ -753,6 +1093,19 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     CompletionStage<X> attempt();
 
     /**
+     * Decides the call once as a waiting call of the store's shared order ({@link UpstreamOrder}):
+     * its turn names the id the order gave it, so that the store may admit it ahead of the calls
+     * after it. The room calls it only when it was given an order; by default it decides as
+     * {@link #attempt()}.
+     *
+     * @param waiter the id {@link UpstreamOrder#enter} gave the call
+     * @return a stage that completes with the result; it must not block the calling thread
+     */
+    default CompletionStage<X> attempt(String waiter) {
+      return attempt();
+    }
+
+    /**
      * Returns the decision a result holds.
      *
      * @param result a result of {@link #attempt()}
@@ -793,13 +1146,40 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
         Function<? super X, Decision> decision, LongFunction<? extends X> denied,
         Consumer<? super X> abandon) {
       Args.notNull("attempt", attempt);
+      return inOrder(waiter -> attempt.get(), decision, denied, abandon);
+    }
+
+    /**
+     * Returns an attempt made of its four parts whose decision takes the call's turn in the
+     * store's shared order ({@link #attempt(String)}).
+     *
+     * @param <X> the result of one attempt
+     * @param attempt decides the call once, given the id the order gave it, or {@code null} for a
+     *     call not (yet) in the order ({@link #attempt()})
+     * @param decision the decision a result holds ({@link #decision})
+     * @param denied makes the deny of a call never tried, from the wait in milliseconds ({@link
+     *     #denied})
+     * @param abandon gives back an admission whose caller left ({@link #abandon})
+     * @return the attempt
+     * @throws IllegalArgumentException if an argument is null
+     */
+    static <X> Attempt<X> inOrder(
+        Function<@Nullable String, ? extends CompletionStage<X>> attempt,
+        Function<? super X, Decision> decision, LongFunction<? extends X> denied,
+        Consumer<? super X> abandon) {
+      Args.notNull("attempt", attempt);
       Args.notNull("decision", decision);
       Args.notNull("denied", denied);
       Args.notNull("abandon", abandon);
       return new Attempt<>() {
         @Override
         public CompletionStage<X> attempt() {
-          return attempt.get();
+          return attempt.apply(null);
+        }
+
+        @Override
+        public CompletionStage<X> attempt(String waiter) {
+          return attempt.apply(waiter);
         }
 
         @Override
@@ -906,6 +1286,8 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     @Nullable Tenant tenant;
     volatile @Nullable X last;
     volatile @Nullable Future<?> timeout;
+    /** Its id in the store's order, once it entered it; set under its line's lock. */
+    volatile @Nullable String id;
     boolean queued;
     boolean expired;
 
@@ -964,6 +1346,16 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   /** The waiting calls of one upstream and its tenants' counters; guarded by itself. */
   private final class Line {
     final int maxWaiters;
+    /** The upstream whose calls wait in the store's order, or {@code null}: the room's own. */
+    final @Nullable Upstream target;
+    /** The calls waiting here that entered the store's order, by their ids there. */
+    final HashMap<String, Waiter<?>> byId = new HashMap<>();
+    /** The next poll of the store's order, while calls wait here. */
+    @Nullable Future<?> poll;
+    /** When the line last woke, on the room's ticker. */
+    long heard;
+    /** Whether the next wake-up should tell the other instances when their call is first. */
+    boolean handOff;
     final TreeMap<Integer, Band> bands = new TreeMap<>();
     final HashMap<String, Tenant> tenants = new HashMap<>();
     int size;
@@ -977,8 +1369,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     /** Counts the retries scheduled, so that a retry that runs clears only its own future. */
     long retries;
 
-    Line(int maxWaiters) {
+    Line(int maxWaiters, @Nullable Upstream target) {
       this.maxWaiters = maxWaiters;
+      this.target = target;
+      this.heard = now();
     }
     long retryDue;
     /** When the upstream's last deny lapses (in the past before the first one). */
@@ -1038,9 +1432,17 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
       }
       t.waiting--;
       size--;
+      String id = w.id;
+      if (id != null) {
+        byId.remove(id);
+      }
       if (size == 0 && retry != null) {
         retry.cancel(false);
         retry = null;
+      }
+      if (size == 0 && poll != null) {
+        poll.cancel(false);
+        poll = null;
       }
     }
 

@@ -11,12 +11,10 @@ import java.util.EnumMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -115,68 +113,39 @@ class UpstreamWaitingConcurrencyTests {
 
   @Test
   void everyCallEndsExactlyOnceAndEveryAdmissionIsDeliveredOrGivenBack() throws Exception {
-    AtomicBoolean running = new AtomicBoolean(true);
-    Thread clock = new Thread(() -> {
-      while (running.get()) {
-        scheduler.advanceMillis(1);
-        Thread.onSpinWait();
-      }
-    });
-    clock.start();
-    CountDownLatch done = new CountDownLatch(THREADS);
     AtomicLong ids = new AtomicLong();
-    List<CompletableFuture<Decision>> all = new CopyOnWriteArrayList<>();
-    for (int i = 0; i < THREADS; i++) {
-      long draw = i;
-      new Thread(() -> {
-        SplittableRandom random = new SplittableRandom(draw);
-        try {
-          for (int c = 0; c < CALLS_PER_THREAD; c++) {
-            long id = ids.incrementAndGet();
-            UpstreamWaitingRoom.Call call = new UpstreamWaitingRoom.Call(UP,
-                "t" + random.nextInt(20), 1 + random.nextInt(3), random.nextInt(2), 100,
-                Duration.ofMillis(random.nextInt(50)));
-            CompletableFuture<Decision> f =
-                room.await(call, attempt(id, random.nextBoolean())).toCompletableFuture();
-            f.whenComplete((d, failure) -> {
-              completions.incrementAndGet();
-              if (failure != null) {
-                if (!f.isCancelled()) {
-                  failures.add(failure);
-                }
-              } else if (d.allowed()) {
-                delivered.incrementAndGet();
-                scheduler.schedule(this::giveBack, TimeUnit.MILLISECONDS.toNanos(1 + id % 3));
-              } else {
-                denied.incrementAndGet();
+    List<CompletableFuture<?>> all = DrivenConcurrency.run(scheduler, THREADS, CALLS_PER_THREAD,
+        random -> {
+          long id = ids.incrementAndGet();
+          UpstreamWaitingRoom.Call call = new UpstreamWaitingRoom.Call(UP,
+              "t" + random.nextInt(20), 1 + random.nextInt(3), random.nextInt(2), 100,
+              Duration.ofMillis(random.nextInt(50)));
+          CompletableFuture<Decision> f =
+              room.await(call, attempt(id, random.nextBoolean())).toCompletableFuture();
+          f.whenComplete((d, failure) -> {
+            completions.incrementAndGet();
+            if (failure != null) {
+              if (!f.isCancelled()) {
+                failures.add(failure);
               }
-            });
-            all.add(f);
-            int r = random.nextInt(10);
-            if (r == 0) {
-              if (f.cancel(true)) {
-                left.get(id).set(true);
-                cancelled.incrementAndGet();
-              }
-            } else if (r == 1) {
-              room.capacityMayHaveFreed(UP);
+            } else if (d.allowed()) {
+              delivered.incrementAndGet();
+              scheduler.schedule(this::giveBack, TimeUnit.MILLISECONDS.toNanos(1 + id % 3));
+            } else {
+              denied.incrementAndGet();
             }
+          });
+          int r = random.nextInt(10);
+          if (r == 0) {
+            if (f.cancel(true)) {
+              left.get(id).set(true);
+              cancelled.incrementAndGet();
+            }
+          } else if (r == 1) {
+            room.capacityMayHaveFreed(UP);
           }
-        } catch (Throwable e) {
-          failures.add(e);
-        } finally {
-          done.countDown();
-        }
-      }).start();
-    }
-    assertThat(done.await(2, TimeUnit.MINUTES)).isTrue();
-    CompletableFuture.allOf(all.toArray(CompletableFuture[]::new))
-        .handle((x, e) -> null).get(1, TimeUnit.MINUTES);
-    running.set(false);
-    clock.join(60_000);
-    store.shutdown();
-    assertThat(store.awaitTermination(1, TimeUnit.MINUTES)).isTrue();
-    scheduler.advance(Duration.ofSeconds(1)); // the last give-backs
+          return f;
+        }, failures, store);
 
     long calls = (long) THREADS * CALLS_PER_THREAD;
     assertThat(failures).isEmpty();

@@ -6,8 +6,6 @@ import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
 import io.github.llmratelimiter.core.Reason;
 import java.time.Duration;
-import java.util.ArrayDeque;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Random;
@@ -41,24 +39,11 @@ class UpstreamWaitingSimulationTests {
   private final Random random = new Random(25);
 
   /** One call's result as the stand-in gives it. */
-  record Result(Decision decision, Provider.Entry entry) {}
+  record Result(Decision decision, SlidingMinute.Entry entry) {}
 
-  /**
-   * The upstream stand-in: a sliding minute of requests and model tokens (an admitted call holds
-   * its estimate until it settles, then what it used), with the wait until a call would fit.
-   */
+  /** The upstream stand-in: its sliding minute, with the wait until a call would fit. */
   final class Provider {
-    final class Entry {
-      final long at;
-      long tokens;
-
-      Entry(long at, long tokens) {
-        this.at = at;
-        this.tokens = tokens;
-      }
-    }
-
-    private final ArrayDeque<Entry> window = new ArrayDeque<>();
+    private final SlidingMinute minute = new SlidingMinute(RPM, TPM);
     long admitted;
     long tokensUsed;
     long attempts;
@@ -66,31 +51,12 @@ class UpstreamWaitingSimulationTests {
     Result decide(long estimate) {
       attempts++;
       long now = ticker.read();
-      for (Iterator<Entry> it = window.iterator(); it.hasNext(); ) {
-        if (now - it.next().at >= MINUTE) {
-          it.remove();
-        }
-      }
-      long tokens = window.stream().mapToLong(e -> e.tokens).sum();
-      if (window.size() < RPM && tokens + estimate <= TPM) {
-        Entry e = new Entry(now, estimate);
-        window.add(e);
+      SlidingMinute.Entry e = minute.accept(now, estimate);
+      if (e != null) {
         admitted++;
         return new Result(Decision.allow(0, 0, "upstream:" + UP), e);
       }
-      // the first instant at which enough entries have left the minute
-      long free = Long.MIN_VALUE;
-      int requests = window.size();
-      long held = tokens;
-      for (Entry e : window) {
-        if (requests < RPM && held + estimate <= TPM) {
-          break;
-        }
-        requests--;
-        held -= e.tokens;
-        free = e.at + MINUTE;
-      }
-      long ms = Math.max(1, (free - now + MS - 1) / MS);
+      long ms = Math.max(1, (minute.freeAt(estimate) - now + MS - 1) / MS);
       return new Result(Decision.retryableDeny(Reason.UPSTREAM_LIMIT, 0, ms, ms, "upstream:" + UP),
           null);
     }
@@ -181,7 +147,7 @@ class UpstreamWaitingSimulationTests {
     }
   }
 
-  private void settle(Tenant t, Provider.Entry entry, long used) {
+  private void settle(Tenant t, SlidingMinute.Entry entry, long used) {
     entry.tokens = used;
     if (t.admittedSinceBacklogged) { // a call admitted before counts before
       t.countedSinceBacklogged += used - ESTIMATE;

@@ -130,9 +130,10 @@ public final class RateLimiterAutoConfiguration {
   @Conditional(UpstreamWaitingRoomFactory.OnUpstreams.class)
   @ConditionalOnMissingBean(UpstreamWaitingRoom.class)
   UpstreamWaitingRoomFactory upstreamWaitingRoomFactory(RateLimiterProperties properties,
-      ObjectProvider<UpstreamWaitingRoom.Listener> listeners) {
+      ObjectProvider<UpstreamWaitingRoom.Listener> listeners, RateLimitStore store,
+      UpstreamRoutes upstreams) {
     return new UpstreamWaitingRoomFactory(UpstreamWaitingRoomFactory.maxWaiters(properties),
-        listeners);
+        listeners, store, upstreams);
   }
 
   @Bean

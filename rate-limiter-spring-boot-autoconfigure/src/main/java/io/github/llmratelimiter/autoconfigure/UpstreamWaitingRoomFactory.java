@@ -1,6 +1,8 @@
 package io.github.llmratelimiter.autoconfigure;
 
+import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Ticker;
+import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,9 +19,10 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 
 /**
  * Builds the {@link UpstreamWaitingRoom} of the configured upstreams: on one daemon scheduler
- * thread (its retries and deadlines), told to the application's {@link
- * UpstreamWaitingRoom.Listener} beans, and closed with the context (every wait ends, then the
- * thread stops).
+ * thread (its retries, deadlines and polls), with the store's shared order of the upstreams'
+ * waiting calls when the store keeps one ({@link RateLimitStore#upstreamOrder()}), told to the
+ * application's {@link UpstreamWaitingRoom.Listener} beans, and closed with the context (every wait
+ * ends, then the thread stops).
  */
 final class UpstreamWaitingRoomFactory implements AutoCloseable {
 
@@ -28,7 +31,8 @@ final class UpstreamWaitingRoomFactory implements AutoCloseable {
   private volatile @Nullable List<UpstreamWaitingRoom.Listener> listeners;
 
   UpstreamWaitingRoomFactory(Map<String, Integer> maxWaiters,
-      ObjectProvider<UpstreamWaitingRoom.Listener> beans) {
+      ObjectProvider<UpstreamWaitingRoom.Listener> beans, RateLimitStore store,
+      UpstreamRoutes routes) {
     executor = new ScheduledThreadPoolExecutor(1, r -> {
       Thread t = new Thread(r, "ratelimiter-upstream-wait");
       t.setDaemon(true);
@@ -50,7 +54,7 @@ final class UpstreamWaitingRoomFactory implements AutoCloseable {
                   System.Logger.Level.WARNING, "An upstream wait listener failed: " + e);
             }
           }
-        });
+        }, store.upstreamOrder(), routes.upstreams().values());
   }
 
   /** The most calls that wait for each upstream: its {@code max-waiters}. */

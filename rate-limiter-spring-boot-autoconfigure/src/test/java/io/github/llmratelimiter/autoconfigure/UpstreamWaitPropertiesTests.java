@@ -2,7 +2,11 @@ package io.github.llmratelimiter.autoconfigure;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.github.llmratelimiter.core.RateLimitStore;
+import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.gateway.RateLimitEnforcer;
+import io.github.llmratelimiter.gateway.RateLimitKey;
+import io.github.llmratelimiter.gateway.RateLimitOutcome;
 import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import io.github.llmratelimiter.gateway.UpstreamWaits;
 import java.time.Duration;
@@ -87,6 +91,28 @@ class UpstreamWaitPropertiesTests {
             ms -> "never tried", x -> { })).toCompletableFuture();
     assertThat(decided).isDone();
     assertThat(decided.getNow(null)).isEqualTo("denied");
+  }
+
+  @Test
+  void runWhenTheStoreKeepsAnOrderShouldMakeTheRoomsCallsWaitInIt() {
+    runner.withPropertyValues(UPSTREAM).withPropertyValues("ratelimiter.upstreams.u.rpm=1",
+            "ratelimiter.policies.chat.max-wait=30s")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          RateLimitEnforcer enforcer = context.getBean(RateLimitEnforcer.class);
+          RateLimitStore store = context.getBean(RateLimitStore.class);
+          Upstream u = enforcer.upstreamRoutes().upstream("u").orElseThrow();
+          RateLimitKey key = RateLimitKey.of("sk-1", "gpt-4o");
+          assertThat(enforcer.acquire("chat", key, 1).decision().allowed()).isTrue();
+
+          CompletableFuture<RateLimitOutcome> waiting =
+              enforcer.acquireAsync("chat", key, 1, () -> 0).toCompletableFuture();
+
+          assertThat(waiting).isNotDone();
+          assertThat(store.upstreamOrder().waiting(u).toCompletableFuture().join()).isEqualTo(1);
+          waiting.cancel(false); // it leaves the order with it
+          assertThat(store.upstreamOrder().waiting(u).toCompletableFuture().join()).isZero();
+        });
   }
 
   @ParameterizedTest

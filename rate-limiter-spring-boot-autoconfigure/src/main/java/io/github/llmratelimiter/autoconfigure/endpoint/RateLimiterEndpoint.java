@@ -32,7 +32,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import io.github.llmratelimiter.core.Upstream;
+import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.core.UpstreamStatus;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import io.github.llmratelimiter.gateway.UpstreamRoutes;
 import io.github.llmratelimiter.gateway.UpstreamWaitingRoom;
 import org.jspecify.annotations.Nullable;
@@ -56,7 +60,8 @@ import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
  *       UpstreamStatus}: the limits in force, what its window and model tokens admit now, the
  *       calls in flight, what the provider's last report left and how long it stays closed), or
  *       an {@code error} when the store cannot answer, and the calls waiting for it ({@code
- *       waiting});
+ *       waiting}: on a store that keeps the upstreams' shared order, the calls waiting on every
+ *       instance; else on this one);
  *   <li>{@code GET /actuator/ratelimiter/{key}?model=M}: one API key's state in every budget (the
  *       per-key-and-model entries of models without an override are found among the {@code
  *       max-top} most used of their budget; {@code model} names one to look up directly);
@@ -220,9 +225,28 @@ public final class RateLimiterEndpoint {
       views.add(new UpstreamView(u.name(), u.requests() == null ? null : u.requests().limit(),
           u.modelTokens() == null ? null : u.modelTokens().limit(),
           u.concurrency() == null ? null : u.concurrency().limit(), status, error,
-          room == null ? 0 : room.waiting(u.name())));
+          waiting(u)));
     }
     return views;
+  }
+
+  /**
+   * The calls waiting for an upstream: in the store's shared order (every instance's) when it
+   * keeps one and answers within a second, else in this instance's room.
+   */
+  private int waiting(Upstream u) {
+    UpstreamOrder order = store.upstreamOrder();
+    if (order != null) {
+      try {
+        long n = order.waiting(u).toCompletableFuture().get(1, TimeUnit.SECONDS);
+        return (int) Math.min(Integer.MAX_VALUE, n);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (ExecutionException | TimeoutException | RuntimeException e) {
+        // the room's own count below
+      }
+    }
+    return room == null ? 0 : room.waiting(u.name());
   }
 
   /**
