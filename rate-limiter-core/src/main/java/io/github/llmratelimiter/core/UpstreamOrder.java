@@ -26,8 +26,8 @@ import java.util.function.Consumer;
  * itself and the tenant's counter (0 when the order keeps none), plus the call's estimate over its
  * weight; the tenant's own counter is left as it was (a tenant that becomes backlogged in that
  * class is lifted at least to the mark anyway; in another class the call's service is not held
- * against it), and settling such a call changes nothing. A tenant neither backlogged nor served
- * after waiting for a while (a minute or more; the implementation says) is forgotten.
+ * against it). A tenant neither backlogged nor served after waiting for a while (a minute or
+ * more; the implementation says) is forgotten.
  *
  * <p><b>Admission.</b> While an upstream has waiting calls, its admission takes them in this
  * order: a call whose turn names the first waiting call may be admitted (and leaves the order in
@@ -74,10 +74,11 @@ public interface UpstreamOrder {
   CompletionStage<Optional<String>> first(Upstream upstream);
 
   /**
-   * Corrects a tenant's counter with what one of its admitted calls that waited used: adds the
-   * tokens used minus the estimate counted at admission, divided by the turn's weight. A call
-   * admitted without waiting (its turn names no waiter) and a tenant the order forgot meanwhile
-   * are left alone.
+   * Corrects a tenant's counter with what one of its admitted calls used: adds the tokens used
+   * minus the estimate counted at admission, divided by the turn's weight, whether the call waited
+   * or not (the estimate of a call admitted without waiting went to its class's last-left counter,
+   * the correction goes to the tenant's). A tenant the order keeps no counter for (it has not
+   * waited lately, or the order forgot it) is left alone.
    *
    * @param upstream the upstream that served the call
    * @param turn the turn the call was admitted with

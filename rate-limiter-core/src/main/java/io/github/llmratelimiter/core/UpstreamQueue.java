@@ -184,13 +184,10 @@ final class UpstreamQueue {
     c.lastLeft = Math.max(t == null ? 0 : t.counter, c.lastLeft) + served;
   }
 
-  /**
-   * Corrects the counter of a known tenant by what one of its calls that waited used beyond its
-   * estimate; a call that did not wait ({@code turn} names no waiter) changes nothing.
-   */
+  /** Corrects a known tenant's counter by what one of its calls used beyond its estimate. */
   void settled(UpstreamTurn turn, long actual, long now) {
     expire(now);
-    Tenant t = turn.waiter() == null ? null : tenants.get(turn.tenant());
+    Tenant t = tenants.get(turn.tenant());
     if (t != null) {
       setCounter(t, t.counter + (actual - turn.estimate()) / turn.weight());
       touch(t.name, now);

@@ -82,7 +82,7 @@ class InMemoryUpstreamOrderTests {
   }
 
   @Test
-  void aCallAtOnceKeepsNoCounterAndItsSettlementChangesNothing() {
+  void aCallAtOnceKeepsNoCounterAndItsSettlementMakesNone() {
     served(turn("a"));
     assertThat(tenants()).as("only the class's last-left counter moved").isZero();
     order.settled(U, turn("a"), 5_000).toCompletableFuture().join();

@@ -236,9 +236,6 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
     Args.notNull("upstream", upstream);
     Args.notNull("turn", turn);
     Args.notNegative("actual", actual);
-    if (turn.waiter() == null) {
-      return CompletableFuture.completedFuture(null); // a call at once counted no tenant
-    }
     double[] numbers = store.timeNumbers(4); // ARGV[1] (see order-settle.lua)
     numbers[3] = (actual - turn.estimate()) / turn.weight();
     byte[][] args = {ScriptArgs.bulkOfString(layout.tenant(turn.tenant()))};
