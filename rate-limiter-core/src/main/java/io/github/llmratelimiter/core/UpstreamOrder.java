@@ -15,9 +15,9 @@ import java.util.function.Consumer;
  * within a class, the Virtual Token Counter of Sheng et al., "Fairness in Serving Large Language
  * Models" (OSDI 2024): every tenant has a counter of the model tokens it was served on the
  * upstream after waiting, each call's estimate divided by its weight, counted when the upstream
- * admits the call and corrected by {@link #settled}. The backlogged tenant (one with a call waiting) with the least
- * counter goes first; on a tie, the tenant whose earliest waiting call entered first; a tenant's
- * own calls go in the order they entered. The first waiting call is the earliest call of that
+ * admits the call and corrected by {@link #settled}. The backlogged tenant (one with a call
+ * waiting) with the least counter goes first; on a tie, the tenant whose earliest waiting call
+ * entered first; a tenant's own calls go in the order they entered. The first waiting call is the earliest call of that
  * tenant. A tenant that becomes backlogged has its counter lifted to the least counter of the
  * tenants backlogged in its class, or, when none is, to the class's last-left counter, so that
  * time spent idle is not banked. The last-left counter is set by the last tenant that left the
