@@ -31,13 +31,14 @@ import org.junit.jupiter.params.provider.EnumSource;
  *
  * <p>The order as these tests read its contract, per upstream and priority class: a tenant's
  * counter grows by {@code estimate / weight} for every waiting call admitted in its turn and by
- * {@code (actual - estimate) / weight} when one of its calls is settled; the backlogged tenant with the
- * least counter goes first, on a tie the one whose earliest waiting call entered first; a tenant
- * that becomes backlogged is lifted to {@code max(own, least backlogged counter)}, or, when no
- * tenant of its class is backlogged, to {@code max(own, the class's last-left counter)}, which the
- * last tenant that left the class's backlog sets to its counter and a call admitted without
+ * {@code (actual - estimate) / weight} when one of its calls is settled; the backlogged tenant with
+ * the least counter goes first, on a tie the one whose earliest waiting call entered first; a
+ * tenant that becomes backlogged is lifted to {@code max(own, least backlogged counter)}, or, when
+ * no tenant of its class is backlogged, to {@code max(own, the class's last-left counter)}, which
+ * the last tenant that left the class's backlog sets to its counter and a call admitted without
  * waiting to {@code max(own, last-left) + estimate / weight}, leaving its tenant's counter (a
- * tenant with no counter kept counts as 0, and settling its call leaves it alone). Estimates and weights below keep every counter an exact binary number.
+ * tenant with no counter kept counts as 0, and settling its call leaves it alone). Estimates and
+ * weights below keep every counter an exact binary number.
  */
 public abstract class AbstractUpstreamOrderTests extends StoreTckSupport {
 
