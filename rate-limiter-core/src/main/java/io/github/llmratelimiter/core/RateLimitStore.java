@@ -245,8 +245,9 @@ public interface RateLimitStore extends AutoCloseable {
    * only the turn that names the first waiting call may be admitted, every other turn is denied
    * {@link Reason#UPSTREAM_LIMIT} charging nothing (its wait: the upstream's own when it has no
    * room either, else the order's {@linkplain UpstreamOrder#pollInterval() poll interval}); an
-   * admitted waiting call leaves the order in the same atomic step, and every admitted call's
-   * estimate is counted in its tenant's counter. A store without an order ignores the turn.
+   * admitted waiting call leaves the order in the same atomic step and its estimate is counted in
+   * its tenant's counter, any other admitted call's in its class's last-left counter ({@link
+   * UpstreamOrder}). A store without an order ignores the turn.
    *
    * @param levels the caller's budgets, root first; names distinct, none an upstream's
    * @param keys one key per level, in the same order

@@ -13,16 +13,21 @@ import java.util.function.Consumer;
  *
  * <p><b>Order.</b> Per upstream, priority class first (a lower class always goes first), then,
  * within a class, the Virtual Token Counter of Sheng et al., "Fairness in Serving Large Language
- * Models" (OSDI 2024): every tenant has a counter of the model tokens it was served on the
- * upstream, each call's estimate divided by its weight, counted when the upstream admits the call
- * and corrected by {@link #settled}. The backlogged tenant (one with a call waiting) with the least
- * counter goes first; on a tie, the tenant whose earliest waiting call entered first; a tenant's
- * own calls go in the order they entered. The first waiting call is the earliest call of that
- * tenant. A tenant that becomes backlogged has its counter lifted to the least counter of the
- * tenants backlogged in its class, or, when none is, to the counter of the last tenant that left
- * the class's backlog, so that time spent idle is not banked; a call admitted without waiting is
- * counted as one that passed through the order at once (lifted, served, gone). A tenant neither
- * backlogged nor served for a while (a minute or more; the implementation says) is forgotten.
+ * Models" (OSDI 2024): every tenant has a counter of the model tokens it was served on the upstream
+ * after waiting, each call's estimate divided by its weight, counted when the upstream admits the
+ * call and corrected by {@link #settled}. The backlogged tenant (one with a call waiting) with the
+ * least counter goes first; on a tie, the tenant whose earliest waiting call entered first; a
+ * tenant's own calls go in the order they entered. The first waiting call is the earliest call of
+ * that tenant. A tenant that becomes backlogged has its counter lifted to the least counter of the
+ * tenants backlogged in its class, or, when none is, to the class's last-left counter, so that time
+ * spent idle is not banked. The last-left counter is set by the last tenant that left the class's
+ * backlog (to its counter) and by each call admitted without waiting (none waits then), which
+ * passes through its class at once: the class's last-left counter becomes the greater of itself and
+ * the tenant's counter (0 when the order keeps none), plus the call's estimate over its weight; the
+ * tenant's own counter is left as it was (a tenant that becomes backlogged in that class is lifted
+ * at least to the mark anyway; in another class the call's service is not held against it). A
+ * tenant neither backlogged nor served after waiting for a while (a minute or more; the
+ * implementation says) is forgotten.
  *
  * <p><b>Admission.</b> While an upstream has waiting calls, its admission takes them in this
  * order: a call whose turn names the first waiting call may be admitted (and leaves the order in
@@ -70,8 +75,10 @@ public interface UpstreamOrder {
 
   /**
    * Corrects a tenant's counter with what one of its admitted calls used: adds the tokens used
-   * minus the estimate counted at admission, divided by the turn's weight. A tenant the order
-   * forgot meanwhile is left alone.
+   * minus the estimate counted at admission, divided by the turn's weight, whether the call waited
+   * or not (the estimate of a call admitted without waiting went to its class's last-left counter,
+   * the correction goes to the tenant's). A tenant the order keeps no counter for (it has not
+   * waited lately, or the order forgot it) is left alone.
    *
    * @param upstream the upstream that served the call
    * @param turn the turn the call was admitted with

@@ -166,7 +166,9 @@ final class UpstreamQueue {
 
   /**
    * Counts a call the upstream admitted with {@code turn} (which {@link #admits}): a waiting call
-   * is served and leaves the order; any other passes through it at once (lifted, served, gone).
+   * is served and leaves the order; any other call (none waits then) passes through its class at
+   * once, which moves only the class's last-left counter, to the greater of the tenant's counter
+   * (0 when it has none) and the last-left counter, plus the call's service.
    */
   void admitted(UpstreamTurn turn, long now) {
     double served = turn.estimate() / turn.weight();
@@ -178,13 +180,8 @@ final class UpstreamQueue {
       return;
     }
     PriorityClass c = priorityClass(turn.priority());
-    Tenant t = touch(turn.tenant(), now);
-    lift(t, c);
-    setCounter(t, t.counter + served);
-    if (t.lanes.isEmpty()) {
-      c.lastLeft = t.counter;
-    }
-    forget(now);
+    Tenant t = tenants.get(turn.tenant());
+    c.lastLeft = Math.max(t == null ? 0 : t.counter, c.lastLeft) + served;
   }
 
   /** Corrects a known tenant's counter by what one of its calls used beyond its estimate. */

@@ -30,13 +30,15 @@ import org.junit.jupiter.params.provider.EnumSource;
  * must pass it unchanged, on the driven clock of {@link StoreTckSupport}.
  *
  * <p>The order as these tests read its contract, per upstream and priority class: a tenant's
- * counter grows by {@code estimate / weight} for every call admitted with a turn and by {@code
- * (actual - estimate) / weight} when the call is settled; the backlogged tenant with the least
- * counter goes first, on a tie the one whose earliest waiting call entered first; a tenant that
- * becomes backlogged is lifted to {@code max(own, least backlogged counter)}, or, when no tenant
- * of its class is backlogged, to {@code max(own, counter of the last tenant that left the class's
- * backlog)}; a call admitted without waiting is lifted the same way, served, and is then the last
- * tenant that left. Estimates and weights below keep every counter an exact binary number.
+ * counter grows by {@code estimate / weight} for every waiting call admitted in its turn and by
+ * {@code (actual - estimate) / weight} when one of its calls is settled; the backlogged tenant with
+ * the least counter goes first, on a tie the one whose earliest waiting call entered first; a
+ * tenant that becomes backlogged is lifted to {@code max(own, least backlogged counter)}, or, when
+ * no tenant of its class is backlogged, to {@code max(own, the class's last-left counter)}, which
+ * the last tenant that left the class's backlog sets to its counter and a call admitted without
+ * waiting to {@code max(own, last-left) + estimate / weight}, leaving its tenant's counter (a
+ * tenant with no counter kept counts as 0, and settling its call leaves it alone). Estimates and
+ * weights below keep every counter an exact binary number.
  */
 public abstract class AbstractUpstreamOrderTests extends StoreTckSupport {
 
@@ -278,6 +280,20 @@ public abstract class AbstractUpstreamOrderTests extends StoreTckSupport {
     enterMany(OPENAI, turn("a", 1, 0, 100), 2);
     assertThat(waiting(OPENAI)).isEqualTo(4);
     assertThat(drain(OPENAI)).containsExactly("a1", "a2", "b1", "b2");
+  }
+
+  @Test
+  void aCallAtOnceMovesOnlyItsClassesLastLeftCounter() {
+    served(OPENAI, turn("a", 1, 0, 5_000)); // class 0's mark: 5000; a's own counter stays 0
+    enterMany(OPENAI, turn("b", 1, 1, 100), 2); // class 1: b lifted to its mark, 0
+    enter(OPENAI, "a1", turn("a", 1, 1, 100)); // lifted to b's 0, not held at 5000
+    assertThat(drain(OPENAI)).containsExactly("b1", "a1", "b2");
+    served(OPENAI, turn("x", 100)); // class 0's mark: 5100
+    join(order().settled(OPENAI, turn("x", 100), 10_000)); // x keeps no counter: left alone
+    enter(OPENAI, "y1", turn("y", 100)); // lifted to 5100
+    enter(OPENAI, "x1", turn("x", 100)); // lifted to y's 5100, not from 15000
+    enter(OPENAI, "y2", turn("y", 100));
+    assertThat(drain(OPENAI)).containsExactly("y1", "x1", "y2");
   }
 
   @Test

@@ -39,9 +39,17 @@ class InMemoryUpstreamOrderTests {
     }
   }
 
-  private void served(String tenant) {
-    assertThat(store.reserve(List.of(TENANT), List.of(tenant), 1, Consumption.ofCall(100, 0),
-        Composition.SEQUENTIAL, U, turn(tenant)).decision().allowed()).isTrue();
+  private void served(UpstreamTurn turn) {
+    assertThat(store.reserve(List.of(TENANT), List.of(turn.tenant()), 1,
+        Consumption.ofCall(100, 0), Composition.SEQUENTIAL, U, turn).decision().allowed()).isTrue();
+  }
+
+  /** Serves a call of {@code tenant} that waited (alone) in the order; returns its turn. */
+  private UpstreamTurn servedAfterWaiting(String tenant) {
+    UpstreamTurn t = turn(tenant).waiting(order.enter(U, turn(tenant), HOUR).toCompletableFuture()
+        .join());
+    served(t);
+    return t;
   }
 
   private void enter(String tenant) {
@@ -50,7 +58,7 @@ class InMemoryUpstreamOrderTests {
 
   @Test
   void aTenantNeitherWaitingNorServedForAMinuteIsForgottenAndAWaitingOneIsNot() {
-    served("a");
+    servedAfterWaiting("a");
     ticker.advanceMillis(59_999);
     enter("b");
     assertThat(tenants()).as("a was served 59.999 s ago").isEqualTo(2);
@@ -65,12 +73,20 @@ class InMemoryUpstreamOrderTests {
 
   @Test
   void aForgottenTenantsSettlementIsLeftAlone() {
-    served("a");
+    UpstreamTurn a = servedAfterWaiting("a");
     ticker.advance(Duration.ofMinutes(2));
-    served("b"); // forgets a
+    servedAfterWaiting("b"); // forgets a
     assertThat(tenants()).isOne();
-    order.settled(U, turn("a"), 5_000).toCompletableFuture().join();
+    order.settled(U, a, 5_000).toCompletableFuture().join();
     assertThat(tenants()).as("a is not brought back").isOne();
+  }
+
+  @Test
+  void aCallAtOnceKeepsNoCounterAndItsSettlementMakesNone() {
+    served(turn("a"));
+    assertThat(tenants()).as("only the class's last-left counter moved").isZero();
+    order.settled(U, turn("a"), 5_000).toCompletableFuture().join();
+    assertThat(tenants()).isZero();
   }
 
   @Test

@@ -801,9 +801,14 @@ local function orders()
   if OR then
     return OR
   end
-  OR = {}
-  local PURGE = 32 -- the most expired calls one script takes out of the order
-  local FORGET = 8 -- the most idle tenants one script forgets
+  -- What a call with a turn needs while no call waits, the common case, is defined here; the rest
+  -- on the first use of any other function (the metatable's __index), so that such a call creates
+  -- a few closures only.
+  local more
+  OR = setmetatable({}, {__index = function(t, k)
+    more()
+    return rawget(t, k)
+  end})
 
   local function num(x)
     return string.format('%.17g', x)
@@ -813,189 +818,19 @@ local function orders()
     return string.format('%015d', seq)
   end
 
-  -- The order of the upstream whose order keys start with base.
+  -- The order of the upstream whose order keys start with base (its channels: see channels).
   function OR.open(base, tenant, class, weight, estimate, waiter)
-    local prefix, name = string.match(base, '^(.*):{upstream:(.*)}:o$')
     return {base = base, tenant = tenant, class = class, weight = weight, estimate = estimate,
-      waiter = waiter, signal = prefix .. ':upstream-signal',
-      waitingChannel = prefix .. ':upstream-waiting', name = name,
-      keepMs = ORDER_MEMORY_MS + minTtlMs}
+      waiter = waiter, keepMs = ORDER_MEMORY_MS + minTtlMs}
   end
 
   function OR.counter(O, tenant)
     return tonumber(redis.call('HGET', O.base .. ':c', tenant)) or 0
   end
 
-  -- The counters, last-left marks and tenants' activity live ORDER_MEMORY_MS after their last write.
-  local function touch(O, tenant)
-    redis.call('ZADD', O.base .. ':a', num(now), tenant)
-    redis.call('PEXPIRE', O.base .. ':c', O.keepMs)
-    redis.call('PEXPIRE', O.base .. ':a', O.keepMs)
-  end
-
-  -- Sets a tenant's counter, moving it in the class of every backlog it is in (none when O.idle:
-  -- no call waits).
-  local function setCounter(O, tenant, value)
-    redis.call('HSET', O.base .. ':c', tenant, num(value))
-    touch(O, tenant)
-    if O.idle then
-      return
-    end
-    for _, c in ipairs(redis.call('ZRANGE', O.base .. ':k', 0, -1)) do
-      local head = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
-      if head then
-        redis.call('ZADD', O.base .. ':q:' .. c, num(value), string.sub(head, 1, 15) .. tenant)
-      end
-    end
-  end
-
   local function setLastLeft(O, class, value)
     redis.call('HSET', O.base .. ':l', class, num(value))
     redis.call('PEXPIRE', O.base .. ':l', O.keepMs)
-  end
-
-  -- Lifts a tenant not backlogged in a class to the class's floor: the least counter backlogged
-  -- there, else the counter of the last tenant that left it.
-  local function lift(O, tenant, class)
-    local least = O.idle and {}
-      or redis.call('ZRANGE', O.base .. ':q:' .. class, 0, 0, 'WITHSCORES')
-    local floor = tonumber(least[2])
-      or tonumber(redis.call('HGET', O.base .. ':l', class)) or 0
-    local c = OR.counter(O, tenant)
-    if c < floor then
-      setCounter(O, tenant, floor)
-      return floor
-    end
-    return c
-  end
-
-  -- The id of the first waiting call as the keys stand (nil when none waits), its tenant, class.
-  local function head(O)
-    local c = redis.call('ZRANGE', O.base .. ':k', 0, 0)[1]
-    if not c then
-      return nil
-    end
-    local m = redis.call('ZRANGE', O.base .. ':q:' .. c, 0, 0)[1]
-    local tenant = string.sub(m, 16)
-    local h = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
-    return string.sub(h, 16), tenant, c
-  end
-
-  -- Takes a call out of the order (it left, expired or was admitted); returns whether it was in
-  -- it. A tenant whose last call in a class leaves marks the class's last-left counter. When the
-  -- call was first (wasFirst, or found so when nil) and calls still wait, the next one is
-  -- signalled.
-  function OR.remove(O, id, wasFirst)
-    local wkey = O.base .. ':w:' .. id
-    local w = redis.call('HMGET', wkey, 't', 'p', 's')
-    redis.call('ZREM', O.base .. ':d', id)
-    if not w[1] then
-      return false
-    end
-    redis.call('DEL', wkey)
-    local tenant, c = w[1], w[2]
-    local first = wasFirst
-    if first == nil then
-      first = head(O) == id
-    end
-    local list = O.base .. ':t:' .. c .. ':' .. tenant
-    local elem = pad(tonumber(w[3])) .. id
-    local wasHead = redis.call('LINDEX', list, 0) == elem
-    if redis.call('LREM', list, 1, elem) == 0 then
-      return false
-    end
-    local n = redis.call('DECR', O.base .. ':n')
-    if n <= 0 then
-      redis.call('DEL', O.base .. ':n')
-    end
-    if wasHead then
-      local q = O.base .. ':q:' .. c
-      redis.call('ZREM', q, string.sub(elem, 1, 15) .. tenant)
-      local nextHead = redis.call('LINDEX', list, 0)
-      if nextHead then
-        redis.call('ZADD', q, num(OR.counter(O, tenant)), string.sub(nextHead, 1, 15) .. tenant)
-      else
-        setLastLeft(O, c, OR.counter(O, tenant))
-        if redis.call('EXISTS', q) == 0 then
-          redis.call('ZREM', O.base .. ':k', c)
-        end
-      end
-    end
-    touch(O, tenant)
-    if first and n > 0 then
-      redis.call('PUBLISH', O.signal, O.name)
-    end
-    return true
-  end
-
-  -- Forgets at most count tenants neither backlogged nor served for ORDER_MEMORY_MS: their
-  -- counters go (a tenant still backlogged is marked active instead).
-  local function forget(O, count)
-    local idle = redis.call('ZRANGEBYSCORE', O.base .. ':a', '-inf',
-      num(now - ORDER_MEMORY_MS * unitsPerMs), 'LIMIT', 0, count)
-    if #idle > 0 then
-      local classes = O.idle and {} or redis.call('ZRANGE', O.base .. ':k', 0, -1)
-      for _, tenant in ipairs(idle) do
-        local waits = false
-        for _, c in ipairs(classes) do
-          if redis.call('EXISTS', O.base .. ':t:' .. c .. ':' .. tenant) == 1 then
-            waits = true
-            break
-          end
-        end
-        if waits then
-          redis.call('ZADD', O.base .. ':a', num(now), tenant)
-        else
-          redis.call('HDEL', O.base .. ':c', tenant)
-          redis.call('ZREM', O.base .. ':a', tenant)
-        end
-      end
-    end
-  end
-
-  -- Takes out of the order the calls whose deadline passed (at most PURGE), and forgets idle
-  -- tenants (at most FORGET).
-  function OR.purge(O)
-    if redis.call('EXISTS', O.base .. ':n') == 1 then
-      for _, id in ipairs(redis.call('ZRANGEBYSCORE', O.base .. ':d', '-inf', num(now),
-          'LIMIT', 0, PURGE)) do
-        OR.remove(O, id)
-      end
-    end
-    forget(O, FORGET)
-  end
-
-  -- The first waiting call whose deadline has not passed (nil: none waits), after the purge.
-  function OR.first(O)
-    OR.purge(O)
-    for _ = 1, PURGE do
-      local id = head(O)
-      if not id then
-        return nil
-      end
-      local d = tonumber(redis.call('ZSCORE', O.base .. ':d', id))
-      if d and d > now then
-        return id
-      end
-      if not OR.remove(O, id) then
-        -- a call listed without its hash (expired by its TTL): taken out of its list
-        local _, tenant, c = head(O)
-        local list = O.base .. ':t:' .. c .. ':' .. tenant
-        local h = redis.call('LPOP', list)
-        redis.call('ZREM', O.base .. ':q:' .. c, string.sub(h, 1, 15) .. tenant)
-        local nextHead = redis.call('LINDEX', list, 0)
-        if nextHead then
-          redis.call('ZADD', O.base .. ':q:' .. c, num(OR.counter(O, tenant)),
-            string.sub(nextHead, 1, 15) .. tenant)
-        elseif redis.call('EXISTS', O.base .. ':q:' .. c) == 0 then
-          redis.call('ZREM', O.base .. ':k', c)
-        end
-        if redis.call('DECR', O.base .. ':n') <= 0 then
-          redis.call('DEL', O.base .. ':n')
-        end
-      end
-    end
-    return head(O)
   end
 
   -- Whether calls wait (one EXISTS): the gate of an admission. When none does, O is idle: its
@@ -1005,53 +840,294 @@ local function orders()
     return not O.idle
   end
 
-  -- Puts the call O.waiter in the order for maxWait time units; its keys live ttlMs. Returns the
-  -- number of calls waiting then.
-  function OR.enter(O, maxWait, ttlMs)
-    OR.purge(O)
-    local seq = redis.call('INCR', O.base .. ':s')
-    local deadline = now + maxWait
-    local wkey = O.base .. ':w:' .. O.waiter
-    redis.call('HSET', wkey, 't', O.tenant, 'p', O.class, 'w', num(O.weight), 'e',
-      num(O.estimate), 'd', num(deadline), 's', seq)
-    redis.call('PEXPIRE', wkey, string.format('%.0f', ttlMs))
-    redis.call('ZADD', O.base .. ':d', num(deadline), O.waiter)
-    local list = O.base .. ':t:' .. O.class .. ':' .. O.tenant
-    local elem = pad(seq) .. O.waiter
-    if redis.call('EXISTS', list) == 0 then
-      local c = lift(O, O.tenant, O.class)
-      redis.call('ZADD', O.base .. ':q:' .. O.class, num(c), string.sub(elem, 1, 15) .. O.tenant)
-      redis.call('ZADD', O.base .. ':k', O.class, O.class)
-    end
-    redis.call('RPUSH', list, elem)
-    local n = redis.call('INCR', O.base .. ':n')
-    touch(O, O.tenant)
-    for _, suffix in ipairs({':n', ':k', ':q:' .. O.class, ':d', ':s', ':h', ':t:' .. O.class
-        .. ':' .. O.tenant}) do
-      if redis.call('PTTL', O.base .. suffix) < ttlMs then
-        redis.call('PEXPIRE', O.base .. suffix, string.format('%.0f', ttlMs))
-      end
-    end
-    -- the other instances learn that calls may wait until the horizon, and signal till then
-    local h = tonumber(redis.call('GET', O.base .. ':h'))
-    if n == 1 or not h or h < deadline then
-      h = deadline + maxWait
-      redis.call('SET', O.base .. ':h', num(h), 'PX', string.format('%.0f', ttlMs))
-      redis.call('PUBLISH', O.waitingChannel, O.name .. ' ' .. ceilMs(h - now))
-    end
-    return n
-  end
-
   -- Counts an admitted call: the first waiting call (its turn names it) is served and leaves;
-  -- any other call passes through the order at once (lifted unless backlogged in its class,
-  -- served, and, unless backlogged, marks the class's last-left counter). Returns the undo of
-  -- refund.lua's OR.undo: mode (1 at once, 2 a waiting call), the service counted, the class's
-  -- last-left before (nil: none) and after, and for a waiting call its entry number and deadline
-  -- (0 and 0 for a call at once).
+  -- any other call (none waits then: O.idle) passes through its class at once, which moves only
+  -- the class's last-left counter, to the greater of the tenant's counter (0: none) and it, plus
+  -- the call's service (UpstreamQueue.admitted). Returns the undo of refund.lua's OR.undo: mode
+  -- (3 at once, 2 a waiting call), the service counted, the class's last-left before (nil: none)
+  -- and after, and for a waiting call its entry number and deadline (0 and 0 for a call at once).
   function OR.admitted(O)
     local amount = O.estimate / O.weight
     local before = tonumber(redis.call('HGET', O.base .. ':l', O.class))
     if O.first then
+      return OR.served(O, amount, before)
+    end
+    local c = math.max(OR.counter(O, O.tenant), before or 0) + amount
+    setLastLeft(O, O.class, c)
+    return 3, amount, before, c, 0, 0
+  end
+
+  more = function()
+    setmetatable(OR, nil)
+    local PURGE = 32 -- the most expired calls one script takes out of the order
+    local FORGET = 8 -- the most idle tenants one script forgets
+
+    -- O's channels: O.signal, O.waitingChannel and O.name, the upstream's encoded name.
+    local function channels(O)
+      if not O.name then
+        local prefix, name = string.match(O.base, '^(.*):{upstream:(.*)}:o$')
+        O.signal, O.waitingChannel, O.name =
+          prefix .. ':upstream-signal', prefix .. ':upstream-waiting', name
+      end
+      return O
+    end
+
+    -- The counters, last-left marks and tenants' activity live ORDER_MEMORY_MS after their last
+    -- write.
+    local function touch(O, tenant)
+      redis.call('ZADD', O.base .. ':a', num(now), tenant)
+      redis.call('PEXPIRE', O.base .. ':c', O.keepMs)
+      redis.call('PEXPIRE', O.base .. ':a', O.keepMs)
+    end
+
+    -- Sets a tenant's counter, moving it in the class of every backlog it is in (none when O.idle:
+    -- no call waits).
+    local function setCounter(O, tenant, value)
+      redis.call('HSET', O.base .. ':c', tenant, num(value))
+      touch(O, tenant)
+      if O.idle then
+        return
+      end
+      for _, c in ipairs(redis.call('ZRANGE', O.base .. ':k', 0, -1)) do
+        local head = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
+        if head then
+          redis.call('ZADD', O.base .. ':q:' .. c, num(value), string.sub(head, 1, 15) .. tenant)
+        end
+      end
+    end
+
+    -- Lifts a tenant not backlogged in a class to the class's floor: the least counter backlogged
+    -- there, else the counter of the last tenant that left it.
+    local function lift(O, tenant, class)
+      local least = O.idle and {}
+        or redis.call('ZRANGE', O.base .. ':q:' .. class, 0, 0, 'WITHSCORES')
+      local floor = tonumber(least[2])
+        or tonumber(redis.call('HGET', O.base .. ':l', class)) or 0
+      local c = OR.counter(O, tenant)
+      if c < floor then
+        setCounter(O, tenant, floor)
+        return floor
+      end
+      return c
+    end
+
+    -- The id of the first waiting call as the keys stand (nil when none waits), its tenant, class.
+    local function head(O)
+      local c = redis.call('ZRANGE', O.base .. ':k', 0, 0)[1]
+      if not c then
+        return nil
+      end
+      local m = redis.call('ZRANGE', O.base .. ':q:' .. c, 0, 0)[1]
+      local tenant = string.sub(m, 16)
+      local h = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
+      return string.sub(h, 16), tenant, c
+    end
+
+    -- Takes a call out of the order (it left, expired or was admitted); returns whether it was in
+    -- it. A tenant whose last call in a class leaves marks the class's last-left counter. When the
+    -- call was first (wasFirst, or found so when nil) and calls still wait, the next one is
+    -- signalled.
+    function OR.remove(O, id, wasFirst)
+      local wkey = O.base .. ':w:' .. id
+      local w = redis.call('HMGET', wkey, 't', 'p', 's')
+      redis.call('ZREM', O.base .. ':d', id)
+      if not w[1] then
+        return false
+      end
+      redis.call('DEL', wkey)
+      local tenant, c = w[1], w[2]
+      local first = wasFirst
+      if first == nil then
+        first = head(O) == id
+      end
+      local list = O.base .. ':t:' .. c .. ':' .. tenant
+      local elem = pad(tonumber(w[3])) .. id
+      local wasHead = redis.call('LINDEX', list, 0) == elem
+      if redis.call('LREM', list, 1, elem) == 0 then
+        return false
+      end
+      local n = redis.call('DECR', O.base .. ':n')
+      if n <= 0 then
+        redis.call('DEL', O.base .. ':n')
+      end
+      if wasHead then
+        local q = O.base .. ':q:' .. c
+        redis.call('ZREM', q, string.sub(elem, 1, 15) .. tenant)
+        local nextHead = redis.call('LINDEX', list, 0)
+        if nextHead then
+          redis.call('ZADD', q, num(OR.counter(O, tenant)), string.sub(nextHead, 1, 15) .. tenant)
+        else
+          setLastLeft(O, c, OR.counter(O, tenant))
+          if redis.call('EXISTS', q) == 0 then
+            redis.call('ZREM', O.base .. ':k', c)
+          end
+        end
+      end
+      touch(O, tenant)
+      if first and n > 0 then
+        redis.call('PUBLISH', channels(O).signal, O.name)
+      end
+      return true
+    end
+
+    -- Forgets at most count tenants neither backlogged nor served for ORDER_MEMORY_MS: their
+    -- counters go (a tenant still backlogged is marked active instead).
+    local function forget(O, count)
+      local idle = redis.call('ZRANGEBYSCORE', O.base .. ':a', '-inf',
+        num(now - ORDER_MEMORY_MS * unitsPerMs), 'LIMIT', 0, count)
+      if #idle > 0 then
+        local classes = O.idle and {} or redis.call('ZRANGE', O.base .. ':k', 0, -1)
+        for _, tenant in ipairs(idle) do
+          local waits = false
+          for _, c in ipairs(classes) do
+            if redis.call('EXISTS', O.base .. ':t:' .. c .. ':' .. tenant) == 1 then
+              waits = true
+              break
+            end
+          end
+          if waits then
+            redis.call('ZADD', O.base .. ':a', num(now), tenant)
+          else
+            redis.call('HDEL', O.base .. ':c', tenant)
+            redis.call('ZREM', O.base .. ':a', tenant)
+          end
+        end
+      end
+    end
+
+    -- Takes out of the order the calls whose deadline passed (at most PURGE), and forgets idle
+    -- tenants (at most FORGET).
+    function OR.purge(O)
+      if redis.call('EXISTS', O.base .. ':n') == 1 then
+        for _, id in ipairs(redis.call('ZRANGEBYSCORE', O.base .. ':d', '-inf', num(now),
+            'LIMIT', 0, PURGE)) do
+          OR.remove(O, id)
+        end
+      end
+      forget(O, FORGET)
+    end
+
+    -- The first waiting call whose deadline has not passed (nil: none waits), after the purge.
+    function OR.first(O)
+      OR.purge(O)
+      for _ = 1, PURGE do
+        local id = head(O)
+        if not id then
+          return nil
+        end
+        local d = tonumber(redis.call('ZSCORE', O.base .. ':d', id))
+        if d and d > now then
+          return id
+        end
+        if not OR.remove(O, id) then
+          -- a call listed without its hash (expired by its TTL): taken out of its list
+          local _, tenant, c = head(O)
+          local list = O.base .. ':t:' .. c .. ':' .. tenant
+          local h = redis.call('LPOP', list)
+          redis.call('ZREM', O.base .. ':q:' .. c, string.sub(h, 1, 15) .. tenant)
+          local nextHead = redis.call('LINDEX', list, 0)
+          if nextHead then
+            redis.call('ZADD', O.base .. ':q:' .. c, num(OR.counter(O, tenant)),
+              string.sub(nextHead, 1, 15) .. tenant)
+          elseif redis.call('EXISTS', O.base .. ':q:' .. c) == 0 then
+            redis.call('ZREM', O.base .. ':k', c)
+          end
+          if redis.call('DECR', O.base .. ':n') <= 0 then
+            redis.call('DEL', O.base .. ':n')
+          end
+        end
+      end
+      return head(O)
+    end
+
+    -- Puts the call O.waiter in the order for maxWait time units; its keys live ttlMs. Returns the
+    -- number of calls waiting then.
+    function OR.enter(O, maxWait, ttlMs)
+      OR.purge(O)
+      local seq = redis.call('INCR', O.base .. ':s')
+      local deadline = now + maxWait
+      local wkey = O.base .. ':w:' .. O.waiter
+      redis.call('HSET', wkey, 't', O.tenant, 'p', O.class, 'w', num(O.weight), 'e',
+        num(O.estimate), 'd', num(deadline), 's', seq)
+      redis.call('PEXPIRE', wkey, string.format('%.0f', ttlMs))
+      redis.call('ZADD', O.base .. ':d', num(deadline), O.waiter)
+      local list = O.base .. ':t:' .. O.class .. ':' .. O.tenant
+      local elem = pad(seq) .. O.waiter
+      if redis.call('EXISTS', list) == 0 then
+        local c = lift(O, O.tenant, O.class)
+        redis.call('ZADD', O.base .. ':q:' .. O.class, num(c), string.sub(elem, 1, 15) .. O.tenant)
+        redis.call('ZADD', O.base .. ':k', O.class, O.class)
+      end
+      redis.call('RPUSH', list, elem)
+      local n = redis.call('INCR', O.base .. ':n')
+      touch(O, O.tenant)
+      for _, suffix in ipairs({':n', ':k', ':q:' .. O.class, ':d', ':s', ':h', ':t:' .. O.class
+          .. ':' .. O.tenant}) do
+        if redis.call('PTTL', O.base .. suffix) < ttlMs then
+          redis.call('PEXPIRE', O.base .. suffix, string.format('%.0f', ttlMs))
+        end
+      end
+      -- the other instances learn that calls may wait until the horizon, and signal till then
+      local h = tonumber(redis.call('GET', O.base .. ':h'))
+      if n == 1 or not h or h < deadline then
+        h = deadline + maxWait
+        redis.call('SET', O.base .. ':h', num(h), 'PX', string.format('%.0f', ttlMs))
+        redis.call('PUBLISH', channels(O).waitingChannel, O.name .. ' ' .. ceilMs(h - now))
+      end
+      return n
+    end
+
+    -- Undoes OR.admitted for a call whose caller's levels denied it after the upstream admitted it
+    -- (a Cluster's two steps): a waiting call's service comes off its tenant's counter, the
+    -- class's last-left mark goes back unless another call moved it, and a waiting call whose
+    -- deadline has not passed is put back first among its tenant's calls, with its entry number.
+    function OR.undo(O, mode, amount, before, after, seq, deadline)
+      if mode == 2 and redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
+        setCounter(O, O.tenant, OR.counter(O, O.tenant) - amount)
+      end
+      if tonumber(redis.call('HGET', O.base .. ':l', O.class)) == after then
+        if before then
+          redis.call('HSET', O.base .. ':l', O.class, num(before))
+        else
+          redis.call('HDEL', O.base .. ':l', O.class)
+        end
+      end
+      if mode ~= 2 or deadline <= now then
+        return
+      end
+      local wkey = O.base .. ':w:' .. O.waiter
+      redis.call('HSET', wkey, 't', O.tenant, 'p', O.class, 'w', num(O.weight), 'e',
+        num(O.estimate), 'd', num(deadline), 's', seq)
+      redis.call('PEXPIRE', wkey, ceilMs(deadline - now) + O.keepMs)
+      redis.call('ZADD', O.base .. ':d', num(deadline), O.waiter)
+      local list = O.base .. ':t:' .. O.class .. ':' .. O.tenant
+      local q = O.base .. ':q:' .. O.class
+      local elem = pad(seq) .. O.waiter
+      local old = redis.call('LINDEX', list, 0)
+      if old then
+        redis.call('ZREM', q, string.sub(old, 1, 15) .. O.tenant)
+      end
+      redis.call('LPUSH', list, elem)
+      redis.call('ZADD', q, num(OR.counter(O, O.tenant)), string.sub(elem, 1, 15) .. O.tenant)
+      redis.call('ZADD', O.base .. ':k', O.class, O.class)
+      redis.call('INCR', O.base .. ':n')
+    end
+
+    -- Corrects a tenant's counter by delta, unless the order forgot the tenant.
+    function OR.settle(O, delta)
+      if redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
+        setCounter(O, O.tenant, OR.counter(O, O.tenant) + delta)
+      end
+    end
+
+    -- The number of waiting calls whose deadline has not passed, after the purge.
+    function OR.waiting(O)
+      OR.first(O)
+      return redis.call('ZCOUNT', O.base .. ':d', '(' .. num(now), '+inf')
+    end
+
+    -- OR.admitted for the first waiting call.
+    function OR.served(O, amount, before)
       O.idle = false
       local w = redis.call('HMGET', O.base .. ':w:' .. O.waiter, 's', 'd')
       setCounter(O, O.tenant, OR.counter(O, O.tenant) + amount)
@@ -1059,71 +1135,6 @@ local function orders()
       return 2, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)),
         tonumber(w[1]), tonumber(w[2])
     end
-    if O.idle then
-      -- none waits: lifted to the class's last-left counter, served, and the last to leave
-      forget(O, 2) -- more than one a call: the counters of tenants gone keep no memory
-      local c = math.max(OR.counter(O, O.tenant), before or 0) + amount
-      setCounter(O, O.tenant, c)
-      setLastLeft(O, O.class, c)
-      return 1, amount, before, c, 0, 0
-    end
-    local backlogged =
-      redis.call('EXISTS', O.base .. ':t:' .. O.class .. ':' .. O.tenant) == 1
-    local c = backlogged and OR.counter(O, O.tenant) or lift(O, O.tenant, O.class)
-    setCounter(O, O.tenant, c + amount)
-    if not backlogged then
-      setLastLeft(O, O.class, c + amount)
-    end
-    return 1, amount, before, tonumber(redis.call('HGET', O.base .. ':l', O.class)), 0, 0
-  end
-
-  -- Undoes OR.admitted for a call whose caller's levels denied it after the upstream admitted it
-  -- (a Cluster's two steps): the service comes off the counter, the class's last-left mark goes
-  -- back unless another call moved it, and a waiting call whose deadline has not passed is put
-  -- back first among its tenant's calls, with its entry number.
-  function OR.undo(O, mode, amount, before, after, seq, deadline)
-    if redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
-      setCounter(O, O.tenant, OR.counter(O, O.tenant) - amount)
-    end
-    if tonumber(redis.call('HGET', O.base .. ':l', O.class)) == after then
-      if before then
-        redis.call('HSET', O.base .. ':l', O.class, num(before))
-      else
-        redis.call('HDEL', O.base .. ':l', O.class)
-      end
-    end
-    if mode ~= 2 or deadline <= now then
-      return
-    end
-    local wkey = O.base .. ':w:' .. O.waiter
-    redis.call('HSET', wkey, 't', O.tenant, 'p', O.class, 'w', num(O.weight), 'e',
-      num(O.estimate), 'd', num(deadline), 's', seq)
-    redis.call('PEXPIRE', wkey, ceilMs(deadline - now) + O.keepMs)
-    redis.call('ZADD', O.base .. ':d', num(deadline), O.waiter)
-    local list = O.base .. ':t:' .. O.class .. ':' .. O.tenant
-    local q = O.base .. ':q:' .. O.class
-    local elem = pad(seq) .. O.waiter
-    local old = redis.call('LINDEX', list, 0)
-    if old then
-      redis.call('ZREM', q, string.sub(old, 1, 15) .. O.tenant)
-    end
-    redis.call('LPUSH', list, elem)
-    redis.call('ZADD', q, num(OR.counter(O, O.tenant)), string.sub(elem, 1, 15) .. O.tenant)
-    redis.call('ZADD', O.base .. ':k', O.class, O.class)
-    redis.call('INCR', O.base .. ':n')
-  end
-
-  -- Corrects a tenant's counter by delta, unless the order forgot the tenant.
-  function OR.settle(O, delta)
-    if redis.call('HEXISTS', O.base .. ':c', O.tenant) == 1 then
-      setCounter(O, O.tenant, OR.counter(O, O.tenant) + delta)
-    end
-  end
-
-  -- The number of waiting calls whose deadline has not passed, after the purge.
-  function OR.waiting(O)
-    OR.first(O)
-    return redis.call('ZCOUNT', O.base .. ':d', '(' .. num(now), '+inf')
   end
 
   return OR

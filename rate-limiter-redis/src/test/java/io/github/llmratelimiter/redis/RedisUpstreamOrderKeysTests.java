@@ -79,23 +79,40 @@ class RedisUpstreamOrderKeysTests {
     }
   }
 
+  /** Serves a call of {@code turn} that waited in the order (alone). */
+  private static boolean admitAfterWaiting(RedisRateLimitStore store, UpstreamTurn turn) {
+    String id = store.upstreamOrder().enter(OPENAI, turn, Duration.ofMinutes(2))
+        .toCompletableFuture().join();
+    return admit(store, turn.waiting(id));
+  }
+
   @Test
-  void tenantsIdleForAMinuteAreForgottenByTheAdmissions() {
+  void tenantsIdleForAMinuteAreForgottenByTheOrdersReadsAndCallsAtOnceKeepNoCounter() {
     String prefix = TestRedis.freshPrefix();
     try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
-      for (int i = 0; i < 40; i++) {
-        assertThat(admit(store, new UpstreamTurn("t" + i, 1, 0, 10, null))).isTrue();
-      }
       String counters = prefix + ":{upstream:openai}:o:c";
+      for (int i = 0; i < 10; i++) {
+        assertThat(admit(store, new UpstreamTurn("once" + i, 1, 0, 10, null))).isTrue();
+      }
+      assertThat(redis.hlen(counters)).as("calls at once move only the last-left counter")
+          .isZero();
+      assertThat(redis.hget(prefix + ":{upstream:openai}:o:l", "0")).isEqualTo("100");
+      for (int i = 0; i < 40; i++) {
+        assertThat(admitAfterWaiting(store, new UpstreamTurn("t" + i, 1, 0, 10, null))).isTrue();
+      }
       assertThat(redis.hlen(counters)).isEqualTo(40);
       ticker.advance(Duration.ofSeconds(59));
-      assertThat(admit(store, new UpstreamTurn("busy", 1, 0, 10, null))).isTrue();
+      assertThat(admitAfterWaiting(store, new UpstreamTurn("busy", 1, 0, 10, null))).isTrue();
       assertThat(redis.hlen(counters)).as("none idle for a minute yet").isEqualTo(41);
       ticker.advance(Duration.ofSeconds(1));
-      for (int i = 0; i < 20; i++) {
-        assertThat(admit(store, new UpstreamTurn("busy", 1, 0, 10, null))).isTrue();
+      assertThat(admitAfterWaiting(store, new UpstreamTurn("busy", 1, 0, 10, null))).isTrue();
+      assertThat(redis.hlen(counters))
+          .as("eight forgotten per read of the order: two in the enter, one in the admission")
+          .isEqualTo(41 - 24);
+      for (int i = 0; i < 2; i++) {
+        assertThat(admitAfterWaiting(store, new UpstreamTurn("busy", 1, 0, 10, null))).isTrue();
       }
-      assertThat(redis.hlen(counters)).as("two forgotten per admission").isOne();
+      assertThat(redis.hlen(counters)).isOne();
       assertThat(redis.zcard(prefix + ":{upstream:openai}:o:a")).isOne();
     }
   }
