@@ -2,7 +2,6 @@ package io.github.llmratelimiter.benchmarks.redis;
 
 import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.redis.RedisRateLimitStore;
-import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,8 +10,8 @@ import java.util.Locale;
 /**
  * The upstream's fair order in the runs whose calls carry a turn while no call waits: opened as a
  * gateway opens it (subscribed to its wake-ups) before the measured calls, and checked after them
- * in Redis: no call waits, every tenant's service was counted, and the order's last-left counter
- * (the service of every call admitted at once, each lifted to the previous one's counter) is the
+ * in Redis: no call waits, no tenant has a counter of its own, and the order's last-left counter
+ * (the service of every call admitted at once, each lifted to the previous one's mark) is the
  * decisions times the estimate.
  */
 final class EmptyOrder {
@@ -52,44 +51,37 @@ final class EmptyOrder {
 
   /**
    * Checks the order after a run whose every call was admitted at once with a turn of weight 1:
-   * none waits, {@code tenants} tenants have a counter, and class 0's last-left counter is {@code
-   * decisions × estimate} (the order's keys as {@code lib.lua} lays them out, read on the node
-   * that holds them).
+   * none waits, no tenant has a counter of its own (a call admitted while none waits moves only
+   * its class's last-left counter), and class 0's last-left counter is {@code decisions ×
+   * estimate} (the order's keys as {@code lib.lua} lays them out, read on the node that holds
+   * them).
    *
    * @param order the store's order
    * @param nodes administrative connections to every master
    * @param decisions the admitted calls since the server started
    * @param estimate each call's estimate
-   * @param tenants the distinct tenants of the calls
    * @throws IllegalStateException if any of these does not hold
    */
-  static void verify(UpstreamOrder order, List<RedisInfo> nodes, long decisions, long estimate,
-      int tenants) {
+  static void verify(UpstreamOrder order, List<RedisInfo> nodes, long decisions, long estimate) {
     long waiting = order.waiting(RedisLimiter.UPSTREAM).toCompletableFuture().join();
-    List<String> found = new ArrayList<>();
-    String counters = null;
-    RedisCommands<String, String> node = null;
+    String pattern = "*{upstream:" + RedisLimiter.UPSTREAM.name() + "}:o:";
+    List<String> marks = new ArrayList<>();
+    List<String> counters = new ArrayList<>();
+    String lastLeft = null;
     for (RedisInfo n : nodes) {
-      for (String key : n.commands().keys("*{upstream:" + RedisLimiter.UPSTREAM.name() + "}:o:c")) {
-        found.add(key);
-        counters = key;
-        node = n.commands();
+      counters.addAll(n.commands().keys(pattern + "c"));
+      for (String key : n.commands().keys(pattern + "l")) {
+        marks.add(key);
+        lastLeft = n.commands().hget(key, "0");
       }
     }
-    if (found.size() != 1 || node == null) {
-      throw new IllegalStateException("expected one counter hash of the upstream's order, found "
-          + found);
-    }
-    String base = counters.substring(0, counters.length() - 2);
-    long counted = node.hlen(counters);
-    String lastLeft = node.hget(base + ":l", "0");
     double expected = (double) decisions * estimate;
-    if (waiting != 0 || counted != tenants || lastLeft == null
+    if (waiting != 0 || marks.size() != 1 || !counters.isEmpty() || lastLeft == null
         || Double.parseDouble(lastLeft) != expected) {
       throw new IllegalStateException(String.format(Locale.ROOT, "the upstream's order after %,d "
-              + "decisions of estimate %d: %d waiting (0 expected), %d tenants counted (%d "
-              + "expected), last-left counter %s (%.0f expected)", decisions, estimate, waiting,
-          counted, tenants, lastLeft, expected));
+              + "decisions of estimate %d: %d waiting (0 expected), last-left counters %s (one "
+              + "expected), tenants' counters %s (none expected), last-left counter %s (%.0f "
+              + "expected)", decisions, estimate, waiting, marks, counters, lastLeft, expected));
     }
   }
 }

@@ -216,8 +216,7 @@ final class RedisLimiter implements AutoCloseable {
     if (o == null) {
       throw new IllegalStateException("the order was not opened");
     }
-    EmptyOrder.verify(o, List.of(info), decisions, turnEstimate(modelTokens),
-        RedisStoreBenchmark.KEY_COUNT);
+    EmptyOrder.verify(o, List.of(info), decisions, turnEstimate(modelTokens));
   }
 
   /** {@link #reserved(RedisRateLimitStore, boolean, String, Upstream)} on this limiter's store. */
