@@ -182,15 +182,16 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
 
   /** Whether calls may wait for an upstream, as far as this instance heard. */
   boolean mayWait(String upstream) {
+    return mayHaveWaited(upstream, 0);
+  }
+
+  /**
+   * Whether calls may have waited for an upstream within the last {@code sinceNanos}, as far as
+   * this instance heard (one entry per upstream name, kept: their number is the configuration's).
+   */
+  private boolean mayHaveWaited(String upstream, long sinceNanos) {
     Long until = waitingUntil.get(upstream);
-    if (until == null) {
-      return false;
-    }
-    if (until - System.nanoTime() > 0) {
-      return true;
-    }
-    waitingUntil.remove(upstream, until);
-    return false;
+    return until != null && until + sinceNanos - System.nanoTime() > 0;
   }
 
   @Override
@@ -231,11 +232,21 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
         .thenApply(id -> id == null || id.isEmpty() ? Optional.empty() : Optional.of(id));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Only a tenant that waited within the order's memory keeps a counter, so a settlement is sent
+   * to Redis only while this instance knows calls may have waited for the upstream within that
+   * memory (see the class comment); otherwise it completes at once, without a round trip.
+   */
   @Override
   public CompletionStage<Void> settled(Upstream upstream, UpstreamTurn turn, long actual) {
     Args.notNull("upstream", upstream);
     Args.notNull("turn", turn);
     Args.notNegative("actual", actual);
+    if (!mayHaveWaited(upstream.name(), TimeUnit.MILLISECONDS.toNanos(MEMORY_MS))) {
+      return CompletableFuture.completedFuture(null);
+    }
     double[] numbers = store.timeNumbers(4); // ARGV[1] (see order-settle.lua)
     numbers[3] = (actual - turn.estimate()) / turn.weight();
     byte[][] args = {ScriptArgs.bulkOfString(layout.tenant(turn.tenant()))};

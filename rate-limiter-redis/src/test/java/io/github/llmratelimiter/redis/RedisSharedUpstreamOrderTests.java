@@ -137,7 +137,8 @@ class RedisSharedUpstreamOrderTests {
 
   /**
    * With no call waiting, a decision with a turn is one script call whose gate is one {@code
-   * EXISTS}, and a signal sends nothing to Redis (this instance's listeners are told at once).
+   * EXISTS}, and a signal and a settlement send nothing to Redis (this instance's listeners are
+   * told at once); once a call waited, a settlement goes to Redis.
    */
   @Test
   void withNoCallWaitingADecisionIsOneScriptCallAndASignalSendsNothing() throws Exception {
@@ -154,12 +155,21 @@ class RedisSharedUpstreamOrderTests {
         for (int i = 0; i < 10; i++) {
           assertThat(reserve(store, u, turn("t" + i % 3)).allowed()).isTrue();
           order.signal("openai");
+          join(order.settled(u, turn("t" + i % 3), 7));
         }
         Map<String, Long> calls = TestRedis.commandCalls(redis);
         assertThat(calls).containsEntry("evalsha", 10L).containsEntry("exists", 10L);
         assertThat(calls).doesNotContainKey("publish");
         await().atMost(Duration.ofSeconds(10)).until(() -> heard.size() == 10);
         assertThat(heard).containsOnly("openai");
+
+        String waiter = enter(store, u, turn("t0"), Duration.ofSeconds(30));
+        redis.configResetstat();
+        join(order.settled(u, turn("t1"), 7));
+        Map<String, Long> settle = TestRedis.commandCalls(redis);
+        assertThat(settle.getOrDefault("evalsha", 0L) + settle.getOrDefault("eval", 0L))
+            .as("the settlement's script calls, in %s", settle).isPositive();
+        join(order.leave(u, waiter));
       }
     }
   }
