@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.Args;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Optional;
@@ -262,6 +263,7 @@ public interface RateLimitStore extends AutoCloseable {
    */
   default Reservation reserve(List<Budget> levels, List<String> keys, double cost,
       Consumption estimate, Composition composition, Upstream upstream, UpstreamTurn turn) {
+    Args.notNull("turn", turn);
     return reserve(levels, keys, cost, estimate, composition, upstream);
   }
 
@@ -282,6 +284,7 @@ public interface RateLimitStore extends AutoCloseable {
   default CompletionStage<Reservation> reserveAsync(List<Budget> levels, List<String> keys,
       double cost, Consumption estimate, Composition composition, Upstream upstream,
       UpstreamTurn turn) {
+    Args.notNull("turn", turn);
     return reserveAsync(levels, keys, cost, estimate, composition, upstream);
   }
 

@@ -716,7 +716,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
 
   private <X> void retry(Line line, Waiter<X> w, Step step) {
     start(w).whenComplete((x, failure) -> {
-      step.next = finish(line, w, x, failure, null);
+      step.next = finish(line, w, x, failure);
       if (!step.state.compareAndSet(Step.RUNNING, Step.DONE) && step.next) {
         pump(line);
       }
@@ -724,11 +724,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   }
 
   /**
-   * Applies the result of the first call's attempt, made as the waiting call {@code id} of the
-   * store's order or, when null, without one; tells whether to try the next one.
+   * Applies the result of the first call's attempt (made as its waiting call of the store's order
+   * when it has an id); tells whether to try the next one.
    */
-  private <X> boolean finish(Line line, Waiter<X> w, @Nullable X x, @Nullable Throwable failure,
-      @Nullable String id) {
+  private <X> boolean finish(Line line, Waiter<X> w, @Nullable X x, @Nullable Throwable failure) {
     Decision d = null;
     if (failure == null) {
       try {
@@ -775,8 +774,10 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
     if (ended && w.timeout != null) {
       w.timeout.cancel(false);
     }
-    if (mine && ended && (failure != null || !d.allowed() || id == null)) {
-      left(line, w); // an admission with its id left the order in the same step
+    if (mine && ended) {
+      // an admission with its id left the order in the same step, unless the store's failure
+      // policy or local fallback admitted it without the order: leaving again is then a no-op
+      left(line, w);
     }
     if (failure != null) {
       w.future.completeExceptionally(unwrap(failure));
@@ -886,7 +887,7 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
 
   private <X> void attemptTurn(Line line, Waiter<X> w, Step step) {
     String id = w.id;
-    start(w, id).whenComplete((x, failure) -> turned(line, step, finish(line, w, x, failure, id)));
+    start(w, id).whenComplete((x, failure) -> turned(line, step, finish(line, w, x, failure)));
   }
 
   /** Ends a turn: the next one at once when {@code next}, else the poll keeps watch. */
@@ -938,7 +939,11 @@ public final class UpstreamWaitingRoom implements AutoCloseable {
   /** The shortest wait a call enters the order with. */
   private static final long MIN_WAIT = TimeUnit.MILLISECONDS.toNanos(1);
 
-  /** Takes a call that left the room without admission out of the store's order. */
+  /**
+   * Takes a call that left the room out of the store's order: one that left without admission,
+   * or one admitted without the order (by the store's failure policy or local fallback); for one
+   * the order's own admission took out, a no-op.
+   */
   private void left(Line line, Waiter<?> w) {
     String id = w.id;
     Upstream target = line.target;

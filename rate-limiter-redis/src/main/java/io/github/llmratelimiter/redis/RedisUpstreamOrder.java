@@ -17,6 +17,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -61,6 +62,8 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
 
   /** How long a call the order denies waits before asking again, when the upstream has room. */
   static final Duration POLL_INTERVAL = Duration.ofSeconds(1);
+  /** The longest a call waits in the order: a longer wait is cut to it. */
+  static final Duration LONGEST_WAIT = Duration.ofDays(365);
   /** How long a tenant neither backlogged nor served keeps its counter: lib.lua's memory. */
   static final long MEMORY_MS = 60_000;
 
@@ -198,21 +201,29 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   public CompletionStage<String> enter(Upstream upstream, UpstreamTurn turn, Duration maxWait) {
     Args.notNull("upstream", upstream);
     Args.notNull("turn", turn);
-    Args.positive("maxWait", maxWait);
+    Duration wait = Args.positive("maxWait", maxWait).compareTo(LONGEST_WAIT) > 0
+        ? LONGEST_WAIT : maxWait;
     subscribed();
     String id = instance + "-" + ids.incrementAndGet();
-    long waitMs = Math.max(1, (maxWait.toNanos() + 999_999) / 1_000_000);
+    long waitMs = Math.max(1, (wait.toNanos() + 999_999) / 1_000_000);
     double[] numbers = store.timeNumbers(8); // ARGV[1] (see order-enter.lua)
     numbers[3] = turn.priority();
     numbers[4] = turn.weight();
     numbers[5] = turn.estimate();
-    numbers[6] = store.units(maxWait);
+    numbers[6] = store.units(wait);
     numbers[7] = waitMs + MEMORY_MS + (long) numbers[2];
     byte[][] args = {ScriptArgs.bulkOfString(layout.tenant(turn.tenant())),
         ScriptArgs.bulkOfString(id)};
-    mayWait(upstream.name(), maxWait.toNanos());
+    mayWait(upstream.name(), wait.toNanos());
     return store.runOrder(ENTER, LuaScript.list(), layout.order(upstream.name()), numbers, args)
-        .thenApply(reply -> id);
+        .handle((reply, failure) -> {
+          if (failure != null) {
+            // the script may have run although its answer was lost: the call must not stay first
+            leave(upstream, id).exceptionally(ignored -> null);
+            throw failure instanceof CompletionException e ? e : new CompletionException(failure);
+          }
+          return id;
+        });
   }
 
   @Override

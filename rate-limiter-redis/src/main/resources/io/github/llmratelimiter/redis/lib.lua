@@ -872,12 +872,20 @@ local function orders()
       return O
     end
 
-    -- The counters, last-left marks and tenants' activity live ORDER_MEMORY_MS after their last
-    -- write.
+    -- Makes a key live at least ms from now (never shortens a longer life).
+    local function extend(key, ms)
+      if redis.call('PTTL', key) < ms then
+        redis.call('PEXPIRE', key, string.format('%.0f', ms))
+      end
+    end
+
+    -- The counters and tenants' activity live at least ORDER_MEMORY_MS after their last write,
+    -- and as long as a waiting call's keys (OR.enter), so that a backlogged tenant keeps its
+    -- counter however long it waits.
     local function touch(O, tenant)
       redis.call('ZADD', O.base .. ':a', num(now), tenant)
-      redis.call('PEXPIRE', O.base .. ':c', O.keepMs)
-      redis.call('PEXPIRE', O.base .. ':a', O.keepMs)
+      extend(O.base .. ':c', O.keepMs)
+      extend(O.base .. ':a', O.keepMs)
     end
 
     -- Sets a tenant's counter, moving it in the class of every backlog it is in (none when O.idle:
@@ -912,15 +920,29 @@ local function orders()
     end
 
     -- The id of the first waiting call as the keys stand (nil when none waits), its tenant, class.
+    -- Entries whose keys expired before them (a class without backlog, a tenant without its list:
+    -- keys of one order may expire apart when nothing reads it for long) are taken out on the way,
+    -- at most PURGE of them.
     local function head(O)
-      local c = redis.call('ZRANGE', O.base .. ':k', 0, 0)[1]
-      if not c then
-        return nil
+      for _ = 1, PURGE do
+        local c = redis.call('ZRANGE', O.base .. ':k', 0, 0)[1]
+        if not c then
+          return nil
+        end
+        local q = O.base .. ':q:' .. c
+        local m = redis.call('ZRANGE', q, 0, 0)[1]
+        if not m then
+          redis.call('ZREM', O.base .. ':k', c)
+        else
+          local tenant = string.sub(m, 16)
+          local h = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
+          if h then
+            return string.sub(h, 16), tenant, c
+          end
+          redis.call('ZREM', q, m)
+        end
       end
-      local m = redis.call('ZRANGE', O.base .. ':q:' .. c, 0, 0)[1]
-      local tenant = string.sub(m, 16)
-      local h = redis.call('LINDEX', O.base .. ':t:' .. c .. ':' .. tenant, 0)
-      return string.sub(h, 16), tenant, c
+      return nil
     end
 
     -- Takes a call out of the order (it left, expired or was admitted); returns whether it was in
@@ -1013,6 +1035,7 @@ local function orders()
       for _ = 1, PURGE do
         local id = head(O)
         if not id then
+          redis.call('DEL', O.base .. ':n') -- none waits: a count left by expired keys goes too
           return nil
         end
         local d = tonumber(redis.call('ZSCORE', O.base .. ':d', id))
@@ -1062,10 +1085,8 @@ local function orders()
       local n = redis.call('INCR', O.base .. ':n')
       touch(O, O.tenant)
       for _, suffix in ipairs({':n', ':k', ':q:' .. O.class, ':d', ':s', ':h', ':t:' .. O.class
-          .. ':' .. O.tenant}) do
-        if redis.call('PTTL', O.base .. suffix) < ttlMs then
-          redis.call('PEXPIRE', O.base .. suffix, string.format('%.0f', ttlMs))
-        end
+          .. ':' .. O.tenant, ':c', ':a', ':l'}) do
+        extend(O.base .. suffix, ttlMs)
       end
       -- the other instances learn that calls may wait until the horizon, and signal till then
       local h = tonumber(redis.call('GET', O.base .. ':h'))
@@ -1111,6 +1132,10 @@ local function orders()
       redis.call('ZADD', q, num(OR.counter(O, O.tenant)), string.sub(elem, 1, 15) .. O.tenant)
       redis.call('ZADD', O.base .. ':k', O.class, O.class)
       redis.call('INCR', O.base .. ':n')
+      local ttlMs = ceilMs(deadline - now) + O.keepMs
+      for _, key in ipairs({list, q, O.base .. ':k', O.base .. ':d', O.base .. ':n'}) do
+        extend(key, ttlMs)
+      end
     end
 
     -- Corrects a tenant's counter by delta, unless the order forgot the tenant.

@@ -174,6 +174,40 @@ class RedisSharedUpstreamOrderTests {
     }
   }
 
+  /**
+   * The keys of one order may expire apart when nothing reads it for long (Redis unreachable for
+   * over a minute): an index entry whose keys are gone is taken out as the order is read, and no
+   * script fails on it.
+   */
+  @Test
+  void indexEntriesWhoseKeysExpiredAreTakenOutAsTheOrderIsRead() {
+    String prefix = TestRedis.freshPrefix();
+    Upstream u = new Upstream("openai", WindowLimit.perMinute(1_000), null, null);
+    RedisCommands<String, String> redis = TestRedis.standaloneCommands();
+    try (RedisRateLimitStore store = instance(Topology.STANDALONE, prefix)) {
+      UpstreamOrder order = store.upstreamOrder();
+      String a = enter(store, u, turn("a"), MINUTE);
+      String b = enter(store, u, turn("b"), MINUTE);
+      assertThat(join(order.first(u))).contains(a);
+      // a's list of waiting calls and its call's hash expired; the tenant index still names it
+      for (String key : redis.keys(prefix + "*:o:t:*")) {
+        if (redis.lindex(key, 0).endsWith(a)) {
+          redis.del(key);
+        }
+      }
+      redis.del(redis.keys(prefix + "*:o:w:" + a).toArray(new String[0]));
+      assertThat(join(order.first(u))).contains(b);
+      assertThat(reserve(store, u, turn("b").waiting(b)).allowed()).isTrue();
+
+      // a class index whose tenants' keys expired: none waits, and the gate opens again
+      enter(store, u, turn("c"), MINUTE);
+      redis.del(redis.keys(prefix + "*:o:q:*").toArray(new String[0]));
+      assertThat(join(order.first(u))).isEmpty();
+      assertThat(redis.keys(prefix + "*:o:n")).isEmpty();
+      assertThat(reserve(store, u, turn("d")).allowed()).isTrue();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Topology.class)
   void anInstanceThatDiesHoldsTheOrderOnlyUntilItsCallsDeadline(Topology topology) {

@@ -39,10 +39,14 @@ public record GatewayProperties(
     /**
      * Validates the settings.
      *
-     * @throws IllegalArgumentException if the base URL is not an absolute http(s) URL or the
-     *     timeout is not positive
+     * @throws IllegalArgumentException if the base URL carries credentials or is not an absolute
+     *     http(s) URL, or the timeout is not positive
      */
     public Provider {
+      if (baseUrl != null && baseUrl.getRawUserInfo() != null) { // never echoed: a secret
+        throw new IllegalArgumentException("gateway.provider.base-url must not carry credentials"
+            + " (set gateway.provider.api-key), but it has a user-info part");
+      }
       if (baseUrl != null && (baseUrl.getHost() == null
           || !("http".equals(baseUrl.getScheme()) || "https".equals(baseUrl.getScheme())))) {
         throw new IllegalArgumentException(

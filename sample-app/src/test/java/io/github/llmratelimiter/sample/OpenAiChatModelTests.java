@@ -155,6 +155,10 @@ class OpenAiChatModelTests {
     assertThatThrownBy(() -> new GatewayProperties.Provider(URI.create("ftp://x"), null,
         Duration.ofSeconds(1))).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("gateway.provider.base-url").hasMessageContaining("ftp://x");
+    assertThatThrownBy(() -> new GatewayProperties.Provider(
+        URI.create("ftp://user:sk-in-the-url@x"), null, Duration.ofSeconds(1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("gateway.provider.base-url").hasMessageNotContaining("sk-in-the-url");
     assertThatThrownBy(() -> new GatewayProperties.Provider(null, null, Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("gateway.provider.timeout");
   }
