@@ -103,6 +103,41 @@ class UpstreamWaitingOrderTests {
     scheduler.advanceMillis(0);
   }
 
+  /**
+   * A waiting call admitted without the order (the store's failure policy or local fallback
+   * answers in an outage, never reading the order) still leaves it, so that it does not stay
+   * first and hold every instance's calls until its deadline.
+   */
+  @Test
+  void aCallAdmittedWithoutTheOrderLeavesIt() {
+    Reservation x = call(a, "x", Duration.ofSeconds(30)).join();
+    UpstreamTurn turn = new UpstreamTurn("t1", 1, 0, 100, null);
+    boolean[] outage = {false};
+    UpstreamWaitingRoom.Attempt<Reservation> policyInOutage = UpstreamWaitingRoom.Attempt.inOrder(
+        waiter -> outage[0]
+            ? CompletableFuture.completedFuture(new Reservation(Decision.allow(0, 0, "tenant"),
+                List.of(tenantBudget), List.of("t1"), 0, 0, 0, 0)) // the policy, not the store
+            : store.reserveAsync(List.of(tenantBudget), List.of("t1"), 1,
+                Consumption.ofCall(100, 0), Composition.SEQUENTIAL, up,
+                waiter == null ? turn : turn.waiting(waiter)),
+        Reservation::decision, ms -> new Reservation(Decision.retryableDeny(
+            Reason.UPSTREAM_LIMIT, 0, ms, ms, up.budget().name()), List.of(tenantBudget),
+            List.of("t1"), 0, 0, 0, 0), r -> { });
+    CompletableFuture<Reservation> waiting = b.await(new UpstreamWaitingRoom.Call(up.name(), "t1",
+        1, 0, 100, Duration.ofSeconds(30)), policyInOutage).toCompletableFuture();
+    scheduler.advanceMillis(0);
+    assertThat(inOrder()).isEqualTo(1);
+
+    outage[0] = true;
+    b.capacityMayHaveFreed(up.name());
+    scheduler.advanceMillis(0);
+
+    assertThat(waiting.join().decision().allowed()).isTrue();
+    assertThat(inOrder()).as("the call admitted by the policy left the order").isZero();
+    store.release(x);
+    assertThat(call(a, "t2", Duration.ofSeconds(30)).join().decision().allowed()).isTrue();
+  }
+
   @Test
   void theCallFirstInTheSharedOrderGoesFirstWhicheverRoomItWaitsIn() {
     Reservation x = call(a, "x", Duration.ofSeconds(30)).join();
