@@ -270,7 +270,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
    *
    * <p>Publishes while this instance knows calls may wait for the upstream (see the class comment)
    * and the breaker of the master that serves it is closed; every listener, this instance's
-   * included, then hears it through the subscription (a publish that fails is dropped). Otherwise
+   * included, then hears it through the subscription (when the publish fails, only this instance's listeners). Otherwise
    * no call waits anywhere as far as this instance heard: only this instance's listeners are
    * told, and nothing is sent to Redis. Listeners are told on a thread of the order's own.
    */
@@ -285,8 +285,9 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
     link.async().thenCompose(redis ->
             redis.publish(layout.signalChannel(), RedisKeys.encode(upstream)).toCompletableFuture())
         .whenComplete((receivers, failure) -> {
-          if (failure != null) {
+          if (failure != null) { // the others poll; this instance's listeners hear it at once
             LOG.log(Level.DEBUG, "could not signal an upstream's order: {0}", failure.toString());
+            tell(upstream);
           }
         });
   }
