@@ -270,9 +270,10 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
    *
    * <p>Publishes while this instance knows calls may wait for the upstream (see the class comment)
    * and the breaker of the master that serves it is closed; every listener, this instance's
-   * included, then hears it through the subscription (when the publish fails, only this instance's listeners). Otherwise
-   * no call waits anywhere as far as this instance heard: only this instance's listeners are
-   * told, and nothing is sent to Redis. Listeners are told on a thread of the order's own.
+   * included, then hears it through the subscription (only this instance's listeners when the
+   * publish fails). Otherwise no call waits anywhere as far as this instance heard: only this
+   * instance's listeners are told, and nothing is sent to Redis. Listeners are told on a thread
+   * of the order's own.
    */
   @Override
   public void signal(String upstream) {
