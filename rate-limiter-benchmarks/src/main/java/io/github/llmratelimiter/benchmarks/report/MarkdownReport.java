@@ -391,7 +391,8 @@ public final class MarkdownReport {
         .append("in the upstream's shared fair order (`reserve` with an `UpstreamTurn`, as the ")
         .append("gateway sends every upstream call when the store keeps an order): while no call ")
         .append("waits (the empty order measured here) the store checks that none waits and ")
-        .append("counts the call's estimate in its tenant's service, in the same atomic step.\n");
+        .append("moves the class's last-left mark by the call's estimate (no tenant's counter is ")
+        .append("written while none waits), in the same atomic step.\n");
     if (inProcess.length() > 0) {
       md.append("\nIn memory, `UpstreamBenchmark`, over 10,000 keys, sequential composition: the ")
           .append("same `reserve` without the upstream, with it on the call, with it and the ")
@@ -418,8 +419,8 @@ public final class MarkdownReport {
           .append(String.format(Locale.ROOT, "%.0f s", pairs.get(0)[0].seconds()))
           .append(" measured after a warm-up), the same `reserve` without the upstream, then ")
           .append("with it, then with it and the call's turn (the store's order opened first, ")
-          .append("subscribed to its wake-ups as a gateway's; after the run no call waits, each ")
-          .append("of the 1,000 tenants has a counter and the service counted is the decisions ")
+          .append("subscribed to its wake-ups as a gateway's; after the run no call waits, no ")
+          .append("tenant has a counter of its own and the service counted is the decisions ")
           .append("times the estimate, or the run fails); each row compares one of these with ")
           .append("the case without the upstream. Redis CPU per decision is the server's CPU (`INFO cpu`) over the ")
           .append("measured period per decision: it includes reading the commands and writing ")
