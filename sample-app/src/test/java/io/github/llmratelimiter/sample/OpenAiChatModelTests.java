@@ -13,6 +13,8 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -27,7 +29,9 @@ class OpenAiChatModelTests {
   private volatile int status;
   private volatile String answer;
   private volatile Map<String, String> answerHeaders = Map.of();
-  private volatile long delayMs;
+  /** While set, the provider holds its answer until the test ends (a provider that hangs). */
+  private volatile boolean hangs;
+  private final CountDownLatch ended = new CountDownLatch(1);
   private final List<String> bodies = new CopyOnWriteArrayList<>();
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final List<String> paths = new CopyOnWriteArrayList<>();
@@ -40,9 +44,9 @@ class OpenAiChatModelTests {
         paths.add(exchange.getRequestURI().getPath());
         authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
         bodies.add(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
-        if (delayMs > 0) {
+        if (hangs) {
           try {
-            Thread.sleep(delayMs); // the provider is slow: the client's timeout must cut the call
+            ended.await(30, TimeUnit.SECONDS); // the client's timeout must cut the call first
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
@@ -61,6 +65,7 @@ class OpenAiChatModelTests {
 
   @AfterEach
   void stop() {
+    ended.countDown();
     server.stop(0);
   }
 
@@ -140,7 +145,7 @@ class OpenAiChatModelTests {
         .isInstanceOf(UpstreamFailureException.class).hasMessageContaining("answered 503");
 
     status = 200;
-    delayMs = 2_000;
+    hangs = true;
     assertThatThrownBy(() -> model("sk-provider-secret", Duration.ofMillis(300)).complete(request()))
         .isInstanceOf(UpstreamFailureException.class).hasMessageContaining("did not answer within PT0.3S")
         .hasMessageNotContaining("sk-provider-secret");
