@@ -1,6 +1,7 @@
 package io.github.llmratelimiter.core;
 
 import io.github.llmratelimiter.core.internal.Args;
+import io.github.llmratelimiter.core.internal.OrderSignals;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;

@@ -4,6 +4,7 @@ import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.UpstreamOrder;
 import io.github.llmratelimiter.core.UpstreamTurn;
 import io.github.llmratelimiter.core.internal.Args;
+import io.github.llmratelimiter.core.internal.OrderSignals;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.output.IntegerOutput;
@@ -14,16 +15,11 @@ import java.lang.System.Logger.Level;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -80,14 +76,8 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
   /** This instance's part of every id. */
   private final String instance;
   private final AtomicLong ids = new AtomicLong();
-  private final List<Consumer<String>> listeners = new CopyOnWriteArrayList<>();
-  /** The listeners' thread: one daemon thread, started by a signal, ended after a second idle. */
-  private final ThreadPoolExecutor delivery = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS,
-      new LinkedBlockingQueue<>(), task -> {
-        Thread t = new Thread(task, "rate-limiter-redis-upstream-signals");
-        t.setDaemon(true);
-        return t;
-      });
+  /** This instance's listeners, told on a delivery thread: never Lettuce's event loop. */
+  private final OrderSignals signals = new OrderSignals();
   /** Per upstream name, the {@code System.nanoTime()} until which calls may wait for it. */
   private final ConcurrentHashMap<String, Long> waitingUntil = new ConcurrentHashMap<>();
   private @Nullable CompletableFuture<? extends StatefulRedisPubSubConnection<String, String>>
@@ -154,27 +144,9 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
     }
   }
 
-  /**
-   * Tells every listener of this instance that an upstream may admit a call again, on the delivery
-   * thread: neither the signaller's thread nor Lettuce's event loop runs what the listeners do.
-   */
+  /** Tells every listener of this instance that an upstream may admit a call again. */
   private void tell(String upstream) {
-    if (listeners.isEmpty()) {
-      return;
-    }
-    try {
-      delivery.execute(() -> {
-        for (Consumer<String> listener : listeners) {
-          try {
-            listener.accept(upstream);
-          } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "an upstream order's listener failed: {0}", e.toString());
-          }
-        }
-      });
-    } catch (RejectedExecutionException e) {
-      // closed: no listener is told any more
-    }
+    signals.signal(upstream);
   }
 
   /** Notes that calls may wait for an upstream for the next {@code nanos}. */
@@ -295,10 +267,9 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
 
   @Override
   public AutoCloseable listen(Consumer<String> listener) {
-    Args.notNull("listener", listener);
-    listeners.add(listener);
+    AutoCloseable registration = signals.listen(listener);
     subscribed();
-    return () -> listeners.remove(listener);
+    return registration;
   }
 
   @Override
@@ -322,8 +293,7 @@ final class RedisUpstreamOrder implements UpstreamOrder, AutoCloseable {
       s = subscription;
       subscription = null;
     }
-    listeners.clear();
-    delivery.shutdown();
+    signals.clear();
     if (s != null) {
       s.thenAccept(StatefulRedisPubSubConnection::closeAsync);
     }

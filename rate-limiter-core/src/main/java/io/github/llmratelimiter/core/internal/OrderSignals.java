@@ -1,8 +1,5 @@
-package io.github.llmratelimiter.core;
+package io.github.llmratelimiter.core.internal;
 
-import io.github.llmratelimiter.core.internal.Args;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -10,18 +7,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * The wake-ups of the in-memory store's upstream order: the listeners of one JVM, told on a
- * delivery thread of their own.
+ * The listeners of an upstream order's wake-ups in one JVM, told on a delivery thread of their
+ * own.
  *
- * <p>A signal returns at once: the listeners are told on one daemon thread shared by the in-memory
- * stores of the JVM, which starts with a signal that finds a listener and ends after a second idle
- * (so nothing has to be closed). The signaller is often a call that just gave back a slot,
- * possibly on an event loop; whatever the listeners run to resume their waiting calls neither runs
- * on nor delays its thread. Listeners must not block: one that does delays the signals of every
- * in-memory store. Signals of one upstream that arrive while one of its deliveries is pending are
- * told once. A listener that throws is logged and the others are still told.
+ * <p>A signal returns at once: the listeners are told on one daemon thread shared by every order
+ * of the JVM, which starts with a signal that finds a listener and ends after a second idle (so
+ * nothing has to be shut down). The signaller is often a call that just gave back a slot, or a
+ * Redis client's event loop; whatever the listeners run to resume their waiting calls neither
+ * runs on nor delays its thread. Listeners must not block: one that does delays the signals of
+ * every order. A listener that throws is logged and the others are still told. Thread-safe.
  */
-final class OrderSignals {
+public final class OrderSignals {
 
   private static final System.Logger LOG = System.getLogger(OrderSignals.class.getName());
 
@@ -42,10 +38,8 @@ final class OrderSignals {
   }
 
   private final CopyOnWriteArrayList<Registration> listeners = new CopyOnWriteArrayList<>();
-  /** The upstreams with a delivery queued and not yet started. */
-  private final Set<String> pending = ConcurrentHashMap.newKeySet();
 
-  /** The delivery thread of every in-memory store's signals, made on first use. */
+  /** The delivery thread of every order's signals, made on first use. */
   private static final class Delivery {
     static final ThreadPoolExecutor EXECUTOR = new ThreadPoolExecutor(0, 1, 1, TimeUnit.SECONDS,
         new LinkedBlockingQueue<>(), r -> {
@@ -55,25 +49,42 @@ final class OrderSignals {
         });
   }
 
-  /** Registers a listener; the handle's {@code close} removes it. */
-  AutoCloseable listen(Consumer<String> listener) {
+  /**
+   * Registers a listener.
+   *
+   * @param listener told the name of every upstream signalled from now on
+   * @return a handle whose {@code close} removes the listener
+   * @throws IllegalArgumentException if the listener is null
+   */
+  public AutoCloseable listen(Consumer<String> listener) {
     Registration r = new Registration(Args.notNull("listener", listener));
     listeners.add(r);
     return r;
   }
 
-  /** Queues a delivery of {@code upstream} to every listener, unless one is already queued. */
-  void signal(String upstream) {
+  /**
+   * Queues a delivery of an upstream's name to every listener registered now; returns at once.
+   *
+   * @param upstream the upstream's name
+   * @throws IllegalArgumentException if the name is null or blank
+   */
+  public void signal(String upstream) {
     Args.notBlank("upstream", upstream);
-    if (listeners.isEmpty() || !pending.add(upstream)) {
+    if (listeners.isEmpty()) {
       return;
     }
     Delivery.EXECUTOR.execute(() -> {
-      pending.remove(upstream); // a later signal queues a delivery of its own
       for (Registration r : listeners) {
         tell(r, upstream);
       }
     });
+  }
+
+  /** Removes every listener: none is told anything more. */
+  public void clear() {
+    for (Registration r : listeners) {
+      r.close();
+    }
   }
 
   private static void tell(Registration r, String upstream) {
