@@ -32,6 +32,23 @@ public record Upstream(
     @Nullable ModelTokenLimit modelTokens,
     @Nullable ConcurrencyLimit concurrency) {
 
+  /**
+   * How long a probe goes alone: the first call admitted once a report's retry (a 429) or a
+   * count at 0 stops holding the upstream, or once the provider has said nothing for {@link
+   * #SILENCE}, is a probe, and no other call is admitted until a report comes back from the
+   * provider (the probe's answer, or any other) or this time passes. So when the provider's
+   * state changed behind the gateway's back (it lowered its limits, another client used the
+   * account), one call finds out, not every call admitted at once.
+   */
+  public static final java.time.Duration PROBE = java.time.Duration.ofSeconds(1);
+
+  /**
+   * How long without a report from the provider (and without a probe) makes its last word stale:
+   * the next call admitted is a probe ({@link #PROBE}). Only an upstream the provider reported on
+   * at least once has a last word.
+   */
+  public static final java.time.Duration SILENCE = java.time.Duration.ofSeconds(10);
+
   /** The start of the name of every upstream's budget; no other budget's name starts so. */
   public static final String BUDGET_PREFIX = "upstream:";
 

@@ -18,6 +18,8 @@ final class UpstreamState {
 
   /** The longest a report holds: a year. */
   private static final Duration LONGEST = Duration.ofDays(365);
+  private static final long PROBE_NANOS = Upstream.PROBE.toNanos();
+  private static final long SILENCE_NANOS = Upstream.SILENCE.toNanos();
 
   /** The budget with the limits in force: the configured one, or a variant with lower limits. */
   private Budget budget;
@@ -29,6 +31,14 @@ final class UpstreamState {
   private boolean tokensHeld;
   private long tokensLeft;
   private long tokensResetAt;
+  /** A report closed the upstream or left a count at 0: the next call admitted is a probe. */
+  private boolean probeNext;
+  /** A probe was admitted and no report came since: no other call until {@link #probeUntil}. */
+  private boolean probing;
+  private long probeUntil;
+  /** Whether a report ever came; the later of the last report and the last probe's start. */
+  private boolean heard;
+  private long heardAt;
 
   UpstreamState(Budget configured) {
     this.budget = configured;
@@ -46,6 +56,9 @@ final class UpstreamState {
 
   /** Applies a report made at {@code now}, by the rules on {@link ProviderReport}. */
   void apply(ProviderReport r, long now) {
+    probing = false; // an answer came: what it says decides from now on
+    heard = true;
+    heardAt = now;
     Budget configured = budget.defaults();
     WindowLimit window = budget.window();
     if (r.limitRequests() != null && configured.window() != null) {
@@ -62,11 +75,13 @@ final class UpstreamState {
       requestsLeft = r.remainingRequests();
       requestsResetAt = now + nanos(r.resetRequests());
       requestsHeld = requestsResetAt - now > 0;
+      probeNext |= requestsHeld && requestsLeft == 0;
     }
     if (r.remainingTokens() != null && r.resetTokens() != null) {
       tokensLeft = r.remainingTokens();
       tokensResetAt = now + nanos(r.resetTokens());
       tokensHeld = tokensResetAt - now > 0;
+      probeNext |= tokensHeld && tokensLeft == 0;
     }
     if (r.retryAfter() != null) {
       long until = now + nanos(r.retryAfter());
@@ -74,15 +89,25 @@ final class UpstreamState {
         closedUntil = until;
         closed = until - now > 0;
       }
+      probeNext |= until - now > 0;
     }
   }
 
   /**
    * Milliseconds until the reports admit a call estimated at {@code estimate} model tokens: 0 when
-   * they admit it now, else the longest of the waits of a retry, a count of requests left at 0 and
-   * a count of tokens left below the estimate (or at 0).
+   * they admit it now, else the longest of the waits of a retry, a count of requests left at 0, a
+   * count of tokens left below the estimate (or at 0), and a probe in flight.
    */
   long waitMs(long now, long estimate) {
+    long wait = reportedWaitMs(now, estimate);
+    if (probing && probeUntil - now > 0) {
+      wait = Math.max(wait, BudgetTable.ceilMs(probeUntil - now));
+    }
+    return wait;
+  }
+
+  /** {@link #waitMs} without the probe: what the reports themselves hold. */
+  private long reportedWaitMs(long now, long estimate) {
     long wait = closed(now) ? BudgetTable.ceilMs(closedUntil - now) : 0;
     if (requestsHeld(now) && requestsLeft <= 0) {
       wait = Math.max(wait, BudgetTable.ceilMs(requestsResetAt - now));
@@ -93,8 +118,18 @@ final class UpstreamState {
     return wait;
   }
 
-  /** Counts an admitted call down from the counts that hold. */
+  /**
+   * Counts an admitted call down from the counts that hold; the first call admitted after a report
+   * closed the upstream or left a count at 0, or after {@link Upstream#SILENCE} without a report
+   * or a probe, is a probe, which goes alone until the next report or {@link Upstream#PROBE}.
+   */
   void admitted(long now, long estimate) {
+    if (probeNext || heard && now - heardAt >= SILENCE_NANOS) {
+      probeNext = false;
+      probing = true;
+      probeUntil = now + PROBE_NANOS;
+      heardAt = now;
+    }
     if (requestsHeld(now)) {
       requestsLeft = Math.max(0, requestsLeft - 1);
     }
@@ -115,7 +150,7 @@ final class UpstreamState {
 
   /** Milliseconds the upstream stays closed by a retry or a count at 0 (0 when open). */
   long closedForMs(long now) {
-    return waitMs(now, 0);
+    return reportedWaitMs(now, 0);
   }
 
   /** A reported duration in nanoseconds, at most {@link #LONGEST} (no overflow on the ticker). */

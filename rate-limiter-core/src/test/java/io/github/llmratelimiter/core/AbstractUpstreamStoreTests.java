@@ -296,6 +296,71 @@ public abstract class AbstractUpstreamStoreTests extends StoreTckSupport {
 
   @ParameterizedTest
   @EnumSource(Composition.class)
+  void afterACountAtZeroTheFirstCallGoesAloneUntilTheNextReport(Composition mode) {
+    Upstream u = rpm("openai", 100);
+    store.report(u, remainingRequests(0, Duration.ofMillis(2_000)));
+    ticker.advanceMillis(2_000);
+    assertThat(call("a", 0, mode, u).decision().allowed()).as("the probe").isTrue();
+    assertUpstreamDeny(call("b", 0, mode, u).decision(), u, 1_000);
+    ticker.advanceMillis(400);
+    assertUpstreamDeny(call("b", 0, mode, u).decision(), u, 600);
+    assertThat(status(u).closedForMs()).as("what the reports hold: nothing").isZero();
+    store.report(u, remainingRequests(50, Duration.ofSeconds(30))); // the probe's answer
+    assertThat(call("b", 0, mode, u).decision().allowed()).isTrue();
+    assertThat(call("c", 0, mode, u).decision().allowed()).as("no probe is owed").isTrue();
+    assertThat(status(u).reportedRequestsRemaining()).isEqualTo(48);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aProbeThatHearsNothingGoesAloneForAtMostTheProbeTime(Composition mode) {
+    Upstream u = rpm("openai", 100);
+    store.report(u, new ProviderReport(null, null, null, null, null, null, Duration.ofSeconds(3)));
+    ticker.advanceMillis(3_000);
+    assertThat(call("a", 0, mode, u).decision().allowed()).as("the probe").isTrue();
+    ticker.advanceMillis(Upstream.PROBE.toMillis() - 1);
+    assertUpstreamDeny(call("b", 0, mode, u).decision(), u, 1);
+    ticker.advanceMillis(1);
+    assertThat(call("b", 0, mode, u).decision().allowed()).isTrue();
+    assertThat(call("c", 0, mode, u).decision().allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void afterTheProviderSaidNothingForTheSilenceTheFirstCallGoesAlone(Composition mode) {
+    Upstream u = rpm("openai", 100);
+    assertThat(call("a", 0, mode, u).decision().allowed()).isTrue();
+    ticker.advanceMillis(Upstream.SILENCE.toMillis() * 3);
+    assertThat(call("b", 0, mode, u).decision().allowed())
+        .as("no report ever came: no last word to be stale, no probe").isTrue();
+    assertThat(call("c", 0, mode, u).decision().allowed()).isTrue();
+    store.report(u, remainingRequests(50, Duration.ofSeconds(30)));
+    ticker.advanceMillis(Upstream.SILENCE.toMillis() - 1);
+    assertThat(call("d", 0, mode, u).decision().allowed()).isTrue();
+    assertThat(call("e", 0, mode, u).decision().allowed()).as("not yet silent").isTrue();
+    ticker.advanceMillis(1);
+    assertThat(call("f", 0, mode, u).decision().allowed()).as("the probe").isTrue();
+    assertUpstreamDeny(call("g", 0, mode, u).decision(), u, Upstream.PROBE.toMillis());
+    ticker.advanceMillis(Upstream.PROBE.toMillis());
+    assertThat(call("g", 0, mode, u).decision().allowed())
+        .as("the probe's time passed; the silence counts from the probe").isTrue();
+    assertThat(call("h", 0, mode, u).decision().allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aCountAboveZeroOrARetryOfZeroOwesNoProbe(Composition mode) {
+    Upstream u = rpm("openai", 100);
+    store.report(u, remainingRequests(1, Duration.ofMillis(500)));
+    store.report(u, new ProviderReport(null, null, null, null, null, null, Duration.ZERO));
+    ticker.advanceMillis(500);
+    for (int i = 0; i < 3; i++) {
+      assertThat(call("k" + i, 0, mode, u).decision().allowed()).as("call " + i).isTrue();
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
   void aRemainingCountAdmitsExactlyThatManyUntilItsReset(Composition mode) {
     Upstream u = rpm("openai", 10);
     store.report(u, remainingRequests(2, Duration.ofSeconds(5)));
@@ -347,7 +412,10 @@ public abstract class AbstractUpstreamStoreTests extends StoreTckSupport {
     assertThat(status(u).requestsLimit()).isEqualTo(3);
     assertThat(status(u).reportedRequestsRemaining()).isNull();
     ticker.advanceMillis(54_000);
-    for (int i = 0; i < 3; i++) {
+    // the provider said nothing for 54 s: the first call is a probe, the others follow its answer
+    assertThat(call("k0", 0, mode, u).decision().allowed()).isTrue();
+    store.report(u, ProviderReport.EMPTY);
+    for (int i = 1; i < 3; i++) {
       assertThat(call("k" + i, 0, mode, u).decision().allowed()).isTrue();
     }
     assertUpstreamDeny(call("k", 0, mode, u).decision(), u, 60_000);

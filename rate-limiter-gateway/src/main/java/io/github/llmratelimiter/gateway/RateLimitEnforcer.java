@@ -792,8 +792,9 @@ public final class RateLimitEnforcer {
 
   /**
    * Applies what a provider's response said to its upstream's state ({@link
-   * RateLimitStore#report}) and then tells the observers; a report that says nothing is not sent
-   * to the store, and a store failure is logged (the next report corrects the state).
+   * RateLimitStore#report}) and then tells the observers; a report that says nothing is applied
+   * too (an answer came: it ends a probe, {@link Upstream#PROBE}), and a store failure is logged
+   * (the next report corrects the state).
    *
    * @param upstream the upstream that answered
    * @param report what its response said
@@ -804,12 +805,10 @@ public final class RateLimitEnforcer {
     if (upstream == null || report == null) {
       throw new IllegalArgumentException("upstream and report must not be null");
     }
-    if (!report.isEmpty()) {
-      try {
-        store.report(upstream, report);
-      } catch (RuntimeException e) {
-        reportFailed(upstream, e);
-      }
+    try {
+      store.report(upstream, report);
+    } catch (RuntimeException e) {
+      reportFailed(upstream, e);
     }
     reported(upstream, report, status);
   }
@@ -827,10 +826,6 @@ public final class RateLimitEnforcer {
   public CompletionStage<Void> reportAsync(Upstream upstream, ProviderReport report, int status) {
     if (upstream == null || report == null) {
       throw new IllegalArgumentException("upstream and report must not be null");
-    }
-    if (report.isEmpty()) {
-      reported(upstream, report, status);
-      return CompletableFuture.completedFuture(null);
     }
     CompletionStage<Void> applied;
     try {

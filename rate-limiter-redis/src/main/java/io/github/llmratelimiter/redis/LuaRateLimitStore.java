@@ -1055,8 +1055,8 @@ final class LuaRateLimitStore implements RateLimitStore {
   }
 
   /**
-   * Validates a provider's report; returns whether Redis has anything to do (the report says
-   * something a store applies).
+   * Validates a provider's report; returns whether Redis has anything to do: always, as even a
+   * report that says nothing tells that an answer came (it ends a probe, {@link Upstream#PROBE}).
    *
    * @throws IllegalArgumentException if an argument is null
    */
@@ -1064,7 +1064,7 @@ final class LuaRateLimitStore implements RateLimitStore {
     Args.notNull("upstream", upstream);
     Args.notNull("report", report);
     scripted(upstream.budget());
-    return !report.isEmpty();
+    return true;
   }
 
   @Override

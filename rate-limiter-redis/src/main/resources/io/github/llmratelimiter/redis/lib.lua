@@ -626,6 +626,11 @@ end
 -- slotLimit, lease) and its keys (ks its state, kt its model-token window, kc its slots, kr its
 -- report; nil for one not passed).
 local UP
+-- How long a probe goes alone, in ms (Upstream.PROBE); how long without a report or a probe makes
+-- the provider's last word stale (Upstream.SILENCE).
+local PROBE_MS = 1000
+local SILENCE_MS = 10000
+
 local function upstreams()
   if UP then
     return UP
@@ -635,10 +640,11 @@ local function upstreams()
   -- Loads U under the limits in force (the provider's lower ones from its report) and sets U.wait:
   -- 0 when it admits a call of estimate model tokens, else the ms until what denies it lapses (the
   -- longest of: closed, no requests or model tokens left, too few model tokens left until their
-  -- reset, its slots, window or model tokens full); and U.closed, the ms its report keeps it
-  -- closed for whatever the call (UpstreamState.closedForMs).
+  -- reset, a probe in flight (pu), its slots, window or model tokens full); U.closed, the ms its
+  -- report keeps it closed for whatever the call (UpstreamState.closedForMs); and U.pn, whether
+  -- the next call admitted is a probe.
   function UP.decide(U, estimate)
-    local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu')
+    local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu', 'pn', 'pu', 'hr')
     local lr, lt, cu = tonumber(r[1]), tonumber(r[2]), tonumber(r[7])
     U.rr, U.ra, U.tr, U.ta = tonumber(r[3]), tonumber(r[4]), tonumber(r[5]), tonumber(r[6])
     if lr and U.limit > 0 and lr < U.limit then
@@ -664,6 +670,15 @@ local function upstreams()
       w = math.max(w, ceilMs(U.ta - now))
     end
     U.closed = w
+    U.pn = r[8]
+    local hr = tonumber(r[10])
+    if hr and now - hr >= SILENCE_MS * unitsPerMs then
+      U.pn = true -- the provider's last word is stale: the next call finds out first
+    end
+    local pu = tonumber(r[9])
+    if pu and pu > now then
+      w = math.max(w, ceilMs(pu - now))
+    end
     if U.tr and U.tr < estimate then
       w = math.max(w, ceilMs(U.ta - now))
     end
@@ -692,9 +707,9 @@ local function upstreams()
   end
 
   -- Charges U, as decide left it, with an admitted call numbered id (0: none): its window, the
-  -- report's counts (U.counted: 1 when it counted a request down, 2 a call's model tokens, 3
-  -- both), its slots and its model tokens (written by the caller: T.save(U.L)). Returns what
-  -- UP.remaining and UP.resetMs give after the call.
+  -- report's counts (U.counted: 1 when it counted a request down, plus 2 when a call's model
+  -- tokens, plus 4 when the call is a probe), its slots and its model tokens (written by the
+  -- caller: T.save(U.L)). Returns what UP.remaining and UP.resetMs give after the call.
   function UP.charge(U, id, estimate, slotLease)
     commit(U.ks, U.s, U.width, U.base, U.first, U.size, U.newest, 0, now, U.dirty, U.limit,
       U.window, 0, 0, U.limit > 0, 0)
@@ -703,10 +718,22 @@ local function upstreams()
       U.newest = now
     end
     U.counted = 0
+    if U.pn then
+      -- the first call after a report closed the upstream or left a count at 0: a probe, which
+      -- goes alone until the next report (report.lua clears pu) or PROBE_MS (Upstream.PROBE)
+      redis.call('HSET', U.kr, 'pu', string.format('%.17g', now + PROBE_MS * unitsPerMs),
+        'hr', string.format('%.17g', now))
+      redis.call('HDEL', U.kr, 'pn')
+      local ttl = redis.call('PTTL', U.kr)
+      if ttl >= 0 and ttl <= PROBE_MS then
+        redis.call('PEXPIRE', U.kr, PROBE_MS + 1)
+      end
+      U.counted = 4
+    end
     if U.rr then
       redis.call('HINCRBY', U.kr, 'rr', -1)
       U.rr = U.rr - 1
-      U.counted = 1
+      U.counted = U.counted + 1
     end
     if U.tr and estimate > 0 then
       redis.call('HINCRBY', U.kr, 'tr', string.format('%.0f', -estimate))

@@ -8,9 +8,10 @@
 --   appended to the level's window, 1 when it took its cost from the level's bucket; then the
 --   number of quota counters the call charged, and per counter its index in KEYS and the amount
 --   it charged; then, optionally (an upstream's charge given back: upstream-acquire.lua), the index
---   in KEYS of the upstream's report, what the charge counted down there (1 a request, 2 the
---   model tokens, 3 both), the report's ra and ta then, and the call's model tokens: a count is
---   given back only while the report that it was counted from holds
+--   in KEYS of the upstream's report, what the charge counted down there (1 a request, plus 2 the
+--   model tokens, plus 4 when the call was a probe), the report's ra and ta then, and the call's
+--   model tokens: a count is given back only while the report that it was counted from holds, and
+--   a probe still going alone (no report since) is owed again
 -- ARGV[1 + i]: level i (see lib.lua)
 -- ORDER, optionally (an upstream's charge given back for a call with a turn: upstream-acquire.lua
 --   counted it in the upstream's order): ARGV[2 + N], doubles: the index in KEYS of the upstream's
@@ -99,12 +100,16 @@ end
 local after = at + 8 + quotas * 16
 if #ARGV[1] >= after + 39 then
   local report, counted, ra, ta, tokens = struct.unpack('<ddddd', ARGV[1], after)
-  local r = redis.call('HMGET', KEYS[report], 'ra', 'ta')
+  local r = redis.call('HMGET', KEYS[report], 'ra', 'ta', 'pu')
   if counted % 2 == 1 and tonumber(r[1]) == ra then
     redis.call('HINCRBY', KEYS[report], 'rr', 1)
   end
-  if counted >= 2 and tonumber(r[2]) == ta then
+  if math.floor(counted / 2) % 2 == 1 and tonumber(r[2]) == ta then
     redis.call('HINCRBY', KEYS[report], 'tr', string.format('%.0f', tokens))
+  end
+  if counted >= 4 and r[3] then
+    redis.call('HDEL', KEYS[report], 'pu')
+    redis.call('HSET', KEYS[report], 'pn', '1')
   end
 end
 if ARGV[n + 2] then

@@ -6,18 +6,23 @@
 -- KEYS[1]: the upstream's report, a hash under the upstream's hash tag: lr and lt the provider's
 --   limits of requests and model tokens when lower than the configured ones, rr and tr the
 --   requests and model tokens left (counted down by acquire.lua) until ra and ta, cu the time the
---   upstream is closed until (times in the scripts' time units)
+--   upstream is closed until, pn set when the next call admitted is a probe (a report closed the
+--   upstream or left a count at 0), pu the time a probe in flight goes alone until, hr the later of
+--   the last report's time and the last probe's start (times in the scripts' time units; every
+--   report clears pu and sets hr: UpstreamState.apply)
 -- ARGV[1] after the three of lib.lua, NaN for what the report does not say: the lower limit of
 --   requests (-1: the report states one not lower than the configured one, which clears lr), the
 --   lower limit of model tokens (likewise for lt), the requests left, the time units until they no
 --   longer hold, the model tokens left, the time units until they no longer hold, the time units
 --   the upstream is closed for (a provider's retry: the later of this and a closing already held)
--- The report expires once nothing in it holds; one that holds a lower limit stays until a report
+-- The report lives a day after its last write; one that holds a lower limit stays until a report
 -- states another limit.
 -- Returns {}.
 
 local lr, lt, rr, ra, tr, ta, cu = struct.unpack('<ddddddd', ARGV[1], 25)
 local key = KEYS[1]
+redis.call('HDEL', key, 'pu') -- an answer came: what it says decides from now on
+redis.call('HSET', key, 'hr', string.format('%.17g', now))
 
 -- a limit field set to a lower limit, or cleared
 local function limit(field, value)
@@ -45,16 +50,16 @@ if cu == cu then
     redis.call('HSET', key, 'cu', string.format('%.17g', now + cu))
   end
 end
+if (rr == rr and ra > 0 and rr <= 0) or (tr == tr and ta > 0 and tr <= 0) or (cu == cu and cu > 0) then
+  redis.call('HSET', key, 'pn', '1')
+end
 
-local r = redis.call('HMGET', key, 'lr', 'lt', 'ra', 'ta', 'cu')
+-- The report lives a day after its last write (what it holds is bounded by its own times; its
+-- time hr makes a silence found), or for as long as it holds a lower limit.
+local r = redis.call('HMGET', key, 'lr', 'lt')
 if r[1] or r[2] then
   redis.call('PERSIST', key)
 else
-  local last = math.max(tonumber(r[3]) or 0, tonumber(r[4]) or 0, tonumber(r[5]) or 0)
-  if last > now then
-    redis.call('PEXPIRE', key, string.format('%d', math.max(ceilMs(last - now) + 1, minTtlMs)))
-  else
-    redis.call('DEL', key)
-  end
+  redis.call('PEXPIRE', key, string.format('%d', math.max(86400000, minTtlMs)))
 end
 return {}
