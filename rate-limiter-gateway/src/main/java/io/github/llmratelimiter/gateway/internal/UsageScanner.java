@@ -183,6 +183,9 @@ public final class UsageScanner {
     if (indexOfUsage(buffer, 0, size) >= 0 || indexOfUsage(b, off, to) >= 0) {
       return true;
     }
+    if (SKIP[buffer[size - 1] & 0xff] == USAGE.length) {
+      return false; // the kept bytes end with no byte of "usage" but its last: no split one meets
+    }
     // split after k of its bytes: the kept bytes end with the first k, b starts with the rest
     for (int k = 1; k < USAGE.length; k++) {
       if (k <= size && USAGE.length - k <= to - off
