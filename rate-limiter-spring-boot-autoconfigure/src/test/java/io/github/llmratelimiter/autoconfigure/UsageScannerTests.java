@@ -48,6 +48,33 @@ class UsageScannerTests {
   }
 
   @Test
+  void anEventStreamCutAnywhereIntoThreeWritesReportsItsLastUsage() {
+    byte[] b = SSE.getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i <= b.length; i++) {
+      for (int j = i; j <= b.length; j++) {
+        UsageScanner scanner = new UsageScanner(Json.READER);
+        scanner.accept("text/event-stream", b, 0, i);
+        scanner.accept(null, b, i, j - i);
+        scanner.accept(null, b, j, b.length - j);
+        assertThat(scanner.usage()).as("cut at %d and %d", i, j).isEqualTo(11L);
+      }
+    }
+  }
+
+  @Test
+  void aUsageOnlyTheSeamOfTwoWritesSpellsIsRead() {
+    String stream = "data: {\"choices\":[],\"usage\":{\"total_tokens\":7}}\n\ndata: [DONE]\n\n";
+    byte[] b = stream.getBytes(StandardCharsets.UTF_8);
+    int usage = stream.indexOf("\"usage\"");
+    for (int cut = usage + 1; cut < usage + 7; cut++) {
+      UsageScanner scanner = new UsageScanner(Json.READER);
+      scanner.accept("text/event-stream", b, 0, cut);
+      scanner.accept(null, b, cut, b.length - cut);
+      assertThat(scanner.usage()).as("cut at %d", cut).isEqualTo(7L);
+    }
+  }
+
+  @Test
   void anEventLineLongerThanTheCaptureLimitIsSkippedAndTheNextOnesAreRead() {
     String huge = "data: {\"pad\":\"" + "x".repeat(UsageScanner.MAX_CAPTURED_BYTES)
         + "\",\"usage\":{\"total_tokens\":99}}\n\n";

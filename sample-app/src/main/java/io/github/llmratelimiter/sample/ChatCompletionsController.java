@@ -12,6 +12,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.PostMapping;
@@ -38,11 +40,12 @@ class ChatCompletionsController {
   private final ChatModel model;
   private final GatewayProperties gateway;
   private final JsonMapper json;
-  private final RateLimitGateway limiter;
+  /** The limiter, or null when it is turned off ({@code ratelimiter.enabled=false}). */
+  private final @Nullable RateLimitGateway limiter;
 
   ChatCompletionsController(ChatModel model, GatewayProperties gateway, JsonMapper json,
-      RateLimitGateway limiter) {
-    this.limiter = limiter;
+      ObjectProvider<RateLimitGateway> limiter) {
+    this.limiter = limiter.getIfAvailable();
     this.model = model;
     this.gateway = gateway;
     this.json = json;
@@ -88,7 +91,8 @@ class ChatCompletionsController {
    * is configured as an upstream (the "upstream" profile).
    */
   private void report(int status, Map<String, String> headers) {
-    if (limiter.enforcer().upstreamRoutes().upstream(UPSTREAM).isEmpty()) {
+    RateLimitGateway limiter = this.limiter;
+    if (limiter == null || limiter.enforcer().upstreamRoutes().upstream(UPSTREAM).isEmpty()) {
       return;
     }
     limiter.report(UPSTREAM, status, name -> {

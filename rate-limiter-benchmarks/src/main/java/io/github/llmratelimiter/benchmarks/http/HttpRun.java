@@ -38,7 +38,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Per stack and policy (the policy without model tokens serves the plain and the streamed call,
  * the one with them the third), three gateways run at once: the limiter off, on in memory and on
- * Redis. After a warm-up of each, every call and store is measured in rounds of one slice off and
+ * Redis. Each call is measured right after a warm-up of every gateway on it, in rounds of one slice off and
  * one on, the order alternating from round to round, so that a change in the machine's other load
  * falls on both. Over each slice the gateway's process CPU time (the OS's accounting) is read, so
  * that CPU per request compares the limiter's cost on a machine where the load generator shares
@@ -176,7 +176,7 @@ public final class HttpRun {
   /**
    * How long the run measures.
    *
-   * @param warmup each gateway's warm-up, shared among the calls it serves
+   * @param warmup each gateway's warm-up on each call, right before that call is measured
    * @param slice each measured slice
    * @param rounds the rounds per stack, store and call, each a slice off and a slice on
    * @param stores the stores the limiter runs on
@@ -263,20 +263,19 @@ public final class HttpRun {
               launch, stack, args), true, tokens, store == Store.REDIS ? stats : null));
         }
       }
-      if (!settings.warmup().isZero()) {
-        Duration each = settings.warmup().dividedBy(calls.size());
-        for (Gateway g : all(off, on)) {
-          for (Call call : calls) {
-            System.out.println("# HTTP warm-up: " + stack.label + " " + g + ", " + call.label);
-            g.load(call, Duration.ZERO, each, null);
-          }
-        }
-      }
       // a short re-warm before each slice: the clients' threads start again
       Duration rewarm = settings.warmup().compareTo(Duration.ofSeconds(1)) < 0
           ? settings.warmup() : Duration.ofSeconds(1);
       List<HttpFigure> figures = new ArrayList<>();
       for (Call call : calls) {
+        // every gateway warmed on this call right before it is measured, so that no gateway is
+        // measured on code its JIT has not compiled yet while the others have
+        if (!settings.warmup().isZero()) {
+          for (Gateway g : all(off, on)) {
+            System.out.println("# HTTP warm-up: " + stack.label + " " + g + ", " + call.label);
+            g.load(call, Duration.ZERO, settings.warmup(), null);
+          }
+        }
         for (Map.Entry<Store, Gateway> e : on.entrySet()) {
           System.out.println("# HTTP: " + stack.label + ", " + e.getKey().label + ", "
               + call.label);

@@ -10,11 +10,14 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Finds the model tokens a response reports as its body is written: a JSON body is buffered (up to
- * {@value #MAX_CAPTURED_BYTES} bytes) and read at the end; an event stream is read line by line (each
- * line up to the same size) and its last {@code data:} line with a usage wins. Each JSON object is
- * read from its end when its last members settle the usage ({@link UsageTail}: the {@code usage}
- * member and scalar members after it), else whole by the {@link JsonReader}. A body that is neither
- * JSON nor an event stream reports nothing. Safe to feed from one thread and read from another.
+ * {@value #MAX_CAPTURED_BYTES} bytes) and read at the end; in an event stream the last {@code data:}
+ * line (each line up to the same size) with a usage wins. A write to an event stream costs a search
+ * for its last line feed and for {@code "usage"}: the lines it ends are read one by one only when
+ * they mention a usage, and only the part of a line that no line feed has ended yet is kept. Each
+ * JSON object is read from its end when its last members settle the usage ({@link UsageTail}: the
+ * {@code usage} member and scalar members after it), else whole by the {@link JsonReader}. A body
+ * that is neither JSON nor an event stream reports nothing. Safe to feed from one thread and read
+ * from another.
  */
 public final class UsageScanner {
 
@@ -33,6 +36,16 @@ public final class UsageScanner {
   private volatile @Nullable ModelUsage streamUsage;
 
   private static final byte[] EMPTY = new byte[0];
+
+  /** How far the search for {@code "usage"} moves on after each byte it reads (Horspool). */
+  private static final int[] SKIP = new int[256];
+
+  static {
+    Arrays.fill(SKIP, USAGE.length);
+    for (int i = 0; i < USAGE.length - 1; i++) {
+      SKIP[USAGE[i] & 0xff] = USAGE.length - 1 - i;
+    }
+  }
 
   /**
    * Creates a scanner for one response.
@@ -138,8 +151,55 @@ public final class UsageScanner {
       return;
     }
     int end = off + len;
-    int from = off;
-    for (int i = off; i < end; i++) {
+    int last = end - 1;
+    while (last >= off && b[last] != '\n') {
+      last--;
+    }
+    if (last < off) { // the current line goes on
+      if (!overflow) {
+        append(b, off, len);
+      }
+      return;
+    }
+    if (contains(b, off, last)) { // a line ending here mentions a usage: read them one by one
+      lines(b, off, last + 1);
+    } else { // none can report a usage
+      size = 0;
+      overflow = false;
+    }
+    if (last + 1 < end) {
+      append(b, last + 1, end - last - 1);
+    }
+  }
+
+  /**
+   * Whether the current line's bytes kept so far, followed by {@code b[off..to)}, hold {@code
+   * "usage"}, also across where they meet.
+   */
+  private boolean contains(byte[] b, int off, int to) {
+    if (overflow || size == 0) {
+      return indexOfUsage(b, off, to) >= 0;
+    }
+    if (indexOfUsage(buffer, 0, size) >= 0 || indexOfUsage(b, off, to) >= 0) {
+      return true;
+    }
+    if (SKIP[buffer[size - 1] & 0xff] == USAGE.length) {
+      return false; // the kept bytes end with no byte of "usage" but its last: no split one meets
+    }
+    // split after k of its bytes: the kept bytes end with the first k, b starts with the rest
+    for (int k = 1; k < USAGE.length; k++) {
+      if (k <= size && USAGE.length - k <= to - off
+          && Arrays.equals(buffer, size - k, size, USAGE, 0, k)
+          && Arrays.equals(b, off, off + USAGE.length - k, USAGE, k, USAGE.length)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Reads the lines of {@code b[from..end)}, which ends with a line feed, one by one. */
+  private void lines(byte[] b, int from, int end) {
+    for (int i = from; i < end; i++) {
       if (b[i] == '\n') {
         if (!overflow) {
           append(b, from, i - from);
@@ -147,9 +207,6 @@ public final class UsageScanner {
         line();
         from = i + 1;
       }
-    }
-    if (!overflow && from < end) {
-      append(b, from, end - from);
     }
   }
 
@@ -179,7 +236,7 @@ public final class UsageScanner {
       while (to > from && buffer[to - 1] <= ' ') {
         to--;
       }
-      if (startsWith(buffer, from, to, DATA) && indexOf(buffer, from, to, USAGE) >= 0) {
+      if (startsWith(buffer, from, to, DATA) && indexOfUsage(buffer, from, to) >= 0) {
         from += DATA.length;
         while (from < to && buffer[from] <= ' ') {
           from++;
@@ -236,15 +293,23 @@ public final class UsageScanner {
     return true;
   }
 
-  private static int indexOf(byte[] b, int from, int to, byte[] needle) {
-    outer:
-    for (int i = from; i <= to - needle.length; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (b[i + j] != needle[j]) {
-          continue outer;
+  /** The first index of {@code "usage"} in {@code b[from..to)}, or -1 (Horspool's skips). */
+  private static int indexOfUsage(byte[] b, int from, int to) {
+    byte[] needle = USAGE;
+    int n = needle.length;
+    byte lastByte = needle[n - 1];
+    for (int i = from + n - 1; i < to; ) {
+      byte c = b[i];
+      if (c == lastByte) {
+        int j = n - 2;
+        while (j >= 0 && b[i - n + 1 + j] == needle[j]) {
+          j--;
+        }
+        if (j < 0) {
+          return i - n + 1;
         }
       }
-      return i;
+      i += SKIP[c & 0xff];
     }
     return -1;
   }

@@ -7,6 +7,7 @@ import io.github.llmratelimiter.gateway.RateLimitGateway;
 
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -50,6 +51,11 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
   private volatile @Nullable UsageScanner scanner;
   /** Whether the scanner was given the content type (it reads it on the first bytes only). */
   private boolean typed;
+  /** Where a buffer's bytes are copied for the scanner, reused from buffer to buffer. */
+  private byte[] scratch = new byte[0];
+  private ByteBuffer scratchView = ByteBuffer.wrap(scratch);
+  /** Hands each buffer to the scanner: one consumer for the whole body. */
+  private final Consumer<DataBuffer> scan = this::scan;
 
   UsageTrackingResponse(ServerWebExchange exchange, RateLimitGateway gateway) {
     super(exchange.getResponse());
@@ -59,24 +65,22 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
 
   @Override
   public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
-    UsageScanner s = scanner();
-    if (s == null) {
+    if (scanner() == null) {
       return super.writeWith(body);
     }
     // a Mono stays a Mono: the server writes a single buffer with its known length
     return super.writeWith(body instanceof Mono<? extends DataBuffer> mono
-        ? mono.doOnNext(buffer -> scan(s, buffer))
-        : Flux.from(body).doOnNext(buffer -> scan(s, buffer)));
+        ? mono.doOnNext(scan)
+        : Flux.from(body).doOnNext(scan));
   }
 
   @Override
   public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
-    UsageScanner s = scanner();
-    if (s == null) {
+    if (scanner() == null) {
       return super.writeAndFlushWith(body);
     }
     return super.writeAndFlushWith(
-        Flux.from(body).map(chunk -> Flux.from(chunk).doOnNext(buffer -> scan(s, buffer))));
+        Flux.from(body).map(chunk -> Flux.from(chunk).doOnNext(scan)));
   }
 
   /** The scanner of the body, created when the request has model tokens to settle. */
@@ -98,26 +102,25 @@ final class UsageTrackingResponse extends ServerHttpResponseDecorator {
     return context == null ? null : context.modelTokens();
   }
 
-  private void scan(UsageScanner s, DataBuffer buffer) {
+  /** Hands a buffer's readable bytes to the scanner, through a copy reused from buffer to buffer. */
+  private void scan(DataBuffer buffer) {
+    UsageScanner s = scanner;
+    if (s == null) {
+      return;
+    }
     String type = null;
     if (!typed) {
       MediaType contentType = getHeaders().getContentType();
       type = contentType == null ? null : contentType.toString();
       typed = true;
     }
-    try (DataBuffer.ByteBufferIterator chunks = buffer.readableByteBuffers()) {
-      while (chunks.hasNext()) {
-        ByteBuffer chunk = chunks.next();
-        int length = chunk.remaining();
-        if (chunk.hasArray()) {
-          s.accept(type, chunk.array(), chunk.arrayOffset() + chunk.position(), length);
-        } else {
-          byte[] copy = new byte[length];
-          chunk.get(copy);
-          s.accept(type, copy, 0, length);
-        }
-      }
+    int length = buffer.readableByteCount();
+    if (length > scratch.length) {
+      scratch = new byte[Math.max(length, 2 * scratch.length)];
+      scratchView = ByteBuffer.wrap(scratch);
     }
+    buffer.toByteBuffer(buffer.readPosition(), scratchView, 0, length);
+    s.accept(type, scratch, 0, length);
   }
 
   /**
