@@ -38,8 +38,16 @@ import java.util.regex.Pattern;
  * one third of that. After the sending stops, the calls still waiting are awaited.
  *
  * <pre>{@code
- * bench/upstream-fairness [--minutes 5] [--out file.md]
+ * bench/upstream-fairness [--minutes 5] [--stack servlet|reactive|scg-webflux|scg-servlet|all]
+ *     [--out file.md]
  * }</pre>
+ *
+ * <p>The gateways are of one stack ({@link Stack}): the sample gateway (servlet, the default),
+ * WebFlux on Netty, or Spring Cloud Gateway on either server; the reactive ones run under
+ * BlockHound, proven active in each instance before the run (a handler that blocks its event loop
+ * must fail), and every blocking call it catches during the run is counted (its request fails, in
+ * the column "Other") and misses a target. With {@code all}, the four stacks run one after the
+ * other and the report has a section for each.
  *
  * <p>Prints and writes a markdown section: per tenant the calls sent, served and refused by the
  * gateway; the provider's calls and 429s; its capacity used; each tenant's share of the tokens
@@ -63,6 +71,8 @@ public final class UpstreamFairnessRun {
   private static final int MAX_TOKENS = CALL_TOKENS - 14;
   private static final Pattern TOTAL = Pattern.compile("\"total_tokens\"\\s*:\\s*(\\d+)");
   private static final long SAMPLE_MS = 100;
+  /** The provider's own 429 body, which the proxying stacks pass on as it is. */
+  private static final String RELAYED_PROVIDER_429 = "Rate limit reached on the stand-in account";
 
   /** Each tenant's name, key and multiple of its fair share. */
   private record Tenant(String name, String key, int multiple) {}
@@ -83,21 +93,100 @@ public final class UpstreamFairnessRun {
 
   private UpstreamFairnessRun() {}
 
+  /** What BlockHound prints in a reactive gateway once it is installed and proven to catch. */
+  private static final String BLOCKHOUND_ACTIVE = "BlockHound is active";
+  /** What BlockHound prints in a reactive gateway for every blocking call it caught. */
+  private static final String BLOCKHOUND_CAUGHT = "BlockHound caught ";
+  /** The handler of the reactive gateways that blocks its event loop. */
+  private static final String BLOCKHOUND_PROBE = "/bench/blockhound-probe";
+  private static final String BLOCKHOUND_FLAG = "-XX:+AllowRedefinitionToAddDeleteMethods";
+
+  /**
+   * A gateway stack the run measures: its name in {@code --stack}, what it is, and how its
+   * gateway is launched.
+   */
+  enum Stack {
+    /** The sample gateway: Spring MVC on Tomcat, the provider called by its {@code ChatModel}. */
+    SERVLET("servlet", "the sample gateway (Spring MVC on Tomcat; its ChatModel calls the provider)",
+        null, null, false),
+    /** WebFlux on Netty forwarding with {@code WebClient}, under BlockHound. */
+    REACTIVE("reactive", "WebFlux on Netty (integration-tests/webflux's ForwardingGateway, "
+        + "forwarding with WebClient), under BlockHound", "integration-tests/webflux",
+        "io.github.llmratelimiter.webflux.bench.ForwardingGateway", true),
+    /** Spring Cloud Gateway Server WebFlux proxying to the provider, under BlockHound. */
+    SCG_WEBFLUX("scg-webflux", "Spring Cloud Gateway Server WebFlux on Netty (a route to the "
+        + "provider; the limiter's web filter on ratelimiter.web.routes), under BlockHound",
+        "integration-tests/spring-cloud-gateway-webflux",
+        "io.github.llmratelimiter.bench.scg.ScgWebFluxBenchGateway", true),
+    /** Spring Cloud Gateway Server Web MVC proxying to the provider. */
+    SCG_SERVLET("scg-servlet", "Spring Cloud Gateway Server Web MVC on Tomcat (a route to the "
+        + "provider; the limiter's servlet filters on ratelimiter.web.routes)",
+        "integration-tests/spring-cloud-gateway-servlet",
+        "io.github.llmratelimiter.bench.scg.ScgServletBenchGateway", false);
+
+    final String option;
+    final String description;
+    private final String module;
+    private final String mainClass;
+    final boolean blockHound;
+
+    Stack(String option, String description, String module, String mainClass,
+        boolean blockHound) {
+      this.option = option;
+      this.description = description;
+      this.module = module;
+      this.mainClass = mainClass;
+      this.blockHound = blockHound;
+    }
+
+    /** The JVM arguments that launch one gateway of this stack. */
+    List<String> launch(Path sampleJar) throws IOException {
+      if (module == null) {
+        return SampleApp.jar(sampleJar);
+      }
+      return blockHound ? SampleApp.testClassPath(Path.of(module), mainClass, BLOCKHOUND_FLAG)
+          : SampleApp.testClassPath(Path.of(module), mainClass);
+    }
+
+    /**
+     * The stacks an option names.
+     *
+     * @param option a stack's name or {@code all}
+     * @return the stacks, in the order they run
+     * @throws IllegalArgumentException if it names none
+     */
+    static List<Stack> of(String option) {
+      if (option.equals("all")) {
+        return List.of(values());
+      }
+      for (Stack stack : values()) {
+        if (stack.option.equals(option)) {
+          return List.of(stack);
+        }
+      }
+      throw new IllegalArgumentException("--stack must be servlet, reactive, scg-webflux, "
+          + "scg-servlet or all, but was " + option);
+    }
+  }
+
   /**
    * Runs the scenario.
    *
-   * @param args {@code --minutes N} (default 5), {@code --out file} (default {@code
+   * @param args {@code --minutes N} (default 5), {@code --stack servlet|reactive|scg-webflux|
+   *     scg-servlet|all} (default {@code servlet}), {@code --out file} (default {@code
    *     rate-limiter-benchmarks/target/upstream-fairness.md})
    */
   public static void main(String[] args) throws Exception {
     double minutes = 5;
+    List<Stack> stacks = List.of(Stack.SERVLET);
     Path out = Path.of("rate-limiter-benchmarks/target/upstream-fairness.md");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--minutes" -> minutes = Double.parseDouble(args[++i]);
+        case "--stack" -> stacks = Stack.of(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]
-            + "; use --minutes N or --out file");
+            + "; use --minutes N, --stack name or --out file");
       }
     }
     if (!(minutes > 0)) {
@@ -105,8 +194,44 @@ public final class UpstreamFairnessRun {
     }
     Path jar = Path.of(System.getProperty("bench.sampleApp", "sample-app/target/sample-app.jar"));
     String command = System.getProperty("bench.command", "bench/upstream-fairness");
-    boolean ok = new UpstreamFairnessRun().run(jar, minutes, out, command);
+    StringBuilder all = new StringBuilder();
+    boolean ok = true;
+    for (Stack stack : stacks) {
+      Section section = new UpstreamFairnessRun().run(stack, jar, minutes, command);
+      ok &= section.ok();
+      all.append(all.isEmpty() ? "" : "\n").append(section.text());
+      // each section is written as soon as it is measured
+      Files.createDirectories(out.toAbsolutePath().getParent());
+      Files.writeString(out, all);
+    }
     System.exit(ok ? 0 : 1);
+  }
+
+  /** One stack's section of the report, and whether it met every target. */
+  private record Section(String text, boolean ok) {}
+
+  /**
+   * The application arguments of each gateway instance of a stack: the sample's ({@link
+   * #gatewayArgs}), or for the other stacks the same settings in their properties (the store
+   * {@code redis} for the sample's profile, {@code bench.provider.*} for {@code
+   * gateway.provider.*}).
+   */
+  static List<String> stackArgs(Stack stack, String redisUri, String providerBase) {
+    List<String> sample = gatewayArgs(redisUri, providerBase);
+    if (stack == Stack.SERVLET) {
+      return sample;
+    }
+    List<String> args = new ArrayList<>();
+    for (String arg : sample) {
+      if (arg.equals("--spring.profiles.active=redis")) {
+        args.add("--ratelimiter.store=redis");
+      } else if (arg.startsWith("--gateway.provider.")) {
+        args.add("--bench.provider." + arg.substring("--gateway.provider.".length()));
+      } else {
+        args.add(arg);
+      }
+    }
+    return args;
   }
 
   /** The application arguments of each gateway instance. */
@@ -132,16 +257,17 @@ public final class UpstreamFairnessRun {
         "--ratelimiter.plans.free.policies.per-key.quotas.daily-spend.limit=1000000");
   }
 
-  private boolean run(Path jar, double minutes, Path out, String command) throws Exception {
+  private Section run(Stack stack, Path jar, double minutes, String command) throws Exception {
     String loadBefore = loadAverage();
     try (RedisServer redis = RedisServer.start();
         SlidingMinuteProvider provider =
             new SlidingMinuteProvider(PROVIDER_RPM, PROVIDER_TPM, PROVIDER_LATENCY_MS);
-        SampleApp a = SampleApp.start("fairness-a", SampleApp.jar(jar),
-            gatewayArgs(redis.uri(), provider.base()));
-        SampleApp b = SampleApp.start("fairness-b", SampleApp.jar(jar),
-            gatewayArgs(redis.uri(), provider.base()))) {
+        SampleApp a = SampleApp.start("fairness-a", stack.launch(jar),
+            stackArgs(stack, redis.uri(), provider.base()));
+        SampleApp b = SampleApp.start("fairness-b", stack.launch(jar),
+            stackArgs(stack, redis.uri(), provider.base()))) {
       List<SampleApp> instances = List.of(a, b);
+      int[] caughtBefore = stack.blockHound ? proveBlockHound(instances) : null;
       double capacityPerMinute = Math.min(PROVIDER_RPM, (double) PROVIDER_TPM / CALL_TOKENS);
       double fairPerMinute = capacityPerMinute / tenants.size();
       long runMs = (long) (minutes * 60_000);
@@ -182,11 +308,74 @@ public final class UpstreamFairnessRun {
       SlidingMinuteProvider.Counts finalCounts = provider.counts();
       String report = report(command, minutes, loadBefore, loadAverage(), sendingEndMs,
           providerStartMs, providerEndMs, atEnd, finalCounts, backlog, fairPerMinute);
-      System.out.println(report);
-      Files.createDirectories(out.toAbsolutePath().getParent());
-      Files.writeString(out, report);
-      return report.contains("all targets met");
+      boolean ok = report.contains("all targets met");
+      String blockHound = "";
+      if (stack.blockHound) {
+        int caught = 0;
+        for (int i = 0; i < instances.size(); i++) {
+          caught += count(instances.get(i).log(), BLOCKHOUND_CAUGHT) - caughtBefore[i];
+        }
+        ok &= caught == 0;
+        blockHound = String.format(Locale.ROOT, "BlockHound was active in both instances (each "
+            + "reported it at start-up, and failed a probe that blocks its event loop); it caught "
+            + "%d blocking calls during the run%s.%n%n", caught,
+            caught == 0 ? "" : " (each failed its request: see \"Other\"), a missed target");
+      }
+      String section = withStack(report, stack, blockHound);
+      System.out.println(section);
+      return new Section(section, ok);
     }
+  }
+
+  /**
+   * The report's section for one stack: its heading names the stack, and a paragraph under it
+   * says what the stack's gateways are (and what BlockHound saw on a reactive one).
+   */
+  static String withStack(String report, Stack stack, String blockHound) {
+    int headingEnd = report.indexOf('\n');
+    return report.substring(0, headingEnd) + ": stack `" + stack.option + "`\n\n"
+        + "The two gateways: " + stack.description + ".\n\n" + blockHound
+        + report.substring(headingEnd + 1).stripLeading();
+  }
+
+  /**
+   * Proves BlockHound active in each reactive gateway: its start-up line, and a 500 from the
+   * handler that blocks its event loop, whose caught call shows in its log.
+   *
+   * @return each instance's count of caught calls after its probe
+   * @throws IllegalStateException if an instance does not prove it
+   */
+  private int[] proveBlockHound(List<SampleApp> instances) throws Exception {
+    int[] caught = new int[instances.size()];
+    for (int i = 0; i < instances.size(); i++) {
+      SampleApp app = instances.get(i);
+      if (!app.log().contains(BLOCKHOUND_ACTIVE)) {
+        throw new IllegalStateException("BlockHound did not report itself active in the gateway "
+            + "on port " + app.port + ": " + app.tail());
+      }
+      HttpResponse<String> probe = http.send(HttpRequest.newBuilder(
+          URI.create(app.base() + BLOCKHOUND_PROBE)).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (count(app.log(), BLOCKHOUND_CAUGHT) == 0 && System.nanoTime() - deadline < 0) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // the log is written after the 500
+      }
+      if (probe.statusCode() != 500 || count(app.log(), BLOCKHOUND_CAUGHT) == 0) {
+        throw new IllegalStateException("BlockHound did not catch the probe that blocks the event "
+            + "loop of the gateway on port " + app.port + " (status " + probe.statusCode() + "): "
+            + app.tail());
+      }
+      caught[i] = count(app.log(), BLOCKHOUND_CAUGHT);
+    }
+    return caught;
+  }
+
+  private static int count(String text, String part) {
+    int n = 0;
+    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + part.length())) {
+      n++;
+    }
+    return n;
   }
 
   private static int total(AtomicInteger[] counters) {
@@ -219,7 +408,8 @@ public final class UpstreamFairnessRun {
         Matcher m = TOTAL.matcher(r.body());
         long tokens = r.statusCode() == 200 && m.find() ? Long.parseLong(m.group(1)) : 0;
         outcomes.add(new Outcome(tenant, end, r.statusCode(), tokens,
-            r.statusCode() == 429 && r.body().contains("model provider's capacity")));
+            r.statusCode() == 429 && (r.body().contains("model provider's capacity")
+                || r.body().contains(RELAYED_PROVIDER_429))));
       }
       outstanding[tenant].decrementAndGet();
     });

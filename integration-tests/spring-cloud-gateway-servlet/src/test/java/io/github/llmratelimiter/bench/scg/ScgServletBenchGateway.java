@@ -1,0 +1,51 @@
+package io.github.llmratelimiter.bench.scg;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+
+/**
+ * A Spring Cloud Gateway Server Web MVC application in front of a real OpenAI-compatible
+ * provider, for the benchmarks that launch it from this module's test class path: one route
+ * proxies {@code POST /v1/chat/completions} to {@code bench.provider.base-url} with {@code
+ * Authorization: Bearer <bench.provider.api-key>} in place of the caller's key, and the limiter's
+ * servlet filters ({@code ratelimiter.web.routes}, policy {@code chat}) charge each call before
+ * the gateway proxies it and read the provider's usage and rate-limit headers from the proxied
+ * response. The provider's answers, 429s included, reach the caller as the provider wrote them.
+ *
+ * <p>The limits, the store and the upstreams are the application arguments. This module's {@code
+ * application.yml} (the tests' routes) is not read: the configuration's name is {@value
+ * #CONFIG_NAME}.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+public class ScgServletBenchGateway {
+
+  /** The name of the configuration files read ({@code spring.config.name}); none exist. */
+  static final String CONFIG_NAME = "scg-bench-gateway";
+
+  /** Creates the configuration (Spring does). */
+  public ScgServletBenchGateway() {}
+
+  /**
+   * Starts the gateway.
+   *
+   * @param args application arguments: {@code --bench.provider.base-url}, {@code
+   *     --bench.provider.api-key}, the store, the limits and the upstreams
+   */
+  public static void main(String[] args) {
+    String route = "spring.cloud.gateway.server.webmvc.routes[0].";
+    List<String> all = new ArrayList<>(List.of("--spring.config.name=" + CONFIG_NAME));
+    all.addAll(List.of(args));
+    new SpringApplicationBuilder(ScgServletBenchGateway.class)
+        .properties(route + "id=provider",
+            route + "uri=${bench.provider.base-url}",
+            route + "predicates[0]=Path=/v1/chat/completions",
+            route + "filters[0]=SetRequestHeader=Authorization, Bearer ${bench.provider.api-key}",
+            "ratelimiter.web.routes[0].include=/v1/chat/**",
+            "ratelimiter.web.routes[0].policy=chat")
+        .run(all.toArray(String[]::new));
+  }
+}
