@@ -214,7 +214,8 @@ public final class UpstreamFairnessRun {
    * The application arguments of each gateway instance of a stack: the sample's ({@link
    * #gatewayArgs}), or for the other stacks the same settings in their properties (the store
    * {@code redis} for the sample's profile, {@code bench.provider.*} for {@code
-   * gateway.provider.*}).
+   * gateway.provider.*}; the raised limits of the sample's plans are left out, since the other
+   * gateways have no plans).
    */
   static List<String> stackArgs(Stack stack, String redisUri, String providerBase) {
     List<String> sample = gatewayArgs(redisUri, providerBase);
@@ -225,6 +226,8 @@ public final class UpstreamFairnessRun {
     for (String arg : sample) {
       if (arg.equals("--spring.profiles.active=redis")) {
         args.add("--ratelimiter.store=redis");
+      } else if (arg.startsWith("--ratelimiter.plans.")) {
+        continue;
       } else if (arg.startsWith("--gateway.provider.")) {
         args.add("--bench.provider." + arg.substring("--gateway.provider.".length()));
       } else {
