@@ -1,7 +1,5 @@
 package io.github.llmratelimiter.bench.scg;
 
-import java.util.ArrayList;
-import java.util.List;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
@@ -36,16 +34,24 @@ public class ScgServletBenchGateway {
    *     --bench.provider.api-key}, the store, the limits and the upstreams
    */
   public static void main(String[] args) {
+    application().run(args);
+  }
+
+  /**
+   * Returns the gateway's application: the route to the provider, the limiter's route {@code
+   * /v1/chat/**} to the policy {@code chat}, and the configuration's name {@value #CONFIG_NAME}.
+   *
+   * @return a builder to run with the application arguments
+   */
+  public static SpringApplicationBuilder application() {
     String route = "spring.cloud.gateway.server.webmvc.routes[0].";
-    List<String> all = new ArrayList<>(List.of("--spring.config.name=" + CONFIG_NAME));
-    all.addAll(List.of(args));
-    new SpringApplicationBuilder(ScgServletBenchGateway.class)
-        .properties(route + "id=provider",
+    return new SpringApplicationBuilder(ScgServletBenchGateway.class)
+        .properties("spring.config.name=" + CONFIG_NAME,
+            route + "id=provider",
             route + "uri=${bench.provider.base-url}",
             route + "predicates[0]=Path=/v1/chat/completions",
             route + "filters[0]=SetRequestHeader=Authorization, Bearer ${bench.provider.api-key}",
             "ratelimiter.web.routes[0].include=/v1/chat/**",
-            "ratelimiter.web.routes[0].policy=chat")
-        .run(all.toArray(String[]::new));
+            "ratelimiter.web.routes[0].policy=chat");
   }
 }

@@ -103,9 +103,18 @@ public class ForwardingGateway {
    */
   public static void main(String[] args) {
     BenchBlockHound.install();
-    new SpringApplicationBuilder(ForwardingGateway.class)
+    application().run(args);
+  }
+
+  /**
+   * Returns the gateway's application, with the route {@code /v1/chat/**} to the policy {@code
+   * chat}.
+   *
+   * @return a builder to run with the application arguments
+   */
+  static SpringApplicationBuilder application() {
+    return new SpringApplicationBuilder(ForwardingGateway.class)
         .properties("ratelimiter.web.routes[0].include=/v1/chat/**",
-            "ratelimiter.web.routes[0].policy=chat")
-        .run(args);
+            "ratelimiter.web.routes[0].policy=chat");
   }
 }
