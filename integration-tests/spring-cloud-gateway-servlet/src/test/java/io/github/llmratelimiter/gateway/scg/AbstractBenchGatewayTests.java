@@ -20,10 +20,11 @@ import org.springframework.context.ConfigurableApplicationContext;
  * A benchmark gateway of Spring Cloud Gateway in front of an {@link OpenAiUpstream}, as the
  * upstream fairness run starts it (the provider's base URL and key, an upstream {@code stand-in}
  * for the models {@code gpt-4o*}): the provider gets the gateway's own API key, never the
- * tenant's; the caller gets the provider's rate-limit headers; the provider's 429 with {@code
- * retry-after} reaches the caller and closes the upstream, so that the next call is the limiter's
- * own 429 and never reaches the provider; the module's {@code application.yml} (the tests' routes
- * and limits) is not read. Each server's module runs it on its gateway.
+ * tenant's; the caller gets the provider's rate-limit headers (beside the limiter's own); the
+ * provider's 429 with {@code retry-after} reaches the caller and closes the upstream, so that the
+ * next call is the limiter's own 429 and never reaches the provider; the module's {@code
+ * application.yml} (the tests' routes and limits) is not read. Each server's module runs it on its
+ * gateway.
  */
 public abstract class AbstractBenchGatewayTests {
 
@@ -50,7 +51,8 @@ public abstract class AbstractBenchGatewayTests {
         "--bench.provider.base-url=" + provider.uri(),
         "--bench.provider.api-key=" + PROVIDER_KEY,
         "--ratelimiter.upstreams.stand-in.rpm=1000",
-        "--ratelimiter.upstreams.stand-in.models=gpt-4o*");
+        "--ratelimiter.upstreams.stand-in.models=gpt-4o*",
+        "--ratelimiter.policies.chat.rpm.limit=1000");
   }
 
   @AfterEach
@@ -65,7 +67,8 @@ public abstract class AbstractBenchGatewayTests {
         "x-ratelimit-remaining-requests=59");
 
     assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
-    assertThat(answer.headers().firstValue("x-ratelimit-remaining-requests")).hasValue("59");
+    // the limiter writes a header of this name of its own too
+    assertThat(answer.headers().allValues("x-ratelimit-remaining-requests")).contains("59");
     assertThat(provider.receivedContaining("bench-gateway-own-key")).singleElement()
         .extracting(OpenAiUpstream.Received::authorization).isEqualTo("Bearer " + PROVIDER_KEY);
     assertThat(provider.receivedFor(TENANT_KEY)).isEmpty();
