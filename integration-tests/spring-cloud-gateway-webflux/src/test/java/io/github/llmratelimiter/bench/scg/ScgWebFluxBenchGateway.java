@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.bench.scg;
 
+import io.github.llmratelimiter.gateway.scg.BenchRoute;
 import io.github.llmratelimiter.webflux.bench.BenchBlockHound;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -17,16 +18,12 @@ import org.springframework.context.annotation.Import;
  * caller as the provider wrote them.
  *
  * <p>The limits, the store and the upstreams are the application arguments. This module's {@code
- * application.yml} (the tests' routes) is not read: the configuration's name is {@value
- * #CONFIG_NAME}.
+ * application.yml} (the tests' routes) is not read ({@link BenchRoute}).
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
 @Import(BenchBlockHound.class)
 public class ScgWebFluxBenchGateway {
-
-  /** The name of the configuration files read ({@code spring.config.name}); none exist. */
-  static final String CONFIG_NAME = "scg-bench-gateway";
 
   /** Creates the configuration (Spring does). */
   public ScgWebFluxBenchGateway() {}
@@ -43,22 +40,14 @@ public class ScgWebFluxBenchGateway {
   }
 
   /**
-   * Returns the gateway's application: the route to the provider, the limiter's route {@code
-   * /v1/chat/**} to the policy {@code chat}, and the configuration's name {@value #CONFIG_NAME}.
+   * Returns the gateway's application, with the properties of {@link BenchRoute}.
    *
    * @return a builder to run with the application arguments
    */
   public static SpringApplicationBuilder application() {
-    String route = "spring.cloud.gateway.server.webflux.routes[0].";
     return new SpringApplicationBuilder(ScgWebFluxBenchGateway.class)
-        .properties("spring.config.name=" + CONFIG_NAME,
-            route + "id=provider",
-            route + "uri=${bench.provider.base-url}",
-            route + "predicates[0]=Path=/v1/chat/completions",
-            route + "filters[0]=SetRequestHeader=Authorization, Bearer ${bench.provider.api-key}",
-            "spring.cloud.gateway.server.webflux.httpclient.response-timeout="
-                + "${bench.provider.timeout:30s}",
-            "ratelimiter.web.routes[0].include=/v1/chat/**",
-            "ratelimiter.web.routes[0].policy=chat");
+        .properties(BenchRoute.properties("webflux"))
+        .properties("spring.cloud.gateway.server.webflux.httpclient.response-timeout="
+            + "${bench.provider.timeout:30s}");
   }
 }
