@@ -38,8 +38,8 @@ class UpstreamWaitingInstancesSimulationTests {
   private static final String UP = "stand-in";
   private static final int RPM = 60;
   private static final long TPM = 6_000;
-  private static final Upstream STAND_IN =
-      new Upstream(UP, WindowLimit.perMinute(RPM), ModelTokenLimit.perMinute(TPM), null);
+  /** How much longer than a minute a call counts on the upstream, as the starter sets it. */
+  private static final Duration MARGIN = Duration.ofSeconds(1);
   private static final long MINUTE = SlidingMinute.MINUTE;
   private static final long MS = 1_000_000L;
   /** Every call's estimate: its input and its {@code max_tokens}; it uses 50 to 150 of them. */
@@ -69,8 +69,8 @@ class UpstreamWaitingInstancesSimulationTests {
       .policy("chat", KeyScope.API_KEY, new Budget("chat", WindowLimit.perMinute(100_000), null))
       .defaultPolicy("chat")
       .build();
-  private final UpstreamRoutes routes =
-      UpstreamRoutes.builder().upstream(STAND_IN, List.of(), List.of("chat")).build();
+  /** The upstream at the provider's limits, each call counting a minute and the margin. */
+  private Upstream standIn = standIn(MARGIN);
   private final UpstreamWaits waits = new UpstreamWaits(Map.of("chat", Duration.ofSeconds(30)),
       Map.of(), Map.of(), Map.of(), Duration.ZERO);
   private final ProviderHeaders headers = ProviderHeaders.system();
@@ -167,7 +167,9 @@ class UpstreamWaitingInstancesSimulationTests {
       room = new UpstreamWaitingRoom(ticker, scheduler, Map.of(),
           UpstreamWaitingRoom.DEFAULT_MAX_WAITERS, UpstreamWaitingRoom.DEFAULT_MEMORY,
           (call, ending, nanos) -> { }, sharedOrder ? store.upstreamOrder() : null,
-          List.of(STAND_IN));
+          List.of(standIn));
+      UpstreamRoutes routes =
+          UpstreamRoutes.builder().upstream(standIn, List.of(), List.of("chat")).build();
       enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY, List::of,
           RateLimitPlanResolver.fixed(policies.defaultPlan()), routes, room, waits);
     }
@@ -248,7 +250,7 @@ class UpstreamWaitingInstancesSimulationTests {
       if (provider.said == 0 && provider.minute.requests < RPM) {
         provider.said = ticker.read(); // the first answer that names the lower limit
       }
-      at.enforcer.report(STAND_IN, report, answer.status());
+      at.enforcer.report(standIn, report, answer.status());
       if (answer.status() == 429) {
         outcome.modelTokens().settle(0L, true);
         return;
@@ -350,6 +352,12 @@ class UpstreamWaitingInstancesSimulationTests {
         samplesNotAllBacklogged, a.provider429s, b.provider429s, store.decisions, store.firsts);
   }
 
+  /** The stand-in upstream at the provider's limits, a call counting a minute and {@code margin}. */
+  private static Upstream standIn(Duration margin) {
+    Duration window = Duration.ofMinutes(1).plus(margin);
+    return new Upstream(UP, new WindowLimit(RPM, window), new ModelTokenLimit(TPM, window), null);
+  }
+
   private double share(String tenant) {
     return (double) tenants.get(tenant).servedSinceBacklogged / servedSinceBacklogged;
   }
@@ -371,15 +379,27 @@ class UpstreamWaitingInstancesSimulationTests {
   }
 
   @Test
-  void whenTheWayToTheProviderVariesItsMinuteAndTheGatewaysDriftApart() {
+  void whenTheWayToTheProviderVariesWithoutAMarginItsMinuteAndTheGatewaysDriftApart() {
+    standIn = standIn(Duration.ZERO);
     Run r = run(true, Split.HALF, 20);
-    System.out.println(r.line("shared order, HALF, latency 0 to 40 ms"));
+    System.out.println(r.line("shared order, HALF, latency 0 to 40 ms, no margin"));
 
     assertThat(r.quiet1()).isBetween(0.9 / 3, 1.1 / 3);
     assertThat(r.quiet2()).isBetween(0.9 / 3, 1.1 / 3);
     assertThat(r.used()).isGreaterThanOrEqualTo(0.9);
     // a call admitted as the gateway's minute frees may reach the provider before its own frees
     assertThat(r.refusedShare()).isGreaterThan(0.01).isLessThanOrEqualTo(0.06);
+  }
+
+  @Test
+  void whenTheWayToTheProviderVariesTheMarginKeepsTheGatewaysMinuteBehindTheProviders() {
+    Run r = run(true, Split.HALF, 20);
+    System.out.println(r.line("shared order, HALF, latency 0 to 40 ms, margin 1s"));
+
+    assertThat(r.quiet1()).isBetween(0.9 / 3, 1.1 / 3);
+    assertThat(r.quiet2()).isBetween(0.9 / 3, 1.1 / 3);
+    assertThat(r.used()).isGreaterThanOrEqualTo(0.9);
+    assertThat(r.refusedShare()).isLessThanOrEqualTo(0.01);
   }
 
   @ParameterizedTest(name = "{0}")
@@ -411,7 +431,9 @@ class UpstreamWaitingInstancesSimulationTests {
     scheduler.advance(Duration.ofMinutes(2));
     assertThat(provider.refused).isLessThanOrEqualTo(2);
 
-    long before = a.provider429s + b.provider429s;
+    long beforeA = a.provider429s;
+    long beforeB = b.provider429s;
+    long before = beforeA + beforeB;
     provider.minute.requests = 30; // from now on its headers say 30 and 3,000
     provider.minute.tokens = 3_000;
     provider.mark();
@@ -419,11 +441,12 @@ class UpstreamWaitingInstancesSimulationTests {
     provider.checkFrom = lowered + MINUTE; // one reset interval later: within the lower limit
     scheduler.advance(Duration.ofMinutes(3));
 
-    UpstreamStatus status = inMemory.upstreamStatus(STAND_IN);
-    System.out.printf("lowered to 30 requests, 3,000 tokens a minute: %d 429s after it (%d before),"
-        + " of calls sent once the provider had said so: A %d, B %d; at most %d calls accepted in"
-        + " any minute from one minute after; %d accepted in the three minutes; %s%n",
-        provider.refusedSinceMark, before, a.provider429sAfterSaid, b.provider429sAfterSaid,
+    UpstreamStatus status = inMemory.upstreamStatus(standIn);
+    System.out.printf("lowered to 30 requests, 3,000 tokens a minute: %d 429s after it (A %d, B"
+        + " %d; %d before), of calls sent once the provider had said so: A %d, B %d; at most %d"
+        + " calls accepted in any minute from one minute after; %d accepted in the three minutes;"
+        + " %s%n", provider.refusedSinceMark, a.provider429s - beforeA, b.provider429s - beforeB,
+        before, a.provider429sAfterSaid, b.provider429sAfterSaid,
         provider.mostInAMinuteAfterCheck, provider.acceptedSinceMark, status);
     assertThat(a.provider429sAfterSaid).isLessThanOrEqualTo(1);
     assertThat(b.provider429sAfterSaid).isLessThanOrEqualTo(1);

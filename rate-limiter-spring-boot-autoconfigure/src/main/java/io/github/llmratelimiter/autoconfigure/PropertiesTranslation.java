@@ -50,6 +50,10 @@ final class PropertiesTranslation {
   private static final String CAPACITY_RANGE = "a finite number > 0";
   private static final String REFILL_RANGE = "a finite number >= 0 (0: the bucket never refills)";
   private static final String TPM_RANGE = "an integer >= 1 (model tokens per window)";
+  private static final String MARGIN_RANGE = "a duration of at least 0 and less than a minute,"
+      + " for example 1s";
+  /** How much longer than a minute an upstream's call counts when its margin is unset. */
+  static final Duration UPSTREAM_MARGIN = Duration.ofSeconds(1);
   private static final String LEASE_RANGE = "a positive duration of at most "
       + ConcurrencyLimit.MAX_LEASE + ", for example 10m";
 
@@ -718,17 +722,23 @@ final class PropertiesTranslation {
         throw new InvalidRateLimitPropertyException(path + "rpm", null,
             "a limit: at least one of " + path + "rpm, " + path + "tpm or " + path + "concurrency");
       }
+      Duration margin = u.getMargin() == null ? UPSTREAM_MARGIN : u.getMargin();
+      if (margin.isNegative() || margin.compareTo(Duration.ofMinutes(1)) >= 0) {
+        throw new InvalidRateLimitPropertyException(path + "margin", margin, MARGIN_RANGE);
+      }
+      // the provider counts a call when it arrives: each counts a minute and the margin here
+      Duration window = Duration.ofMinutes(1).plus(margin);
       WindowLimit rpm = null;
       if (u.getRpm() != null) {
         checkLimit(path + "rpm", u.getRpm());
-        rpm = WindowLimit.perMinute(u.getRpm());
+        rpm = new WindowLimit(u.getRpm(), window);
       }
       ModelTokenLimit tpm = null;
       if (u.getTpm() != null) {
         if (u.getTpm() < 1) {
           throw new InvalidRateLimitPropertyException(path + "tpm", u.getTpm(), TPM_RANGE);
         }
-        tpm = ModelTokenLimit.perMinute(u.getTpm());
+        tpm = new ModelTokenLimit(u.getTpm(), window);
       }
       Duration lease = u.getLeaseTimeout();
       if (lease != null && (lease.isZero() || lease.isNegative()

@@ -702,6 +702,15 @@ public class RateLimiterProperties {
     private @Nullable Duration leaseTimeout;
 
     /**
+     * How much longer than a minute a call counts against "rpm" and "tpm": the provider counts a
+     * call when it arrives and the gateway when it admits it, so a call admitted the moment the
+     * gateway's minute frees can reach the provider before the provider's own minute frees when
+     * it travels faster than the call that left. The margin covers that variation of the way to
+     * the provider (1s when unset; 0 for none; less than a minute).
+     */
+    private @Nullable Duration margin;
+
+    /**
      * Globs of the models whose calls go to this account, for example "gpt-4o*" ('*' matches any
      * run of characters); a model matching several globs goes to the longest. A model glob
      * belongs to one upstream.
@@ -759,6 +768,14 @@ public class RateLimiterProperties {
 
     public void setLeaseTimeout(@Nullable Duration leaseTimeout) {
       this.leaseTimeout = leaseTimeout;
+    }
+
+    public @Nullable Duration getMargin() {
+      return margin;
+    }
+
+    public void setMargin(@Nullable Duration margin) {
+      this.margin = margin;
     }
 
     public List<String> getModels() {

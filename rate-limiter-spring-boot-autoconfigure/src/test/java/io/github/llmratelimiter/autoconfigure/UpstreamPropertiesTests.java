@@ -39,12 +39,16 @@ class UpstreamPropertiesTests {
             "ratelimiter.upstreams.openai-main.models=gpt-4o*,o1",
             "ratelimiter.upstreams.openai-main.policies=chat",
             "ratelimiter.upstreams.azure.tpm=1000",
+            "ratelimiter.upstreams.azure.margin=0",
             "ratelimiter.upstreams.azure.policies=batch")
         .run(context -> {
           assertThat(context).hasNotFailed();
           UpstreamRoutes routes = context.getBean(UpstreamRoutes.class);
-          Upstream openai = new Upstream("openai-main", WindowLimit.perMinute(500),
-              ModelTokenLimit.perMinute(200_000), new ConcurrencyLimit(50, Duration.ofMinutes(2)));
+          // a call counts a minute and the margin (1s unless set): the provider counts at arrival
+          Duration minuteAndMargin = Duration.ofSeconds(61);
+          Upstream openai = new Upstream("openai-main", new WindowLimit(500, minuteAndMargin),
+              new ModelTokenLimit(200_000, minuteAndMargin),
+              new ConcurrencyLimit(50, Duration.ofMinutes(2)));
           Upstream azure = new Upstream("azure", null, ModelTokenLimit.perMinute(1000), null);
           assertThat(routes.upstreams()).containsEntry("openai-main", openai)
               .containsEntry("azure", azure);
@@ -73,6 +77,8 @@ class UpstreamPropertiesTests {
       "ratelimiter.upstreams.u.concurrency|ratelimiter.upstreams.u.concurrency=0",
       "ratelimiter.upstreams.u.lease-timeout|ratelimiter.upstreams.u.lease-timeout=0s",
       "ratelimiter.upstreams.u.lease-timeout|ratelimiter.upstreams.u.lease-timeout=2d",
+      "ratelimiter.upstreams.u.margin|ratelimiter.upstreams.u.margin=-1ms",
+      "ratelimiter.upstreams.u.margin|ratelimiter.upstreams.u.margin=1m",
       "ratelimiter.upstreams.u.policies[0]|ratelimiter.upstreams.u.policies=nope",
       "ratelimiter.upstreams.u.models[1]|ratelimiter.upstreams.u.models[1]= ",
   })
@@ -129,6 +135,7 @@ class UpstreamPropertiesTests {
   void runWhenEverySettingIsSpelledInAnyRelaxedFormShouldStart() {
     runner.withPropertyValues("ratelimiter.upstreams.u.rpm=5", "ratelimiter.upstreams.u.tpm=500",
             "ratelimiter.upstreams.u.concurrency=2", "ratelimiter.upstreams.u.leaseTimeout=1m",
+            "ratelimiter.upstreams.u.MARGIN=250ms",
             "ratelimiter.upstreams.u.models[0]=m", "ratelimiter.upstreams.v.LEASE-TIMEOUT=1m",
             "ratelimiter.upstreams.v.rpm=5", "ratelimiter.upstreams.v.policies=default")
         .run(context -> assertThat(context).hasNotFailed());

@@ -33,6 +33,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
   private static final Pattern CONTENT = Pattern.compile("\"content\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
   private static final Pattern CAP =
       Pattern.compile("\"max_(?:completion_)?tokens\"\\s*:\\s*(\\d+)");
+  /** The tag by which a run names a call's tenant in its prompt, for the provider's records. */
+  private static final Pattern TENANT = Pattern.compile("tenant-(\\d+)");
 
   private final long requestLimit;
   private final long tokenLimit;
@@ -45,7 +47,7 @@ final class SlidingMinuteProvider implements AutoCloseable {
   private final long started = System.currentTimeMillis();
   private long received;
   private long refused;
-  /** Accepted calls of the whole run: {ms since start, tokens}, in order. */
+  /** Accepted calls of the whole run: {ms since start, tokens, tenant tag or -1}, in order. */
   private final List<long[]> accepted = new ArrayList<>();
   /** Refused calls: {ms since start, retry ms, requests in the window, tokens in the window}. */
   private final List<long[]> refusals = new ArrayList<>();
@@ -87,7 +89,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
    *
    * @param received calls received
    * @param refused calls answered 429
-   * @param accepted each accepted call: milliseconds since the provider started, tokens
+   * @param accepted each accepted call: milliseconds since the provider started, tokens, and the
+   *     number of the {@code tenant-<n>} tag in its prompt (-1 when it has none)
    * @param refusals each refused call: milliseconds since the provider started, the retry time in
    *     milliseconds, the requests and the tokens in the minute then
    */
@@ -109,6 +112,8 @@ final class SlidingMinuteProvider implements AutoCloseable {
       }
       Matcher cap = CAP.matcher(body);
       long completion = cap.find() ? Long.parseLong(cap.group(1)) : 16;
+      Matcher tag = TENANT.matcher(body);
+      long tenant = tag.find() ? Long.parseLong(tag.group(1)) : -1;
       long retryMs;
       String headers;
       synchronized (this) {
@@ -124,7 +129,7 @@ final class SlidingMinuteProvider implements AutoCloseable {
         } else {
           window.addLast(new long[] {now, prompt + completion});
           windowTokens += prompt + completion;
-          accepted.add(new long[] {now - started, prompt + completion});
+          accepted.add(new long[] {now - started, prompt + completion, tenant});
         }
         headers = headers(now);
       }
