@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -46,8 +48,10 @@ import java.util.regex.Pattern;
  * WebFlux on Netty, or Spring Cloud Gateway on either server; the reactive ones run under
  * BlockHound, proven active in each instance before the run (a handler that blocks its event loop
  * must fail), and every blocking call it catches during the run is counted (its request fails, in
- * the column "Other") and misses a target. With {@code all}, the four stacks run one after the
- * other and the report has a section for each.
+ * the column "Other") and misses a target; the section lists the calls it caught and the statuses
+ * counted as "Other". With {@code all}, the four stacks run one after the other and the report has
+ * a section for each. The gateways' logs are kept in {@code
+ * rate-limiter-benchmarks/target/upstream-fairness-logs/<stack>-a.log} and {@code -b.log}.
  *
  * <p>Prints and writes a markdown section: per tenant the calls sent, served and refused by the
  * gateway; the provider's calls and 429s; its capacity used; each tenant's share of the tokens
@@ -317,19 +321,50 @@ public final class UpstreamFairnessRun {
       String report = report(command, minutes, loadBefore, loadAverage(), sendingEndMs,
           providerStartMs, providerEndMs, atEnd, finalCounts, backlog, fairPerMinute);
       boolean ok = report.contains("all targets met");
-      String blockHound = "";
+      StringBuilder notes = new StringBuilder();
       if (stack.blockHound) {
         int caught = 0;
+        Map<String, Integer> calls = new TreeMap<>();
         for (int i = 0; i < instances.size(); i++) {
-          caught += count(instances.get(i).log(), BLOCKHOUND_CAUGHT) - caughtBefore[i];
+          String log = instances.get(i).log();
+          caught += count(log, BLOCKHOUND_CAUGHT) - caughtBefore[i];
+          int from = 0;
+          for (int k = 0; k < caughtBefore[i]; k++) {
+            from = log.indexOf(BLOCKHOUND_CAUGHT, from) + BLOCKHOUND_CAUGHT.length();
+          }
+          for (int at = log.indexOf(BLOCKHOUND_CAUGHT, from); at >= 0;
+              at = log.indexOf(BLOCKHOUND_CAUGHT, at + 1)) {
+            int end = log.indexOf('\n', at);
+            calls.merge(log.substring(at + BLOCKHOUND_CAUGHT.length(), end < 0 ? log.length() : end)
+                .replaceAll("on thread (\\S+?)-?\\d+$", "on thread $1"), 1, Integer::sum);
+          }
         }
         ok &= caught == 0;
-        blockHound = String.format(Locale.ROOT, "BlockHound was active in both instances (each "
+        notes.append(String.format(Locale.ROOT, "BlockHound was active in both instances (each "
             + "reported it at start-up, and failed a probe that blocks its event loop); it caught "
             + "%d blocking calls during the run%s.%n%n", caught,
-            caught == 0 ? "" : " (each failed its request: see \"Other\"), a missed target");
+            caught == 0 ? "" : " (each failed its request: see \"Other\"), a missed target"));
+        calls.forEach((call, n) -> notes.append("- ").append(n).append(" x ").append(call)
+            .append('\n'));
+        notes.append(calls.isEmpty() ? "" : "\n");
       }
-      String section = withStack(report, stack, blockHound);
+      Map<Integer, Integer> others = new TreeMap<>();
+      for (Outcome o : outcomes) {
+        if (o.status() != 200 && o.status() != 429) {
+          others.merge(o.status(), 1, Integer::sum);
+        }
+      }
+      if (!others.isEmpty()) {
+        notes.append("\"Other\" by status (-1: no answer within the client's timeout): ")
+            .append(others).append(".\n\n");
+      }
+      Path logs = Path.of("rate-limiter-benchmarks/target/upstream-fairness-logs");
+      Files.createDirectories(logs);
+      for (int i = 0; i < instances.size(); i++) {
+        Files.writeString(logs.resolve(stack.option + "-" + (char) ('a' + i) + ".log"),
+            instances.get(i).log());
+      }
+      String section = withStack(report, stack, notes.toString());
       System.out.println(section);
       return new Section(section, ok);
     }
@@ -337,12 +372,13 @@ public final class UpstreamFairnessRun {
 
   /**
    * The report's section for one stack: its heading names the stack, and a paragraph under it
-   * says what the stack's gateways are (and what BlockHound saw on a reactive one).
+   * says what the stack's gateways are, what BlockHound saw on a reactive one, and the statuses
+   * counted as "Other".
    */
-  static String withStack(String report, Stack stack, String blockHound) {
+  static String withStack(String report, Stack stack, String notes) {
     int headingEnd = report.indexOf('\n');
     return report.substring(0, headingEnd) + ": stack `" + stack.option + "`\n\n"
-        + "The two gateways: " + stack.description + ".\n\n" + blockHound
+        + "The two gateways: " + stack.description + ".\n\n" + notes
         + report.substring(headingEnd + 1).stripLeading();
   }
 

@@ -1,5 +1,7 @@
 package io.github.llmratelimiter.webflux.bench;
 
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.time.Duration;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,8 +23,8 @@ import reactor.core.scheduler.Schedulers;
  * too.
  *
  * <p>A blocking call on a non-blocking thread throws {@link BlockingOperationError} there (the
- * request fails) and prints one line to standard error that starts with {@value #CAUGHT}, which
- * the benchmark counts in the gateway's log.
+ * request fails) and prints to standard error a line that starts with {@value #CAUGHT}, which
+ * the benchmark counts in the gateway's log, and the call's stack.
  */
 @Configuration(proxyBeanMethods = false)
 public class BenchBlockHound {
@@ -49,10 +51,14 @@ public class BenchBlockHound {
    */
   public static void install() {
     BlockHound.install(builder -> builder.blockingMethodCallback(method -> {
+      BlockingOperationError error = new BlockingOperationError(method);
       if (!selfCheck) {
-        System.err.println(CAUGHT + method + " on thread " + Thread.currentThread().getName());
+        StringWriter trace = new StringWriter();
+        error.printStackTrace(new PrintWriter(trace));
+        System.err.println(CAUGHT + method + " on thread " + Thread.currentThread().getName()
+            + "\n" + trace);
       }
-      throw new BlockingOperationError(method);
+      throw error;
     }));
     selfCheck = true;
     try {
