@@ -58,8 +58,11 @@ class ChatCompletionsController {
       // (this reply does not pass them on to the client, so the front door cannot read them)
       report(200, reply.providerHeaders());
     } catch (ProviderRateLimitException e) {
-      // The provider refused: OpenAiErrorHandler copies its 429 and headers onto the response,
-      // which the limiter's front door reports (the upstream closes until its retry time).
+      // The provider refused: all that its 429 says (its retry time, and the limits and counts
+      // of its x-ratelimit-* headers, which OpenAiErrorHandler does not pass on to the client)
+      // corrects the upstream for every caller and instance; the front door then reads the
+      // response's Retry-After too, which closes it no later than this.
+      report(429, e.headers());
       // The provider refused the call: it used nothing, so the model tokens reserved for it go back.
       ModelTokens.current().ifPresent(ModelTokenReservation::refund);
       throw e;

@@ -36,8 +36,9 @@ final class SlidingMinuteProvider implements AutoCloseable {
   /** The tag by which a run names a call's tenant in its prompt, for the provider's records. */
   private static final Pattern TENANT = Pattern.compile("tenant-(\\d+)");
 
-  private final long requestLimit;
-  private final long tokenLimit;
+  /** The limits in force, which {@link #lower} may change; under this object's monitor. */
+  private long requestLimit;
+  private long tokenLimit;
   private final long latencyMs;
   private final HttpServer server;
   private final ExecutorService executor = Executors.newCachedThreadPool();
@@ -96,6 +97,31 @@ final class SlidingMinuteProvider implements AutoCloseable {
    */
   record Counts(long received, long refused, List<long[]> accepted,
       List<long[]> refusals) {}
+
+  /**
+   * Lowers the provider's limits from now on, as a provider does at runtime: its headers name the
+   * new limits, and a call that does not fit them is refused.
+   *
+   * @param requests requests a sliding minute, at least 1
+   * @param tokens model tokens a sliding minute, at least 1
+   */
+  synchronized void lower(long requests, long tokens) {
+    if (requests < 1 || tokens < 1) {
+      throw new IllegalArgumentException("requests and tokens must be >= 1, but were " + requests
+          + " and " + tokens);
+    }
+    requestLimit = requests;
+    tokenLimit = tokens;
+  }
+
+  /** The model tokens in its minute now, after the calls that left it. */
+  synchronized long windowTokens() {
+    long now = System.currentTimeMillis();
+    while (!window.isEmpty() && window.peekFirst()[0] + MINUTE_MS <= now) {
+      windowTokens -= window.removeFirst()[1];
+    }
+    return windowTokens;
+  }
 
   /** Milliseconds since the provider started. */
   long elapsedMs() {

@@ -40,8 +40,8 @@ import java.util.regex.Pattern;
  * one third of that. After the sending stops, the calls still waiting are awaited.
  *
  * <pre>{@code
- * bench/upstream-fairness [--minutes 5] [--stack servlet|reactive|scg-webflux|scg-servlet|all]
- *     [--out file.md]
+ * bench/upstream-fairness [--minutes 5] [--lower-after 120]
+ *     [--stack servlet|reactive|scg-webflux|scg-servlet|all] [--out file.md]
  * }</pre>
  *
  * <p>The gateways are of one stack ({@link Stack}): the sample gateway (servlet, the default),
@@ -79,6 +79,10 @@ public final class UpstreamFairnessRun {
   private static final String PROMPT = "fairness run prompt tenant-";
   private static final int MAX_TOKENS = CALL_TOKENS - 14;
   private static final Pattern TOTAL = Pattern.compile("\"total_tokens\"\\s*:\\s*(\\d+)");
+  private static final Pattern TOKENS_LIMIT =
+      Pattern.compile("\"modelTokensLimit\"\\s*:\\s*(\\d+)");
+  private static final Pattern TOKENS_REMAINING =
+      Pattern.compile("\"modelTokensRemaining\"\\s*:\\s*(\\d+)");
   private static final long SAMPLE_MS = 100;
   /** The provider's own 429 body, which the proxying stacks pass on as it is. */
   private static final String RELAYED_PROVIDER_429 = "Rate limit reached on the stand-in account";
@@ -87,7 +91,12 @@ public final class UpstreamFairnessRun {
   private record Tenant(String name, String key, int multiple) {}
 
   /** One call's outcome: when it ended (ms since the start), its status, tokens and kind. */
-  private record Outcome(int tenant, long endMs, int status, long tokens, boolean providerRefusal) {}
+  private record Outcome(int tenant, int instance, long endMs, int status, long tokens,
+      boolean providerRefusal) {}
+
+  /** The limits the provider lowers to when asked ({@code --lower-after}): half of its own. */
+  private static final long LOWERED_RPM = PROVIDER_RPM / 2;
+  private static final long LOWERED_TPM = PROVIDER_TPM / 2;
 
   private final List<Tenant> tenants = List.of(
       new Tenant("quiet-1", "sk-fairness-quiet-1-0001", 2),
@@ -99,6 +108,14 @@ public final class UpstreamFairnessRun {
   private final AtomicInteger[] outstanding = {new AtomicInteger(), new AtomicInteger(), new AtomicInteger()};
   private final AtomicLong[] sent = {new AtomicLong(), new AtomicLong(), new AtomicLong()};
   private long startNanos;
+  /** When the provider lowers its limits, in ms of sending; -1 for never. */
+  private long lowerAfterMs = -1;
+  /** Samples of the gateway's count against the provider's, and the most it was behind. */
+  private long comparisons;
+  private long worstBehind = Long.MIN_VALUE;
+  private long worstBehindAt;
+  /** When it did, in the provider's ms; -1 before. */
+  private volatile long loweredAtProviderMs = -1;
 
   private UpstreamFairnessRun() {}
 
@@ -181,32 +198,42 @@ public final class UpstreamFairnessRun {
   /**
    * Runs the scenario.
    *
-   * @param args {@code --minutes N} (default 5), {@code --stack servlet|reactive|scg-webflux|
-   *     scg-servlet|all} (default {@code servlet}), {@code --out file} (default {@code
+   * @param args {@code --minutes N} (default 5), {@code --lower-after S} (the provider lowers its
+   *     limits to half after S seconds of sending; default never), {@code --stack
+   *     servlet|reactive|scg-webflux|scg-servlet|all} (default {@code servlet}), {@code --out file}
+   *     (default {@code
    *     rate-limiter-benchmarks/target/upstream-fairness.md})
    */
   public static void main(String[] args) throws Exception {
     double minutes = 5;
+    Double lowerAfter = null;
     List<Stack> stacks = List.of(Stack.SERVLET);
     Path out = Path.of("rate-limiter-benchmarks/target/upstream-fairness.md");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--minutes" -> minutes = Double.parseDouble(args[++i]);
+        case "--lower-after" -> lowerAfter = Double.parseDouble(args[++i]);
         case "--stack" -> stacks = Stack.of(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]
-            + "; use --minutes N, --stack name or --out file");
+            + "; use --minutes N, --lower-after S, --stack name or --out file");
       }
     }
     if (!(minutes > 0)) {
       throw new IllegalArgumentException("--minutes must be > 0, but was " + minutes);
+    }
+    if (lowerAfter != null && !(lowerAfter > 0 && lowerAfter < minutes * 60)) {
+      throw new IllegalArgumentException("--lower-after must be above 0 and within the run's "
+          + minutes * 60 + " s, but was " + lowerAfter);
     }
     Path jar = Path.of(System.getProperty("bench.sampleApp", "sample-app/target/sample-app.jar"));
     String command = System.getProperty("bench.command", "bench/upstream-fairness");
     StringBuilder all = new StringBuilder();
     boolean ok = true;
     for (Stack stack : stacks) {
-      Section section = new UpstreamFairnessRun().run(stack, jar, minutes, command);
+      UpstreamFairnessRun run = new UpstreamFairnessRun();
+      run.lowerAfterMs = lowerAfter == null ? -1 : (long) (lowerAfter * 1000);
+      Section section = run.run(stack, jar, minutes, command);
       ok &= section.ok();
       all.append(all.isEmpty() ? "" : "\n").append(section.text());
       // each section is written as soon as it is measured
@@ -231,7 +258,9 @@ public final class UpstreamFairnessRun {
     if (stack == Stack.SERVLET) {
       return sample;
     }
-    List<String> args = new ArrayList<>();
+    // the endpoint the run reads the gateway's count from
+    List<String> args = new ArrayList<>(
+        List.of("--management.endpoints.web.exposure.include=health,ratelimiter"));
     for (String arg : sample) {
       if (arg.equals("--spring.profiles.active=redis")) {
         args.add("--ratelimiter.store=redis");
@@ -293,8 +322,16 @@ public final class UpstreamFairnessRun {
           long periodMicros = (long) (60e6 / (fairPerMinute * tenants.get(t).multiple()));
           AtomicLong n = new AtomicLong();
           clock.scheduleAtFixedRate(() -> send(tenant,
-              instances.get((int) (n.getAndIncrement() % instances.size()))),
+              (int) (n.getAndIncrement() % instances.size()), instances),
               t * 100_000L, periodMicros, TimeUnit.MICROSECONDS);
+        }
+        clock.scheduleAtFixedRate(() -> compare(provider, instances.get(0)), 1000, 1000,
+            TimeUnit.MILLISECONDS);
+        if (lowerAfterMs >= 0) {
+          clock.schedule(() -> {
+            provider.lower(LOWERED_RPM, LOWERED_TPM);
+            loweredAtProviderMs = provider.elapsedMs();
+          }, lowerAfterMs, TimeUnit.MILLISECONDS);
         }
         clock.scheduleAtFixedRate(() -> {
           boolean[] s = new boolean[tenants.size()];
@@ -371,6 +408,39 @@ public final class UpstreamFairnessRun {
   }
 
   /**
+   * Samples the model tokens the gateway counts on the upstream (its limit less what it admits,
+   * from the endpoint) against those in the provider's minute. The gateway counts each call a
+   * minute and its margin from admission, so it should never count fewer than the provider;
+   * fewer means calls it no longer counts while the provider does.
+   */
+  private void compare(SlidingMinuteProvider provider, SampleApp instance) {
+    try {
+      HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+              URI.create(instance.managementBase() + "/actuator/ratelimiter"))
+          .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
+      long providerTokens = provider.windowTokens();
+      Matcher limit = TOKENS_LIMIT.matcher(r.body());
+      Matcher remaining = TOKENS_REMAINING.matcher(r.body());
+      // only while the gateway admits tokens is its count exact (at 0 it says only "at least")
+      if (limit.find() && remaining.find() && Long.parseLong(remaining.group(1)) > 0) {
+        long counted = Long.parseLong(limit.group(1)) - Long.parseLong(remaining.group(1));
+        long behind = providerTokens - counted;
+        synchronized (this) {
+          comparisons++;
+          if (behind > worstBehind) {
+            worstBehind = behind;
+            worstBehindAt = elapsedMs();
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // a sample lost: the next one counts
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
    * The report's section for one stack: its heading names the stack, and a paragraph under it
    * says what the stack's gateways are, what BlockHound saw on a reactive one, and the statuses
    * counted as "Other".
@@ -434,7 +504,8 @@ public final class UpstreamFairnessRun {
     return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
   }
 
-  private void send(int tenant, SampleApp instance) {
+  private void send(int tenant, int at, List<SampleApp> instances) {
+    SampleApp instance = instances.get(at);
     sent[tenant].incrementAndGet();
     outstanding[tenant].incrementAndGet();
     HttpRequest request = HttpRequest.newBuilder(URI.create(instance.base() + "/v1/chat/completions"))
@@ -448,11 +519,11 @@ public final class UpstreamFairnessRun {
     http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((r, e) -> {
       long end = elapsedMs();
       if (r == null) {
-        outcomes.add(new Outcome(tenant, end, -1, 0, false));
+        outcomes.add(new Outcome(tenant, at, end, -1, 0, false));
       } else {
         Matcher m = TOTAL.matcher(r.body());
         long tokens = r.statusCode() == 200 && m.find() ? Long.parseLong(m.group(1)) : 0;
-        outcomes.add(new Outcome(tenant, end, r.statusCode(), tokens,
+        outcomes.add(new Outcome(tenant, at, end, r.statusCode(), tokens,
             r.statusCode() == 429 && (r.body().contains("model provider's capacity")
                 || r.body().contains(RELAYED_PROVIDER_429))));
       }
@@ -517,13 +588,28 @@ public final class UpstreamFairnessRun {
           + " %d requests and %,d tokens in its minute%n", (r[0] - providerStartMs) / 1000.0, r[1],
           r[2], r[3]));
     }
-    double requestsUsed = 100.0 * calls / (PROVIDER_RPM * windowMinutes);
-    double tokensUsed = 100.0 * tokens / (PROVIDER_TPM * windowMinutes);
+    long lowered = loweredAtProviderMs;
+    // the provider's capacity over the sending: its limits until it lowered them, the lower after
+    double fullMinutes = lowered < 0 ? windowMinutes : (lowered - providerStartMs) / 60_000.0;
+    double lowMinutes = windowMinutes - fullMinutes;
+    double requestsUsed = 100.0 * calls / (PROVIDER_RPM * fullMinutes + LOWERED_RPM * lowMinutes);
+    double tokensUsed = 100.0 * tokens / (PROVIDER_TPM * fullMinutes + LOWERED_TPM * lowMinutes);
     md.append(String.format(Locale.ROOT, "%nProvider: received %d calls, refused %d with a 429 "
-        + "(%.2f %%); during the %.2f min of sending it accepted %d calls (%.1f %% of %d a minute) "
-        + "and %,d tokens (%.1f %% of %,d a minute).%n", finalCounts.received(), finalCounts.refused(),
-        refusedPct, windowMinutes, calls, requestsUsed, PROVIDER_RPM, tokens, tokensUsed,
-        PROVIDER_TPM));
+        + "(%.2f %%); during the %.2f min of sending it accepted %d calls (%.1f %% of its requests' "
+        + "limit) and %,d tokens (%.1f %% of its tokens' limit).%n", finalCounts.received(),
+        finalCounts.refused(), refusedPct, windowMinutes, calls, requestsUsed, tokens, tokensUsed));
+    synchronized (this) {
+      md.append(String.format(Locale.ROOT, "%nThe gateway's count of the upstream's model tokens "
+          + "against the provider's minute, sampled every second while the gateway admitted tokens (%d "
+          + "samples): the gateway counted "
+          + "at most %,d tokens fewer than the provider (at %.1f s; negative: it always counted "
+          + "more, as its minute is longer by the margin).%n", comparisons, worstBehind,
+          worstBehindAt / 1000.0));
+    }
+    boolean followed = true;
+    if (lowered >= 0) {
+      followed = lowered(md, all, finalCounts, providerStartMs, providerEndMs, lowered);
+    }
 
     // the window: from the first sample after the longest wait at which all three are backlogged
     int first = -1;
@@ -544,7 +630,7 @@ public final class UpstreamFairnessRun {
         }
       }
     }
-    boolean ok = refusedPct <= 1.0 && Math.max(requestsUsed, tokensUsed) >= 90.0;
+    boolean ok = followed && refusedPct <= 1.0 && Math.max(requestsUsed, tokensUsed) >= 90.0;
     if (first < 0) {
       md.append("\nThe three tenants were never backlogged at once after the first ")
           .append(MAX_WAIT.toSeconds()).append(" s: no shares measured.\n");
@@ -595,11 +681,68 @@ public final class UpstreamFairnessRun {
           + "(a, b: the quiet tenants; F: the flooder):\n\n```\n")
           .append(provider.sequence()).append("\n```\n");
     }
-    md.append(ok ? "\nResult: all targets met (provider 429s <= 1 %, capacity used >= 90 %, quiet "
-        + "shares within 10 % of fair, flooder within one call of its share).\n"
-        : "\nResult: a target was missed (provider 429s <= 1 %, capacity used >= 90 %, quiet "
-        + "shares within 10 % of fair, flooder within one call of its share).\n");
+    String targets = "provider 429s <= 1 %, capacity used >= 90 %, quiet shares within 10 % of "
+        + "fair, flooder within one call of its share"
+        + (lowered >= 0 ? "; after the provider lowered its limits, at most one 429 per instance "
+        + "and its lower limits held from one minute after" : "");
+    md.append(ok ? "\nResult: all targets met (" + targets + ").\n"
+        : "\nResult: a target was missed (" + targets + ").\n");
     return md.toString();
+  }
+
+  /**
+   * Reports how the gateways followed the provider's lower limits: the provider's 429s from the
+   * change on, per instance, and the most calls and tokens it accepted in any sliding minute from
+   * one minute after the change (one reset interval) to the end of sending. Returns whether each
+   * instance had at most one such 429 and the provider stayed within its lower limits from then.
+   */
+  private boolean lowered(StringBuilder md, List<Outcome> all, SlidingMinuteProvider.Counts counts,
+      long providerStartMs, long providerEndMs, long lowered) {
+    long loweredRunMs = lowered - providerStartMs;
+    long[] perInstance = new long[2];
+    for (Outcome o : all) {
+      if (o.providerRefusal() && o.endMs() >= loweredRunMs) {
+        perInstance[o.instance()]++;
+      }
+    }
+    long refusals = counts.refusals().stream().filter(r -> r[0] >= lowered).count();
+    long firstAnswer = -1;
+    for (long[] r : counts.refusals()) {
+      if (r[0] >= lowered) {
+        firstAnswer = r[0];
+        break;
+      }
+    }
+    for (long[] c : counts.accepted()) {
+      if (c[0] >= lowered && (firstAnswer < 0 || c[0] < firstAnswer)) {
+        firstAnswer = c[0];
+        break;
+      }
+    }
+    long from = lowered + 60_000;
+    long mostCalls = 0;
+    long mostTokens = 0;
+    List<long[]> accepted = counts.accepted().stream()
+        .filter(c -> c[0] >= from && c[0] <= providerEndMs).toList();
+    for (int i = 0; i < accepted.size(); i++) {
+      long calls = 0;
+      long tokens = 0;
+      for (int j = i; j < accepted.size() && accepted.get(j)[0] < accepted.get(i)[0] + 60_000; j++) {
+        calls++;
+        tokens += accepted.get(j)[1];
+      }
+      mostCalls = Math.max(mostCalls, calls);
+      mostTokens = Math.max(mostTokens, tokens);
+    }
+    md.append(String.format(Locale.ROOT, "%nThe provider lowered its limits to %d requests and "
+        + "%,d tokens a minute at %.1f s of sending (its headers say so from then on); the first "
+        + "call after that reached it at %.3f s. Provider 429s from the change on: %d (passed on to clients "
+        + "by instance a: %d, b: %d). From one minute after the change to the end of sending it "
+        + "accepted at most %d calls and %,d tokens in any minute.%n", LOWERED_RPM, LOWERED_TPM,
+        loweredRunMs / 1000.0, (firstAnswer - providerStartMs) / 1000.0, refusals, perInstance[0],
+        perInstance[1], mostCalls, mostTokens));
+    return perInstance[0] <= 1 && perInstance[1] <= 1 && mostCalls <= LOWERED_RPM
+        && mostTokens <= LOWERED_TPM;
   }
 
   /**
