@@ -20,8 +20,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * A gateway under test in a JVM of its own on a free loopback port, its Actuator on another free
  * loopback port, with extra application arguments: the sample gateway ({@code sample-app}'s
- * executable jar), or the reactive benchmark gateway of {@code integration-tests/webflux} (a main class on that
- * module's test class path); stopped by {@link #close()}, and at the latest when this JVM exits.
+ * executable jar), or a benchmark gateway of an integration-test module, such as the reactive one of
+ * {@code integration-tests/webflux} (a main class on that module's test class path); stopped by
+ * {@link #close()}, and at the latest when this JVM exits.
  */
 final class SampleApp implements AutoCloseable {
 
@@ -68,15 +69,34 @@ final class SampleApp implements AutoCloseable {
    * @throws IllegalArgumentException if the module was not built with {@code package}
    */
   static List<String> reactive(Path module) throws IOException {
+    return testClassPath(module, REACTIVE_MAIN);
+  }
+
+  /**
+   * The JVM arguments that launch a main class of a module's test class path.
+   *
+   * @param module the module's directory, such as {@code integration-tests/webflux}, built with
+   *     {@code package} (which writes its test class path to {@code target/bench-classpath.txt})
+   * @param mainClass the main class, among the module's test classes or on its test class path
+   * @param jvmArgs JVM options that go before the class path, such as {@code
+   *     -XX:+AllowRedefinitionToAddDeleteMethods}
+   * @return the options, {@code -cp}, the module's test classes and test class path, and the main
+   *     class
+   * @throws IllegalArgumentException if the module was not built with {@code package}
+   */
+  static List<String> testClassPath(Path module, String mainClass, String... jvmArgs)
+      throws IOException {
     Path classes = module.resolve("target/test-classes");
     Path classpath = module.resolve("target/bench-classpath.txt");
     if (!Files.isRegularFile(classpath) || !Files.isDirectory(classes)) {
-      throw new IllegalArgumentException("no test class path of the reactive gateway in "
-          + module.toAbsolutePath() + "; build it with ./mvnw -pl integration-tests/webflux -am package "
+      throw new IllegalArgumentException("no test class path of " + mainClass + " in "
+          + module.toAbsolutePath() + "; build it with ./mvnw -pl " + module + " -am package "
           + "-DskipTests");
     }
-    return List.of("-cp", classes.toAbsolutePath() + java.io.File.pathSeparator
-        + Files.readString(classpath).strip(), REACTIVE_MAIN);
+    List<String> launch = new ArrayList<>(List.of(jvmArgs));
+    launch.addAll(List.of("-cp", classes.toAbsolutePath() + java.io.File.pathSeparator
+        + Files.readString(classpath).strip(), mainClass));
+    return launch;
   }
 
   /**
@@ -178,6 +198,19 @@ final class SampleApp implements AutoCloseable {
   /** Returns {@code http://127.0.0.1:<port>}. */
   String base() {
     return "http://127.0.0.1:" + port;
+  }
+
+  /**
+   * Returns the gateway's log so far (its standard output and error).
+   *
+   * @throws UncheckedIOException if it cannot be read
+   */
+  String log() {
+    try {
+      return Files.readString(log);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Returns the end of the gateway's log, for an error message. */

@@ -12,6 +12,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -38,8 +40,18 @@ import java.util.regex.Pattern;
  * one third of that. After the sending stops, the calls still waiting are awaited.
  *
  * <pre>{@code
- * bench/upstream-fairness [--minutes 5] [--lower-after 120] [--out file.md]
+ * bench/upstream-fairness [--minutes 5] [--lower-after 120]
+ *     [--stack servlet|reactive|scg-webflux|scg-servlet|all] [--out file.md]
  * }</pre>
+ *
+ * <p>The gateways are of one stack ({@link Stack}): the sample gateway (servlet, the default),
+ * WebFlux on Netty, or Spring Cloud Gateway on either server; the reactive ones run under
+ * BlockHound, proven active in each instance before the run (a handler that blocks its event loop
+ * must fail), and every blocking call it catches during the run is counted (its request fails, in
+ * the column "Other") and misses a target; the section lists the calls it caught and the statuses
+ * counted as "Other". With {@code all}, the four stacks run one after the other and the report has
+ * a section for each. The gateways' logs are kept in {@code
+ * rate-limiter-benchmarks/target/upstream-fairness-logs/<stack>-a.log} and {@code -b.log}.
  *
  * <p>Prints and writes a markdown section: per tenant the calls sent, served and refused by the
  * gateway; the provider's calls and 429s; its capacity used; each tenant's share of the tokens
@@ -72,6 +84,8 @@ public final class UpstreamFairnessRun {
   private static final Pattern TOKENS_REMAINING =
       Pattern.compile("\"modelTokensRemaining\"\\s*:\\s*(\\d+)");
   private static final long SAMPLE_MS = 100;
+  /** The provider's own 429 body, which the proxying stacks pass on as it is. */
+  private static final String RELAYED_PROVIDER_429 = "Rate limit reached on the stand-in account";
 
   /** Each tenant's name, key and multiple of its fair share. */
   private record Tenant(String name, String key, int multiple) {}
@@ -105,24 +119,104 @@ public final class UpstreamFairnessRun {
 
   private UpstreamFairnessRun() {}
 
+  /** What BlockHound prints in a reactive gateway once it is installed and proven to catch. */
+  private static final String BLOCKHOUND_ACTIVE = "BlockHound is active";
+  /** What BlockHound prints in a reactive gateway for every blocking call it caught. */
+  private static final String BLOCKHOUND_CAUGHT = "BlockHound caught ";
+  /** The handler of the reactive gateways that blocks its event loop. */
+  private static final String BLOCKHOUND_PROBE = "/bench/blockhound-probe";
+  private static final String BLOCKHOUND_FLAG = "-XX:+AllowRedefinitionToAddDeleteMethods";
+
+  /**
+   * A gateway stack the run measures: its name in {@code --stack}, what it is, and how its
+   * gateway is launched.
+   */
+  enum Stack {
+    /** The sample gateway: Spring MVC on Tomcat, the provider called by its {@code ChatModel}. */
+    SERVLET("servlet", "the sample gateway (Spring MVC on Tomcat; its ChatModel calls the provider)",
+        null, null, false),
+    /** WebFlux on Netty forwarding with {@code WebClient}, under BlockHound. */
+    REACTIVE("reactive", "WebFlux on Netty (integration-tests/webflux's ForwardingGateway, "
+        + "forwarding with WebClient), under BlockHound", "integration-tests/webflux",
+        "io.github.llmratelimiter.webflux.bench.ForwardingGateway", true),
+    /** Spring Cloud Gateway Server WebFlux proxying to the provider, under BlockHound. */
+    SCG_WEBFLUX("scg-webflux", "Spring Cloud Gateway Server WebFlux on Netty (a route to the "
+        + "provider; the limiter's web filter on ratelimiter.web.routes), under BlockHound",
+        "integration-tests/spring-cloud-gateway-webflux",
+        "io.github.llmratelimiter.bench.scg.ScgWebFluxBenchGateway", true),
+    /** Spring Cloud Gateway Server Web MVC proxying to the provider. */
+    SCG_SERVLET("scg-servlet", "Spring Cloud Gateway Server Web MVC on Tomcat (a route to the "
+        + "provider; the limiter's servlet filters on ratelimiter.web.routes)",
+        "integration-tests/spring-cloud-gateway-servlet",
+        "io.github.llmratelimiter.bench.scg.ScgServletBenchGateway", false);
+
+    final String option;
+    final String description;
+    private final String module;
+    private final String mainClass;
+    final boolean blockHound;
+
+    Stack(String option, String description, String module, String mainClass,
+        boolean blockHound) {
+      this.option = option;
+      this.description = description;
+      this.module = module;
+      this.mainClass = mainClass;
+      this.blockHound = blockHound;
+    }
+
+    /** The JVM arguments that launch one gateway of this stack. */
+    List<String> launch(Path sampleJar) throws IOException {
+      if (module == null) {
+        return SampleApp.jar(sampleJar);
+      }
+      return blockHound ? SampleApp.testClassPath(Path.of(module), mainClass, BLOCKHOUND_FLAG)
+          : SampleApp.testClassPath(Path.of(module), mainClass);
+    }
+
+    /**
+     * The stacks an option names.
+     *
+     * @param option a stack's name or {@code all}
+     * @return the stacks, in the order they run
+     * @throws IllegalArgumentException if it names none
+     */
+    static List<Stack> of(String option) {
+      if (option.equals("all")) {
+        return List.of(values());
+      }
+      for (Stack stack : values()) {
+        if (stack.option.equals(option)) {
+          return List.of(stack);
+        }
+      }
+      throw new IllegalArgumentException("--stack must be servlet, reactive, scg-webflux, "
+          + "scg-servlet or all, but was " + option);
+    }
+  }
+
   /**
    * Runs the scenario.
    *
    * @param args {@code --minutes N} (default 5), {@code --lower-after S} (the provider lowers its
-   *     limits to half after S seconds of sending; default never), {@code --out file} (default {@code
+   *     limits to half after S seconds of sending; default never), {@code --stack
+   *     servlet|reactive|scg-webflux|scg-servlet|all} (default {@code servlet}), {@code --out file}
+   *     (default {@code
    *     rate-limiter-benchmarks/target/upstream-fairness.md})
    */
   public static void main(String[] args) throws Exception {
     double minutes = 5;
     Double lowerAfter = null;
+    List<Stack> stacks = List.of(Stack.SERVLET);
     Path out = Path.of("rate-limiter-benchmarks/target/upstream-fairness.md");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--minutes" -> minutes = Double.parseDouble(args[++i]);
         case "--lower-after" -> lowerAfter = Double.parseDouble(args[++i]);
+        case "--stack" -> stacks = Stack.of(args[++i]);
         case "--out" -> out = Path.of(args[++i]);
         default -> throw new IllegalArgumentException("unknown argument " + args[i]
-            + "; use --minutes N, --lower-after S or --out file");
+            + "; use --minutes N, --lower-after S, --stack name or --out file");
       }
     }
     if (!(minutes > 0)) {
@@ -134,10 +228,51 @@ public final class UpstreamFairnessRun {
     }
     Path jar = Path.of(System.getProperty("bench.sampleApp", "sample-app/target/sample-app.jar"));
     String command = System.getProperty("bench.command", "bench/upstream-fairness");
-    UpstreamFairnessRun run = new UpstreamFairnessRun();
-    run.lowerAfterMs = lowerAfter == null ? -1 : (long) (lowerAfter * 1000);
-    boolean ok = run.run(jar, minutes, out, command);
+    StringBuilder all = new StringBuilder();
+    boolean ok = true;
+    for (Stack stack : stacks) {
+      UpstreamFairnessRun run = new UpstreamFairnessRun();
+      run.lowerAfterMs = lowerAfter == null ? -1 : (long) (lowerAfter * 1000);
+      Section section = run.run(stack, jar, minutes, command);
+      ok &= section.ok();
+      all.append(all.isEmpty() ? "" : "\n").append(section.text());
+      // each section is written as soon as it is measured
+      Files.createDirectories(out.toAbsolutePath().getParent());
+      Files.writeString(out, all);
+    }
     System.exit(ok ? 0 : 1);
+  }
+
+  /** One stack's section of the report, and whether it met every target. */
+  private record Section(String text, boolean ok) {}
+
+  /**
+   * The application arguments of each gateway instance of a stack: the sample's ({@link
+   * #gatewayArgs}), or for the other stacks the same settings in their properties (the store
+   * {@code redis} for the sample's profile, {@code bench.provider.*} for {@code
+   * gateway.provider.*}; the raised limits of the sample's plans are left out, since the other
+   * gateways have no plans).
+   */
+  static List<String> stackArgs(Stack stack, String redisUri, String providerBase) {
+    List<String> sample = gatewayArgs(redisUri, providerBase);
+    if (stack == Stack.SERVLET) {
+      return sample;
+    }
+    // the endpoint the run reads the gateway's count from
+    List<String> args = new ArrayList<>(
+        List.of("--management.endpoints.web.exposure.include=health,ratelimiter"));
+    for (String arg : sample) {
+      if (arg.equals("--spring.profiles.active=redis")) {
+        args.add("--ratelimiter.store=redis");
+      } else if (arg.startsWith("--ratelimiter.plans.")) {
+        continue;
+      } else if (arg.startsWith("--gateway.provider.")) {
+        args.add("--bench.provider." + arg.substring("--gateway.provider.".length()));
+      } else {
+        args.add(arg);
+      }
+    }
+    return args;
   }
 
   /** The application arguments of each gateway instance. */
@@ -163,16 +298,17 @@ public final class UpstreamFairnessRun {
         "--ratelimiter.plans.free.policies.per-key.quotas.daily-spend.limit=1000000");
   }
 
-  private boolean run(Path jar, double minutes, Path out, String command) throws Exception {
+  private Section run(Stack stack, Path jar, double minutes, String command) throws Exception {
     String loadBefore = loadAverage();
     try (RedisServer redis = RedisServer.start();
         SlidingMinuteProvider provider =
             new SlidingMinuteProvider(PROVIDER_RPM, PROVIDER_TPM, PROVIDER_LATENCY_MS);
-        SampleApp a = SampleApp.start("fairness-a", SampleApp.jar(jar),
-            gatewayArgs(redis.uri(), provider.base()));
-        SampleApp b = SampleApp.start("fairness-b", SampleApp.jar(jar),
-            gatewayArgs(redis.uri(), provider.base()))) {
+        SampleApp a = SampleApp.start("fairness-a", stack.launch(jar),
+            stackArgs(stack, redis.uri(), provider.base()));
+        SampleApp b = SampleApp.start("fairness-b", stack.launch(jar),
+            stackArgs(stack, redis.uri(), provider.base()))) {
       List<SampleApp> instances = List.of(a, b);
+      int[] caughtBefore = stack.blockHound ? proveBlockHound(instances) : null;
       double capacityPerMinute = Math.min(PROVIDER_RPM, (double) PROVIDER_TPM / CALL_TOKENS);
       double fairPerMinute = capacityPerMinute / tenants.size();
       long runMs = (long) (minutes * 60_000);
@@ -221,10 +357,53 @@ public final class UpstreamFairnessRun {
       SlidingMinuteProvider.Counts finalCounts = provider.counts();
       String report = report(command, minutes, loadBefore, loadAverage(), sendingEndMs,
           providerStartMs, providerEndMs, atEnd, finalCounts, backlog, fairPerMinute);
-      System.out.println(report);
-      Files.createDirectories(out.toAbsolutePath().getParent());
-      Files.writeString(out, report);
-      return report.contains("all targets met");
+      boolean ok = report.contains("all targets met");
+      StringBuilder notes = new StringBuilder();
+      if (stack.blockHound) {
+        int caught = 0;
+        Map<String, Integer> calls = new TreeMap<>();
+        for (int i = 0; i < instances.size(); i++) {
+          String log = instances.get(i).log();
+          caught += count(log, BLOCKHOUND_CAUGHT) - caughtBefore[i];
+          int from = 0;
+          for (int k = 0; k < caughtBefore[i]; k++) {
+            from = log.indexOf(BLOCKHOUND_CAUGHT, from) + BLOCKHOUND_CAUGHT.length();
+          }
+          for (int at = log.indexOf(BLOCKHOUND_CAUGHT, from); at >= 0;
+              at = log.indexOf(BLOCKHOUND_CAUGHT, at + 1)) {
+            int end = log.indexOf('\n', at);
+            calls.merge(log.substring(at + BLOCKHOUND_CAUGHT.length(), end < 0 ? log.length() : end)
+                .replaceAll("on thread (\\S+?)-?\\d+$", "on thread $1"), 1, Integer::sum);
+          }
+        }
+        ok &= caught == 0;
+        notes.append(String.format(Locale.ROOT, "BlockHound was active in both instances (each "
+            + "reported it at start-up, and failed a probe that blocks its event loop); it caught "
+            + "%d blocking calls during the run%s.%n%n", caught,
+            caught == 0 ? "" : " (each failed its request: see \"Other\"), a missed target"));
+        calls.forEach((call, n) -> notes.append("- ").append(n).append(" x ").append(call)
+            .append('\n'));
+        notes.append(calls.isEmpty() ? "" : "\n");
+      }
+      Map<Integer, Integer> others = new TreeMap<>();
+      for (Outcome o : outcomes) {
+        if (o.status() != 200 && o.status() != 429) {
+          others.merge(o.status(), 1, Integer::sum);
+        }
+      }
+      if (!others.isEmpty()) {
+        notes.append("\"Other\" by status (-1: no answer within the client's timeout): ")
+            .append(others).append(".\n\n");
+      }
+      Path logs = Path.of("rate-limiter-benchmarks/target/upstream-fairness-logs");
+      Files.createDirectories(logs);
+      for (int i = 0; i < instances.size(); i++) {
+        Files.writeString(logs.resolve(stack.option + "-" + (char) ('a' + i) + ".log"),
+            instances.get(i).log());
+      }
+      String section = withStack(report, stack, notes.toString());
+      System.out.println(section);
+      return new Section(section, ok);
     }
   }
 
@@ -261,6 +440,58 @@ public final class UpstreamFairnessRun {
     }
   }
 
+  /**
+   * The report's section for one stack: its heading names the stack, and a paragraph under it
+   * says what the stack's gateways are, what BlockHound saw on a reactive one, and the statuses
+   * counted as "Other".
+   */
+  static String withStack(String report, Stack stack, String notes) {
+    int headingEnd = report.indexOf('\n');
+    return report.substring(0, headingEnd) + ": stack `" + stack.option + "`\n\n"
+        + "The two gateways: " + stack.description + ".\n\n" + notes
+        + report.substring(headingEnd + 1).stripLeading();
+  }
+
+  /**
+   * Proves BlockHound active in each reactive gateway: its start-up line, and a 500 from the
+   * handler that blocks its event loop, whose caught call shows in its log.
+   *
+   * @return each instance's count of caught calls after its probe
+   * @throws IllegalStateException if an instance does not prove it
+   */
+  private int[] proveBlockHound(List<SampleApp> instances) throws Exception {
+    int[] caught = new int[instances.size()];
+    for (int i = 0; i < instances.size(); i++) {
+      SampleApp app = instances.get(i);
+      if (!app.log().contains(BLOCKHOUND_ACTIVE)) {
+        throw new IllegalStateException("BlockHound did not report itself active in the gateway "
+            + "on port " + app.port + ": " + app.tail());
+      }
+      HttpResponse<String> probe = http.send(HttpRequest.newBuilder(
+          URI.create(app.base() + BLOCKHOUND_PROBE)).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (count(app.log(), BLOCKHOUND_CAUGHT) == 0 && System.nanoTime() - deadline < 0) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // the log is written after the 500
+      }
+      if (probe.statusCode() != 500 || count(app.log(), BLOCKHOUND_CAUGHT) == 0) {
+        throw new IllegalStateException("BlockHound did not catch the probe that blocks the event "
+            + "loop of the gateway on port " + app.port + " (status " + probe.statusCode() + "): "
+            + app.tail());
+      }
+      caught[i] = count(app.log(), BLOCKHOUND_CAUGHT);
+    }
+    return caught;
+  }
+
+  private static int count(String text, String part) {
+    int n = 0;
+    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + part.length())) {
+      n++;
+    }
+    return n;
+  }
+
   private static int total(AtomicInteger[] counters) {
     int sum = 0;
     for (AtomicInteger c : counters) {
@@ -293,7 +524,8 @@ public final class UpstreamFairnessRun {
         Matcher m = TOTAL.matcher(r.body());
         long tokens = r.statusCode() == 200 && m.find() ? Long.parseLong(m.group(1)) : 0;
         outcomes.add(new Outcome(tenant, at, end, r.statusCode(), tokens,
-            r.statusCode() == 429 && r.body().contains("model provider's capacity")));
+            r.statusCode() == 429 && (r.body().contains("model provider's capacity")
+                || r.body().contains(RELAYED_PROVIDER_429))));
       }
       outstanding[tenant].decrementAndGet();
     });
