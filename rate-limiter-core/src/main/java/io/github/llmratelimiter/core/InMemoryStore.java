@@ -958,7 +958,8 @@ final class InMemoryStore implements RateLimitStore {
     BudgetTable[] all = up.tables.clone();
     all[n] = ut;
     ut.normalize(ue, now);
-    long wait = upstreamWaitMs(ut, ue, up.state, now, estimate);
+    long wait = upstreamWaitMs(ut, ue, up.state, now, estimate,
+        up.turn != null && up.turn.waiter() != null);
     boolean outOfTurn = false;
     if (wait == 0 && up.turn != null && !up.state.queue().admits(up.turn, now)) {
       wait = order.pollInterval().toMillis();
@@ -1021,8 +1022,8 @@ final class InMemoryStore implements RateLimitStore {
    * denies it (its reports, its slots, its window, its model tokens).
    */
   private static long upstreamWaitMs(BudgetTable t, KeyEntry e, UpstreamState state, long now,
-      long estimate) {
-    long wait = state.waitMs(now, estimate);
+      long estimate, boolean waiting) {
+    long wait = state.waitMs(now, estimate, waiting);
     for (Reason c : UPSTREAM_COMPONENTS) {
       if (t.denies(e, 0, estimate, c)) {
         wait = Math.max(wait, t.retryMs(e, now, 0, estimate, c));

@@ -36,6 +36,8 @@ final class UpstreamState {
   /** A probe was admitted and no report came since: no other call until {@link #probeUntil}. */
   private boolean probing;
   private long probeUntil;
+  /** The probe was owed to the provider's silence: it holds back only calls that wait. */
+  private boolean probeSoft;
   /** Whether a report ever came; the later of the last report and the last probe's start. */
   private boolean heard;
   private long heardAt;
@@ -96,11 +98,12 @@ final class UpstreamState {
   /**
    * Milliseconds until the reports admit a call estimated at {@code estimate} model tokens: 0 when
    * they admit it now, else the longest of the waits of a retry, a count of requests left at 0, a
-   * count of tokens left below the estimate (or at 0), and a probe in flight.
+   * count of tokens left below the estimate (or at 0), and a probe in flight (one owed to the
+   * provider's silence holds back only a call that {@code waiting} in the upstream's order).
    */
-  long waitMs(long now, long estimate) {
+  long waitMs(long now, long estimate, boolean waiting) {
     long wait = reportedWaitMs(now, estimate);
-    if (probing && probeUntil - now > 0) {
+    if (probing && probeUntil - now > 0 && (!probeSoft || waiting)) {
       wait = Math.max(wait, BudgetTable.ceilMs(probeUntil - now));
     }
     return wait;
@@ -121,12 +124,18 @@ final class UpstreamState {
   /**
    * Counts an admitted call down from the counts that hold; the first call admitted after a report
    * closed the upstream or left a count at 0, or after {@link Upstream#SILENCE} without a report
-   * or a probe, is a probe, which goes alone until the next report or {@link Upstream#PROBE}.
+   * or a probe of silence, is a probe, which goes alone until the next report or {@link
+   * Upstream#PROBE} (a probe of silence alone only among the calls that wait).
    */
   void admitted(long now, long estimate) {
-    if (probeNext || heard && now - heardAt >= SILENCE_NANOS) {
+    if (probeNext) {
       probeNext = false;
       probing = true;
+      probeSoft = false;
+      probeUntil = now + PROBE_NANOS;
+    } else if (heard && now - heardAt >= SILENCE_NANOS) {
+      probing = true;
+      probeSoft = true;
       probeUntil = now + PROBE_NANOS;
       heardAt = now;
     }

@@ -42,6 +42,12 @@ public abstract class AbstractUpstreamStoreTests extends StoreTckSupport {
     return store.reserve(LEVELS, List.of("acme", key), 1, Consumption.ofCall(tokens, 0), mode, u);
   }
 
+  /** A call that waits in the upstream's order: its turn names its waiting call. */
+  private Reservation waitingCall(String key, Composition mode, Upstream u) {
+    return store.reserve(LEVELS, List.of("acme", key), 1, Consumption.ofCall(0, 0), mode, u,
+        new UpstreamTurn(key, 1, 0, 0, "waiting-" + key));
+  }
+
   private Reservation call(String key, long tokens, Composition mode) {
     return store.reserve(LEVELS, List.of("acme", key), 1, Consumption.ofCall(tokens, 0), mode);
   }
@@ -340,11 +346,31 @@ public abstract class AbstractUpstreamStoreTests extends StoreTckSupport {
     assertThat(call("e", 0, mode, u).decision().allowed()).as("not yet silent").isTrue();
     ticker.advanceMillis(1);
     assertThat(call("f", 0, mode, u).decision().allowed()).as("the probe").isTrue();
-    assertUpstreamDeny(call("g", 0, mode, u).decision(), u, Upstream.PROBE.toMillis());
+    assertUpstreamDeny(waitingCall("g", mode, u).decision(), u, Upstream.PROBE.toMillis());
+    assertThat(call("x", 0, mode, u).decision().allowed())
+        .as("a probe of silence holds back only the calls that wait").isTrue();
     ticker.advanceMillis(Upstream.PROBE.toMillis());
-    assertThat(call("g", 0, mode, u).decision().allowed())
+    assertThat(waitingCall("g", mode, u).decision().allowed())
         .as("the probe's time passed; the silence counts from the probe").isTrue();
-    assertThat(call("h", 0, mode, u).decision().allowed()).isTrue();
+    assertThat(waitingCall("h", mode, u).decision().allowed()).isTrue();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Composition.class)
+  void aProbeAfterARetryHoldsBackEveryCallAndTheSilenceProbeEndsWithAReport(Composition mode) {
+    Upstream u = rpm("openai", 100);
+    store.report(u, new ProviderReport(null, null, null, null, null, null, Duration.ofSeconds(1)));
+    ticker.advanceMillis(1_000);
+    assertThat(call("a", 0, mode, u).decision().allowed()).as("the probe").isTrue();
+    assertUpstreamDeny(call("b", 0, mode, u).decision(), u, 1_000);
+    assertUpstreamDeny(waitingCall("c", mode, u).decision(), u, 1_000);
+    store.report(u, ProviderReport.EMPTY);
+    ticker.advanceMillis(Upstream.SILENCE.toMillis());
+    assertThat(waitingCall("d", mode, u).decision().allowed()).as("a probe of silence").isTrue();
+    assertUpstreamDeny(waitingCall("e", mode, u).decision(), u, 1_000);
+    store.report(u, ProviderReport.EMPTY);
+    assertThat(waitingCall("e", mode, u).decision().allowed()).isTrue();
+    assertThat(waitingCall("f", mode, u).decision().allowed()).isTrue();
   }
 
   @ParameterizedTest
@@ -412,10 +438,9 @@ public abstract class AbstractUpstreamStoreTests extends StoreTckSupport {
     assertThat(status(u).requestsLimit()).isEqualTo(3);
     assertThat(status(u).reportedRequestsRemaining()).isNull();
     ticker.advanceMillis(54_000);
-    // the provider said nothing for 54 s: the first call is a probe, the others follow its answer
-    assertThat(call("k0", 0, mode, u).decision().allowed()).isTrue();
-    store.report(u, ProviderReport.EMPTY);
-    for (int i = 1; i < 3; i++) {
+    // the provider said nothing for 54 s: the first call is a probe, which holds back only the
+    // calls that wait in the order
+    for (int i = 0; i < 3; i++) {
       assertThat(call("k" + i, 0, mode, u).decision().allowed()).isTrue();
     }
     assertUpstreamDeny(call("k", 0, mode, u).decision(), u, 60_000);

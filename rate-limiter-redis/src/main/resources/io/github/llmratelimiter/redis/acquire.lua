@@ -247,6 +247,10 @@ if #ARGV[1] >= 104 + 16 * n + 15 * 8 then
     U = {limit = limit, window = window, tpmLimit = tpmLimit, tpmWindow = tpmWindow,
       slotLimit = slotLimit, lease = lease, ks = KEYS[ks], kt = KEYS[kt], kc = KEYS[kc],
       kr = KEYS[kr], kseq = kseq, level = n + 1}
+    -- a call that waits in the upstream's order: its turn names its waiting call
+    U.waiting = #ARGV[1] >= 104 + 16 * n + 21 * 8
+      and struct.unpack('<d', ARGV[1], 105 + 16 * n + 15 * 8) == 1
+      and ARGV[n + 4] ~= nil and ARGV[n + 4] ~= ''
     upstreams().decide(U, estimate)
     if #ARGV[1] >= 104 + 16 * n + 21 * 8 then
       local turn, ko, weight, class, turnEstimate, pollMs =

@@ -640,11 +640,13 @@ local function upstreams()
   -- Loads U under the limits in force (the provider's lower ones from its report) and sets U.wait:
   -- 0 when it admits a call of estimate model tokens, else the ms until what denies it lapses (the
   -- longest of: closed, no requests or model tokens left, too few model tokens left until their
-  -- reset, a probe in flight (pu), its slots, window or model tokens full); U.closed, the ms its
-  -- report keeps it closed for whatever the call (UpstreamState.closedForMs); and U.pn, whether
-  -- the next call admitted is a probe.
+  -- reset, a probe in flight (pu; one of silence, ps, only for a call that waits in the order,
+  -- U.waiting), its slots, window or model tokens full); U.closed, the ms its report keeps it
+  -- closed for whatever the call (UpstreamState.closedForMs); U.pn, whether the call is a probe
+  -- if admitted, and U.soft, whether one of silence.
   function UP.decide(U, estimate)
-    local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu', 'pn', 'pu', 'hr')
+    local r = redis.call('HMGET', U.kr, 'lr', 'lt', 'rr', 'ra', 'tr', 'ta', 'cu', 'pn', 'pu', 'hr',
+      'ps')
     local lr, lt, cu = tonumber(r[1]), tonumber(r[2]), tonumber(r[7])
     U.rr, U.ra, U.tr, U.ta = tonumber(r[3]), tonumber(r[4]), tonumber(r[5]), tonumber(r[6])
     if lr and U.limit > 0 and lr < U.limit then
@@ -670,13 +672,15 @@ local function upstreams()
       w = math.max(w, ceilMs(U.ta - now))
     end
     U.closed = w
-    U.pn = r[8]
+    U.pn, U.soft = r[8], false
     local hr = tonumber(r[10])
-    if hr and now - hr >= SILENCE_MS * unitsPerMs then
-      U.pn = true -- the provider's last word is stale: the next call finds out first
+    if not U.pn and hr and now - hr >= SILENCE_MS * unitsPerMs then
+      -- the provider's last word is stale: the next call finds out first (a probe of silence,
+      -- which holds back only the calls that wait in the order)
+      U.pn, U.soft = true, true
     end
     local pu = tonumber(r[9])
-    if pu and pu > now then
+    if pu and pu > now and (not r[11] or U.waiting) then
       w = math.max(w, ceilMs(pu - now))
     end
     if U.tr and U.tr < estimate then
@@ -721,9 +725,12 @@ local function upstreams()
     if U.pn then
       -- the first call after a report closed the upstream or left a count at 0: a probe, which
       -- goes alone until the next report (report.lua clears pu) or PROBE_MS (Upstream.PROBE)
-      redis.call('HSET', U.kr, 'pu', string.format('%.17g', now + PROBE_MS * unitsPerMs),
-        'hr', string.format('%.17g', now))
-      redis.call('HDEL', U.kr, 'pn')
+      redis.call('HSET', U.kr, 'pu', string.format('%.17g', now + PROBE_MS * unitsPerMs))
+      if U.soft then
+        redis.call('HSET', U.kr, 'ps', '1', 'hr', string.format('%.17g', now))
+      else
+        redis.call('HDEL', U.kr, 'pn', 'ps')
+      end
       local ttl = redis.call('PTTL', U.kr)
       if ttl >= 0 and ttl <= PROBE_MS then
         redis.call('PEXPIRE', U.kr, PROBE_MS + 1)

@@ -100,7 +100,7 @@ end
 local after = at + 8 + quotas * 16
 if #ARGV[1] >= after + 39 then
   local report, counted, ra, ta, tokens = struct.unpack('<ddddd', ARGV[1], after)
-  local r = redis.call('HMGET', KEYS[report], 'ra', 'ta', 'pu')
+  local r = redis.call('HMGET', KEYS[report], 'ra', 'ta', 'pu', 'ps')
   if counted % 2 == 1 and tonumber(r[1]) == ra then
     redis.call('HINCRBY', KEYS[report], 'rr', 1)
   end
@@ -108,8 +108,13 @@ if #ARGV[1] >= after + 39 then
     redis.call('HINCRBY', KEYS[report], 'tr', string.format('%.0f', tokens))
   end
   if counted >= 4 and r[3] then
-    redis.call('HDEL', KEYS[report], 'pu')
-    redis.call('HSET', KEYS[report], 'pn', '1')
+    -- no report since the probe: it is owed again (one of silence: the silence holds again)
+    redis.call('HDEL', KEYS[report], 'pu', 'ps')
+    if r[4] then
+      redis.call('HSET', KEYS[report], 'hr', string.format('%.17g', now - SILENCE_MS * unitsPerMs))
+    else
+      redis.call('HSET', KEYS[report], 'pn', '1')
+    end
   end
 end
 if ARGV[n + 2] then

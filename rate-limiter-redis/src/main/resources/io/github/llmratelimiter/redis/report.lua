@@ -7,9 +7,10 @@
 --   limits of requests and model tokens when lower than the configured ones, rr and tr the
 --   requests and model tokens left (counted down by acquire.lua) until ra and ta, cu the time the
 --   upstream is closed until, pn set when the next call admitted is a probe (a report closed the
---   upstream or left a count at 0), pu the time a probe in flight goes alone until, hr the later of
---   the last report's time and the last probe's start (times in the scripts' time units; every
---   report clears pu and sets hr: UpstreamState.apply)
+--   upstream or left a count at 0), pu the time a probe in flight goes alone until, ps set when
+--   that probe is one of silence, hr the later of the last report's time and the last probe of
+--   silence's start (times in the scripts' time units; every report clears pu and ps and sets hr:
+--   UpstreamState.apply)
 -- ARGV[1] after the three of lib.lua, NaN for what the report does not say: the lower limit of
 --   requests (-1: the report states one not lower than the configured one, which clears lr), the
 --   lower limit of model tokens (likewise for lt), the requests left, the time units until they no
@@ -21,7 +22,7 @@
 
 local lr, lt, rr, ra, tr, ta, cu = struct.unpack('<ddddddd', ARGV[1], 25)
 local key = KEYS[1]
-redis.call('HDEL', key, 'pu') -- an answer came: what it says decides from now on
+redis.call('HDEL', key, 'pu', 'ps') -- an answer came: what it says decides from now on
 redis.call('HSET', key, 'hr', string.format('%.17g', now))
 
 -- a limit field set to a lower limit, or cleared

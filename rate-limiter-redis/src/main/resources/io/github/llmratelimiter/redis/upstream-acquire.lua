@@ -37,6 +37,9 @@ if slotLimit > 0 then
   k = k + 1
 end
 U.kr = KEYS[k]
+-- a call that waits in the upstream's order: its turn names its waiting call
+U.waiting = #ARGV[1] >= 24 + 9 * 8 and struct.unpack('<d', ARGV[1], 57) == 1
+  and ARGV[4] ~= nil and ARGV[4] ~= ''
 upstreams().decide(U, estimate)
 local O
 if #ARGV[1] >= 24 + 9 * 8 and struct.unpack('<d', ARGV[1], 57) == 1 then
