@@ -24,7 +24,9 @@ import org.jspecify.annotations.Nullable;
  *       is admitted before it, on any instance.
  *   <li><b>Probe</b>: once a retry or a count at 0 stops holding, the first call admitted goes
  *       alone until the next report or {@link Upstream#PROBE} ({@link Reason#UPSTREAM_LIMIT} for
- *       the others, their wait the probe's time left); every report ends the probe.
+ *       the others, their wait the probe's time left); after {@link Upstream#SILENCE} without a
+ *       report, likewise, but only among the calls waiting in the upstream's order; every report
+ *       ends the probe.
  * </ul>
  * A call the upstream's reported state denies gets {@link Reason#UPSTREAM_LIMIT}, with the time
  * until the state that denies it lapses as its wait.

@@ -43,9 +43,11 @@ public record Upstream(
   public static final java.time.Duration PROBE = java.time.Duration.ofSeconds(1);
 
   /**
-   * How long without a report from the provider (and without a probe) makes its last word stale:
-   * the next call admitted is a probe ({@link #PROBE}). Only an upstream the provider reported on
-   * at least once has a last word.
+   * How long without a report from the provider (and without a probe of silence) makes its last
+   * word stale: the next call admitted is a probe ({@link #PROBE}) that holds back only the calls
+   * waiting in the upstream's order (a call whose {@link UpstreamTurn} names its waiting call);
+   * the others are decided as always. Only an upstream the provider reported on at least once has
+   * a last word.
    */
   public static final java.time.Duration SILENCE = java.time.Duration.ofSeconds(10);
 
