@@ -2,18 +2,14 @@ package io.github.llmratelimiter.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpServer;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.UpstreamStatus;
 import io.github.llmratelimiter.gateway.RateLimitGateway;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -33,7 +29,14 @@ import org.springframework.test.context.DynamicPropertySource;
         "ratelimiter.upstreams.stand-in.models[0]=gpt-4o*"})
 class SampleProviderRefusalTests {
 
-  private static final HttpServer PROVIDER = provider();
+  /** A provider whose limits were lowered below the gateway's: every call gets its 429. */
+  private static final LocalProvider PROVIDER = LocalProvider.answering(429, new LinkedHashMap<>(
+      Map.of("x-ratelimit-limit-requests", "3", "x-ratelimit-remaining-requests", "0",
+          "x-ratelimit-reset-requests", "40s", "x-ratelimit-limit-tokens", "2000",
+          "x-ratelimit-remaining-tokens", "0", "x-ratelimit-reset-tokens", "40s",
+          "retry-after", "2", "retry-after-ms", "1500")),
+      "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\","
+          + "\"code\":\"rate_limit_exceeded\"}}");
 
   @LocalServerPort
   int port;
@@ -46,44 +49,14 @@ class SampleProviderRefusalTests {
 
   private final HttpClient http = HttpClient.newHttpClient();
 
-  /** A provider whose limits were lowered below the gateway's: every call gets its 429. */
-  private static HttpServer provider() {
-    try {
-      HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-      server.createContext("/v1/chat/completions", exchange -> {
-        try (exchange) {
-          exchange.getRequestBody().readAllBytes();
-          exchange.getResponseHeaders().add("x-ratelimit-limit-requests", "3");
-          exchange.getResponseHeaders().add("x-ratelimit-remaining-requests", "0");
-          exchange.getResponseHeaders().add("x-ratelimit-reset-requests", "40s");
-          exchange.getResponseHeaders().add("x-ratelimit-limit-tokens", "2000");
-          exchange.getResponseHeaders().add("x-ratelimit-remaining-tokens", "0");
-          exchange.getResponseHeaders().add("x-ratelimit-reset-tokens", "40s");
-          exchange.getResponseHeaders().add("retry-after", "2");
-          exchange.getResponseHeaders().add("retry-after-ms", "1500");
-          byte[] body = "{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"code\":\"rate_limit_exceeded\"}}"
-              .getBytes(StandardCharsets.UTF_8);
-          exchange.getResponseHeaders().add("Content-Type", "application/json");
-          exchange.sendResponseHeaders(429, body.length);
-          exchange.getResponseBody().write(body);
-        }
-      });
-      server.start();
-      return server;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   @DynamicPropertySource
   static void providerUrl(DynamicPropertyRegistry registry) {
-    registry.add("gateway.provider.base-url",
-        () -> "http://127.0.0.1:" + PROVIDER.getAddress().getPort());
+    PROVIDER.register(registry);
   }
 
   @AfterAll
   static void stop() {
-    PROVIDER.stop(0);
+    PROVIDER.stop();
   }
 
   @Test

@@ -2,15 +2,9 @@ package io.github.llmratelimiter.sample;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.sun.net.httpserver.HttpServer;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.http.HttpClient;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -30,8 +24,13 @@ import org.springframework.test.context.DynamicPropertySource;
         "ratelimiter.upstreams.stand-in.rpm=10", "ratelimiter.upstreams.stand-in.models[0]=gpt-4o*"})
 class SampleRealProviderTests {
 
-  private static final AtomicInteger RECEIVED = new AtomicInteger();
-  private static final HttpServer PROVIDER = provider();
+  private static final LocalProvider PROVIDER = LocalProvider.answering(200, Map.of(
+          "x-ratelimit-limit-requests", "10", "x-ratelimit-remaining-requests", "0",
+          "x-ratelimit-reset-requests", "30s"),
+      "{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
+          + "\"message\":{\"role\":\"assistant\",\"content\":\"from the provider\"},"
+          + "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,"
+          + "\"total_tokens\":10}}");
 
   @LocalServerPort
   int port;
@@ -41,41 +40,14 @@ class SampleRealProviderTests {
 
   private final HttpClient http = HttpClient.newHttpClient();
 
-  private static HttpServer provider() {
-    try {
-      HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-      server.createContext("/v1/chat/completions", exchange -> {
-        try (exchange) {
-          exchange.getRequestBody().readAllBytes();
-          RECEIVED.incrementAndGet();
-          exchange.getResponseHeaders().add("x-ratelimit-limit-requests", "10");
-          exchange.getResponseHeaders().add("x-ratelimit-remaining-requests", "0");
-          exchange.getResponseHeaders().add("x-ratelimit-reset-requests", "30s");
-          byte[] body = ("{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
-              + "\"message\":{\"role\":\"assistant\",\"content\":\"from the provider\"},"
-              + "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":3,"
-              + "\"total_tokens\":10}}").getBytes(StandardCharsets.UTF_8);
-          exchange.getResponseHeaders().add("Content-Type", "application/json");
-          exchange.sendResponseHeaders(200, body.length);
-          exchange.getResponseBody().write(body);
-        }
-      });
-      server.start();
-      return server;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
   @DynamicPropertySource
   static void providerUrl(DynamicPropertyRegistry registry) {
-    registry.add("gateway.provider.base-url",
-        () -> "http://127.0.0.1:" + PROVIDER.getAddress().getPort());
+    PROVIDER.register(registry);
   }
 
   @AfterAll
   static void stop() {
-    PROVIDER.stop(0);
+    PROVIDER.stop();
   }
 
   private HttpResponse<String> chat(String key) throws Exception {
@@ -94,6 +66,6 @@ class SampleRealProviderTests {
     HttpResponse<String> second = chat("sk-real-provider-tenant-2");
     assertThat(second.statusCode()).as(second.body()).isEqualTo(429);
     assertThat(second.body()).contains("UPSTREAM_LIMIT");
-    assertThat(RECEIVED.get()).as("the refused call never reached the provider").isEqualTo(1);
+    assertThat(PROVIDER.received()).as("the refused call never reached the provider").isEqualTo(1);
   }
 }
