@@ -7,6 +7,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
@@ -65,7 +66,21 @@ public final class PipelinedRun {
         "window + bucket + model tokens (reserve)", RedisLimiter::reserved);
     LoadFigure quotas = run(warmup, measure, LoadFigure.REDIS_PIPELINED_QUOTAS,
         "window + bucket + model tokens + two quotas (reserve)", RedisLimiter::reservedWithQuotas);
-    return List.of(windowBucket, modelTokens, quotas, evalsha(warmup, measure));
+    return List.of(windowBucket, modelTokens, quotas, evalsha(warmup, measure),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_ARGUMENTS,
+            "window + bucket: its keys, arguments and reply, no command",
+            CommandFloor.windowAndBucket(RedisStoreBenchmark.KEY_COUNT), false, List.of()),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_COMMANDS,
+            "window + bucket: its commands alone",
+            CommandFloor.windowAndBucket(RedisStoreBenchmark.KEY_COUNT), true,
+            List.of("time", "get", "set")),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS,
+            "window + bucket + model tokens: its keys, arguments and reply, no command",
+            CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), false, List.of()),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS,
+            "window + bucket + model tokens: its commands alone",
+            CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), true,
+            List.of("time", "incr", "get", "set")));
   }
 
   private static String[] keys() {
@@ -161,6 +176,66 @@ public final class PipelinedRun {
       }
       return figure(LoadFigure.REDIS_PIPELINED_FLOOR, "raw EVALSHA return 1", r, cpu, 1.0,
           Double.NaN);
+    }
+  }
+
+  /**
+   * Runs {@code floor}'s script pipelined alike on a fresh {@code redis-server}, with or without
+   * the decision's commands; the case names the Redis time per call of each of {@code named}
+   * ({@code INFO commandstats}, the command's own run, without the script's conversions).
+   *
+   * @throws IllegalStateException if a reply was not the decision's size, or the server ran other
+   *     than one script per call, or a command other than one of {@code named}
+   */
+  private static LoadFigure floor(Duration warmup, Duration measure, String subject, String what,
+      CommandFloor floor, boolean withCommands, List<String> named) throws InterruptedException {
+    try (RedisClientOnServer redis = new RedisClientOnServer();
+        RedisInfo info = new RedisInfo(redis.server.uri());
+        StatefulRedisConnection<String, String> connection = redis.client.connect()) {
+      RedisCommands<String, String> commands = connection.sync();
+      floor.load(commands);
+      LongAdder calls = new LongAdder();
+      double[] cpu = new double[2];
+      String[] stats = new String[2];
+      int[] next = new int[CONCURRENCY * 16];
+      ClosedLoopLoad.Result r = ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> {
+        int slot = worker * 16;
+        int i = next[slot];
+        next[slot] = i + 1 == RedisStoreBenchmark.KEY_COUNT ? 0 : i + 1;
+        calls.increment();
+        floor.call(commands,
+            (i + worker * RedisStoreBenchmark.KEY_COUNT / CONCURRENCY) % RedisStoreBenchmark.KEY_COUNT,
+            withCommands);
+      }, () -> {
+        cpu[0] = info.cpuSeconds();
+        stats[0] = info.commandStats();
+      }, () -> {
+        cpu[1] = info.cpuSeconds();
+        stats[1] = info.commandStats();
+      });
+      long scripts = RedisInfo.calls(stats[1], "evalsha") - RedisInfo.calls(stats[0], "evalsha");
+      StringBuilder perCommand = new StringBuilder();
+      for (String command : named) {
+        long n = RedisInfo.calls(stats[1], command) - RedisInfo.calls(stats[0], command);
+        double usec = RedisInfo.usec(stats[1], command) - RedisInfo.usec(stats[0], command);
+        perCommand.append(perCommand.isEmpty() ? " (" : ", ").append(String.format(Locale.ROOT,
+            "%s %.2f× %.2f µs", command.toUpperCase(Locale.ROOT), (double) n / scripts,
+            n == 0 ? 0 : usec / n));
+      }
+      long others = RedisInfo.totalCalls(stats[1]) - RedisInfo.totalCalls(stats[0])
+          - scripts - named.stream().mapToLong(c -> RedisInfo.calls(stats[1], c)
+              - RedisInfo.calls(stats[0], c)).sum()
+          - (RedisInfo.calls(stats[1], "info") - RedisInfo.calls(stats[0], "info"));
+      if (others != 0) {
+        throw new IllegalStateException(what + ": the server ran " + others
+            + " other commands: " + stats[1]);
+      }
+      if (!perCommand.isEmpty()) {
+        perCommand.append(" per decision, Redis time per call)");
+      }
+      double perCall = (double) (RedisInfo.usec(stats[1], "evalsha")
+          - RedisInfo.usec(stats[0], "evalsha")) / scripts;
+      return figure(subject, what + perCommand + ", 1,000 keys", r, cpu, 1.0, perCall);
     }
   }
 

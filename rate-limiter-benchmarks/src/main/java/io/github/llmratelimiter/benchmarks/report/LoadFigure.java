@@ -41,6 +41,22 @@ public record LoadFigure(
   public static final String REDIS_PIPELINED_QUOTAS = "RedisStore pipelined, quotas";
   /** Subject of the pipelined raw {@code EVALSHA} of {@code return 1}: the floor. */
   public static final String REDIS_PIPELINED_FLOOR = "Evalsha pipelined";
+  /**
+   * Subject of the pipelined run of a script taking a window + bucket decision's keys and
+   * arguments and replying as it does, running no command.
+   */
+  public static final String REDIS_PIPELINED_ARGUMENTS = "Command floor, window + bucket arguments";
+  /**
+   * Subject of the pipelined run of a script running a window + bucket decision's commands alone,
+   * with its keys, arguments and reply.
+   */
+  public static final String REDIS_PIPELINED_COMMANDS = "Command floor, window + bucket commands";
+  /** The same as {@link #REDIS_PIPELINED_ARGUMENTS} for a reservation with model tokens. */
+  public static final String REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS =
+      "Command floor, model tokens arguments";
+  /** The same as {@link #REDIS_PIPELINED_COMMANDS} for a reservation with model tokens. */
+  public static final String REDIS_PIPELINED_MODEL_TOKENS_COMMANDS =
+      "Command floor, model tokens commands";
   /** Subject of the pipelined Redis run of a window and a bucket, the baseline of an upstream. */
   public static final String REDIS_UPSTREAM_NONE = "RedisStore pipelined, without upstream";
   /** Subject of the pipelined Redis run of a window and a bucket with an upstream on the call. */

@@ -248,7 +248,9 @@ public final class MarkdownReport {
     List<Figure> redis = figures.stream().filter(Figure::isRedis).toList();
     List<LoadFigure> pipelinedRuns = loads.stream().filter(l -> List.of(LoadFigure.REDIS_PIPELINED,
         LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, LoadFigure.REDIS_PIPELINED_QUOTAS,
-        LoadFigure.REDIS_PIPELINED_FLOOR)
+        LoadFigure.REDIS_PIPELINED_FLOOR, LoadFigure.REDIS_PIPELINED_ARGUMENTS,
+        LoadFigure.REDIS_PIPELINED_COMMANDS, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS,
+        LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS)
         .contains(l.subject())).toList();
     Optional<LoadFigure> pipelined = pipelinedRuns.stream().findFirst();
     if (redis.isEmpty() && pipelined.isEmpty()) {
@@ -284,7 +286,15 @@ public final class MarkdownReport {
         .append("second script, not counted here), the same with two quotas (a daily cost quota ")
         .append("and a monthly model-token quota: what quotas add to the script), and the floor: ")
         .append("raw `EVALSHA` of `return 1` ")
-        .append("from as many threads on one connection. Redis CPU is `used_cpu_sys + ")
+        .append("from as many threads on one connection; then the floors of the first two ")
+        .append("decisions, pipelined alike: a script that takes the decision's keys and ")
+        .append("arguments (their number and sizes) and returns a reply of its size, running no ")
+        .append("command, and the same script running exactly the commands the decision runs ")
+        .append("(`TIME`, the level's `GET` and `SET … PX`; with model tokens also the ")
+        .append("reservation counter's `INCR` and the model-token window's `GET` and `SET … PX`) ")
+        .append("and nothing else, each command's calls per decision and Redis time per call ")
+        .append("(`INFO commandstats`) in its case. What a decision costs above its commands ")
+        .append("alone is its script's own work. Redis CPU is `used_cpu_sys + ")
         .append("used_cpu_user` of `INFO cpu` over the measured period, divided by its wall ")
         .append("time.\n\n")
         .append("| Case | Decisions/s | p50 | p99 | Redis CPU (% of one core) | Redis CPU per decision | Round trips per decision |\n")
