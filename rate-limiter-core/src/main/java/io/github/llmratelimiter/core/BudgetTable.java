@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.core;
 
+import io.github.llmratelimiter.core.internal.IdentityCache;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -32,6 +33,8 @@ final class BudgetTable {
   static final long TRACKED_KEYS_RETRY_MS = 1_000L;
   /** The variants a budget's table keeps resolved; a call with any further variant resolves its own. */
   static final int MAX_VARIANTS = 1_024;
+  /** The views a table finds by their budget's identity. */
+  static final int RECENT_VIEWS = 16;
 
   final Budget budget;
   final String name;
@@ -43,6 +46,12 @@ final class BudgetTable {
   final int order;
   /** The variants of this (defaults') table resolved so far; empty on a variant's table. */
   private final ConcurrentHashMap<Budget, BudgetTable> variants;
+  /**
+   * The views resolved last, by the budget's identity: a policy hands every call the same budget
+   * instance, so a variant's call finds its table without hashing the budget (its quotas and
+   * defaults included).
+   */
+  private final IdentityCache<Budget, BudgetTable> recentViews = new IdentityCache<>(RECENT_VIEWS);
 
   final boolean hasWindow;
   final int limit;
@@ -116,19 +125,28 @@ final class BudgetTable {
    * @throws IllegalArgumentException if {@code b}'s defaults differ from this table's budget
    */
   BudgetTable view(Budget b) {
-    if (b == budget || b.equals(budget)) {
+    if (b == budget) {
       return this;
     }
-    BudgetTable v = variants.get(b.requireSameDefaults(budget));
+    BudgetTable v = recentViews.find(b);
     if (v != null) {
       return v;
     }
-    v = new BudgetTable(b, keys, false);
-    if (variants.size() >= MAX_VARIANTS) {
-      return v; // not kept: a bounded set of variants (plans) is resolved once
+    if (b.equals(budget)) {
+      recentViews.put(b, this);
+      return this;
     }
-    BudgetTable raced = variants.putIfAbsent(b, v);
-    return raced != null ? raced : v;
+    v = variants.get(b.requireSameDefaults(budget));
+    if (v == null) {
+      v = new BudgetTable(b, keys, false);
+      if (variants.size() >= MAX_VARIANTS) {
+        return v; // not kept: a bounded set of variants (plans) is resolved once
+      }
+      BudgetTable raced = variants.putIfAbsent(b, v);
+      v = raced != null ? raced : v;
+    }
+    recentViews.put(b, v);
+    return v;
   }
 
   /** The key's tracked entry, or null (a decision's lookup: {@link KeyTable#existing}). */

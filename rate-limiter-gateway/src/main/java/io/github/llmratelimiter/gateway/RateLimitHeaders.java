@@ -10,6 +10,7 @@ import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.core.internal.IdentityCache;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,17 +112,16 @@ public final class RateLimitHeaders {
   /** Per list of levels: what its headers repeat on every call, formatted once. */
   private static final Map<List<Budget>, Template> TEMPLATES = new ConcurrentHashMap<>();
 
-  /** How many lists of levels {@link #recent} remembers by identity. */
+  /** How many lists of levels {@link #RECENT} remembers by identity. */
   static final int RECENT_SIZE = 32;
 
   /**
    * The templates of the lists of levels seen last, by the lists' identity: a policy hands every
    * call on a model the same list ({@link RateLimitPolicy#budgets}), so a call finds its template
-   * without hashing budgets. Replaced whole on a miss.
+   * without hashing budgets.
    */
-  private static volatile Recent[] recent = new Recent[0];
-
-  private record Recent(List<Budget> levels, Template template) {}
+  private static final IdentityCache<List<Budget>, Template> RECENT =
+      new IdentityCache<>(RECENT_SIZE);
 
   private RateLimitHeaders() {}
 
@@ -319,13 +319,11 @@ public final class RateLimitHeaders {
    * the cache keyed by the levels' values (built on a miss).
    */
   static Template template(List<Budget> levels) {
-    Recent[] seen = recent;
-    for (Recent r : seen) {
-      if (r.levels == levels) {
-        return r.template;
-      }
+    Template t = RECENT.find(levels);
+    if (t != null) {
+      return t;
     }
-    Template t = TEMPLATES.get(levels);
+    t = TEMPLATES.get(levels);
     if (t == null) {
       if (TEMPLATES.size() >= MAX_TEMPLATES) {
         TEMPLATES.clear();
@@ -334,11 +332,7 @@ public final class RateLimitHeaders {
       t = TEMPLATES.putIfAbsent(built.levels, built);
       t = t == null ? built : t;
     }
-    // remember this list (newest first), dropping the oldest past RECENT_SIZE
-    Recent[] next = new Recent[Math.min(RECENT_SIZE, seen.length + 1)];
-    next[0] = new Recent(levels, t);
-    System.arraycopy(seen, 0, next, 1, next.length - 1);
-    recent = next;
+    RECENT.put(levels, t);
     return t;
   }
 

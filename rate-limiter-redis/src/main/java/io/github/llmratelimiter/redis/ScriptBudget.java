@@ -6,6 +6,7 @@ import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.Upstream;
 import io.github.llmratelimiter.core.WindowLimit;
+import io.github.llmratelimiter.core.internal.IdentityCache;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
@@ -26,6 +27,8 @@ final class ScriptBudget {
   static final int SLOTS = 1024;
   /** The variants a budget keeps packed; a call with any further variant packs its own. */
   static final int MAX_VARIANTS = 1024;
+  /** The views a budget finds by their budget's identity. */
+  static final int RECENT_VIEWS = 16;
 
   /** The Redis keys of one level, from its limiter keys in clear. */
   private record LevelKeys(String root, String key, String[] keys, @Nullable String sequence) {}
@@ -52,6 +55,12 @@ final class ScriptBudget {
   private final LevelKeys[] recent;
   /** The variants of these (defaults') values packed so far; empty for a variant's. */
   private final ConcurrentHashMap<Budget, ScriptBudget> variants;
+  /**
+   * The views resolved last, by the budget's identity: a policy hands every call the same budget
+   * instance, so a variant's call finds its values without hashing the budget.
+   */
+  private final IdentityCache<Budget, ScriptBudget> recentViews =
+      new IdentityCache<>(RECENT_VIEWS);
 
   /**
    * The values of a budget's defaults.
@@ -85,17 +94,27 @@ final class ScriptBudget {
    * @throws IllegalArgumentException if {@code b}'s defaults differ from this budget
    */
   ScriptBudget view(Budget b) {
-    if (b == budget || b.equals(budget)) {
+    if (b == budget) {
       return this;
     }
-    ScriptBudget v = variants.get(b.requireSameDefaults(budget));
+    ScriptBudget v = recentViews.find(b);
+    if (v != null) {
+      return v;
+    }
+    if (b.equals(budget)) {
+      recentViews.put(b, this);
+      return this;
+    }
+    v = variants.get(b.requireSameDefaults(budget));
     if (v == null) {
       v = new ScriptBudget(b, layout, nanos, recent, new ConcurrentHashMap<>(1));
-      if (variants.size() < MAX_VARIANTS) { // else not kept: a bounded set (plans) is packed once
-        ScriptBudget raced = variants.putIfAbsent(b, v);
-        v = raced != null ? raced : v;
+      if (variants.size() >= MAX_VARIANTS) {
+        return v; // not kept: a bounded set of variants (plans) is packed once
       }
+      ScriptBudget raced = variants.putIfAbsent(b, v);
+      v = raced != null ? raced : v;
     }
+    recentViews.put(b, v);
     return v;
   }
 
