@@ -281,9 +281,11 @@ public final class HttpRun {
               + call.label);
           HttpFigure f = compare(stack, e.getKey(), call, off, e.getValue(), settings, rewarm);
           System.out.printf(java.util.Locale.ROOT, "requests/s %,.0f off, %,.0f on, on ÷ off "
-                  + "%s; CPU per request %.0f µs off, %.0f µs on, on ÷ off %s%n",
+                  + "%s; CPU per request %.0f µs off, %.0f µs on, on ÷ off %s; without the JIT "
+                  + "compiler threads %s (they took %.0f %% of it)%n",
               f.offRequestsPerSecond(), f.onRequestsPerSecond(), f.throughputRatio(),
-              f.offCpuMicros(), f.onCpuMicros(), f.cpuRatio());
+              f.offCpuMicros(), f.onCpuMicros(), f.cpuRatio(), f.cpuWithoutCompilerRatio(),
+              f.compilerShare() * 100);
           figures.add(f);
         }
       }
@@ -371,8 +373,8 @@ public final class HttpRun {
       double decisionSeconds, long redisCalls, long redisUsec) {}
 
   /** What is read at both ends of a slice. */
-  private record Reading(double cpuSeconds, double decisions, double decisionSeconds,
-      double modelTokens, CommandStats.@Nullable Totals redis) {}
+  private record Reading(double cpuSeconds, double compilerCpuSeconds, double decisions,
+      double decisionSeconds, double modelTokens, CommandStats.@Nullable Totals redis) {}
 
   /** One gateway under load. */
   private static final class Gateway {
@@ -446,7 +448,8 @@ public final class HttpRun {
             + (modelTokens ? "limits" : "does not limit") + " model tokens");
       }
       return new Measured(
-          new HttpFigure.Slice(r.calls(), r.seconds(), end.cpuSeconds() - start.cpuSeconds()),
+          new HttpFigure.Slice(r.calls(), r.seconds(), end.cpuSeconds() - start.cpuSeconds(),
+              Math.max(0, end.compilerCpuSeconds() - start.compilerCpuSeconds())),
           r.latencies(), Math.round(end.decisions() - start.decisions()),
           end.decisionSeconds() - start.decisionSeconds(),
           end.redis() == null || start.redis() == null ? 0
@@ -457,24 +460,24 @@ public final class HttpRun {
 
     /** Reads the counters, then the CPU: the reads' own CPU falls outside the slice. */
     private Reading readStart() {
-      Reading counters = readCounters(0);
-      return new Reading(app.cpuSeconds(), counters.decisions(), counters.decisionSeconds(),
-          counters.modelTokens(), counters.redis());
+      Reading counters = readCounters(0, 0);
+      return new Reading(app.cpuSeconds(), app.compilerCpuSeconds(), counters.decisions(),
+          counters.decisionSeconds(), counters.modelTokens(), counters.redis());
     }
 
     /** Reads the CPU, then the counters. */
     private Reading readEnd() {
-      return readCounters(app.cpuSeconds());
+      return readCounters(app.cpuSeconds(), app.compilerCpuSeconds());
     }
 
-    private Reading readCounters(double cpuSeconds) {
+    private Reading readCounters(double cpuSeconds, double compilerCpuSeconds) {
       CommandStats.@Nullable Totals totals = redis == null ? null : redis.read();
       if (!limiter) {
-        return new Reading(cpuSeconds, 0, 0, 0, totals);
+        return new Reading(cpuSeconds, compilerCpuSeconds, 0, 0, 0, totals);
       }
       String timer = metric(DECISION_TIMER);
-      return new Reading(cpuSeconds, statistic(timer, "COUNT"), statistic(timer, "TOTAL_TIME"),
-          statistic(metric(MODEL_TOKEN_COUNTER), "COUNT"), totals);
+      return new Reading(cpuSeconds, compilerCpuSeconds, statistic(timer, "COUNT"),
+          statistic(timer, "TOTAL_TIME"), statistic(metric(MODEL_TOKEN_COUNTER), "COUNT"), totals);
     }
 
     /** The gateway's Actuator metric, or an empty text when it has none yet. */

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,6 +26,9 @@ import java.util.concurrent.locks.LockSupport;
  * {@link #close()}, and at the latest when this JVM exits.
  */
 final class SampleApp implements AutoCloseable {
+
+  /** The OS's clock ticks per second in {@code /proc} (USER_HZ, 100 on Linux). */
+  private static final int CLOCK_TICKS_PER_SECOND = 100;
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
   /** The gateway's JVM: a fixed heap, as the JMH forks have. */
@@ -188,6 +192,40 @@ final class SampleApp implements AutoCloseable {
   double cpuSeconds() {
     return process.info().totalCpuDuration().orElseThrow(() -> new IllegalStateException(
         "the OS reports no CPU time of the gateway's process " + process.pid())).toNanos() / 1e9;
+  }
+
+  /**
+   * Returns the CPU time the gateway's JIT compiler threads have used so far (alive ones: a
+   * compiler thread the JVM stopped takes its time with it), user and system, from {@code
+   * /proc/<pid>/task/<tid>/stat} (threads named {@code C1 CompilerThre…}, {@code C2 …}); 0 where
+   * the OS has no {@code /proc}.
+   *
+   * @return seconds of CPU
+   */
+  double compilerCpuSeconds() {
+    Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
+    if (!Files.isDirectory(tasks)) {
+      return 0;
+    }
+    long ticks = 0;
+    try (DirectoryStream<Path> threads = Files.newDirectoryStream(tasks)) {
+      for (Path thread : threads) {
+        String stat;
+        try {
+          stat = Files.readString(thread.resolve("stat"));
+        } catch (IOException gone) {
+          continue; // the thread ended meanwhile
+        }
+        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        if (name.contains("CompilerThre")) {
+          String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          ticks += Long.parseLong(fields[11]) + Long.parseLong(fields[12]); // utime, stime
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return ticks / (double) CLOCK_TICKS_PER_SECOND;
   }
 
   /** Returns {@code http://127.0.0.1:<management port>}, where its Actuator answers. */

@@ -77,8 +77,10 @@ public record HttpFigure(
    * @param requests the requests started in the slice
    * @param seconds the slice's length
    * @param cpuSeconds the gateway process's CPU time in the slice (user and system)
+   * @param compilerCpuSeconds the part of it its JIT compiler threads used (0 when not read): work
+   *     a process does until its code is compiled, not per request
    */
-  public record Slice(long requests, double seconds, double cpuSeconds) {
+  public record Slice(long requests, double seconds, double cpuSeconds, double compilerCpuSeconds) {
 
     /**
      * Validates the slice.
@@ -92,6 +94,15 @@ public record HttpFigure(
       if (!(seconds > 0)) {
         throw new IllegalArgumentException("seconds must be > 0, but was " + seconds);
       }
+    }
+
+    /**
+     * A slice whose compiler threads were not read.
+     *
+     * @throws IllegalArgumentException if there is no request or the length is not positive
+     */
+    public Slice(long requests, double seconds, double cpuSeconds) {
+      this(requests, seconds, cpuSeconds, 0);
     }
 
     /**
@@ -110,6 +121,15 @@ public record HttpFigure(
      */
     public double cpuMicrosPerRequest() {
       return cpuSeconds * 1e6 / requests;
+    }
+
+    /**
+     * Returns the gateway's CPU time per request less its JIT compiler threads'.
+     *
+     * @return microseconds per request
+     */
+    public double cpuWithoutCompilerMicrosPerRequest() {
+      return (cpuSeconds - compilerCpuSeconds) * 1e6 / requests;
     }
   }
 
@@ -138,6 +158,15 @@ public record HttpFigure(
      */
     public double cpuRatio() {
       return on.cpuMicrosPerRequest() / off.cpuMicrosPerRequest();
+    }
+
+    /**
+     * Returns the round's CPU per request on ÷ off, each less its JIT compiler threads' CPU.
+     *
+     * @return the ratio
+     */
+    public double cpuWithoutCompilerRatio() {
+      return on.cpuWithoutCompilerMicrosPerRequest() / off.cpuWithoutCompilerMicrosPerRequest();
     }
   }
 
@@ -191,6 +220,28 @@ public record HttpFigure(
    */
   public Spread cpuRatio() {
     return spread(Round::cpuRatio);
+  }
+
+  /**
+   * Returns the per-round CPU-per-request ratios on ÷ off, each side less its JIT compiler
+   * threads' CPU.
+   *
+   * @return their median and range
+   */
+  public Spread cpuWithoutCompilerRatio() {
+    return spread(Round::cpuWithoutCompilerRatio);
+  }
+
+  /**
+   * Returns the JIT compiler threads' share of the gateways' CPU over every slice, off and on.
+   *
+   * @return a fraction from 0 to 1
+   */
+  public double compilerShare() {
+    Slice off = total(Round::off);
+    Slice on = total(Round::on);
+    double cpu = off.cpuSeconds() + on.cpuSeconds();
+    return cpu > 0 ? (off.compilerCpuSeconds() + on.compilerCpuSeconds()) / cpu : 0;
   }
 
   /**
@@ -248,12 +299,14 @@ public record HttpFigure(
     long requests = 0;
     double seconds = 0;
     double cpu = 0;
+    double compiler = 0;
     for (Round r : rounds) {
       Slice s = side.apply(r);
       requests += s.requests();
       seconds += s.seconds();
       cpu += s.cpuSeconds();
+      compiler += s.compilerCpuSeconds();
     }
-    return new Slice(requests, seconds, cpu);
+    return new Slice(requests, seconds, cpu, compiler);
   }
 }

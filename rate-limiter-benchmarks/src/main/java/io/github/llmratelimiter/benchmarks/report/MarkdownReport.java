@@ -573,23 +573,30 @@ public final class MarkdownReport {
         .append("thread and one API key each) in the runner's JVM on the same machine. CPU per ")
         .append("request is the gateway process's CPU time (user + system, the OS's accounting, ")
         .append("`/proc/<pid>/stat`) over the slice divided by the requests started in it; a ")
-        .append("ratio is the median of the rounds' on ÷ off ratios, with their range. Every ")
+        .append("ratio is the median of the rounds' on ÷ off ratios, with their range. The JIT ")
+        .append("compiler threads' part of it (`/proc/<pid>/task/*/stat`, threads `C1/C2 ")
+        .append("CompilerThread`) is work a gateway does until its code is compiled, not per ")
+        .append("request, and a gateway with more code to compile does it for longer: the last ")
+        .append("column gives the ratio without it and its share of all the gateways' CPU. Every ")
         .append("answer is checked: a 200 with its usage, the `RateLimit` header exactly when the ")
         .append("limiter is on, a stream ending in `[DONE]` after its usage; the on gateway's ")
         .append("`ratelimiter.model.tokens` counter grows exactly in the model-token case. ")
         .append("Latencies are exact percentiles of every measured request of a side.\n\n")
         .append("| Stack | Store | Call | Requests/s off | on | on ÷ off | p50 off / on | ")
-        .append("p99 off / on | CPU per request off | on | on ÷ off |\n")
-        .append("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|\n");
+        .append("p99 off / on | CPU per request off | on | on ÷ off | on ÷ off without the JIT ")
+        .append("compiler (its share) |\n")
+        .append("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|---|\n");
     long retried = 0;
     for (HttpFigure f : http) {
       int n = f.rounds().size();
       md.append(String.format(Locale.ROOT,
           "| %s | %s | %s | %,.0f | %,.0f | %s | %.2f / %.2f ms | %.2f / %.2f ms | %.0f µs | "
-              + "%.0f µs | %s |%n", f.stack(), f.store(), f.call(), f.offRequestsPerSecond(),
-          f.onRequestsPerSecond(), Targets.spread(f.throughputRatio(), n), f.offP50Ms(),
-          f.onP50Ms(), f.offP99Ms(), f.onP99Ms(), f.offCpuMicros(), f.onCpuMicros(),
-          Targets.spread(f.cpuRatio(), n) + (f.cpuResolved() ? "" : "; " + Targets.UNRESOLVED)));
+              + "%.0f µs | %s | %s (%.0f %%) |%n", f.stack(), f.store(), f.call(),
+          f.offRequestsPerSecond(), f.onRequestsPerSecond(),
+          Targets.spread(f.throughputRatio(), n), f.offP50Ms(), f.onP50Ms(), f.offP99Ms(),
+          f.onP99Ms(), f.offCpuMicros(), f.onCpuMicros(),
+          Targets.spread(f.cpuRatio(), n) + (f.cpuResolved() ? "" : "; " + Targets.UNRESOLVED),
+          Targets.spread(f.cpuWithoutCompilerRatio(), n), f.compilerShare() * 100));
       retried += f.retried();
     }
     if (retried > 0) {

@@ -171,8 +171,10 @@ public final class Targets {
     HttpFigure h = f.get();
     HttpFigure.Spread cpu = h.cpuRatio();
     String measured = String.format(Locale.ROOT,
-        "%s (%.0f ÷ %.0f µs per request); requests/s on ÷ off %s; p99 %.2f ms on, %.2f ms off",
+        "%s (%.0f ÷ %.0f µs per request); without the JIT compiler threads' CPU %s (they took "
+            + "%.0f %% of it); requests/s on ÷ off %s; p99 %.2f ms on, %.2f ms off",
         spread(cpu, h.rounds().size()), h.onCpuMicros(), h.offCpuMicros(),
+        spread(h.cpuWithoutCompilerRatio(), h.rounds().size()), h.compilerShare() * 100,
         spread(h.throughputRatio(), h.rounds().size()), h.onP99Ms(), h.offP99Ms());
     if (!h.cpuResolved()) {
       return new Outcome(target, UNRESOLVED + "; " + measured, "not measured");

@@ -44,6 +44,19 @@ class HttpFigureTests {
   }
 
   @Test
+  void theCompilerThreadsCpuIsLeftOutOfItsOwnRatioOnly() {
+    // off: 100 µs per request, 20 of them compiling; on: 150 µs, 60 of them compiling
+    HttpFigure f = new HttpFigure(HttpFigure.REACTIVE, HttpFigure.MEMORY, HttpFigure.PLAIN,
+        List.of(new HttpFigure.Round(false, new HttpFigure.Slice(1_000, 1, 0.1, 0.02),
+            new HttpFigure.Slice(1_000, 1, 0.15, 0.06))), 1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0);
+    assertThat(f.cpuRatio().median()).isCloseTo(1.5, org.assertj.core.data.Offset.offset(1e-9));
+    // (150 - 60) / (100 - 20)
+    assertThat(f.cpuWithoutCompilerRatio().median())
+        .isCloseTo(90.0 / 80, org.assertj.core.data.Offset.offset(1e-9));
+    assertThat(f.compilerShare()).isCloseTo(0.08 / 0.25, org.assertj.core.data.Offset.offset(1e-9));
+  }
+
+  @Test
   void aSliceNeedsRequestsAndAFigureRounds() {
     assertThatThrownBy(() -> new HttpFigure.Slice(0, 1, 0)).isInstanceOf(
         IllegalArgumentException.class).hasMessage("requests must be >= 1, but was 0");
