@@ -112,14 +112,19 @@ public final class ModelPrices {
       return 0;
     }
     if (!usage.itemized()) {
-      return perMillion(BigInteger.valueOf(usage.totalTokens())
-          .multiply(BigInteger.valueOf(Math.max(p.input(), p.output()))));
+      return perMillion(usage.totalTokens(), Math.max(p.input(), p.output()));
     }
     long uncached = usage.promptTokens() - usage.cachedTokens();
-    BigInteger sum = BigInteger.valueOf(uncached).multiply(BigInteger.valueOf(p.input()))
-        .add(BigInteger.valueOf(usage.cachedTokens()).multiply(BigInteger.valueOf(p.cachedInput())))
-        .add(BigInteger.valueOf(usage.completionTokens()).multiply(BigInteger.valueOf(p.output())));
-    return perMillion(sum);
+    try {
+      return perMillion(Math.addExact(Math.addExact(Math.multiplyExact(uncached, p.input()),
+          Math.multiplyExact(usage.cachedTokens(), p.cachedInput())),
+          Math.multiplyExact(usage.completionTokens(), p.output())));
+    } catch (ArithmeticException beyondLong) {
+      BigInteger sum = BigInteger.valueOf(uncached).multiply(BigInteger.valueOf(p.input()))
+          .add(BigInteger.valueOf(usage.cachedTokens()).multiply(BigInteger.valueOf(p.cachedInput())))
+          .add(BigInteger.valueOf(usage.completionTokens()).multiply(BigInteger.valueOf(p.output())));
+      return perMillion(sum);
+    }
   }
 
   /**
@@ -142,7 +147,24 @@ public final class ModelPrices {
       return 0;
     }
     long highest = Math.max(p.input(), Math.max(p.output(), p.cachedInput()));
-    return perMillion(BigInteger.valueOf(estimatedTokens).multiply(BigInteger.valueOf(highest)));
+    return perMillion(estimatedTokens, highest);
+  }
+
+  /** Tokens times micro-units, per million tokens, rounded up, capped at Long.MAX_VALUE. */
+  private static long perMillion(long tokens, long micros) {
+    long product;
+    try {
+      product = Math.multiplyExact(tokens, micros);
+    } catch (ArithmeticException beyondLong) {
+      return perMillion(BigInteger.valueOf(tokens).multiply(BigInteger.valueOf(micros)));
+    }
+    return perMillion(product);
+  }
+
+  /** Micro-units times tokens, per million tokens, rounded up (as {@link #perMillion(BigInteger)}). */
+  private static long perMillion(long microTimesTokens) {
+    long quotient = microTimesTokens / PER_MILLION;
+    return microTimesTokens % PER_MILLION > 0 ? quotient + 1 : quotient;
   }
 
   /** Micro-units times tokens, per million tokens, rounded up, capped at Long.MAX_VALUE. */

@@ -100,4 +100,25 @@ class ModelPricesTests {
     assertThat(expensive.cost("m", ModelUsage.of(Long.MAX_VALUE / 2, 0, 0)))
         .isEqualTo(Long.MAX_VALUE);
   }
+
+  @Test
+  void costsEitherSideOfTheLongRangeAreExactOrSaturate() {
+    long micros = 1_000_003; // 1.000003 per million tokens
+    ModelPrices prices = ModelPrices.of(Map.of(), new ModelPrices.Price(micros, micros, micros));
+    long fits = Long.MAX_VALUE / micros; // tokens whose product with the price fits in a long
+    for (long tokens : new long[] {fits - 1, fits, fits + 1, 2 * fits}) {
+      BigDecimal exact = BigDecimal.valueOf(tokens).multiply(BigDecimal.valueOf(micros))
+          .divide(BigDecimal.valueOf(1_000_000)).setScale(0, RoundingMode.CEILING);
+      long expected = exact.min(BigDecimal.valueOf(Long.MAX_VALUE)).longValueExact();
+      assertThat(prices.cost("m", ModelUsage.of(tokens, 0, 0))).as("prompt %d", tokens)
+          .isEqualTo(expected);
+      assertThat(prices.estimate("m", tokens)).as("estimate %d", tokens).isEqualTo(expected);
+    }
+    // each item fits, their sum does not
+    long half = fits / 2 + 1;
+    BigDecimal sum = BigDecimal.valueOf(2 * half).multiply(BigDecimal.valueOf(micros))
+        .divide(BigDecimal.valueOf(1_000_000)).setScale(0, RoundingMode.CEILING);
+    assertThat(prices.cost("m", ModelUsage.of(half, half, 0)))
+        .isEqualTo(sum.min(BigDecimal.valueOf(Long.MAX_VALUE)).longValueExact());
+  }
 }
