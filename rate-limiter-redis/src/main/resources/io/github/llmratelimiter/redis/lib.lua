@@ -394,9 +394,11 @@ local function modelTokens()
 
   -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
   -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
+  -- The entry is looked for from the newest (ModelTokenLog.replace): a call settles soon after it
+  -- was reserved, so only the entries added since are read, however many the window holds.
   function T.settle(L, id, estimate, actual)
     local b = L.body
-    for j = 0, L.tpmSize - 1 do
+    for j = L.tpmSize - 1, 0, -1 do
       local at = 1 + j * 24
       local _, eid, held = struct.unpack('<ddd', b, at)
       if eid == id then
@@ -412,10 +414,10 @@ local function modelTokens()
   end
 
   -- Removes reservation id's entry from L's window, if it is still there (refund.lua: a charge
-  -- undone leaves no entry behind).
+  -- undone leaves no entry behind), looked for from the newest as in T.settle.
   function T.remove(L, id)
     local b = L.body
-    for j = 0, L.tpmSize - 1 do
+    for j = L.tpmSize - 1, 0, -1 do
       local at = 1 + j * 24
       local _, eid, amount = struct.unpack('<ddd', b, at)
       if eid == id then

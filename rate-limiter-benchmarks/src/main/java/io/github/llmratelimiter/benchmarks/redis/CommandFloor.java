@@ -22,6 +22,8 @@ final class CommandFloor {
   static final int CALL_ARGUMENT_BYTES = 120;
   /** The bytes of one level's numbers (ARGV[2]): nine doubles. */
   static final int LEVEL_ARGUMENT_BYTES = 72;
+  /** The level's numbers: as many bytes as the store sends. */
+  private static final String LEVEL_ARGUMENTS = "\0".repeat(LEVEL_ARGUMENT_BYTES);
   /** The length of a tenant's hashed key part, as the store's keys name it ({@code #} and 22). */
   private static final int TENANT_CHARS = 23;
 
@@ -75,8 +77,6 @@ final class CommandFloor {
       throw new IllegalStateException("the command floor's script answered " + reply);
     }
   }
-
-  private static final String LEVEL_ARGUMENTS = "\0".repeat(LEVEL_ARGUMENT_BYTES);
 
   /** The keys of a decision for tenant {@code i}, named and sized as the store names them. */
   private String[] keysOf(int i) {

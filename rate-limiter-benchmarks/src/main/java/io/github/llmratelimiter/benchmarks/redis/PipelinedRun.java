@@ -184,8 +184,8 @@ public final class PipelinedRun {
    * the decision's commands; the case names the Redis time per call of each of {@code named}
    * ({@code INFO commandstats}, the command's own run, without the script's conversions).
    *
-   * @throws IllegalStateException if a reply was not the decision's size, or the server ran other
-   *     than one script per call, or a command other than one of {@code named}
+   * @throws IllegalStateException if a reply was not the decision's size, or the server ran a
+   *     command other than the scripts, {@code named} and the statistics' own {@code INFO}
    */
   private static LoadFigure floor(Duration warmup, Duration measure, String subject, String what,
       CommandFloor floor, boolean withCommands, List<String> named) throws InterruptedException {

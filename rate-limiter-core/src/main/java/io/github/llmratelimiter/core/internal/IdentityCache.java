@@ -5,8 +5,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A few values found by their key's identity, without hashing or comparing the key: for lookups
  * whose callers hand the same instance on every call (a policy's resolved budgets), in front of a
- * lookup by value ({@link #find}, and on a miss {@link #put}). Lock-free: the entries are one immutable array replaced whole on a miss, so
- * threads that race on a miss at worst resolve a value twice.
+ * lookup by value ({@link #find}, and on a miss {@link #put}). Lock-free: the entries are one
+ * immutable array replaced whole on a miss, so threads that race on a miss at worst resolve a
+ * value twice.
  *
  * @param <K> the keys, compared by identity
  * @param <V> the values
