@@ -344,9 +344,19 @@ local function modelTokens()
   end
   T = {}
 
+  -- Most calls add one entry and settle one, so the window is written in place: the header's sum
+  -- rewritten (SETRANGE), a settled amount rewritten where its entry is, the new entries appended
+  -- (APPEND). Entries that left the window stay at the head, counted in the stored sum, until
+  -- more than STALE of them (every read drops them from the head as it reads, the sum with them),
+  -- and only then is the window written whole. A script only ever creates the window's string
+  -- once (its GET): Redis's Lua hashes every byte of every string it creates.
+  local STALE = 32
+
   -- Reads L's model-token window (its fields mkey, tpmLimit, tpmWindow), dropping the entries a
-  -- whole window old (KeyEntry.expireModelTokens): keeps in L the entries left (body, a string of
-  -- entries), their count, sum and newest time.
+  -- whole window old (KeyEntry.expireModelTokens): keeps in L the string read (s), where its
+  -- entries left start (from), their count, sum and newest time, and the sum of the entries before
+  -- them that the string still holds (stale); new entries (tail) and settled amounts (edits) are
+  -- kept apart until T.save.
   function T.load(L)
     local s = redis.call('GET', L.mkey)
     local sum, size, from = 0, 0, 9
@@ -358,18 +368,42 @@ local function modelTokens()
         sum = sum - struct.unpack('<d', s, from + 16)
         from = from + 24
         size = size - 1
-        L.tpmDirty = true
       end
       if size > 0 then
         L.tpmNewest = struct.unpack('<d', s, #s - 23)
       end
+      L.stale = struct.unpack('<d', s) - sum
     else
       s = false
+      L.stale = 0
     end
     L.exists = s and true
-    L.body = s and string.sub(s, from) or ''
+    L.s = s
+    L.from = from
+    L.inS = size -- the entries left in s (the others are in tail)
+    L.tail = ''
+    L.edits = {}
     L.tpmSum = sum
     L.tpmSize = size
+    L.tpmDirty = s and size == 0 -- every entry left: the key goes
+    L.body = nil
+  end
+
+  -- The entries left as one string, edits and tail included (L.body), for the paths that rewrite
+  -- the window: from then on T.save writes it whole.
+  function T.flat(L)
+    if L.body then
+      return L.body
+    end
+    local b = L.s and L.inS > 0 and string.sub(L.s, L.from) or ''
+    for _, e in ipairs(L.edits) do
+      local at = e[1] - L.from + 1
+      b = string.sub(b, 1, at + 15) .. struct.pack('<d', e[2]) .. string.sub(b, at + 24)
+    end
+    L.body = b .. L.tail
+    L.edits = {}
+    L.tail = ''
+    return L.body
   end
 
   -- Adds a model-token entry at now (KeyEntry.appendModelTokens), after every entry of a time at
@@ -377,14 +411,16 @@ local function modelTokens()
   function T.append(L, id, amount)
     local e = struct.pack('<ddd', now, id, amount)
     if L.tpmSize > 0 and L.tpmNewest > now then -- the server's clock went back
-      local b = L.body
+      local b = T.flat(L)
       local j = L.tpmSize
       while j > 0 and struct.unpack('<d', b, 1 + (j - 1) * 24) > now do
         j = j - 1
       end
       L.body = string.sub(b, 1, j * 24) .. e .. string.sub(b, 1 + j * 24)
-    else
+    elseif L.body then
       L.body = L.body .. e
+    else
+      L.tail = L.tail .. e
     end
     L.tpmSum = L.tpmSum + amount
     L.tpmSize = L.tpmSize + 1
@@ -397,15 +433,44 @@ local function modelTokens()
   -- The entry is looked for from the newest (ModelTokenLog.replace): a call settles soon after it
   -- was reserved, so only the entries added since are read, however many the window holds.
   function T.settle(L, id, estimate, actual)
-    local b = L.body
-    for j = L.tpmSize - 1, 0, -1 do
-      local at = 1 + j * 24
-      local _, eid, held = struct.unpack('<ddd', b, at)
-      if eid == id then
-        L.tpmSum = L.tpmSum + actual - held
-        L.body = string.sub(b, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(b, at + 24)
-        L.tpmDirty = true
-        return
+    if L.body then
+      local b = L.body
+      for j = L.tpmSize - 1, 0, -1 do
+        local at = 1 + j * 24
+        local _, eid, held = struct.unpack('<ddd', b, at)
+        if eid == id then
+          L.tpmSum = L.tpmSum + actual - held
+          L.body = string.sub(b, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(b, at + 24)
+          L.tpmDirty = true
+          return
+        end
+      end
+    else
+      local t = L.tail
+      for j = #t / 24 - 1, 0, -1 do
+        local at = 1 + j * 24
+        local _, eid, held = struct.unpack('<ddd', t, at)
+        if eid == id then
+          L.tpmSum = L.tpmSum + actual - held
+          L.tail = string.sub(t, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(t, at + 24)
+          L.tpmDirty = true
+          return
+        end
+      end
+      for j = L.inS - 1, 0, -1 do
+        local at = L.from + j * 24
+        local _, eid, held = struct.unpack('<ddd', L.s, at)
+        if eid == id then
+          for _, e in ipairs(L.edits) do
+            if e[1] == at then
+              held = e[2] -- settled once already in this script
+            end
+          end
+          L.tpmSum = L.tpmSum + actual - held
+          L.edits[#L.edits + 1] = {at, actual}
+          L.tpmDirty = true
+          return
+        end
       end
     end
     if actual > estimate then
@@ -416,7 +481,7 @@ local function modelTokens()
   -- Removes reservation id's entry from L's window, if it is still there (refund.lua: a charge
   -- undone leaves no entry behind), looked for from the newest as in T.settle.
   function T.remove(L, id)
-    local b = L.body
+    local b = T.flat(L)
     for j = L.tpmSize - 1, 0, -1 do
       local at = 1 + j * 24
       local _, eid, amount = struct.unpack('<ddd', b, at)
@@ -466,7 +531,7 @@ local function modelTokens()
   -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
   function T.retryMs(L, estimate)
     local excess = L.tpmSum + estimate - L.tpmLimit
-    local b = L.body
+    local b = T.flat(L)
     for j = 0, L.tpmSize - 1 do
       local at, _, amount = struct.unpack('<ddd', b, 1 + j * 24)
       excess = excess - amount
@@ -479,17 +544,28 @@ local function modelTokens()
 
   -- Writes L's model-token window if it changed, to expire once it would be empty; deletes it
   -- once empty.
+  -- (Entries that left the window are dropped by every read: a window that only lost entries is
+  -- left as it is.)
   function T.save(L)
     if not L.tpmDirty then
       return
     end
+    local ttl = string.format('%d', math.max(T.resetMs(L) + 1, minTtlMs))
     if L.tpmSize == 0 then
       if L.exists then
         redis.call('DEL', L.mkey)
       end
+    elseif not L.body and L.s and (L.from - 9) / 24 <= STALE then
+      redis.call('SETRANGE', L.mkey, 0, struct.pack('<d', L.tpmSum + L.stale))
+      for _, e in ipairs(L.edits) do
+        redis.call('SETRANGE', L.mkey, e[1] + 15, struct.pack('<d', e[2]))
+      end
+      if #L.tail > 0 then
+        redis.call('APPEND', L.mkey, L.tail)
+      end
+      redis.call('PEXPIRE', L.mkey, ttl)
     else
-      redis.call('SET', L.mkey, struct.pack('<d', L.tpmSum) .. L.body, 'PX',
-        string.format('%d', math.max(T.resetMs(L) + 1, minTtlMs)))
+      redis.call('SET', L.mkey, struct.pack('<d', L.tpmSum) .. T.flat(L), 'PX', ttl)
     end
   end
 

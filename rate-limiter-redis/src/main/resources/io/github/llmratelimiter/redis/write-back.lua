@@ -123,8 +123,9 @@ for d = 1, D do
     local W = {mkey = L.t, tpmLimit = L.tpmLimit, tpmWindow = L.tpmWindow}
     T.load(W)
     local entries = L.tokens
+    local live = T.flat(W)
     for j = 0, W.tpmSize - 1 do
-      local t, eid, amount = struct.unpack('<ddd', W.body, 1 + j * 24)
+      local t, eid, amount = struct.unpack('<ddd', live, 1 + j * 24)
       entries[#entries + 1] = {t, eid, amount}
     end
     table.sort(entries, function(a, b)

@@ -167,6 +167,56 @@ abstract class AbstractParityTests {
     }
   }
 
+  /** A model-token window that holds hundreds of entries: written in place, compacted now and then. */
+  private static final Budget TPM_LARGE = new Budget("tpm-large", null, null,
+      new ModelTokenLimit(400_000, Duration.ofSeconds(2)));
+
+  /**
+   * Hundreds of reservations in one model-token window, settled in any order (the newest, old
+   * ones still in the window, ones that left it, refunds), some denied: the same decisions and
+   * windows on both stores while Redis writes the window in place and compacts it.
+   */
+  @ParameterizedTest
+  @ValueSource(longs = {6, 7})
+  void largeModelTokenWindowsSettledInAnyOrderDecideAsInMemory(long draws) {
+    ManualTicker ticker = new ManualTicker();
+    Random rnd = new Random(draws);
+    List<Reservation[]> open = new ArrayList<>();
+    List<Budget> levels = List.of(TPM_LARGE);
+    List<String> keys = List.of("big");
+    try (RateLimitStore memory = RateLimitStore.inMemory(ticker);
+        RedisRateLimitStore redis = redis(ticker).build()) {
+      for (int op = 0; op < 1_500; op++) {
+        ticker.advanceNanos(rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(12_000_000));
+        int pick = rnd.nextInt(10);
+        if (!open.isEmpty() && pick < 4) {
+          // mostly the newest, sometimes any
+          int i = pick < 3 ? open.size() - 1 - rnd.nextInt(Math.min(3, open.size()))
+              : rnd.nextInt(open.size());
+          Reservation[] pair = open.remove(i);
+          long actual = rnd.nextInt(6) == 0 ? 0 : rnd.nextInt(3000);
+          memory.reconcile(pair[0], actual);
+          redis.reconcile(pair[1], actual);
+        } else {
+          long estimate = rnd.nextInt(20) == 0 ? 60_000 : rnd.nextInt(2000);
+          Reservation expected = memory.reserve(levels, keys, 1, estimate, Composition.SEQUENTIAL);
+          Reservation actual = redis.reserve(levels, keys, 1, estimate, Composition.SEQUENTIAL);
+          String what = "op " + op + ": estimate " + estimate;
+          assertThat(actual.decision()).as(what).isEqualTo(expected.decision());
+          assertThat(actual.remainingModelTokens()).as(what)
+              .isEqualTo(expected.remainingModelTokens());
+          assertThat(actual.modelTokensResetMs()).as(what).isEqualTo(expected.modelTokensResetMs());
+          if (expected.reserved()) {
+            open.add(new Reservation[] {expected, actual});
+          }
+        }
+        assertSameState(memory.administration().orElseThrow().inspect(TPM_LARGE, "big"),
+            redis.administration().orElseThrow().inspect(TPM_LARGE, "big"), op);
+      }
+      assertThat(redis.errorCount()).isZero();
+    }
+  }
+
   private static final Budget QUOTA_ORG = new Budget("quota-org",
       new WindowLimit(30, Duration.ofSeconds(3)), new BucketLimit(6, 3),
       new ModelTokenLimit(6000, Duration.ofSeconds(2)), null, List.of(

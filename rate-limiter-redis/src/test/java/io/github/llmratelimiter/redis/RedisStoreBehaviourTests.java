@@ -278,9 +278,11 @@ class RedisStoreBehaviourTests {
       }
       Map<String, Long> calls = commandCalls();
       assertThat(calls).containsEntry("evalsha", 5L);
-      // one GET and one SET of each model-token window (2 levels, 5 calls): no window or bucket
-      // state read or written
-      assertThat(calls).containsEntry("get", 10L).containsEntry("set", 10L);
+      // one GET of each model-token window (2 levels, 5 calls), written in place (its sum
+      // rewritten, the entry appended, its expiry moved): no window or bucket state read or
+      // written
+      assertThat(calls).containsEntry("get", 10L).containsEntry("setrange", 10L)
+          .containsEntry("append", 10L).containsEntry("pexpire", 10L).doesNotContainKey("set");
       List<String> written = stateKeys(prefix);
       assertThat(written.stream().map(SlotHash::getSlot).distinct()).as("one hash slot").hasSize(1);
       assertThat(written).noneMatch(k -> k.endsWith(":s")).anyMatch(k -> k.endsWith(":seq"));
