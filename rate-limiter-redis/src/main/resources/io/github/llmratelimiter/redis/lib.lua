@@ -351,6 +351,9 @@ local function modelTokens()
   -- and only then is the window written whole. A script only ever creates the window's string
   -- once (its GET): Redis's Lua hashes every byte of every string it creates.
   local STALE = 32
+  -- A window of more bytes than this is read by ranges (T.loadRanges), RANGE entries at a time.
+  local LARGE = 4096
+  local RANGE = 32
 
   -- Reads L's model-token window (its fields mkey, tpmLimit, tpmWindow), dropping the entries a
   -- whole window old (KeyEntry.expireModelTokens): keeps in L the string read (s), where its
@@ -358,6 +361,10 @@ local function modelTokens()
   -- them that the string still holds (stale); new entries (tail) and settled amounts (edits) are
   -- kept apart until T.save.
   function T.load(L)
+    local len = redis.call('STRLEN', L.mkey)
+    if len > LARGE and (len - 8) % 24 == 0 then
+      return T.loadRanges(L, len)
+    end
     local s = redis.call('GET', L.mkey)
     local sum, size, from = 0, 0, 9
     if s and #s >= 8 and (#s - 8) % 24 == 0 then
@@ -389,11 +396,51 @@ local function modelTokens()
     L.body = nil
   end
 
+  -- T.load of a window of more than LARGE bytes (len), read by ranges: its sum, the entries that
+  -- left (RANGE at a time from the head) and its newest entry; L.s stays unread (nil) until a
+  -- path needs every entry (T.flat).
+  function T.loadRanges(L, len)
+    local stored = struct.unpack('<d', redis.call('GETRANGE', L.mkey, 0, 7))
+    local sum, size, from = stored, (len - 8) / 24, 9
+    local cut = now - L.tpmWindow
+    local more = true
+    while more and size > 0 do
+      local chunk = redis.call('GETRANGE', L.mkey, from - 1, from - 2 + RANGE * 24)
+      more = false
+      for at = 1, #chunk - 23, 24 do
+        if struct.unpack('<d', chunk, at) > cut then
+          break
+        end
+        sum = sum - struct.unpack('<d', chunk, at + 16)
+        from = from + 24
+        size = size - 1
+        more = at == #chunk - 23 -- the whole chunk left: read the next one
+      end
+    end
+    if size > 0 then
+      L.tpmNewest = struct.unpack('<d', redis.call('GETRANGE', L.mkey, len - 24, len - 1))
+    end
+    L.stale = stored - sum
+    L.exists = true
+    L.s = nil
+    L.from = from
+    L.inS = size
+    L.tail = ''
+    L.edits = {}
+    L.tpmSum = sum
+    L.tpmSize = size
+    L.tpmDirty = size == 0
+    L.body = nil
+  end
+
   -- The entries left as one string, edits and tail included (L.body), for the paths that rewrite
   -- the window: from then on T.save writes it whole.
   function T.flat(L)
     if L.body then
       return L.body
+    end
+    if L.s == nil then
+      L.s = redis.call('GET', L.mkey) -- a large window, read by ranges so far
     end
     local b = L.s and L.inS > 0 and string.sub(L.s, L.from) or ''
     for _, e in ipairs(L.edits) do
@@ -457,9 +504,15 @@ local function modelTokens()
           return
         end
       end
+      local chunk, base = L.s, 0 -- s, or (a large window) its range read last, after base bytes
       for j = L.inS - 1, 0, -1 do
         local at = L.from + j * 24
-        local _, eid, held = struct.unpack('<ddd', L.s, at)
+        if not L.s and (chunk == nil or at - base < 1) then
+          -- a large window: the RANGE entries up to entry j, read at once
+          local lo = math.max(L.from, at - (RANGE - 1) * 24)
+          chunk, base = redis.call('GETRANGE', L.mkey, lo - 1, at + 22), lo - 1
+        end
+        local _, eid, held = struct.unpack('<ddd', chunk, at - base)
         if eid == id then
           for _, e in ipairs(L.edits) do
             if e[1] == at then
@@ -555,7 +608,7 @@ local function modelTokens()
       if L.exists then
         redis.call('DEL', L.mkey)
       end
-    elseif not L.body and L.s and (L.from - 9) / 24 <= STALE then
+    elseif not L.body and L.exists and (L.from - 9) / 24 <= STALE then
       redis.call('SETRANGE', L.mkey, 0, struct.pack('<d', L.tpmSum + L.stale))
       for _, e in ipairs(L.edits) do
         redis.call('SETRANGE', L.mkey, e[1] + 15, struct.pack('<d', e[2]))

@@ -169,7 +169,7 @@ abstract class AbstractParityTests {
 
   /** A model-token window that holds hundreds of entries: written in place, compacted now and then. */
   private static final Budget TPM_LARGE = new Budget("tpm-large", null, null,
-      new ModelTokenLimit(400_000, Duration.ofSeconds(2)));
+      new ModelTokenLimit(800_000, Duration.ofSeconds(4)));
 
   /**
    * Hundreds of reservations in one model-token window, settled in any order (the newest, old
