@@ -141,6 +141,36 @@ local function fullMs(refill, deficit)
   return up
 end
 
+-- A state of more bytes than this is read by ranges (load): a decision reads its header, its
+-- newest admission and the admissions that leave, never the whole log (Redis's Lua hashes every
+-- byte of every string it creates).
+local LARGE_LOG = 4096
+
+-- The length of a state as load returned it (a string, or a large one's table).
+local function slen(s)
+  return type(s) == 'table' and s.len or #s
+end
+
+-- A state as load returned it, as one string (a large one read whole, once: its table keeps it,
+-- so that nth reads the state load read even after commit rewrote it).
+local function full(s)
+  if type(s) == 'table' then
+    s.str = s.str or redis.call('GET', s.key)
+    return s.str
+  end
+  return s
+end
+
+-- The time of the j-th oldest admission (from 0) in the window of a state as load returned it.
+local function nth(s, width, base, first, j)
+  local at = 37 + (first + j) * width
+  local fmt = width == 4 and '<I4' or '<d'
+  if type(s) == 'table' and not s.str then
+    return base + struct.unpack(fmt, redis.call('GETRANGE', s.key, at, at + width - 1))
+  end
+  return base + struct.unpack(fmt, full(s), at + 1)
+end
+
 -- Reads the state of a level (window limit, window length, bucket capacity, refill per time unit)
 -- from its key and brings it to now under these limits (BudgetTable.normalize): admissions a whole
 -- window old dropped (they leave from the head: only the ones that leave now are read), a bucket
@@ -151,13 +181,30 @@ end
 -- tokens, the time of the last refill, whether the state changed, and its monitoring mark (nil
 -- unless the value in Redis has one: fresh, or a header without it).
 local function load(key, limit, window, capacity, perUnit)
-  local s = redis.call('GET', key)
+  -- a large log is read by ranges: its header, its newest entry and the entries that left (s is
+  -- then a table naming the key and its length: slen, full and nth read it)
+  local len = redis.call('STRLEN', key)
+  local s, h
+  if len > LARGE_LOG then
+    h = redis.call('GETRANGE', key, 0, 36)
+    local w = string.byte(h, 1)
+    if w == 20 or w == 24 then
+      s = {key = key, len = len}
+    else
+      s, h = redis.call('GET', key), nil -- another header: read whole (and rewritten below)
+    end
+  else
+    s = redis.call('GET', key)
+  end
   local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
   local mark
   if s then
     local n = 0
-    local w = string.byte(s, 1)
-    if (w == 20 or w == 24) and #s >= 37 then
+    local w = string.byte(h or s, 1)
+    if h then
+      width, tokens, at, base, first, mark = struct.unpack('<BdddI4d', h)
+      width = width - 16
+    elseif (w == 20 or w == 24) and #s >= 37 then
       width, tokens, at, base, first, mark = struct.unpack('<BdddI4d', s)
       width = width - 16
     elseif (w == 4 or w == 8) and #s >= 29 then -- without the mark: given one of 0
@@ -168,7 +215,7 @@ local function load(key, limit, window, capacity, perUnit)
       width = 0
     end
     if width ~= 0 then
-      n = (#s - 37) / width
+      n = (slen(s) - 37) / width
     end
     if (width == 4 or width == 8) and n % 1 == 0 and first <= n then
       if capacity > 0 then
@@ -183,14 +230,13 @@ local function load(key, limit, window, capacity, perUnit)
         end
       end
       if limit > 0 and first < n then
-        local fmt = width == 4 and '<I4' or '<d'
         local cut = now - window -- an admission at or before cut has left the window
         local head = first
-        newest = base + struct.unpack(fmt, s, 37 + 1 + (n - 1) * width)
+        newest = nth(s, width, base, 0, n - 1)
         if newest <= cut then
           first = n
         else
-          while base + struct.unpack(fmt, s, 37 + 1 + first * width) <= cut do
+          while nth(s, width, base, first, 0) <= cut do
             first = first + 1
           end
         end
@@ -208,10 +254,6 @@ local function load(key, limit, window, capacity, perUnit)
   return s, width, base, first, size, newest, tokens, at, dirty, mark
 end
 
--- The time of the j-th oldest admission (from 0) in the window of a state as load returned it.
-local function nth(s, width, base, first, j)
-  return base + struct.unpack(width == 4 and '<I4' or '<d', s, 37 + 1 + (first + j) * width)
-end
 
 -- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
 -- tokens, 0 for none), writes its state if it changed, to expire once it would be fresh again (the
@@ -282,7 +324,7 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
   mark = mark or 0
   local forever = short and refill == 0 or reset >= 1e14 -- a one-shot budget never refills
   local offset = added and added - base
-  if not rewrite and s and size > 0 and #s > 4096 and 2 * first <= (#s - 37) / width
+  if not rewrite and s and size > 0 and slen(s) > 4096 and 2 * first <= (slen(s) - 37) / width
       and not (added and width == 4 and offset > 4294967295) then
     -- a large log, written in place: the header rewritten, the admission appended, and the
     -- entries that left kept before first until they are half of the log (then copied out below)
@@ -299,6 +341,9 @@ local function commit(key, s, width, base, first, size, newest, tokens, at, dirt
     return remaining, reset, windowLeft, windowMs, bucketLeft, bucketMs, true
   end
   local log = ''
+  if s then
+    s = full(s) -- written whole: a large state's table keeps what was read (nth)
+  end
   if size > 0 then
     local kept = added and size - 1 or size
     if kept > 0 then

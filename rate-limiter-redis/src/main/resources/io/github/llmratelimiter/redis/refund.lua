@@ -43,6 +43,7 @@ for i = 1, n do
     local s, width, base, first, size, newest, tokens, at, dirty, mark =
       load(key, limit, window, capacity, perUnit)
     if s and windowCharged == 1 and size > 0 and ran > now - window then
+      s = full(s) -- a refund rewrites the log: read whole
       local fmt = width == 4 and '<I4' or '<d'
       local last = (#s - 37) / width - 1
       for j = first, last do
