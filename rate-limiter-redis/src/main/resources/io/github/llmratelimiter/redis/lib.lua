@@ -520,35 +520,33 @@ local function modelTokens()
     L.tpmDirty = true
   end
 
+  -- Entries (a string of them, count many) with reservation id's amount set to actual, and what
+  -- it held; nil when none is id's (looked for from the newest).
+  local function settled(entries, count, id, actual)
+    for j = count - 1, 0, -1 do
+      local at = 1 + j * 24
+      local _, eid, held = struct.unpack('<ddd', entries, at)
+      if eid == id then
+        return string.sub(entries, 1, at + 15) .. struct.pack('<d', actual)
+          .. string.sub(entries, at + 24), held
+      end
+    end
+  end
+
   -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
   -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
   -- The entry is looked for from the newest (ModelTokenLog.replace): a call settles soon after it
   -- was reserved, so only the entries added since are read, however many the window holds.
   function T.settle(L, id, estimate, actual)
-    if L.body then
-      local b = L.body
-      for j = L.tpmSize - 1, 0, -1 do
-        local at = 1 + j * 24
-        local _, eid, held = struct.unpack('<ddd', b, at)
-        if eid == id then
-          L.tpmSum = L.tpmSum + actual - held
-          L.body = string.sub(b, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(b, at + 24)
-          L.tpmDirty = true
-          return
-        end
-      end
-    else
-      local t = L.tail
-      for j = #t / 24 - 1, 0, -1 do
-        local at = 1 + j * 24
-        local _, eid, held = struct.unpack('<ddd', t, at)
-        if eid == id then
-          L.tpmSum = L.tpmSum + actual - held
-          L.tail = string.sub(t, 1, at + 15) .. struct.pack('<d', actual) .. string.sub(t, at + 24)
-          L.tpmDirty = true
-          return
-        end
-      end
+    local field = L.body and 'body' or 'tail'
+    local entries, held = settled(L[field], L.body and L.tpmSize or #L.tail / 24, id, actual)
+    if entries then
+      L[field] = entries
+      L.tpmSum = L.tpmSum + actual - held
+      L.tpmDirty = true
+      return
+    end
+    if not L.body then
       local chunk, base = L.s, 0 -- s, or (a large window) its range read last, after base bytes
       for j = L.inS - 1, 0, -1 do
         local at = L.from + j * 24
