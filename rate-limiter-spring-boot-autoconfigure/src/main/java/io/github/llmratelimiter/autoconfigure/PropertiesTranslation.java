@@ -396,9 +396,11 @@ final class PropertiesTranslation {
 
   private static final String UNIT_RANGE = "requests, tokens or cost";
   private static final String PERIOD_RANGE = "hour, day, week or month";
-  private static final String QUOTA_LIMIT_RANGE = "a whole number >= 1";
-  private static final String COST_LIMIT_RANGE =
-      "an amount > 0 with at most 6 decimals, for example 50 or 0.25";
+  private static final String QUOTA_LIMIT_RANGE =
+      "a whole number from 1 to 2^53 (" + QuotaLimit.MAX_LIMIT + ")";
+  private static final String COST_LIMIT_RANGE = "an amount > 0 with at most 6 decimals, for "
+      + "example 50 or 0.25, of at most 2^53 micro-units (" + QuotaLimit.MAX_LIMIT / 1_000_000
+      + " and a fraction)";
   private static final String THRESHOLD_RANGE =
       "ascending distinct percentages from 1 to 100 (at most 30), for example [50, 80, 100]";
 
@@ -468,12 +470,17 @@ final class PropertiesTranslation {
       throw new InvalidRateLimitPropertyException(path,
           value == null ? null : value.toPlainString(), range);
     }
+    long limit;
     try {
-      return unit == QuotaUnit.COST ? ModelPrices.Price.micros(path, value)
+      limit = unit == QuotaUnit.COST ? ModelPrices.Price.micros(path, value)
           : value.longValueExact();
     } catch (IllegalArgumentException | ArithmeticException e) {
       throw new InvalidRateLimitPropertyException(path, value.toPlainString(), range);
     }
+    if (limit > QuotaLimit.MAX_LIMIT) {
+      throw new InvalidRateLimitPropertyException(path, value.toPlainString(), range);
+    }
+    return limit;
   }
 
   private static <E extends Enum<E>> E parse(String path, @Nullable String value, Class<E> type,

@@ -182,6 +182,7 @@ class QuotaPropertiesTests {
   @CsvSource(delimiter = '|', value = {
       "limit=0|ratelimiter.policies.chat.quotas.q.limit",
       "limit=1.5|ratelimiter.policies.chat.quotas.q.limit",
+      "limit=9007199254740993|ratelimiter.policies.chat.quotas.q.limit",
       "period=fortnight|ratelimiter.policies.chat.quotas.q.period",
       "unit=euros|ratelimiter.policies.chat.quotas.q.unit",
       "thresholds=50,120|ratelimiter.policies.chat.quotas.q.thresholds",
@@ -199,6 +200,17 @@ class QuotaPropertiesTests {
     failsNaming("ratelimiter.policies.chat.quotas.q.limit",
         "ratelimiter.policies.chat.quotas.q.unit=cost",
         "ratelimiter.policies.chat.quotas.q.limit=0.0000001",
+        "ratelimiter.policies.chat.quotas.q.period=day",
+        "ratelimiter.prices.default.input=1",
+        "ratelimiter.prices.default.output=1");
+  }
+
+  @Test
+  void runWhenCostLimitIsBeyondTwoToThe53MicroUnitsShouldFailNamingTheLimit() {
+    // 10^12 is 10^18 micro-units: a long, but past what a quota counts exactly
+    failsNaming("ratelimiter.policies.chat.quotas.q.limit",
+        "ratelimiter.policies.chat.quotas.q.unit=cost",
+        "ratelimiter.policies.chat.quotas.q.limit=1000000000000",
         "ratelimiter.policies.chat.quotas.q.period=day",
         "ratelimiter.prices.default.input=1",
         "ratelimiter.prices.default.output=1");
