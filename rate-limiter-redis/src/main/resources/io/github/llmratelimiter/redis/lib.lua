@@ -254,7 +254,6 @@ local function load(key, limit, window, capacity, perUnit)
   return s, width, base, first, size, newest, tokens, at, dirty, mark
 end
 
-
 -- Charges a level as load returned it (admit: an admission at now in the window log; cost: bucket
 -- tokens, 0 for none), writes its state if it changed, to expire once it would be fresh again (the
 -- newest admission a whole window old, the bucket full; at least minTtlMs from now), or deletes it
