@@ -38,8 +38,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Per stack and policy (the policy without model tokens serves the plain and the streamed call,
  * the one with them the third), three gateways run at once: the limiter off, on in memory and on
- * Redis. Each call is measured right after a warm-up of every gateway on it, in rounds of one slice off and
- * one on, the order alternating from round to round, so that a change in the machine's other load
+ * Redis. Each call is measured right after a warm-up of every gateway on it (until its JIT
+ * compiler is quiet), in rounds of one slice off and one on, the order alternating from round to round, so that a change in the machine's other load
  * falls on both. Over each slice the gateway's process CPU time (the OS's accounting) is read, so
  * that CPU per request compares the limiter's cost on a machine where the load generator shares
  * the cores.
@@ -53,6 +53,15 @@ public final class HttpRun {
 
   /** The concurrent clients. */
   public static final int CONCURRENCY = 16;
+
+  /** A step of warm-up past the settings' warm-up, after which the compiler's share is read. */
+  public static final Duration WARMUP_STEP = Duration.ofSeconds(5);
+
+  /** The JIT compiler threads' share of a gateway's CPU over a step under which it is warm. */
+  public static final double QUIET_COMPILER_SHARE = 0.02;
+
+  /** The most warm-up past the settings' warm-up, when the compiler never goes quiet. */
+  public static final Duration MAX_EXTRA_WARMUP = Duration.ofSeconds(120);
 
   /** The gateway's JVM arguments: a fixed heap, as the JMH forks have. */
   public static final List<String> GATEWAY_JVM_ARGS = List.of("-Xms1g", "-Xmx1g");
@@ -273,7 +282,7 @@ public final class HttpRun {
         if (!settings.warmup().isZero()) {
           for (Gateway g : all(off, on)) {
             System.out.println("# HTTP warm-up: " + stack.label + " " + g + ", " + call.label);
-            g.load(call, Duration.ZERO, settings.warmup(), null);
+            warm(g, call, settings.warmup(), rewarm);
           }
         }
         for (Map.Entry<Store, Gateway> e : on.entrySet()) {
@@ -295,6 +304,34 @@ public final class HttpRun {
         app.close();
       }
     }
+  }
+
+  /**
+   * Warms a gateway on a call until its JIT compiler is quiet: for the warm-up, then in steps of
+   * {@link #WARMUP_STEP}, each measured as a slice is (the same re-warm, the same readings of its
+   * CPU and of its metrics endpoint, whose code the JIT compiles too), until its compiler threads
+   * took under {@link #QUIET_COMPILER_SHARE} of its CPU over a step, for at most {@link
+   * #MAX_EXTRA_WARMUP} more. A gateway measured while still compiling is charged for compiling,
+   * not for its requests, and the gateway with the limiter has more code to compile.
+   */
+  private static void warm(Gateway g, Call call, Duration warmup, Duration rewarm)
+      throws InterruptedException {
+    if (warmup.isZero()) {
+      return;
+    }
+    g.load(call, Duration.ZERO, warmup, null);
+    Duration extra = Duration.ZERO;
+    double share = 1;
+    while (extra.compareTo(MAX_EXTRA_WARMUP) < 0) {
+      HttpFigure.Slice step = g.measure(call, rewarm, WARMUP_STEP).slice;
+      extra = extra.plus(WARMUP_STEP).plus(rewarm);
+      share = step.cpuSeconds() <= 0 ? 0 : step.compilerCpuSeconds() / step.cpuSeconds();
+      if (share < QUIET_COMPILER_SHARE) {
+        break;
+      }
+    }
+    System.out.printf(java.util.Locale.ROOT, "# warmed %d s, the compiler %.1f %% of the last "
+        + "%d s%n", warmup.plus(extra).toSeconds(), share * 100, WARMUP_STEP.toSeconds());
   }
 
   private static List<Gateway> all(Gateway off, Map<Store, Gateway> on) {
@@ -441,6 +478,9 @@ public final class HttpRun {
       ClosedLoopLoad.Result r = load(call, warmup, slice, readings);
       Reading start = readings[0];
       Reading end = readings[1];
+      System.out.printf(java.util.Locale.ROOT, "#   %s: %d requests, CPU %.3f s, the compiler %.3f s%n",
+          this, r.calls(), end.cpuSeconds() - start.cpuSeconds(),
+          end.compilerCpuSeconds() - start.compilerCpuSeconds());
       double tokens = end.modelTokens() - start.modelTokens();
       if (limiter && (tokens > 0) != modelTokens) {
         throw new IllegalStateException("the on gateway settled " + tokens + " model tokens over "

@@ -85,7 +85,7 @@ public final class SuiteRunner {
   /** Each measured HTTP slice. */
   static final int HTTP_SLICE_SECONDS = 3;
   /** Rounds per HTTP stack, store and call: the spread of their ratios is reported. */
-  static final int HTTP_ROUNDS = 3;
+  static final int HTTP_ROUNDS = 5;
   /** Each Redis Cluster case's warm-up (a fresh Cluster per case, the client's JVM already warm). */
   static final int CLUSTER_WARMUP_SECONDS = 5;
   /** Each Redis Cluster case's measured period. */
@@ -323,8 +323,11 @@ public final class SuiteRunner {
     if (http == null) {
       return s;
     }
-    return s + "; HTTP " + HttpRun.CONCURRENCY + " clients, each gateway warmed up "
-        + http.warmup().toSeconds() + " s (shared among its calls), then " + http.rounds()
+    return s + "; HTTP " + HttpRun.CONCURRENCY + " clients, each gateway warmed up on each call "
+        + http.warmup().toSeconds() + " s, then in steps of "
+        + HttpRun.WARMUP_STEP.toSeconds() + " s until its JIT compiler took under "
+        + Math.round(HttpRun.QUIET_COMPILER_SHARE * 100) + " % of its CPU over a step (at most "
+        + HttpRun.MAX_EXTRA_WARMUP.toSeconds() + " s more), then " + http.rounds()
         + " rounds of a " + http.slice().toSeconds() + " s slice off and one on (after 1 s of "
         + "re-warm each) per stack, store and call, gateway JVM args "
         + String.join(" ", HttpRun.GATEWAY_JVM_ARGS);
