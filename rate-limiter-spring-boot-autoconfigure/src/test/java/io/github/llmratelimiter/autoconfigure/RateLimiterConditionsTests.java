@@ -72,7 +72,8 @@ class RateLimiterConditionsTests {
         .doesNotHaveBean(ReactiveRateLimitKeyResolver.class)
         .doesNotHaveBean(ReactiveRateLimitRequestSupport.class)
         .doesNotHaveBean(WebFilter.class)
-        .doesNotHaveBean("reactiveRateLimitExceptionHandler"));
+        .doesNotHaveBean("reactiveRateLimitExceptionHandler")
+        .doesNotHaveBean("rateLimiterFoundHandlerMapping"));
   }
 
   @Test
@@ -83,6 +84,7 @@ class RateLimiterConditionsTests {
         .hasSingleBean(WebFilter.class)
         .hasSingleBean(WebExceptionHandler.class)
         .hasBean("reactiveRateLimitExceptionHandler")
+        .hasBean("rateLimiterFoundHandlerMapping")
         .doesNotHaveBean(RateLimitKeyResolver.class)
         .doesNotHaveBean(RateLimitRequestSupport.class)
         .doesNotHaveBean(WebMvcConfigurer.class));

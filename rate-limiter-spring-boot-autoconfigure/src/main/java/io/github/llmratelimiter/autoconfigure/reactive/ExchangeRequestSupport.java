@@ -98,7 +98,7 @@ final class ExchangeRequestSupport implements ReactiveRateLimitRequestSupport {
   /** Writes an admitted call's headers, unless the response is committed. */
   static void writeHeaders(ServerHttpResponse response, RateLimitOutcome outcome) {
     if (!response.isCommitted() && outcome.decision().allowed()) {
-      RateLimitHeaders.write(outcome, response.getHeaders()::set);
+      RateLimitHeaders.write(outcome, ResponseHeaderSink.of(response));
     }
   }
 

@@ -30,7 +30,6 @@ import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -139,9 +138,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (mappings.isEmpty()) {
       return Mono.just(UNKNOWN);
     }
-    return Flux.fromIterable(mappings)
-        .concatMap(mapping -> mapping.getHandler(exchange))
-        .next()
+    return FoundHandlerMapping.find(mappings, exchange)
         .defaultIfEmpty(NONE)
         .onErrorReturn(NONE); // no handler of that method or media type
   }
@@ -154,7 +151,8 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       DispatcherHandler dispatcher = context == null ? null
           : context.getBeanProvider(DispatcherHandler.class).getIfUnique();
       List<HandlerMapping> mappings = dispatcher == null ? null : dispatcher.getHandlerMappings();
-      found = mappings == null ? List.of() : List.copyOf(mappings);
+      found = mappings == null ? List.of() : mappings.stream()
+          .filter(mapping -> !(mapping instanceof FoundHandlerMapping)).toList();
       handlerMappings = found;
     }
     return found;

@@ -70,6 +70,12 @@ public final class RateLimiterReactiveAutoConfiguration {
 
   @Bean
   @ConditionalOnMissingBean
+  FoundHandlerMapping rateLimiterFoundHandlerMapping() {
+    return new FoundHandlerMapping();
+  }
+
+  @Bean
+  @ConditionalOnMissingBean
   RateLimitedReturnTypes rateLimitedReturnTypes(ObjectProvider<AnnotationEnforcement> annotations,
       ObjectProvider<RequestMappingHandlerMapping> mappings) {
     return new RateLimitedReturnTypes(annotations, mappings);

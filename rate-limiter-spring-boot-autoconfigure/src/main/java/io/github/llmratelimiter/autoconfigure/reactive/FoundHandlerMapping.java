@@ -1,0 +1,105 @@
+package io.github.llmratelimiter.autoconfigure.reactive;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.Ordered;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.server.RequestPath;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.web.method.HandlerMethod;
+import org.springframework.web.reactive.HandlerMapping;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.ServerWebExchangeDecorator;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The limiter's look-up of the handler a request goes to, before the dispatcher's, and the first
+ * of the dispatcher's mappings, through which it hands a handler method on so that the dispatcher
+ * does not look for it a second time.
+ *
+ * <p>The filter asks the dispatcher's own mappings, in its order, with the exchange's attributes
+ * copied: a mapping records what it matched in them (a router function, the pattern it matched and
+ * the request it was found with), and asking twice on the same attributes would leave the
+ * dispatcher's look-up to meet the first one's. When it finds a handler method, what the mapping
+ * recorded (the matching pattern, the URI variables, the producible media types) goes into the
+ * exchange's attributes and the handler to the dispatcher, once, while the request's path, method
+ * and headers are the ones it was found for: a later filter that rewrites the request has it looked
+ * up again. Any other handler (a router function keeps the request it was found with, which the
+ * limiter replaces with one that re-exposes the body it read) is looked up again by the dispatcher,
+ * on the exchange's own attributes.
+ */
+final class FoundHandlerMapping implements HandlerMapping, Ordered {
+
+  /** The exchange attribute holding the handler found. */
+  private static final String FOUND = FoundHandlerMapping.class.getName() + ".found";
+
+  /** A handler found for a request as it was then. */
+  private record Found(HandlerMethod handler, RequestPath path, HttpMethod method,
+      HttpHeaders headers) {
+
+    boolean matches(ServerHttpRequest request) {
+      return request.getPath() == path && request.getHeaders() == headers
+          && method.equals(request.getMethod());
+    }
+  }
+
+  @Override
+  public int getOrder() {
+    return Ordered.HIGHEST_PRECEDENCE;
+  }
+
+  /**
+   * Finds the handler the first of the mappings has for an exchange's request, leaving the
+   * exchange's attributes as they were unless it is a handler method, which is then handed to the
+   * dispatcher with what its mapping recorded.
+   *
+   * @param mappings the dispatcher's mappings in its order, this one left out
+   * @param exchange the exchange
+   * @return the handler; empty when none has one
+   */
+  static Mono<Object> find(List<HandlerMapping> mappings, ServerWebExchange exchange) {
+    CopiedAttributes asked = new CopiedAttributes(exchange);
+    return Flux.fromIterable(mappings)
+        .concatMap(mapping -> mapping.getHandler(asked))
+        .next()
+        .map(handler -> {
+          if (handler instanceof HandlerMethod method) {
+            Map<String, Object> attributes = exchange.getAttributes();
+            attributes.keySet().retainAll(asked.attributes.keySet());
+            attributes.putAll(asked.attributes);
+            ServerHttpRequest request = exchange.getRequest();
+            attributes.put(FOUND,
+                new Found(method, request.getPath(), request.getMethod(), request.getHeaders()));
+          }
+          return handler;
+        });
+  }
+
+  /** An exchange with a copy of another's attributes, which a mapping writes into. */
+  private static final class CopiedAttributes extends ServerWebExchangeDecorator {
+
+    private final Map<String, Object> attributes;
+
+    CopiedAttributes(ServerWebExchange exchange) {
+      super(exchange);
+      this.attributes = new ConcurrentHashMap<>(exchange.getAttributes());
+    }
+
+    @Override
+    public Map<String, Object> getAttributes() {
+      return attributes;
+    }
+  }
+
+  /** The handler found for this request, once; none when it was not found or has changed. */
+  @Override
+  public Mono<Object> getHandler(ServerWebExchange exchange) {
+    @Nullable Object found = exchange.getAttributes().remove(FOUND);
+    return found instanceof Found f && f.matches(exchange.getRequest())
+        ? Mono.just(f.handler()) : Mono.empty();
+  }
+}
