@@ -40,9 +40,9 @@ import org.jspecify.annotations.Nullable;
  * the one with them the third), three gateways run at once: the limiter off, on in memory and on
  * Redis. Each call is measured right after a warm-up of every gateway on it (until its JIT
  * compiler is quiet), in rounds of one slice off and one on, the order alternating from round to
- * round, so that a change in the machine's other load falls on both. Over each slice the gateway's process CPU time (the OS's accounting) is read, so
- * that CPU per request compares the limiter's cost on a machine where the load generator shares
- * the cores.
+ * round, so that a change in the machine's other load falls on both. Over each slice the
+ * gateway's process CPU time (the OS's accounting) is read, so that CPU per request compares the
+ * limiter's cost on a machine where the load generator shares the cores.
  *
  * <p>Every answer must be a 200 with a body, carry the {@code RateLimit} header exactly when the
  * limiter is on, and a stream must end with {@code [DONE]} after a usage; the on gateway's {@code
@@ -479,7 +479,8 @@ public final class HttpRun {
       Reading start = readings[0];
       Reading end = readings[1];
       System.out.printf(java.util.Locale.ROOT,
-          "#   %s: %d requests, CPU %.3f s, the compiler %.3f s%n", this, r.calls(), end.cpuSeconds() - start.cpuSeconds(),
+          "#   %s: %d requests, CPU %.3f s, the compiler %.3f s%n", this, r.calls(),
+          end.cpuSeconds() - start.cpuSeconds(),
           end.compilerCpuSeconds() - start.compilerCpuSeconds());
       double tokens = end.modelTokens() - start.modelTokens();
       if (limiter && (tokens > 0) != modelTokens) {
