@@ -146,6 +146,10 @@ end
 -- byte of every string it creates).
 local LARGE_LOG = 4096
 
+-- A state or window is first read up to this many bytes (GETRANGE): a shorter one is then read
+-- whole in one command; only a longer one has its length asked (STRLEN).
+local PROBE = 1024
+
 -- The length of a state as load returned it (a string, or a large one's table).
 local function slen(s)
   return type(s) == 'table' and s.len or #s
@@ -183,18 +187,21 @@ end
 local function load(key, limit, window, capacity, perUnit)
   -- a large log is read by ranges: its header, its newest entry and the entries that left (s is
   -- then a table naming the key and its length: slen, full and nth read it)
-  local len = redis.call('STRLEN', key)
-  local s, h
-  if len > LARGE_LOG then
-    h = redis.call('GETRANGE', key, 0, 36)
-    local w = string.byte(h, 1)
-    if w == 20 or w == 24 then
-      s = {key = key, len = len}
-    else
-      s, h = redis.call('GET', key), nil -- another header: read whole (and rewritten below)
+  local s, h = redis.call('GETRANGE', key, 0, PROBE - 1), nil
+  if #s == PROBE then
+    local len = redis.call('STRLEN', key)
+    if len > LARGE_LOG then
+      local w = string.byte(s, 1)
+      if w == 20 or w == 24 then
+        s, h = {key = key, len = len}, string.sub(s, 1, 37)
+      else
+        s = redis.call('GET', key) -- another header: read whole (and rewritten below)
+      end
+    elseif len > PROBE then
+      s = redis.call('GET', key)
     end
-  else
-    s = redis.call('GET', key)
+  elseif s == '' then
+    s = false -- no state (or an empty string, which is not of this layout either)
   end
   local width, base, first, size, newest, tokens, at, dirty = 4, 0, 0, 0, nil, capacity, now, false
   local mark
@@ -405,11 +412,15 @@ local function modelTokens()
   -- them that the string still holds (stale); new entries (tail) and settled amounts (edits) are
   -- kept apart until T.save.
   function T.load(L)
-    local len = redis.call('STRLEN', L.mkey)
-    if len > LARGE and (len - 8) % 24 == 0 then
-      return T.loadRanges(L, len)
+    local s = redis.call('GETRANGE', L.mkey, 0, PROBE - 1)
+    if #s == PROBE then
+      local len = redis.call('STRLEN', L.mkey)
+      if len > LARGE and (len - 8) % 24 == 0 then
+        return T.loadRanges(L, len)
+      elseif len > PROBE then
+        s = redis.call('GET', L.mkey)
+      end
     end
-    local s = redis.call('GET', L.mkey)
     local sum, size, from = 0, 0, 9
     if s and #s >= 8 and (#s - 8) % 24 == 0 then
       sum = struct.unpack('<d', s)

@@ -10,9 +10,9 @@ import java.util.Arrays;
 
 /**
  * The floor of a decision's own commands: a script that runs exactly the Redis commands a decision
- * of the store runs on the common path ({@code TIME}, the level's {@code STRLEN}, {@code GET} and
- * {@code SET}, and for model tokens the reservation counter's {@code INCR} and the model-token
- * window's {@code STRLEN}, {@code GET} and {@code SET}) with the decision's number of keys and
+ * of the store runs on the common path ({@code TIME}, the level's {@code GETRANGE} of its first
+ * kilobyte and {@code SET}, and for model tokens the reservation counter's {@code INCR} and the
+ * model-token window's {@code GETRANGE} and {@code SET}) with the decision's number of keys and
  * arguments of its sizes, and returns a reply of the decision's size, doing nothing else; or the
  * same call that runs no command. What the decision costs above the first is its script's own
  * work.
