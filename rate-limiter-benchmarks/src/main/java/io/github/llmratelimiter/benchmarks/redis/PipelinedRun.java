@@ -73,14 +73,14 @@ public final class PipelinedRun {
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_COMMANDS,
             "window + bucket: its commands alone",
             CommandFloor.windowAndBucket(RedisStoreBenchmark.KEY_COUNT), true,
-            List.of("time", "strlen", "get", "set")),
+            List.of("time", "getrange", "set")),
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS,
             "window + bucket + model tokens: its keys, arguments and reply, no command",
             CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), false, List.of()),
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS,
             "window + bucket + model tokens: its commands alone",
             CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), true,
-            List.of("time", "incr", "strlen", "get", "set")));
+            List.of("time", "incr", "getrange", "set")));
   }
 
   private static String[] keys() {
