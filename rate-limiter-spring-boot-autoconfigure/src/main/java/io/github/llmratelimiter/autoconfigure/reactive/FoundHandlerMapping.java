@@ -1,8 +1,11 @@
 package io.github.llmratelimiter.autoconfigure.reactive;
 
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
@@ -55,7 +58,10 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
   /**
    * Finds the handler the first of the mappings has for an exchange's request, leaving the
    * exchange's attributes as they were unless it is a handler method, which is then handed to the
-   * dispatcher with what its mapping recorded.
+   * dispatcher with what its mapping recorded. Mappings that answer while they are asked (those
+   * of annotated controllers and of router functions with plain predicates do) are asked without
+   * operators, and the answer is then {@link Mono#just}, {@link Mono#empty} or {@link Mono#error},
+   * whose value a caller may take at once ({@link reactor.core.Fuseable.ScalarCallable}).
    *
    * @param mappings the dispatcher's mappings in its order, this one left out
    * @param exchange the exchange
@@ -63,20 +69,42 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
    */
   static Mono<Object> find(List<HandlerMapping> mappings, ServerWebExchange exchange) {
     CopiedAttributes asked = new CopiedAttributes(exchange);
-    return Flux.fromIterable(mappings)
-        .concatMap(mapping -> mapping.getHandler(asked))
-        .next()
-        .map(handler -> {
-          if (handler instanceof HandlerMethod method) {
-            Map<String, Object> attributes = exchange.getAttributes();
-            attributes.keySet().retainAll(asked.attributes.keySet());
-            attributes.putAll(asked.attributes);
-            ServerHttpRequest request = exchange.getRequest();
-            attributes.put(FOUND,
-                new Found(method, request.getPath(), request.getMethod(), request.getHeaders()));
-          }
-          return handler;
-        });
+    for (int i = 0; i < mappings.size(); i++) {
+      CompletableFuture<Object> answer = mappings.get(i).getHandler(asked).toFuture();
+      if (!answer.isDone()) { // it answers later: the rest are asked after it, as the dispatcher does
+        List<HandlerMapping> rest = mappings.subList(i + 1, mappings.size());
+        return Mono.fromFuture(answer)
+            .switchIfEmpty(Flux.fromIterable(rest).concatMap(mapping -> mapping.getHandler(asked))
+                .next())
+            .map(handler -> found(handler, exchange, asked));
+      }
+      Object handler;
+      try {
+        handler = answer.getNow(null);
+      } catch (CompletionException | CancellationException failed) {
+        return Mono.error(failed.getCause() == null ? failed : failed.getCause());
+      }
+      if (handler != null) {
+        return Mono.just(found(handler, exchange, asked));
+      }
+    }
+    return Mono.empty();
+  }
+
+  /**
+   * Hands a handler method, with what its mapping recorded in the copied attributes, to the
+   * dispatcher through the exchange's attributes; returns the handler.
+   */
+  private static Object found(Object handler, ServerWebExchange exchange, CopiedAttributes asked) {
+    if (handler instanceof HandlerMethod method) {
+      Map<String, Object> attributes = exchange.getAttributes();
+      attributes.keySet().retainAll(asked.attributes.keySet());
+      attributes.putAll(asked.attributes);
+      ServerHttpRequest request = exchange.getRequest();
+      attributes.put(FOUND,
+          new Found(method, request.getPath(), request.getMethod(), request.getHeaders()));
+    }
+    return handler;
   }
 
   /** An exchange with a copy of another's attributes, which a mapping writes into. */
@@ -86,7 +114,10 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
 
     CopiedAttributes(ServerWebExchange exchange) {
       super(exchange);
-      this.attributes = new ConcurrentHashMap<>(exchange.getAttributes());
+      Map<String, Object> original = exchange.getAttributes();
+      // room for what the mappings record without growing (a look-up runs on one thread at a time)
+      this.attributes = new HashMap<>(Math.max(32, 2 * original.size() + 16));
+      this.attributes.putAll(original);
     }
 
     @Override

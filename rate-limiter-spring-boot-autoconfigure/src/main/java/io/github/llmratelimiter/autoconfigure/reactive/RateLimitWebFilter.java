@@ -18,9 +18,7 @@ import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
-import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -30,6 +28,7 @@ import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.Fuseable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -72,7 +71,6 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
   /** The filter's order: after Spring Security's filter chain (-100). */
   static final int ORDER = 0;
 
-  private static final byte[] EMPTY = new byte[0];
   /** The handler of a request when there is no dispatcher to ask which one will serve it. */
   private static final Object UNKNOWN = new Object();
   /** The handler of a request that no handler will serve. */
@@ -105,6 +103,15 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     return ORDER;
   }
 
+  /**
+   * A fixed name: the web filter chain names every filter in its checkpoint on every request, and
+   * {@link Object#toString()} would format the identity hash each time.
+   */
+  @Override
+  public String toString() {
+    return "RateLimitWebFilter";
+  }
+
   @Override
   public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
     ServerHttpRequest request = exchange.getRequest();
@@ -117,13 +124,30 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (route == null && !byAnnotation) {
       return proceed(exchange, chain);
     }
-    return handler(exchange).flatMap(handler -> {
-      if (byAnnotation && annotated.annotated(handler)) {
-        return limited(exchange, chain, route, true);
+    Mono<Object> handler = handler(exchange);
+    if (handler instanceof Fuseable.ScalarCallable<?> answered) { // found at once: no operators
+      Object found;
+      try {
+        found = answered.call();
+      } catch (Exception noHandler) { // no handler of that method or media type
+        found = null;
       }
-      return route == null || handler == NONE ? proceed(exchange, chain)
-          : limited(exchange, chain, route, false);
-    });
+      return served(exchange, chain, route, byAnnotation, found == null ? NONE : found);
+    }
+    return handler
+        .defaultIfEmpty(NONE)
+        .onErrorReturn(NONE) // no handler of that method or media type
+        .flatMap(found -> served(exchange, chain, route, byAnnotation, found));
+  }
+
+  /** Goes on with a request once the handler that will serve it is known. */
+  private Mono<Void> served(ServerWebExchange exchange, WebFilterChain chain, @Nullable Route route,
+      boolean byAnnotation, Object handler) {
+    if (byAnnotation && annotated.annotated(handler)) {
+      return limited(exchange, chain, route, true);
+    }
+    return route == null || handler == NONE ? proceed(exchange, chain)
+        : limited(exchange, chain, route, false);
   }
 
   /**
@@ -131,16 +155,15 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
    * {@code RouterFunction} before annotated controllers, as it does). {@link #NONE} when none will
    * serve the request (405, 415, 406, no handler: the dispatcher answers, and a route charges
    * nothing, as the servlet interceptor, which runs after the handler is chosen, charges nothing);
-   * {@link #UNKNOWN} without a dispatcher to ask, which a route charges.
+   * {@link #UNKNOWN} without a dispatcher to ask, which a route charges. Empty or an error when
+   * none will serve it; a {@link Fuseable.ScalarCallable} when the mappings answered at once.
    */
   private Mono<Object> handler(ServerWebExchange exchange) {
     List<HandlerMapping> mappings = handlerMappings(exchange);
     if (mappings.isEmpty()) {
       return Mono.just(UNKNOWN);
     }
-    return FoundHandlerMapping.find(mappings, exchange)
-        .defaultIfEmpty(NONE)
-        .onErrorReturn(NONE); // no handler of that method or media type
+    return FoundHandlerMapping.find(mappings, exchange);
   }
 
   /** The dispatcher's handler mappings, in its order (looked up once), or none without one. */
@@ -236,10 +259,10 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       // a declared length above max-body is rejected from the header
       return Mono.just(exchange.mutate().response(response).build());
     }
-    return DataBufferUtils.join(request.getBody(), (int) limits.maxBody())
-        .map(RateLimitWebFilter::bytes)
-        .defaultIfEmpty(EMPTY)
-        .map(bytes -> {
+    return request.getBody()
+        .collect(() -> new BodyBytes(declared, (int) limits.maxBody()), BodyBytes::add)
+        .map(read -> {
+          byte[] bytes = read.bytes();
           context.body(RequestBody.of(bytes, false));
           return exchange.mutate()
               .request(new BufferedRequest(request, bytes, exchange.getResponse().bufferFactory()))
@@ -250,16 +273,6 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
           context.body(RequestBody.of(null, true));
           return Mono.just(exchange.mutate().response(response).build());
         });
-  }
-
-  private static byte[] bytes(DataBuffer joined) {
-    try {
-      byte[] bytes = new byte[joined.readableByteCount()];
-      joined.read(bytes);
-      return bytes;
-    } finally {
-      DataBufferUtils.release(joined);
-    }
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.autoconfigure.stacks;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
@@ -21,7 +22,8 @@ import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Mono;
 
 /**
- * A WebFlux application whose annotated controllers' mapping counts its lookups: a controller that
+ * A WebFlux application whose annotated controllers' mapping counts its lookups (and answers
+ * later, on another thread, when the request has the header {@code X-Later}): a controller that
  * answers with its path variable and the body it read, a router function that does the same, and
  * a filter after the limiter's that rewrites {@code /echo/NAME} to {@code /echo/renamed-NAME} when
  * the request has the header {@code X-Rename}.
@@ -30,8 +32,12 @@ import reactor.core.publisher.Mono;
 @EnableAutoConfiguration
 public class HandlerLookupApp {
 
-  /** The properties: one route over every path of the application. */
+  /**
+   * The properties: one route over every path of the application, and no static resources (whose
+   * handler would take every path no controller has).
+   */
   static final String[] PROPERTIES = {
+      "spring.web.resources.add-mappings=false",
       "ratelimiter.policies.chat.rpm.limit=100",
       "ratelimiter.web.routes[0].include=/**",
       "ratelimiter.web.routes[0].policy=chat"};
@@ -65,7 +71,10 @@ public class HandlerLookupApp {
           @Override
           public Mono<HandlerMethod> getHandlerInternal(ServerWebExchange exchange) {
             LOOKUPS.incrementAndGet();
-            return super.getHandlerInternal(exchange);
+            Mono<HandlerMethod> found = super.getHandlerInternal(exchange);
+            // a mapping that answers later: after it was asked, on another thread
+            return exchange.getRequest().getHeaders().containsHeader("X-Later")
+                ? found.delaySubscription(Duration.ofMillis(5)) : found;
           }
         };
       }

@@ -16,7 +16,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
 /**
  * On WebFlux the limiter's filter finds the handler a route's request goes to before the
  * dispatcher does: the dispatcher takes an annotated controller's handler from it instead of
- * looking again, with the same path variables and body; a request a later filter rewrites, and a
+ * looking again, with the same path variables and body, whether its mapping answers at once or
+ * later; a request no handler serves is not charged; a request a later filter rewrites, and a
  * router function (which keeps the request it was found with), are looked up again.
  */
 class ReactiveHandlerLookupTests {
@@ -63,6 +64,26 @@ class ReactiveHandlerLookupTests {
     assertThat(r.getResponseBody()).isEqualTo("alice:{\"model\":\"gpt-4o\"}");
     assertThat(r.getResponseHeaders().getFirst("RateLimit")).startsWith("\"chat\";");
     assertThat(HandlerLookupApp.LOOKUPS).hasValue(1);
+  }
+
+  @Test
+  void aHandlerFoundLaterIsLookedUpOnceAndServesWithItsVariablesAndBody() {
+    EntityExchangeResult<String> r = post("/echo/dave", "X-Later");
+
+    assertThat(r.getStatus().value()).isEqualTo(200);
+    assertThat(r.getResponseBody()).isEqualTo("dave:{\"model\":\"gpt-4o\"}");
+    assertThat(r.getResponseHeaders().getFirst("RateLimit")).startsWith("\"chat\";");
+    assertThat(HandlerLookupApp.LOOKUPS).hasValue(1);
+  }
+
+  @Test
+  void aRequestNoHandlerServesIsNotChargedWhetherItsLookUpAnswersAtOnceOrLater() {
+    for (String[] headers : new String[][] {{}, {"X-Later"}}) {
+      EntityExchangeResult<String> r = post("/nowhere/erin", headers);
+
+      assertThat(r.getStatus().value()).isEqualTo(404);
+      assertThat(r.getResponseHeaders().getFirst("RateLimit")).isNull();
+    }
   }
 
   @Test
