@@ -14,8 +14,11 @@ import java.util.Arrays;
  * kilobyte and {@code SET}, and for model tokens the reservation counter's {@code INCR} and the
  * model-token window's {@code GETRANGE} and {@code SET}) with the decision's number of keys and
  * arguments of its sizes, and returns a reply of the decision's size, doing nothing else; or the
- * same call that runs no command. What the decision costs above the first is its script's own
- * work.
+ * same call that runs no command; or the first after the store's {@code lib.lua}, which every
+ * script of the store runs on every call before its own part (with these arguments it reads the
+ * call's first numbers and defines its constants and functions, running no command). What the
+ * decision costs above the first is its script's own work; above the last, its work past its
+ * definitions.
  */
 final class CommandFloor {
 
@@ -25,6 +28,8 @@ final class CommandFloor {
   static final int LEVEL_ARGUMENT_BYTES = 72;
   /** The level's numbers: as many bytes as the store sends. */
   private static final String LEVEL_ARGUMENTS = "\0".repeat(LEVEL_ARGUMENT_BYTES);
+  /** The store's shared script, which runs before each of its scripts' own part. */
+  private static final String LIBRARY = "/io/github/llmratelimiter/redis/lib.lua";
   /** The length of a tenant's hashed key part, as the store's keys name it ({@code #} and 22). */
   private static final int TENANT_CHARS = 23;
 
@@ -35,8 +40,8 @@ final class CommandFloor {
   private final String argumentsOnly;
   private String sha;
 
-  private CommandFloor(String resource, boolean modelTokens, int keyCount) {
-    this.script = resource(resource);
+  private CommandFloor(String resource, boolean modelTokens, boolean library, int keyCount) {
+    this.script = (library ? resource(LIBRARY) + "\n" : "") + resource(resource);
     this.modelTokens = modelTokens;
     this.keys = new String[keyCount][];
     for (int i = 0; i < keyCount; i++) {
@@ -51,12 +56,22 @@ final class CommandFloor {
 
   /** The commands of a window + bucket decision over {@code keyCount} keys. */
   static CommandFloor windowAndBucket(int keyCount) {
-    return new CommandFloor("commands-window-bucket.lua", false, keyCount);
+    return new CommandFloor("commands-window-bucket.lua", false, false, keyCount);
   }
 
   /** The commands of a window + bucket + model tokens reservation over {@code keyCount} keys. */
   static CommandFloor modelTokens(int keyCount) {
-    return new CommandFloor("commands-model-tokens.lua", true, keyCount);
+    return new CommandFloor("commands-model-tokens.lua", true, false, keyCount);
+  }
+
+  /** The commands of a window + bucket decision after the store's {@code lib.lua}. */
+  static CommandFloor windowAndBucketAfterLibrary(int keyCount) {
+    return new CommandFloor("commands-window-bucket.lua", false, true, keyCount);
+  }
+
+  /** The commands of a window + bucket + model tokens reservation after {@code lib.lua}. */
+  static CommandFloor modelTokensAfterLibrary(int keyCount) {
+    return new CommandFloor("commands-model-tokens.lua", true, true, keyCount);
   }
 
   /** Loads the script on the server {@code commands} talk to. */

@@ -74,12 +74,20 @@ public final class PipelinedRun {
             "window + bucket: its commands alone",
             CommandFloor.windowAndBucket(RedisStoreBenchmark.KEY_COUNT), true,
             List.of("time", "getrange", "set")),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_LIBRARY,
+            "window + bucket: its commands after lib.lua's definitions",
+            CommandFloor.windowAndBucketAfterLibrary(RedisStoreBenchmark.KEY_COUNT), true,
+            List.of("time", "getrange", "set")),
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS,
             "window + bucket + model tokens: its keys, arguments and reply, no command",
             CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), false, List.of()),
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS,
             "window + bucket + model tokens: its commands alone",
             CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), true,
+            List.of("time", "incr", "getrange", "set")),
+        floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_LIBRARY,
+            "window + bucket + model tokens: its commands after lib.lua's definitions",
+            CommandFloor.modelTokensAfterLibrary(RedisStoreBenchmark.KEY_COUNT), true,
             List.of("time", "incr", "getrange", "set")));
   }
 

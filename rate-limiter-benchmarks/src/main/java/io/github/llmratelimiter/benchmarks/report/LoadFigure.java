@@ -51,12 +51,22 @@ public record LoadFigure(
    * with its keys, arguments and reply.
    */
   public static final String REDIS_PIPELINED_COMMANDS = "Command floor, window + bucket commands";
+  /**
+   * Subject of the pipelined run of the script of {@link #REDIS_PIPELINED_COMMANDS} after the
+   * store's {@code lib.lua}, which every script of the store runs on every call before its own
+   * part (its constants and function definitions; nothing decided).
+   */
+  public static final String REDIS_PIPELINED_LIBRARY =
+      "Command floor, window + bucket commands after lib.lua";
   /** The same as {@link #REDIS_PIPELINED_ARGUMENTS} for a reservation with model tokens. */
   public static final String REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS =
       "Command floor, model tokens arguments";
   /** The same as {@link #REDIS_PIPELINED_COMMANDS} for a reservation with model tokens. */
   public static final String REDIS_PIPELINED_MODEL_TOKENS_COMMANDS =
       "Command floor, model tokens commands";
+  /** The same as {@link #REDIS_PIPELINED_LIBRARY} for a reservation with model tokens. */
+  public static final String REDIS_PIPELINED_MODEL_TOKENS_LIBRARY =
+      "Command floor, model tokens commands after lib.lua";
   /** Subject of the pipelined Redis run of a window and a bucket, the baseline of an upstream. */
   public static final String REDIS_UPSTREAM_NONE = "RedisStore pipelined, without upstream";
   /** Subject of the pipelined Redis run of a window and a bucket with an upstream on the call. */

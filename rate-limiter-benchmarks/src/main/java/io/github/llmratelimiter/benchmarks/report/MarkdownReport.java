@@ -250,7 +250,8 @@ public final class MarkdownReport {
         LoadFigure.REDIS_PIPELINED_MODEL_TOKENS, LoadFigure.REDIS_PIPELINED_QUOTAS,
         LoadFigure.REDIS_PIPELINED_FLOOR, LoadFigure.REDIS_PIPELINED_ARGUMENTS,
         LoadFigure.REDIS_PIPELINED_COMMANDS, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_ARGUMENTS,
-        LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS)
+        LoadFigure.REDIS_PIPELINED_LIBRARY, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_COMMANDS,
+        LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_LIBRARY)
         .contains(l.subject())).toList();
     Optional<LoadFigure> pipelined = pipelinedRuns.stream().findFirst();
     if (redis.isEmpty() && pipelined.isEmpty()) {
@@ -294,7 +295,10 @@ public final class MarkdownReport {
         .append("model tokens also the reservation counter's `INCR` and the model-token window's ")
         .append("`GETRANGE` and `SET … PX`) ")
         .append("and nothing else, each command's calls per decision and Redis time per call ")
-        .append("(`INFO commandstats`) in its case. What a decision costs above its commands ")
+        .append("(`INFO commandstats`) in its case, and the same after the store's `lib.lua`, ")
+        .append("which every script of the store runs on every call before its own part (a ")
+        .append("script's body runs whole on each `EVALSHA`: its constants and function ")
+        .append("definitions, no command). What a decision costs above its commands ")
         .append("alone is its script's own work. Redis CPU is `used_cpu_sys + ")
         .append("used_cpu_user` of `INFO cpu` over the measured period, divided by its wall ")
         .append("time.\n\n")
