@@ -16,12 +16,15 @@ import org.springframework.web.HttpMediaTypeNotSupportedException;
 import org.springframework.web.HttpRequestMethodNotSupportedException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.multipart.MaxUploadSizeExceededException;
+import org.springframework.web.multipart.MultipartException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
 
 /**
  * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object (a
  * 404 for a model the gateway does not serve); a path the gateway does not serve: a 404, and a
- * method a path does not take: a 405 with {@code Allow}, in the same shape; a failed upstream call:
+ * method a path does not take: a 405 with {@code Allow}, in the same shape; a multipart body the
+ * container cannot parse: a 400 (a 413 past its upload limits); a failed upstream call:
  * a 502 in the same shape; a call the provider refused with a 429: a 429 with the provider's
  * {@code retry-after}, in the same shape (the provider's own {@code x-ratelimit-*} figures, the
  * operator's account, are not passed to the tenant).
@@ -86,6 +89,20 @@ class OpenAiErrorHandler {
   ResponseEntity<ProblemDetail> unreadable(HttpServletRequest request) {
     return badRequest("We could not parse the JSON body of your request: send a JSON object "
         + "like {\"model\": \"gpt-4o\", \"messages\": [...]}", null, null, request);
+  }
+
+  /**
+   * A multipart body the container could not parse (no boundary, a part cut short): a 400; one
+   * past the container's upload limits ({@code spring.servlet.multipart.*}): a 413.
+   */
+  @ExceptionHandler(MultipartException.class)
+  ResponseEntity<ProblemDetail> unreadableForm(MultipartException e, HttpServletRequest request) {
+    if (e instanceof MaxUploadSizeExceededException) {
+      return problem(HttpStatus.CONTENT_TOO_LARGE, "The request body is larger than this gateway"
+          + " accepts", null, null, request, Set.of());
+    }
+    return badRequest("We could not parse the multipart body of your request: send the request"
+        + " body as application/json", null, null, request);
   }
 
   @ExceptionHandler(HttpMediaTypeNotSupportedException.class)

@@ -13,7 +13,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * What a client that calls a path, a method or a model the gateway does not serve gets: a 4xx
+ * What a client that calls a path, a method or a model the gateway does not serve, or sends a
+ * multipart body the container cannot parse or take, gets: a 4xx
  * problem ({@code application/problem+json}) that also carries OpenAI's {@code error} object, as
  * every other error of the sample does, never Spring's default error body.
  */
@@ -73,6 +74,26 @@ class GatewayErrorShapeTests {
         .header("Authorization", "Bearer sk-error-shape-0000001")
         .header("X-Padding", "x".repeat(16 * 1024)).timeout(Duration.ofSeconds(30)).build();
     assertProblem(http.send(huge, HttpResponse.BodyHandlers.ofString()), 400);
+  }
+
+  private HttpResponse<String> sendForm(String contentType, byte[] body) throws Exception {
+    HttpRequest r = HttpRequest.newBuilder(
+            URI.create("http://localhost:" + port + "/v1/chat/completions"))
+        .header("Authorization", "Bearer sk-error-shape-0000001")
+        .header("Content-Type", contentType)
+        .POST(HttpRequest.BodyPublishers.ofByteArray(body)).timeout(Duration.ofSeconds(30)).build();
+    return http.send(r, HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void aMultipartBodyTheContainerCannotParseIsA400ProblemAndOnePastItsLimitsA413()
+      throws Exception {
+    assertProblem(sendForm("multipart/form-data", "--x\r\n".getBytes()), 400);
+    assertProblem(sendForm("multipart/form-data; boundary=zz", "--zz\r\ngarbage".getBytes()), 400);
+
+    String file = "--zz\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.txt\"\r\n"
+        + "Content-Type: text/plain\r\n\r\n" + "a".repeat(2 * 1024 * 1024) + "\r\n--zz--\r\n";
+    assertProblem(sendForm("multipart/form-data; boundary=zz", file.getBytes()), 413);
   }
 
   @Test
