@@ -146,9 +146,11 @@ end
 -- byte of every string it creates).
 local LARGE_LOG = 4096
 
--- A state or window is first read up to this many bytes (GETRANGE): a shorter one is then read
--- whole in one command; only a longer one has its length asked (STRLEN).
-local PROBE = 1024
+-- A state or window is first read up to this many bytes (GETRANGE, which copies only what the
+-- string holds): a shorter one is then read whole in one command; only a longer one has its
+-- length asked (STRLEN) and is read by ranges. As long as the largest value read whole, so that no
+-- value costs three reads.
+local PROBE = 4096
 
 -- The length of a state as load returned it (a string, or a large one's table).
 local function slen(s)

@@ -210,7 +210,7 @@ class RedisStoreBehaviourTests {
       Map<String, Long> calls = commandCalls();
       assertThat(calls).containsEntry("evalsha", 10L);
       // every call allowed at every level: the script read the time once, and each level's state
-      // (small: read whole by one GETRANGE of its first kilobyte, its length never asked) and
+      // (small: read whole by one GETRANGE of its first 4 KB, its length never asked) and
       // wrote it with one SET
       assertThat(calls).containsEntry("time", 10L).containsEntry("getrange", 30L)
           .containsEntry("set", 30L).doesNotContainKeys("strlen", "get");

@@ -11,7 +11,7 @@ import java.util.Arrays;
 /**
  * The floor of a decision's own commands: a script that runs exactly the Redis commands a decision
  * of the store runs on the common path ({@code TIME}, the level's {@code GETRANGE} of its first
- * kilobyte and {@code SET}, and for model tokens the reservation counter's {@code INCR} and the
+ * 4 KB and {@code SET}, and for model tokens the reservation counter's {@code INCR} and the
  * model-token window's {@code GETRANGE} and {@code SET}) with the decision's number of keys and
  * arguments of its sizes, and returns a reply of the decision's size, doing nothing else; or the
  * same call that runs no command; or the first after the store's {@code lib.lua}, which every

@@ -291,7 +291,7 @@ public final class MarkdownReport {
         .append("decisions, pipelined alike: a script that takes the decision's keys and ")
         .append("arguments (their number and sizes) and returns a reply of its size, running no ")
         .append("command, and the same script running exactly the commands the decision runs ")
-        .append("(`TIME`, the level's `GETRANGE` of its first kilobyte and `SET … PX`; with ")
+        .append("(`TIME`, the level's `GETRANGE` of its first 4 KB and `SET … PX`; with ")
         .append("model tokens also the reservation counter's `INCR` and the model-token window's ")
         .append("`GETRANGE` and `SET … PX`) ")
         .append("and nothing else, each command's calls per decision and Redis time per call ")

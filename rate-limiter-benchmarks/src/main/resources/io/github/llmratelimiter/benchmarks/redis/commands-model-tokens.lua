@@ -1,6 +1,6 @@
 -- The commands of a window + bucket + model tokens reservation (acquire.lua: one level,
 -- sequential, an estimate of model tokens) and nothing else: the server's clock, the root's
--- reservation counter, the level's model-token window and state read (their first KB: small ones
+-- reservation counter, the level's model-token window and state read (their first 4 KB: small ones
 -- whole), both written back with their expiry, and a reply of the decision's size. Called with the decision's keys and arguments
 -- (their number and sizes): KEYS[1] the level's state, KEYS[2] its model-token window, KEYS[3] and
 -- KEYS[4] the monitoring keys (not touched, as on a decision whose level's use did not move),
@@ -11,8 +11,8 @@ if string.byte(ARGV[1], 1) == 1 then
 end
 redis.call('TIME')
 redis.call('INCR', KEYS[5])
-redis.call('GETRANGE', KEYS[2], 0, 1023)
-redis.call('GETRANGE', KEYS[1], 0, 1023)
+redis.call('GETRANGE', KEYS[2], 0, 4095)
+redis.call('GETRANGE', KEYS[1], 0, 4095)
 redis.call('SET', KEYS[1], 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'PX', '1001')
 redis.call('SET', KEYS[2], 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', 'PX', '11')
 return 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxALLOWED'

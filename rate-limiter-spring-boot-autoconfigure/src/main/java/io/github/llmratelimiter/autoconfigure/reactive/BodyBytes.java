@@ -14,6 +14,11 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 final class BodyBytes {
 
   private static final byte[] EMPTY = new byte[0];
+  /**
+   * The most bytes held before any arrive: a declared length is the client's word, and a client
+   * that declares megabytes and sends nothing must not hold them.
+   */
+  static final int FIRST_ARRAY = 64 * 1024;
 
   private final int max;
   private byte[] bytes;
@@ -22,12 +27,14 @@ final class BodyBytes {
   /**
    * Creates a body read up to {@code max} bytes.
    *
-   * @param declared the request's declared length (its array's first size), or -1
+   * @param declared the request's declared length (its array's first size, up to {@link
+   *     #FIRST_ARRAY}), or -1
    * @param max the most bytes read
    */
   BodyBytes(long declared, int max) {
     this.max = max;
-    this.bytes = declared > 0 && declared <= max ? new byte[(int) declared] : EMPTY;
+    this.bytes = declared > 0 ? new byte[(int) Math.min(declared, Math.min(max, FIRST_ARRAY))]
+        : EMPTY;
   }
 
   /**
@@ -50,6 +57,11 @@ final class BodyBytes {
     } finally {
       DataBufferUtils.release(buffer);
     }
+  }
+
+  /** The size of the array the bytes are read into now. */
+  int capacity() {
+    return bytes.length;
   }
 
   /** The bytes read, in an array of their length. */

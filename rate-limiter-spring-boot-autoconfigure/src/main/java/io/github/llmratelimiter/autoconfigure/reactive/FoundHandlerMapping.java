@@ -16,8 +16,12 @@ import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
  * The limiter's look-up of the handler a request goes to, before the dispatcher's, and the first
@@ -58,20 +62,29 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
   /**
    * Finds the handler the first of the mappings has for an exchange's request, leaving the
    * exchange's attributes as they were unless it is a handler method, which is then handed to the
-   * dispatcher with what its mapping recorded. Mappings that answer while they are asked (those
-   * of annotated controllers and of router functions with plain predicates do) are asked without
-   * operators, and the answer is then {@link Mono#just}, {@link Mono#empty} or {@link Mono#error},
-   * whose value a caller may take at once ({@link reactor.core.Fuseable.ScalarCallable}).
+   * dispatcher with what its mapping recorded. Each mapping is asked in the Reactor context of the
+   * request's subscriber, and those that answer while they are asked (those of annotated
+   * controllers and of router functions with plain predicates do) without operators: the answer
+   * is then {@link Mono#just}, {@link Mono#empty} or {@link Mono#error}, whose value a caller may
+   * take at once ({@link reactor.core.Fuseable.ScalarCallable}). A mapping that answers later is
+   * waited for, and the rest are asked after it, as the dispatcher asks them.
    *
    * @param mappings the dispatcher's mappings in its order, this one left out
    * @param exchange the exchange
-   * @return the handler; empty when none has one
+   * @param context the Reactor context of the request's subscriber
+   * @return the handler; empty when none has one, an error when a mapping failed
    */
-  static Mono<Object> find(List<HandlerMapping> mappings, ServerWebExchange exchange) {
+  static Mono<Object> find(List<HandlerMapping> mappings, ServerWebExchange exchange,
+      ContextView context) {
     CopiedAttributes asked = new CopiedAttributes(exchange);
     for (int i = 0; i < mappings.size(); i++) {
-      CompletableFuture<Object> answer = mappings.get(i).getHandler(asked).toFuture();
-      if (!answer.isDone()) { // it answers later: the rest are asked after it, as the dispatcher does
+      Answer answer = new Answer(context);
+      try {
+        mappings.get(i).getHandler(asked).subscribe(answer);
+      } catch (RuntimeException failed) { // a mapping that throws instead of signalling
+        return Mono.error(failed);
+      }
+      if (!answer.isDone()) {
         List<HandlerMapping> rest = mappings.subList(i + 1, mappings.size());
         return Mono.fromFuture(answer)
             .switchIfEmpty(Flux.fromIterable(rest).concatMap(mapping -> mapping.getHandler(asked))
@@ -89,6 +102,57 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
       }
     }
     return Mono.empty();
+  }
+
+  /**
+   * A mapping's answer: the handler, {@code null} for none, or its failure; subscribed in the
+   * request's Reactor context. Cancelled, it cancels the mapping's look-up.
+   */
+  private static final class Answer extends CompletableFuture<Object>
+      implements CoreSubscriber<Object> {
+
+    private final Context context;
+    private volatile @Nullable Subscription subscription;
+
+    Answer(ContextView context) {
+      this.context = Context.of(context);
+    }
+
+    @Override
+    public Context currentContext() {
+      return context;
+    }
+
+    @Override
+    public void onSubscribe(Subscription s) {
+      subscription = s;
+      s.request(Long.MAX_VALUE);
+    }
+
+    @Override
+    public void onNext(Object handler) {
+      complete(handler);
+    }
+
+    @Override
+    public void onError(Throwable failure) {
+      completeExceptionally(failure);
+    }
+
+    @Override
+    public void onComplete() {
+      complete(null);
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      Subscription s = subscription;
+      if (cancelled && s != null) {
+        s.cancel();
+      }
+      return cancelled;
+    }
   }
 
   /**

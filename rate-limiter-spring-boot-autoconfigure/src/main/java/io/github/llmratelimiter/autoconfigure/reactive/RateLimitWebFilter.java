@@ -18,7 +18,9 @@ import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
+import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -124,23 +126,36 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     if (route == null && !byAnnotation) {
       return proceed(exchange, chain);
     }
-    Mono<Object> handler = handler(exchange);
-    if (handler instanceof Fuseable.ScalarCallable<?> answered) { // found at once: no operators
-      Object found;
-      try {
-        found = answered.call();
-      } catch (Exception noHandler) { // no handler of that method or media type
-        found = null;
-      }
-      return served(exchange, chain, route, byAnnotation, found == null ? NONE : found);
+    List<HandlerMapping> mappings = handlerMappings(exchange);
+    if (mappings.isEmpty()) { // no dispatcher to ask which handler will serve it
+      return served(exchange, chain, route, byAnnotation, UNKNOWN);
     }
-    return handler
-        .defaultIfEmpty(NONE)
-        .onErrorReturn(NONE) // no handler of that method or media type
-        .flatMap(found -> served(exchange, chain, route, byAnnotation, found));
+    return Mono.deferContextual(context -> {
+      Mono<Object> handler = FoundHandlerMapping.find(mappings, exchange, context);
+      if (handler instanceof Fuseable.ScalarCallable<?> answered) { // found at once: no operators
+        Object found;
+        try {
+          found = answered.call();
+        } catch (Exception noHandler) { // no handler of that method or media type
+          found = null;
+        }
+        return served(exchange, chain, route, byAnnotation, found == null ? NONE : found);
+      }
+      return handler
+          .defaultIfEmpty(NONE)
+          .onErrorReturn(NONE) // no handler of that method or media type
+          .flatMap(found -> served(exchange, chain, route, byAnnotation, found));
+    });
   }
 
-  /** Goes on with a request once the handler that will serve it is known. */
+  /**
+   * Goes on with a request once the handler that will serve it is known: the first the
+   * dispatcher's mappings find, asked in its order (a {@code RouterFunction} before annotated
+   * controllers, as it does); {@link #NONE} when none will serve it (405, 415, 406, no handler: the
+   * dispatcher answers, and a route charges nothing, as the servlet interceptor, which runs after
+   * the handler is chosen, charges nothing); {@link #UNKNOWN} without a dispatcher to ask, which a
+   * route charges.
+   */
   private Mono<Void> served(ServerWebExchange exchange, WebFilterChain chain, @Nullable Route route,
       boolean byAnnotation, Object handler) {
     if (byAnnotation && annotated.annotated(handler)) {
@@ -148,22 +163,6 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     }
     return route == null || handler == NONE ? proceed(exchange, chain)
         : limited(exchange, chain, route, false);
-  }
-
-  /**
-   * The handler the dispatcher will choose: the first its mappings find, asked in its order (a
-   * {@code RouterFunction} before annotated controllers, as it does). {@link #NONE} when none will
-   * serve the request (405, 415, 406, no handler: the dispatcher answers, and a route charges
-   * nothing, as the servlet interceptor, which runs after the handler is chosen, charges nothing);
-   * {@link #UNKNOWN} without a dispatcher to ask, which a route charges. Empty or an error when
-   * none will serve it; a {@link Fuseable.ScalarCallable} when the mappings answered at once.
-   */
-  private Mono<Object> handler(ServerWebExchange exchange) {
-    List<HandlerMapping> mappings = handlerMappings(exchange);
-    if (mappings.isEmpty()) {
-      return Mono.just(UNKNOWN);
-    }
-    return FoundHandlerMapping.find(mappings, exchange);
   }
 
   /** The dispatcher's handler mappings, in its order (looked up once), or none without one. */
@@ -261,6 +260,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     }
     return request.getBody()
         .collect(() -> new BodyBytes(declared, (int) limits.maxBody()), BodyBytes::add)
+        .doOnDiscard(DataBuffer.class, DataBufferUtils::release) // what operators above still hold
         .map(read -> {
           byte[] bytes = read.bytes();
           context.body(RequestBody.of(bytes, false));

@@ -20,10 +20,12 @@ import org.springframework.web.reactive.result.method.annotation.RequestMappingH
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import reactor.core.publisher.Mono;
+import reactor.util.context.Context;
 
 /**
  * A WebFlux application whose annotated controllers' mapping counts its lookups (and answers
- * later, on another thread, when the request has the header {@code X-Later}): a controller that
+ * later, on another thread, when the request has the header {@code X-Later}, and whether it ran in
+ * the Reactor context a filter before the limiter's wrote): a controller that
  * answers with its path variable and the body it read, a router function that does the same, and
  * a filter after the limiter's that rewrites {@code /echo/NAME} to {@code /echo/renamed-NAME} when
  * the request has the header {@code X-Rename}.
@@ -44,6 +46,12 @@ public class HandlerLookupApp {
 
   /** The annotated controllers' handler lookups since start-up. */
   static final AtomicInteger LOOKUPS = new AtomicInteger();
+
+  /** The key a filter before the limiter's puts in the request's Reactor context. */
+  static final String CONTEXT_KEY = "handler-lookup-test";
+
+  /** The lookups that found {@link #CONTEXT_KEY} in their Reactor context. */
+  static final AtomicInteger LOOKUPS_IN_CONTEXT = new AtomicInteger();
 
   /** The controller. */
   @RestController
@@ -70,6 +78,15 @@ public class HandlerLookupApp {
         return new RequestMappingHandlerMapping() {
           @Override
           public Mono<HandlerMethod> getHandlerInternal(ServerWebExchange exchange) {
+            return Mono.deferContextual(context -> {
+              if (context.hasKey(CONTEXT_KEY)) {
+                LOOKUPS_IN_CONTEXT.incrementAndGet();
+              }
+              return lookUp(exchange);
+            });
+          }
+
+          private Mono<HandlerMethod> lookUp(ServerWebExchange exchange) {
             LOOKUPS.incrementAndGet();
             Mono<HandlerMethod> found = super.getHandlerInternal(exchange);
             // a mapping that answers later: after it was asked, on another thread
@@ -88,6 +105,24 @@ public class HandlerLookupApp {
             .flatMap(body -> ServerResponse.ok()
                 .bodyValue(request.pathVariable("name") + ":" + body)))
         .build();
+  }
+
+  /** A filter before the limiter's that puts {@link #CONTEXT_KEY} in the Reactor context. */
+  @Bean
+  WebFilter contextWriting() {
+    class ContextWriting implements WebFilter, Ordered {
+      @Override
+      public Mono<Void> filter(ServerWebExchange exchange,
+          org.springframework.web.server.WebFilterChain chain) {
+        return chain.filter(exchange).contextWrite(Context.of(CONTEXT_KEY, "yes"));
+      }
+
+      @Override
+      public int getOrder() {
+        return -10;
+      }
+    }
+    return new ContextWriting();
   }
 
   /** A filter after the limiter's that moves {@code /echo/NAME} to {@code /echo/renamed-NAME}. */

@@ -17,7 +17,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * On WebFlux the limiter's filter finds the handler a route's request goes to before the
  * dispatcher does: the dispatcher takes an annotated controller's handler from it instead of
  * looking again, with the same path variables and body, whether its mapping answers at once or
- * later; a request no handler serves is not charged; a request a later filter rewrites, and a
+ * later, and the mapping is asked in the request's Reactor context; a request no handler serves is not charged; a request a later filter rewrites, and a
  * router function (which keeps the request it was found with), are looked up again.
  */
 class ReactiveHandlerLookupTests {
@@ -42,6 +42,7 @@ class ReactiveHandlerLookupTests {
   @BeforeEach
   void resetCount() {
     HandlerLookupApp.LOOKUPS.set(0);
+    HandlerLookupApp.LOOKUPS_IN_CONTEXT.set(0);
   }
 
   private static EntityExchangeResult<String> post(String path, String... headers) {
@@ -64,6 +65,18 @@ class ReactiveHandlerLookupTests {
     assertThat(r.getResponseBody()).isEqualTo("alice:{\"model\":\"gpt-4o\"}");
     assertThat(r.getResponseHeaders().getFirst("RateLimit")).startsWith("\"chat\";");
     assertThat(HandlerLookupApp.LOOKUPS).hasValue(1);
+  }
+
+  @Test
+  void theLimitersLookUpRunsInTheRequestsReactorContext() {
+    for (String[] headers : new String[][] {{}, {"X-Later"}}) {
+      HandlerLookupApp.LOOKUPS.set(0);
+      HandlerLookupApp.LOOKUPS_IN_CONTEXT.set(0);
+
+      assertThat(post("/echo/frank", headers).getStatus().value()).isEqualTo(200);
+      assertThat(HandlerLookupApp.LOOKUPS).hasValue(1);
+      assertThat(HandlerLookupApp.LOOKUPS_IN_CONTEXT).hasValue(1);
+    }
   }
 
   @Test
