@@ -110,42 +110,38 @@ public class HandlerLookupApp {
   /** A filter before the limiter's that puts {@link #CONTEXT_KEY} in the Reactor context. */
   @Bean
   WebFilter contextWriting() {
-    class ContextWriting implements WebFilter, Ordered {
-      @Override
-      public Mono<Void> filter(ServerWebExchange exchange,
-          org.springframework.web.server.WebFilterChain chain) {
-        return chain.filter(exchange).contextWrite(Context.of(CONTEXT_KEY, "yes"));
-      }
-
-      @Override
-      public int getOrder() {
-        return -10;
-      }
-    }
-    return new ContextWriting();
+    return ordered(-10, (exchange, chain) ->
+        chain.filter(exchange).contextWrite(Context.of(CONTEXT_KEY, "yes")));
   }
 
   /** A filter after the limiter's that moves {@code /echo/NAME} to {@code /echo/renamed-NAME}. */
   @Bean
   WebFilter rewriting() {
-    class Rewriting implements WebFilter, Ordered {
+    return ordered(10, (exchange, chain) -> {
+      String path = exchange.getRequest().getPath().value();
+      if (!exchange.getRequest().getHeaders().containsHeader("X-Rename")) {
+        return chain.filter(exchange);
+      }
+      ServerHttpRequest moved = exchange.getRequest().mutate()
+          .path("/echo/renamed-" + path.substring("/echo/".length())).build();
+      return chain.filter(exchange.mutate().request(moved).build());
+    });
+  }
+
+  /** A web filter at an order relative to the limiter's (0). */
+  private static WebFilter ordered(int order, WebFilter filter) {
+    class At implements WebFilter, Ordered {
       @Override
       public Mono<Void> filter(ServerWebExchange exchange,
           org.springframework.web.server.WebFilterChain chain) {
-        String path = exchange.getRequest().getPath().value();
-        if (!exchange.getRequest().getHeaders().containsHeader("X-Rename")) {
-          return chain.filter(exchange);
-        }
-        ServerHttpRequest moved = exchange.getRequest().mutate()
-            .path("/echo/renamed-" + path.substring("/echo/".length())).build();
-        return chain.filter(exchange.mutate().request(moved).build());
+        return filter.filter(exchange, chain);
       }
 
       @Override
       public int getOrder() {
-        return 10;
+        return order;
       }
     }
-    return new Rewriting();
+    return new At();
   }
 }
