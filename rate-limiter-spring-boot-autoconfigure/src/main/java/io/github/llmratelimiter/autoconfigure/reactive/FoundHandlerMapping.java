@@ -7,6 +7,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
@@ -16,7 +17,6 @@ import org.springframework.web.method.HandlerMethod;
 import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
-import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -77,8 +77,9 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
   static Mono<Object> find(List<HandlerMapping> mappings, ServerWebExchange exchange,
       ContextView context) {
     CopiedAttributes asked = new CopiedAttributes(exchange);
+    Context subscriberContext = Context.of(context);
     for (int i = 0; i < mappings.size(); i++) {
-      Answer answer = new Answer(context);
+      Answer answer = new Answer(subscriberContext);
       try {
         mappings.get(i).getHandler(asked).subscribe(answer);
       } catch (RuntimeException failed) { // a mapping that throws instead of signalling
@@ -114,8 +115,8 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
     private final Context context;
     private volatile @Nullable Subscription subscription;
 
-    Answer(ContextView context) {
-      this.context = Context.of(context);
+    Answer(Context context) {
+      this.context = context;
     }
 
     @Override
