@@ -6,6 +6,7 @@ import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.ModelTokenLimit;
+import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaStatus;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
@@ -158,13 +159,7 @@ public final class RateLimitHeaders {
         sink.accept(POLICY, t.policy);
       }
     } else {
-      StringBuilder policy = new StringBuilder(t.policy == null ? "" : t.policy);
-      for (QuotaStatus q : quotas) {
-        policy.append(policy.length() == 0 ? "" : ", ").append(quotaItem(q)).append(";q=")
-            .append(q.quota().limit()).append(";w=")
-            .append(ceilSeconds(q.periodEndMs() - q.periodStartMs()));
-      }
-      sink.accept(POLICY, policy.toString());
+      sink.accept(POLICY, t.quotaTexts(quotas).policy);
     }
     long nowMs = reservation == null ? 0 : reservation.quotaAtMs();
     List<LevelRemaining> figures = reservation == null ? List.of() : reservation.components();
@@ -214,8 +209,9 @@ public final class RateLimitHeaders {
       first = NONE;
     }
     StringBuilder rateLimit = new StringBuilder(64 * (t.levels.size() + quotas.size()));
+    String[] quotaItems = quotas.isEmpty() ? NO_ITEMS : t.quotaTexts(quotas).items;
     if (denying != null) {
-      quotaRateLimit(rateLimit, denying, nowMs);
+      quotaRateLimit(rateLimit, quotaItems[quotas.indexOf(denying)], denying, nowMs);
     } else if (first != NONE) {
       t.append(rateLimit, deciding, first, figures.get(deciding));
     }
@@ -231,9 +227,10 @@ public final class RateLimitHeaders {
         t.append(separate(rateLimit), i, TOKENS, figures.get(i));
       }
     }
-    for (QuotaStatus q : quotas) {
+    for (int i = 0; i < quotas.size(); i++) {
+      QuotaStatus q = quotas.get(i);
       if (q != denying) {
-        quotaRateLimit(separate(rateLimit), q, nowMs);
+        quotaRateLimit(separate(rateLimit), quotaItems[i], q, nowMs);
       }
     }
     if (rateLimit.length() > 0) {
@@ -271,8 +268,9 @@ public final class RateLimitHeaders {
     int deciding = t.indexOf(d.level());
     int tokens = t.tokensLevel(d.level());
     StringBuilder rateLimit = new StringBuilder(64);
+    String[] quotaItems = quotas.isEmpty() ? NO_ITEMS : t.quotaTexts(quotas).items;
     if (denying != null) {
-      quotaRateLimit(rateLimit, denying, nowMs);
+      quotaRateLimit(rateLimit, quotaItems[quotas.indexOf(denying)], denying, nowMs);
       rateLimit.append(", ");
     }
     rateLimit.append(t.rateLimitItem(deciding, d.reason()))
@@ -284,9 +282,10 @@ public final class RateLimitHeaders {
           .append(reservation.remainingModelTokens()).append(";t=")
           .append(ceilSeconds(reservation.modelTokensResetMs()));
     }
-    for (QuotaStatus q : quotas) {
+    for (int i = 0; i < quotas.size(); i++) {
+      QuotaStatus q = quotas.get(i);
       if (q != denying) {
-        quotaRateLimit(rateLimit.append(", "), q, nowMs);
+        quotaRateLimit(rateLimit.append(", "), quotaItems[i], q, nowMs);
       }
     }
     sink.accept(RATE_LIMIT, rateLimit.toString());
@@ -307,11 +306,66 @@ public final class RateLimitHeaders {
     return item(q.level() + "/" + q.quota().name());
   }
 
-  /** A quota's item in {@code RateLimit}: what is left and the seconds until its period ends. */
-  private static void quotaRateLimit(StringBuilder sb, QuotaStatus q, long nowMs) {
+  /**
+   * A quota's item in {@code RateLimit} ({@code item}, its {@link #quotaItem}): what is left and
+   * the seconds until its period ends.
+   */
+  private static void quotaRateLimit(StringBuilder sb, String item, QuotaStatus q, long nowMs) {
     long reset = nowMs > 0 ? q.resetMs(nowMs) : q.periodEndMs() - q.periodStartMs();
-    sb.append(quotaItem(q)).append(";r=").append(q.remaining()).append(";t=")
-        .append(ceilSeconds(reset));
+    sb.append(item).append(";r=").append(q.remaining()).append(";t=").append(ceilSeconds(reset));
+  }
+
+  private static final String[] NO_ITEMS = {};
+
+  /**
+   * The text of a list of quotas that does not change within their periods: {@code
+   * RateLimit-Policy} (the levels' items, then each quota's), and each quota's item.
+   */
+  static final class QuotaTexts {
+
+    private final String[] levels;
+    private final QuotaLimit[] quotas;
+    private final long[] periods;
+    final String policy;
+    final String[] items;
+
+    QuotaTexts(@Nullable String levelsPolicy, List<QuotaStatus> statuses) {
+      int n = statuses.size();
+      levels = new String[n];
+      quotas = new QuotaLimit[n];
+      periods = new long[n];
+      items = new String[n];
+      StringBuilder policy = new StringBuilder(levelsPolicy == null ? "" : levelsPolicy);
+      for (int i = 0; i < n; i++) {
+        QuotaStatus q = statuses.get(i);
+        levels[i] = q.level();
+        quotas[i] = q.quota();
+        periods[i] = q.periodEndMs() - q.periodStartMs();
+        items[i] = quotaItem(q);
+        policy.append(policy.length() == 0 ? "" : ", ").append(items[i]).append(";q=")
+            .append(q.quota().limit()).append(";w=").append(ceilSeconds(periods[i]));
+      }
+      this.policy = policy.toString();
+    }
+
+    /**
+     * Whether these texts are those of {@code statuses}: the same quotas of the same levels, in
+     * the same order, over periods of the same lengths (a day of 23, 24 or 25 hours, a month of
+     * 28 to 31 days).
+     */
+    boolean describe(List<QuotaStatus> statuses) {
+      if (statuses.size() != quotas.length) {
+        return false;
+      }
+      for (int i = 0; i < quotas.length; i++) {
+        QuotaStatus q = statuses.get(i);
+        if ((q.quota() != quotas[i] && !q.quota().equals(quotas[i]))
+            || q.periodEndMs() - q.periodStartMs() != periods[i] || !q.level().equals(levels[i])) {
+          return false;
+        }
+      }
+      return true;
+    }
   }
 
   /**
@@ -368,6 +422,8 @@ public final class RateLimitHeaders {
     final @Nullable String[] burstLimits;
     /** Whether each level's bucket refills (a {@code t} for its burst item). */
     final boolean[] refills;
+    /** The texts of the quotas these levels reported last (see {@link #quotaTexts}). */
+    private volatile @Nullable QuotaTexts quotaTexts;
 
     Template(List<Budget> levels) {
       this.levels = List.copyOf(levels);
@@ -415,6 +471,19 @@ public final class RateLimitHeaders {
         }
       }
       this.policy = policy.length() > 0 ? policy.toString() : null;
+    }
+
+    /**
+     * The texts of a call's quotas: those of the last call on these levels when they describe the
+     * same quotas over periods of the same lengths, else built anew (and kept for the next call).
+     */
+    QuotaTexts quotaTexts(List<QuotaStatus> quotas) {
+      QuotaTexts texts = quotaTexts;
+      if (texts == null || !texts.describe(quotas)) {
+        texts = new QuotaTexts(policy, quotas);
+        quotaTexts = texts;
+      }
+      return texts;
     }
 
     /** Whether level {@code i} has component {@code c}, {@link #WINDOW} to {@link #TOKENS}. */

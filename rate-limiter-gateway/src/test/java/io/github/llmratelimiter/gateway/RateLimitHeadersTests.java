@@ -8,6 +8,9 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaPeriod;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -63,6 +66,52 @@ class RateLimitHeadersTests {
           .contains(new ResponseHeader(RateLimitHeaders.POLICY, "\"default\";q=" + limit + ";w=60"));
     }
     assertThat(RateLimitHeaders.templates()).isLessThanOrEqualTo(RateLimitHeaders.MAX_TEMPLATES);
+  }
+
+  @Test
+  void aQuotasPeriodInThePolicyHeaderFollowsTheCalendarFromCallToCall() {
+    java.time.ZoneId berlin = java.time.ZoneId.of("Europe/Berlin");
+    java.time.Instant[] now = {java.time.Instant.parse("2027-03-27T12:00:00Z")};
+    RateLimitStore store = RateLimitStore.inMemory(new ManualTicker(), () -> now[0], 100,
+        task -> new java.util.concurrent.CompletableFuture<>());
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null,
+            null, null, List.of(
+                QuotaLimit.of("daily", QuotaUnit.REQUESTS, 1000, QuotaPeriod.DAY).inZone(berlin),
+                QuotaLimit.of("monthly", QuotaUnit.REQUESTS, 1000, QuotaPeriod.MONTH).inZone(berlin)),
+            null))
+        .build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY, List::of);
+    // each call at noon UTC: a day of 24, 23 (clocks forward), 24, 25 (clocks back) hours; March
+    // and October in Berlin an hour short and an hour long, February 28 days; the same levels
+    // throughout, so the texts kept from the call before must not be reused
+    String[][] calls = {
+        {"2027-03-27T12:00:00Z", "86400", "2674800", "39600"},
+        {"2027-03-28T12:00:00Z", "82800", "2674800", "36000"},
+        {"2027-03-28T13:00:00Z", "82800", "2674800", "32400"},
+        {"2027-02-15T12:00:00Z", "86400", "2419200", "39600"},
+        {"2027-10-31T12:00:00Z", "90000", "2682000", "39600"},
+        {"2027-03-27T12:00:00Z", "86400", "2674800", "39600"}};
+    try {
+      for (String[] call : calls) {
+        now[0] = java.time.Instant.parse(call[0]);
+        RateLimitOutcome o = enforcer.acquire(null, KEY, 1);
+        assertThat(o.decision().allowed()).isTrue();
+        Map<String, String> headers = asMap(o);
+        assertThat(headers.get(RateLimitHeaders.POLICY)).as(call[0]).isEqualTo(
+            "\"default\";q=60;w=60, \"default/daily\";q=1000;w=" + call[1]
+                + ", \"default/monthly\";q=1000;w=" + call[2]);
+        assertThat(headers.get(RateLimitHeaders.RATE_LIMIT)).as(call[0])
+            .contains("\"default/daily\";r=" + (1000 - o.quotas().get(0).used()) + ";t=" + call[3]);
+      }
+      // within the same periods the next call's quota texts are the ones kept, not built again
+      RateLimitOutcome o = enforcer.acquire(null, KEY, 1);
+      RateLimitHeaders.Template t = RateLimitHeaders.template(o.levels());
+      assertThat(t.quotaTexts(enforcer.acquire(null, KEY, 1).quotas()))
+          .isSameAs(t.quotaTexts(o.quotas()));
+    } finally {
+      store.close();
+    }
   }
 
   @ParameterizedTest

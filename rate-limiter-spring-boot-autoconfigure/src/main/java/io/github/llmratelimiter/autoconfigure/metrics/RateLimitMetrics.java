@@ -22,7 +22,6 @@ import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -185,17 +184,21 @@ final class RateLimitMetrics implements RateLimitObserver {
 
   @Override
   public void onSettle(String policy, Reservation reservation, Consumption actual) {
-    EnumSet<QuotaUnit> units = EnumSet.noneOf(QuotaUnit.class);
+    PolicyMeters m = null;
+    int seen = 0; // the units already counted, one bit each: a unit counts once per call
     for (Budget level : reservation.levels()) {
       for (QuotaLimit q : level.quotas()) {
-        units.add(q.unit());
-      }
-    }
-    for (QuotaUnit unit : units) {
-      long amount = unit.amount(actual);
-      if (amount > 0) {
-        counter(QUOTA_CHARGES, "What settled calls consumed of their quotas (cost in micro-units)",
-            null, "policy", policy, "unit", unit(unit)).increment(amount);
+        QuotaUnit unit = q.unit();
+        int bit = 1 << unit.ordinal();
+        if ((seen & bit) != 0) {
+          continue;
+        }
+        seen |= bit;
+        long amount = unit.amount(actual);
+        if (amount > 0) {
+          m = m != null ? m : meters(policy);
+          m.quotaCharges(unit).increment(amount);
+        }
       }
     }
   }
@@ -205,8 +208,8 @@ final class RateLimitMetrics implements RateLimitObserver {
   }
 
   /**
-   * A counter of rare events (quota denies, thresholds, shadow denies, settlements), found in the
-   * registry by its tags: the registry returns the one registered.
+   * A counter of rare events (quota denies, thresholds, shadow denies), found in the registry by
+   * its tags: the registry returns the one registered.
    */
   private Counter counter(String name, String description, @Nullable String baseUnit,
       String... tags) {
@@ -234,6 +237,8 @@ final class RateLimitMetrics implements RateLimitObserver {
 
   private static final String[] DIRECTIONS = {"over", "under", "exact"};
 
+  private static final QuotaUnit[] UNITS = QuotaUnit.values();
+
   private PolicyMeters meters(String policy) {
     PolicyMeters m = meters.get(policy);
     return m != null ? m : meters.computeIfAbsent(policy, PolicyMeters::new);
@@ -248,6 +253,8 @@ final class RateLimitMetrics implements RateLimitObserver {
     final Map<String, AtomicReferenceArray<Counter>> decisions = new ConcurrentHashMap<>();
     final AtomicReferenceArray<DistributionSummary> deltas = new AtomicReferenceArray<>(3);
     private volatile @Nullable Counter modelTokens;
+    /** Per quota unit, what settled calls consumed of their quotas. */
+    final AtomicReferenceArray<Counter> quotaCharges = new AtomicReferenceArray<>(UNITS.length);
 
     PolicyMeters(String policy) {
       this.policy = policy;
@@ -255,6 +262,16 @@ final class RateLimitMetrics implements RateLimitObserver {
           .description("Time the rate-limit store takes to decide")
           .tag("policy", policy)
           .register(registry);
+    }
+
+    Counter quotaCharges(QuotaUnit unit) {
+      Counter c = quotaCharges.get(unit.ordinal());
+      if (c == null) {
+        c = counter(QUOTA_CHARGES, "What settled calls consumed of their quotas (cost in micro-units)",
+            null, "policy", policy, "unit", unit(unit));
+        quotaCharges.set(unit.ordinal(), c); // a race registers the same meter: the registry returns it
+      }
+      return c;
     }
 
     Counter modelTokens() {

@@ -45,6 +45,10 @@ class QuotaMetricsTests {
                 .withThresholds(50, 100),
                 QuotaLimit.of("tokens", QuotaUnit.TOKENS, 1_000_000, QuotaPeriod.MONTH)), null))
         .policy("trial", KeyScope.API_KEY, new Budget("trial", WindowLimit.perMinute(1), null))
+        .policy("per-model", KeyScope.API_KEY_AND_MODEL, new Budget("per-model",
+            WindowLimit.perMinute(60), null, null, null,
+            List.of(QuotaLimit.of("model-daily", QuotaUnit.REQUESTS, 1000, QuotaPeriod.DAY)), null),
+            java.util.Map.of(), "default")
         .enforce("trial", false)
         .build();
     RateLimitMetrics metrics = new RateLimitMetrics(registry, store, policies);
@@ -84,6 +88,23 @@ class QuotaMetricsTests {
     assertThat(count(RateLimitMetrics.QUOTA_CHARGES, "policy", "default", "unit", "tokens"))
         .isEqualTo(25);
     assertThat(registry.find(RateLimitMetrics.QUOTA_CHARGES).tag("unit", "cost").counter()).isNull();
+    assertNoKeyInTags();
+  }
+
+  @Test
+  void aUnitIsChargedOncePerSettledCallHoweverManyLevelsHaveAQuotaOfIt() {
+    // two levels (the parent's quotas and the policy's own), each with a quota of requests
+    for (int i = 1; i <= 2; i++) {
+      RateLimitOutcome o = enforcer.acquire("per-model", RateLimitKey.of(KEY, "gpt-4o"), 1, () -> 30);
+      assertThat(o.decision().allowed()).isTrue();
+      o.modelTokens().settleUsage(ModelUsage.of(10, 5 * i, 0), false);
+      assertThat(count(RateLimitMetrics.QUOTA_CHARGES, "policy", "per-model", "unit", "requests"))
+          .isEqualTo(i);
+    }
+    assertThat(count(RateLimitMetrics.QUOTA_CHARGES, "policy", "per-model", "unit", "tokens"))
+        .isEqualTo(15 + 20);
+    assertThat(registry.find(RateLimitMetrics.QUOTA_CHARGES).tag("policy", "default").counter())
+        .isNull();
     assertNoKeyInTags();
   }
 
