@@ -164,7 +164,12 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
     if (handler instanceof HandlerMethod method) {
       Map<String, Object> attributes = exchange.getAttributes();
       attributes.keySet().retainAll(asked.attributes.keySet());
-      attributes.putAll(asked.attributes);
+      // put one by one: putAll would presize the map for every copied entry, most already there
+      asked.attributes.forEach((name, value) -> {
+        if (attributes.get(name) != value) {
+          attributes.put(name, value);
+        }
+      });
       ServerHttpRequest request = exchange.getRequest();
       attributes.put(FOUND,
           new Found(method, request.getPath(), request.getMethod(), request.getHeaders()));
