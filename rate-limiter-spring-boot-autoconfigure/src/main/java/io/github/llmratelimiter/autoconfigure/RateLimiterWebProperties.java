@@ -34,7 +34,8 @@ public class RateLimiterWebProperties {
 
   /**
    * The largest request body a limited request may carry; a larger one gets a 413 problem and is
-   * not charged, whether its Content-Length declares it or it streams past the limit. 4MB holds a
+   * not charged, whether its Content-Length declares it (any method) or a POST, PUT or PATCH body
+   * (those the limiter reads) streams past the limit. 4MB holds a
    * text prompt that fills a context window of about a million tokens (about 4 bytes a token);
    * larger bodies are mostly inline images or audio, for which raise it. A body sent without a
    * Content-Length is buffered up to this size before the call is charged.
@@ -110,8 +111,9 @@ public class RateLimiterWebProperties {
     private List<String> include = new ArrayList<>();
 
     /**
-     * HTTP methods the route covers, for example POST; empty covers every method. A request of
-     * another method is matched against the next routes.
+     * HTTP methods the route covers, for example POST; empty covers every method but OPTIONS
+     * (which the framework answers itself; name it to charge it). A request of another method is
+     * matched against the next routes.
      */
     private List<String> methods = new ArrayList<>();
 

@@ -106,12 +106,23 @@ class ChatCompletionsController {
       throw new InvalidOpenAiRequestException("you must provide a model parameter", "model", null);
     }
     if (!gateway.models().contains(request.model())) {
-      throw new InvalidOpenAiRequestException(404, "The model '" + request.model()
+      throw new InvalidOpenAiRequestException(404, "The model '" + shortened(request.model())
           + "' does not exist; this gateway serves " + gateway.models(), "model", "model_not_found");
     }
     if (request.messages() == null || request.messages().isEmpty()) {
       throw new InvalidOpenAiRequestException("messages must not be empty", "messages", null);
     }
+    for (int i = 0; i < request.messages().size(); i++) {
+      if (request.messages().get(i) == null) {
+        throw new InvalidOpenAiRequestException(
+            "messages[" + i + "] must be an object, but was null", "messages", null);
+      }
+    }
+  }
+
+  /** A name as an error message repeats it: at most 64 characters, so an answer stays small. */
+  private static String shortened(String name) {
+    return name.length() <= 64 ? name : name.substring(0, 64) + "…";
   }
 
   private static Map<String, Object> completion(String id, long created, String model, ChatModel.Reply reply) {

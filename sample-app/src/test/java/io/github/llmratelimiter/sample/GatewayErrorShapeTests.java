@@ -104,4 +104,55 @@ class GatewayErrorShapeTests {
     assertThat(JsonPath.<String>read(r.body(), "$.error.code")).isEqualTo("model_not_found");
     assertThat(JsonPath.<String>read(r.body(), "$.error.param")).isEqualTo("model");
   }
+
+  @Test
+  void aNullMessageIsA400ProblemNotAnUpstreamError() throws Exception {
+    HttpResponse<String> r = send("POST", "/v1/chat/completions",
+        "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},null]}");
+    assertProblem(r, 400);
+    assertThat(JsonPath.<String>read(r.body(), "$.detail"))
+        .isEqualTo("messages[1] must be an object, but was null");
+  }
+
+  @Test
+  void aLongUnknownModelNameIsNotEchoedWhole() throws Exception {
+    String model = "m".repeat(100_000);
+    HttpResponse<String> r = send("POST", "/v1/chat/completions",
+        "{\"model\":\"" + model + "\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}");
+    assertProblem(r, 404);
+    assertThat(r.body()).hasSizeLessThan(2_000).doesNotContain(model);
+  }
+
+  /** Sends raw bytes, optionally closing the sending side, and reads the whole answer. */
+  private String raw(String request, boolean halfClose) throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("localhost", port)) {
+      socket.setSoTimeout(30_000);
+      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().flush();
+      if (halfClose) {
+        socket.shutdownOutput();
+      }
+      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void aBodyCutMidChunkOrWithABadChunkSizeIsA400ProblemNotSpringsDefaultErrorBody()
+      throws Exception {
+    String head = "POST /v1/chat/completions HTTP/1.1\r\nHost: localhost\r\n"
+        + "Authorization: Bearer sk-error-shape-0000002\r\nContent-Type: application/json\r\n"
+        + "Connection: close\r\n";
+    for (String[] broken : new String[][] {
+        {head + "Transfer-Encoding: chunked\r\n\r\n40\r\n{\"model\":\"gpt-4o-mini\",", "cut mid-chunk"},
+        {head + "Transfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n", "a bad chunk size"},
+        {head + "Content-Length: 100\r\n\r\n{\"model\":\"gpt-4o-mini\"", "shorter than declared"}}) {
+      String answer = raw(broken[0], true);
+      assertThat(answer).as(broken[1]).startsWith("HTTP/1.1 400");
+      assertThat(answer).as(broken[1]).containsIgnoringCase("Content-Type: application/problem+json")
+          .contains("\"invalid_request_error\"").doesNotContain("timestamp")
+          .doesNotContain("sk-error-shape");
+    }
+    // the gateway still answers
+    assertThat(send("GET", "/v1/models", null).statusCode()).isEqualTo(200);
+  }
 }

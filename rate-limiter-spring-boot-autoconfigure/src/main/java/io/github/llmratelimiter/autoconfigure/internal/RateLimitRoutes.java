@@ -32,7 +32,9 @@ import org.springframework.web.util.pattern.PatternParseException;
  * The routes of {@code ratelimiter.web.routes}, compiled once at start-up and matched the same way
  * by every web front door (the servlet interceptor, the reactive filter): the first route whose
  * include patterns match a request's path within the application, whose exclude patterns do not,
- * and whose methods (if any) include the request's, applies. Each route knows who a request is
+ * and whose methods include the request's, applies; a route without methods covers every method
+ * but {@code OPTIONS}, which the framework answers itself (discovery, CORS) and which a route
+ * charges only when it names it. Each route knows who a request is
  * charged to ({@link KeySource}): its key expression is parsed here, so a syntax error stops
  * start-up naming the property.
  */
@@ -45,6 +47,8 @@ public final class RateLimitRoutes {
    */
   private static final SpelExpressionParser PARSER = new SpelExpressionParser(
       new SpelParserConfiguration(SpelCompilerMode.MIXED, RateLimitRoutes.class.getClassLoader()));
+  /** The method a route covers only when it names it. */
+  private static final String OPTIONS = "OPTIONS";
   private static final Set<String> METHODS =
       Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE");
 
@@ -252,8 +256,8 @@ public final class RateLimitRoutes {
      *     pattern matches its path and no exclude pattern does
      */
     public boolean matches(PathContainer path, String method) {
-      if (!methods.isEmpty() && !methods.contains(method)) {
-        return false;
+      if (methods.isEmpty() ? OPTIONS.equals(method) : !methods.contains(method)) {
+        return false; // the framework answers an OPTIONS request unless a route names it
       }
       for (PathPattern p : exclude) {
         if (p.matches(path)) {

@@ -107,4 +107,24 @@ class RateLimitRoutesTests {
     assertThat(routes.match(path, "post")).isNull(); // HTTP methods are case-sensitive
     assertThat(routes.match(PathContainer.parsePath("/v2/chat"), "POST")).isNull();
   }
+
+  @Test
+  void aRouteWithoutMethodsCoversEveryMethodButOptionsWhichARouteChargesOnlyWhenItNamesIt() {
+    RateLimiterWebProperties.Route any = new RateLimiterWebProperties.Route();
+    any.setInclude(List.of("/v1/chat"));
+    any.setPolicy("any");
+    RateLimiterWebProperties.Route options = new RateLimiterWebProperties.Route();
+    options.setInclude(List.of("/v1/**"));
+    options.setMethods(List.of("OPTIONS"));
+    options.setPolicy("options");
+    PathContainer chat = PathContainer.parsePath("/v1/chat");
+    RateLimitRoutes both = RateLimitRoutes.of(List.of(any, options), BodyLimits.defaults(), null);
+    for (String method : List.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "TRACE")) {
+      assertThat(both.match(chat, method).policy()).as(method).isEqualTo("any");
+    }
+    assertThat(both.match(chat, "OPTIONS").policy()).isEqualTo("options"); // the next route names it
+    RateLimitRoutes withoutMethods = RateLimitRoutes.of(List.of(any), BodyLimits.defaults(), null);
+    assertThat(withoutMethods.match(chat, "OPTIONS")).isNull();
+    assertThat(withoutMethods.match(chat, "POST").policy()).isEqualTo("any");
+  }
 }

@@ -618,6 +618,21 @@ public abstract class AbstractWebStackScenarioTests {
   }
 
   @Test
+  void anOptionsRequestWithAnApiKeyIsNotChargedUnderARouteThatDoesNotNameOptions() {
+    // the framework answers it (the methods the path allows): a route without methods covers
+    // every method but OPTIONS, so spamming it spends nothing of the key's budgets
+    String key = newKey();
+    for (int i = 0; i < 5; i++) {
+      client.options().uri("/v1/chat").header("X-API-Key", key).exchange()
+          .expectStatus().isOk()
+          .expectHeader().doesNotExist("RateLimit");
+    }
+    assertThat(windowUsed("chat", key, null) + windowUsed("chat", key, "gpt-4o")).isZero();
+    postJson("/v1/chat", key, "{\"model\":\"gpt-4o\"}").expectStatus().isOk()
+        .expectHeader().valueEquals("RateLimit", "\"per-key\";r=2;t=60, \"chat/gpt-4o\";r=0;t=60");
+  }
+
+  @Test
   void aQueryRouteReadsTheModelFromTheQueryAndTheHandlerStillReadsTheBody() {
     String key = newKey();
     postJson("/v1/query/chat?model=gpt-4o", key, "{\"model\":\"gpt-4o-mini\"}").expectStatus().isOk()
