@@ -18,6 +18,7 @@ import org.springframework.web.reactive.HandlerMapping;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.ServerWebExchangeDecorator;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.context.Context;
@@ -82,7 +83,8 @@ final class FoundHandlerMapping implements HandlerMapping, Ordered {
       Answer answer = new Answer(subscriberContext);
       try {
         mappings.get(i).getHandler(asked).subscribe(answer);
-      } catch (RuntimeException failed) { // a mapping that throws instead of signalling
+      } catch (Throwable failed) { // a mapping that throws instead of signalling, as an operator
+        Exceptions.throwIfFatal(failed); // would see it
         return Mono.error(failed);
       }
       if (!answer.isDone()) {

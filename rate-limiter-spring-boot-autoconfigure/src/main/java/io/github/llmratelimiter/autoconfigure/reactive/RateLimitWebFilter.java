@@ -18,9 +18,7 @@ import java.util.concurrent.CompletionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.ApplicationContext;
 import org.springframework.core.Ordered;
-import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.codec.multipart.FormFieldPart;
 import org.springframework.http.server.reactive.ServerHttpRequest;
@@ -258,9 +256,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
       // a declared length above max-body is rejected from the header
       return Mono.just(exchange.mutate().response(response).build());
     }
-    return request.getBody()
-        .collect(() -> new BodyBytes(declared, (int) limits.maxBody()), BodyBytes::add)
-        .doOnDiscard(DataBuffer.class, DataBufferUtils::release) // what operators above still hold
+    return BodyBytes.read(request.getBody(), declared, (int) limits.maxBody())
         .map(read -> {
           byte[] bytes = read.bytes();
           context.body(RequestBody.of(bytes, false));

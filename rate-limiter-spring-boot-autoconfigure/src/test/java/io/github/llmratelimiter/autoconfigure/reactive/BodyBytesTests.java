@@ -3,18 +3,21 @@ package io.github.llmratelimiter.autoconfigure.reactive;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.NettyDataBuffer;
 import org.springframework.core.io.buffer.NettyDataBufferFactory;
+import reactor.core.publisher.Flux;
 
 /**
  * A request body read into one array: the bytes in order and in an array of their length, each
- * buffer released once read, a body past the limit stopped with the exception {@code
- * DataBufferUtils.join} raises, and a declared length that holds no more than a first array
+ * buffer released exactly once (also the one that passes the limit, and with the connection holding
+ * a reference of its own, as Reactor Netty's does), a body past the limit stopped with the
+ * exception {@code DataBufferUtils.join} raises, and a declared length that holds no more than a first array
  * before its bytes arrive.
  */
 class BodyBytesTests {
@@ -53,14 +56,43 @@ class BodyBytesTests {
   }
 
   @Test
-  void aBodyPastTheLimitStopsWithTheLimitExceptionAndReleasesTheBufferThatPassedIt() {
+  void aBodyPastTheLimitStopsWithTheLimitExceptionAndLeavesTheBufferThatPassedItToTheRead() {
     BodyBytes body = new BodyBytes(-1, 10);
     body.add(buffer("0123456789")); // exactly the limit
     NettyDataBuffer past = buffer("!");
 
     assertThatThrownBy(() -> body.add(past)).isInstanceOf(DataBufferLimitException.class);
-    ByteBuf nativeBuffer = past.getNativeBuffer();
-    assertThat(nativeBuffer.refCnt()).isZero();
+    // not released by add: the read's discard hook releases what its accumulator refused
+    assertThat(past.getNativeBuffer().refCnt()).isEqualTo(1);
+  }
+
+  /** Buffers as Reactor Netty hands them on: retained, so the connection still holds one reference. */
+  private List<NettyDataBuffer> retained(String... parts) {
+    List<NettyDataBuffer> list = new ArrayList<>();
+    for (String p : parts) {
+      NettyDataBuffer b = buffer(p);
+      b.getNativeBuffer().retain();
+      list.add(b);
+    }
+    return list;
+  }
+
+  @Test
+  void theReadReleasesEveryBufferExactlyOnceWhetherItEndsOrStopsPastTheLimit() {
+    List<NettyDataBuffer> whole = retained("{\"model\":", "\"gpt-4o\"}");
+    BodyBytes read = BodyBytes.read(Flux.fromIterable(whole), -1, 100).block();
+    assertThat(new String(read.bytes(), StandardCharsets.UTF_8)).isEqualTo("{\"model\":\"gpt-4o\"}");
+    for (NettyDataBuffer b : whole) {
+      assertThat(b.getNativeBuffer().refCnt()).isEqualTo(1); // the connection's reference is left
+    }
+
+    // past the limit on the second buffer; the third, still held upstream, is discarded
+    List<NettyDataBuffer> tooLong = retained("0123456789", "abcdefghij", "xyz");
+    assertThatThrownBy(() -> BodyBytes.read(Flux.fromIterable(tooLong), -1, 15).block())
+        .isInstanceOf(DataBufferLimitException.class);
+    assertThat(tooLong.get(0).getNativeBuffer().refCnt()).isEqualTo(1); // read and released once
+    assertThat(tooLong.get(1).getNativeBuffer().refCnt()).isEqualTo(1); // refused, discarded once
+    assertThat(tooLong.get(2).getNativeBuffer().refCnt()).isEqualTo(1); // discarded once
   }
 
   @Test
