@@ -56,13 +56,9 @@ class OpenAiErrorHandler {
   @ExceptionHandler(UpstreamFailureException.class)
   ResponseEntity<ProblemDetail> upstream(UpstreamFailureException e, HttpServletRequest request) {
     String message = "The model provider failed to answer; no model tokens were charged for it.";
-    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_GATEWAY, message);
-    problem.setTitle(HttpStatus.BAD_GATEWAY.getReasonPhrase());
-    problem.setInstance(URI.create(request.getRequestURI()));
-    problem.setProperty("error",
-        RateLimitProblem.openAiError(message, "api_error", null, "upstream_error"));
     return ResponseEntity.status(HttpStatus.BAD_GATEWAY).contentType(MediaType.APPLICATION_PROBLEM_JSON)
-        .body(problem);
+        .body(openAiProblem(HttpStatus.BAD_GATEWAY, message, "api_error", null, "upstream_error",
+            URI.create(request.getRequestURI())));
   }
 
   @ExceptionHandler(ProviderRateLimitException.class)
@@ -71,11 +67,8 @@ class OpenAiErrorHandler {
     String message = "The model provider's capacity for this gateway is used up (" + e.limit()
         + "); retry after the time in Retry-After. The model tokens reserved for this call were"
         + " given back; its request still counts against your key's request limits.";
-    ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.TOO_MANY_REQUESTS, message);
-    problem.setTitle(HttpStatus.TOO_MANY_REQUESTS.getReasonPhrase());
-    problem.setInstance(URI.create(request.getRequestURI()));
-    problem.setProperty("error",
-        RateLimitProblem.openAiError(message, "rate_limit_error", null, "rate_limit_exceeded"));
+    ProblemDetail problem = openAiProblem(HttpStatus.TOO_MANY_REQUESTS, message, "rate_limit_error",
+        null, "rate_limit_exceeded", URI.create(request.getRequestURI()));
     ResponseEntity.BodyBuilder response = ResponseEntity.status(HttpStatus.TOO_MANY_REQUESTS)
         .contentType(MediaType.APPLICATION_PROBLEM_JSON);
     String retry = e.headers().get("retry-after");
@@ -119,16 +112,26 @@ class OpenAiErrorHandler {
   private static ResponseEntity<ProblemDetail> problem(HttpStatus status, String message,
       @Nullable String param, @Nullable String code, HttpServletRequest request,
       Set<HttpMethod> allowed) {
-    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, message);
-    problem.setTitle(status.getReasonPhrase());
-    problem.setInstance(URI.create(request.getRequestURI()));
-    problem.setProperty("error",
-        RateLimitProblem.openAiError(message, "invalid_request_error", param, code));
+    ProblemDetail problem = openAiProblem(status, message, "invalid_request_error", param, code,
+        URI.create(request.getRequestURI()));
     ResponseEntity.BodyBuilder response = ResponseEntity.status(status)
         .contentType(MediaType.APPLICATION_PROBLEM_JSON);
     if (!allowed.isEmpty()) {
       response.allow(allowed.toArray(HttpMethod[]::new));
     }
     return response.body(problem);
+  }
+
+  /**
+   * A problem of the gateway: its status, title and detail, and OpenAI's {@code error} object with
+   * the same message.
+   */
+  static ProblemDetail openAiProblem(HttpStatus status, String message, String type,
+      @Nullable String param, @Nullable String code, @Nullable URI instance) {
+    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, message);
+    problem.setTitle(status.getReasonPhrase());
+    problem.setInstance(instance);
+    problem.setProperty("error", RateLimitProblem.openAiError(message, type, param, code));
+    return problem;
   }
 }

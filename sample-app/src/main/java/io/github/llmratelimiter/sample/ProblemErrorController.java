@@ -1,6 +1,5 @@
 package io.github.llmratelimiter.sample;
 
-import io.github.llmratelimiter.gateway.RateLimitProblem;
 import jakarta.servlet.RequestDispatcher;
 import jakarta.servlet.http.HttpServletRequest;
 import org.springframework.boot.webmvc.error.ErrorController;
@@ -25,18 +24,17 @@ class ProblemErrorController implements ErrorController {
   @RequestMapping("${server.error.path:${error.path:/error}}")
   ResponseEntity<ProblemDetail> error(HttpServletRequest request) {
     Object code = request.getAttribute(RequestDispatcher.ERROR_STATUS_CODE);
-    HttpStatus status = code instanceof Integer c && HttpStatus.resolve(c) != null
-        && c >= 400 ? HttpStatus.valueOf(c) : HttpStatus.INTERNAL_SERVER_ERROR;
+    HttpStatus resolved = code instanceof Integer c ? HttpStatus.resolve(c) : null;
+    HttpStatus status = resolved != null && resolved.isError() ? resolved
+        : HttpStatus.INTERNAL_SERVER_ERROR;
     boolean client = status.is4xxClientError();
     String message = client
         ? "The server could not read the request (" + status.value() + " " + status.getReasonPhrase()
             + "): send it whole, with a body that matches its Content-Length or chunked encoding."
         : "The server failed to answer the request (" + status.value() + " "
             + status.getReasonPhrase() + ").";
-    ProblemDetail problem = ProblemDetail.forStatusAndDetail(status, message);
-    problem.setTitle(status.getReasonPhrase());
-    problem.setProperty("error", RateLimitProblem.openAiError(
-        message, client ? "invalid_request_error" : "api_error", null, null));
-    return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(problem);
+    return ResponseEntity.status(status).contentType(MediaType.APPLICATION_PROBLEM_JSON).body(
+        OpenAiErrorHandler.openAiProblem(status, message,
+            client ? "invalid_request_error" : "api_error", null, null, null));
   }
 }

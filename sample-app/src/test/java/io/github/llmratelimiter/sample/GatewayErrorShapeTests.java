@@ -3,10 +3,12 @@ package io.github.llmratelimiter.sample;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.jayway.jsonpath.JsonPath;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -125,14 +127,14 @@ class GatewayErrorShapeTests {
 
   /** Sends raw bytes, optionally closing the sending side, and reads the whole answer. */
   private String raw(String request, boolean halfClose) throws Exception {
-    try (java.net.Socket socket = new java.net.Socket("localhost", port)) {
+    try (Socket socket = new Socket("localhost", port)) {
       socket.setSoTimeout(30_000);
-      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+      socket.getOutputStream().write(request.getBytes(StandardCharsets.ISO_8859_1));
       socket.getOutputStream().flush();
       if (halfClose) {
         socket.shutdownOutput();
       }
-      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
