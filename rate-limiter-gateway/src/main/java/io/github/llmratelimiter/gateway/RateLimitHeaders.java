@@ -8,6 +8,7 @@ import io.github.llmratelimiter.core.LevelRemaining;
 import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaStatus;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
@@ -31,10 +32,13 @@ import org.jspecify.annotations.Nullable;
  *       "name";q=<limit>;w=<window seconds>}, and its burst bucket as an item of its own, {@code
  *       "name-burst";q=<capacity, rounded down>;w=<seconds to refill it from empty, rounded up>}
  *       ({@code w} left out for a bucket that never refills), and its limit on calls in flight,
- *       {@code "name-concurrency";q=<slots>} (no window: a slot frees when its call ends); then
- *       per level that limits model tokens {@code "name-tokens";q=<model tokens>;w=<window
- *       seconds>}; then per quota {@code "level/quota";q=<limit>;w=<the current period's length
- *       in seconds>} (a day of 23 or 25 hours, a month of 28 to 31 days, as the calendar has it);
+ *       {@code "name-concurrency";q=<slots>;qu="concurrent-requests"} (no window: a slot frees
+ *       when its call ends); then per level that limits model tokens {@code
+ *       "name-tokens";q=<model tokens>;qu="tokens";w=<window seconds>}; then per quota {@code
+ *       "level/quota";q=<limit>;w=<the current period's length in seconds>} (a day of 23 or 25
+ *       hours, a month of 28 to 31 days, as the calendar has it), with {@code qu="tokens"} for a
+ *       quota of model tokens and {@code qu="cost-micros"} for one of cost in micro-units. An
+ *       item without {@code qu} counts requests, the draft's default unit;
  *   <li>{@code RateLimit}: one item per item of {@code RateLimit-Policy}, in its order, each with
  *       {@code r}, what is left of that budget after this call, and {@code t}, the seconds
  *       (rounded up) until it is whole again: the window's {@code r} the requests it admits,
@@ -102,6 +106,18 @@ public final class RateLimitHeaders {
   static final String BURST_SUFFIX = "-burst";
   /** Appended to a level's name for its limit on calls in flight in {@code RateLimit-Policy}. */
   static final String CONCURRENCY_SUFFIX = "-concurrency";
+  /**
+   * The {@code qu} parameter of a limit on calls in flight: the draft's registered unit for
+   * concurrent requests.
+   */
+  static final String CONCURRENCY_UNIT = ";qu=\"concurrent-requests\"";
+  /**
+   * The {@code qu} parameter of a budget in model tokens. Without it the draft reads the quota in
+   * requests; the draft registers no unit for model tokens, so this names them plainly.
+   */
+  static final String TOKENS_UNIT = ";qu=\"tokens\"";
+  /** The {@code qu} parameter of a budget in cost: micro-units of the operator's currency. */
+  static final String COST_UNIT = ";qu=\"cost-micros\"";
   /** {@code Retry-After}, in whole seconds. */
   public static final String RETRY_AFTER = "Retry-After";
   /** {@code retry-after-ms}, OpenAI's retry time in milliseconds. */
@@ -343,7 +359,8 @@ public final class RateLimitHeaders {
         periods[i] = q.periodEndMs() - q.periodStartMs();
         items[i] = quotaItem(q);
         policy.append(policy.length() == 0 ? "" : ", ").append(items[i]).append(";q=")
-            .append(q.quota().limit()).append(";w=").append(ceilSeconds(periods[i]));
+            .append(q.quota().limit()).append(unit(q.quota().unit())).append(";w=")
+            .append(ceilSeconds(periods[i]));
       }
       this.policy = policy.toString();
     }
@@ -459,7 +476,7 @@ public final class RateLimitHeaders {
         ConcurrencyLimit c = level.concurrency();
         if (c != null) {
           concurrencyItems[i] = item(level.name() + CONCURRENCY_SUFFIX);
-          policy.add(concurrencyItems[i] + ";q=" + c.limit());
+          policy.add(concurrencyItems[i] + ";q=" + c.limit() + CONCURRENCY_UNIT);
         }
       }
       for (int i = 0; i < n; i++) {
@@ -467,7 +484,8 @@ public final class RateLimitHeaders {
         if (m != null) {
           tokenItems[i] = item(this.levels.get(i).name() + TOKENS_SUFFIX);
           tokenLimits[i] = Long.toString(m.limit());
-          policy.add(tokenItems[i] + ";q=" + m.limit() + ";w=" + ceilSeconds(m.window().toMillis()));
+          policy.add(tokenItems[i] + ";q=" + m.limit() + TOKENS_UNIT + ";w="
+              + ceilSeconds(m.window().toMillis()));
         }
       }
       this.policy = policy.length() > 0 ? policy.toString() : null;
@@ -632,6 +650,15 @@ public final class RateLimitHeaders {
   }
 
   /** Whole seconds, rounded up. */
+  /** The {@code qu} parameter of a quota in {@code unit}: none for requests, the draft's default. */
+  static String unit(QuotaUnit unit) {
+    return switch (unit) {
+      case REQUESTS -> "";
+      case TOKENS -> TOKENS_UNIT;
+      case COST -> COST_UNIT;
+    };
+  }
+
   static long ceilSeconds(long ms) {
     return ms <= 0 ? 0 : (ms - 1) / 1000 + 1;
   }

@@ -40,7 +40,7 @@ public abstract class AbstractHeaderItemsTests {
   /** Noon UTC: the daily quota's period ends in 43,200 s. */
   private static final Instant NOON = Instant.parse("2026-01-01T12:00:00Z");
   private static final String POLICY = "\"per-key\";q=10;w=60, \"chat\";q=3;w=60, "
-      + "\"chat-burst\";q=5;w=5, \"chat-concurrency\";q=2, \"chat-tokens\";q=500;w=60, "
+      + "\"chat-burst\";q=5;w=5, \"chat-concurrency\";q=2;qu=\"concurrent-requests\", \"chat-tokens\";q=500;qu=\"tokens\";w=60, "
       + "\"per-key/daily\";q=4;w=86400";
 
   /** Time stands still: every figure below is exact. */

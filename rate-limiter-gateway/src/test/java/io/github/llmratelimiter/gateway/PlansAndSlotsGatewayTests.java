@@ -111,7 +111,7 @@ class PlansAndSlotsGatewayTests {
     assertThat(free.decision().reason()).isEqualTo(Reason.RPM_LIMIT);
     assertThat(free.plan()).isEqualTo("free");
     assertThat(headers(free)).containsEntry("x-ratelimit-limit-requests", "3")
-        .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60, \"chat-concurrency\";q=2");
+        .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60, \"chat-concurrency\";q=2;qu=\"concurrent-requests\"");
 
     resolver.assign(KEY, "pro");
     RateLimitContext c = context();
@@ -125,7 +125,7 @@ class PlansAndSlotsGatewayTests {
     assertThat(headers(pro)).containsEntry("x-ratelimit-limit-requests", "60")
         .containsEntry("x-ratelimit-remaining-requests", "56")
         .containsEntry("RateLimit", "\"chat\";r=56;t=60, \"chat-concurrency\";r=4")
-        .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60, \"chat-concurrency\";q=5");
+        .containsEntry("RateLimit-Policy", "\"chat\";q=60;w=60, \"chat-concurrency\";q=5;qu=\"concurrent-requests\"");
     gateway.finish(c, null, false);
 
     // back to free: the 4 calls in the window count against 3, so the key is denied

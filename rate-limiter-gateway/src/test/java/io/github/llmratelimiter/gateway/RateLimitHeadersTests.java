@@ -8,6 +8,7 @@ import io.github.llmratelimiter.core.Composition;
 import io.github.llmratelimiter.core.ConcurrencyLimit;
 import io.github.llmratelimiter.core.Decision;
 import io.github.llmratelimiter.core.ManualTicker;
+import io.github.llmratelimiter.core.ModelTokenLimit;
 import io.github.llmratelimiter.core.QuotaLimit;
 import io.github.llmratelimiter.core.QuotaPeriod;
 import io.github.llmratelimiter.core.QuotaUnit;
@@ -66,6 +67,37 @@ class RateLimitHeadersTests {
           .contains(new ResponseHeader(RateLimitHeaders.POLICY, "\"default\";q=" + limit + ";w=60"));
     }
     assertThat(RateLimitHeaders.templates()).isLessThanOrEqualTo(RateLimitHeaders.MAX_TEMPLATES);
+  }
+
+  @Test
+  void everyItemThatDoesNotCountRequestsNamesItsUnit() {
+    java.time.Instant now = java.time.Instant.parse("2027-03-27T12:00:00Z");
+    RateLimitStore store = RateLimitStore.inMemory(new ManualTicker(), () -> now, 100,
+        task -> new java.util.concurrent.CompletableFuture<>());
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("default", KeyScope.API_KEY, new Budget("units", WindowLimit.perMinute(60),
+            new BucketLimit(5, 1), new ModelTokenLimit(500, Duration.ofMinutes(1)),
+            ConcurrencyLimit.of(2), List.of(
+                QuotaLimit.of("calls", QuotaUnit.REQUESTS, 1000, QuotaPeriod.DAY),
+                QuotaLimit.of("tokens", QuotaUnit.TOKENS, 100000, QuotaPeriod.DAY),
+                QuotaLimit.of("spend", QuotaUnit.COST, 4000, QuotaPeriod.DAY)),
+            null))
+        .build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, StoreFailure.DENY, List::of);
+    try {
+      RateLimitOutcome o = enforcer.acquire(null, KEY, 1, () -> 10);
+      assertThat(o.decision().allowed()).isTrue();
+      // the draft reads an item without qu in requests: model tokens, cost and calls in flight
+      // must say what they count, or a client takes 500 model tokens for 500 calls
+      assertThat(asMap(o).get(RateLimitHeaders.POLICY)).isEqualTo(
+          "\"units\";q=60;w=60, \"units-burst\";q=5;w=5, "
+              + "\"units-concurrency\";q=2;qu=\"concurrent-requests\", "
+              + "\"units-tokens\";q=500;qu=\"tokens\";w=60, \"units/calls\";q=1000;w=86400, "
+              + "\"units/tokens\";q=100000;qu=\"tokens\";w=86400, "
+              + "\"units/spend\";q=4000;qu=\"cost-micros\";w=86400");
+    } finally {
+      store.close();
+    }
   }
 
   @Test
@@ -217,14 +249,14 @@ class RateLimitHeadersTests {
     assertThat(RateLimitHeaders.template(List.of(oneShot)).policy)
         .isEqualTo("\"one-shot-burst\";q=2");
     assertThat(RateLimitHeaders.template(List.of(slots)).policy)
-        .isEqualTo("\"slots\";q=10;w=60, \"slots-concurrency\";q=3");
+        .isEqualTo("\"slots\";q=10;w=60, \"slots-concurrency\";q=3;qu=\"concurrent-requests\"");
     RateLimitHeaders.Template t = RateLimitHeaders.template(List.of(oneShot, slots));
     assertThat(t.rateLimitItem(0, Reason.OK)).isEqualTo("\"one-shot-burst\"");
     assertThat(t.rateLimitItem(1, Reason.OK)).isEqualTo("\"slots\"");
     assertThat(t.rateLimitItem(1, Reason.CONCURRENCY_LIMIT)).isEqualTo("\"slots-concurrency\"");
     Budget onlySlots = new Budget("only-slots", null, null, null, ConcurrencyLimit.of(2));
     RateLimitHeaders.Template slotsOnly = RateLimitHeaders.template(List.of(onlySlots));
-    assertThat(slotsOnly.policy).isEqualTo("\"only-slots-concurrency\";q=2");
+    assertThat(slotsOnly.policy).isEqualTo("\"only-slots-concurrency\";q=2;qu=\"concurrent-requests\"");
     assertThat(slotsOnly.rateLimitItem(0, Reason.OK)).as("an advertised item")
         .isEqualTo("\"only-slots-concurrency\"");
   }
@@ -260,7 +292,7 @@ class RateLimitHeadersTests {
         policies, StoreFailure.DENY, List::of);
     RateLimitKey key = RateLimitKey.of("sk-only-slots-0123456789", null);
     assertThat(asMap(enforcer.acquire(null, key, 1))).containsExactly(
-        Map.entry(RateLimitHeaders.POLICY, "\"only-slots-concurrency\";q=2"),
+        Map.entry(RateLimitHeaders.POLICY, "\"only-slots-concurrency\";q=2;qu=\"concurrent-requests\""),
         Map.entry(RateLimitHeaders.RATE_LIMIT, "\"only-slots-concurrency\";r=1"));
   }
 }

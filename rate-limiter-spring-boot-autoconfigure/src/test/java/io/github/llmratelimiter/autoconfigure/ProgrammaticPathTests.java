@@ -163,7 +163,7 @@ class ProgrammaticPathTests {
       assertThat(rendered.status()).isEqualTo(429);
       assertThat(rendered.headers()).containsEntry("Retry-After", "60")
           .containsEntry("retry-after-ms", "60000")
-          .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60, \"chat-tokens\";q=1000;w=60");
+          .containsEntry("RateLimit-Policy", "\"chat\";q=3;w=60, \"chat-tokens\";q=1000;qu=\"tokens\";w=60");
       assertThat(rendered.body().detail()).contains("RPM_LIMIT", "'chat'");
       assertThat(rendered.body().members()).containsEntry("retryAfterMs", 60_000L);
       context.getBean(ManualTicker.class).advance(Duration.ofMinutes(1));

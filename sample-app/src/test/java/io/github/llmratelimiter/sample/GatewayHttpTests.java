@@ -75,8 +75,8 @@ class GatewayHttpTests {
       assertThat(ok.statusCode()).isEqualTo(200);
       assertThat(ok.headers().firstValue("RateLimit-Policy"))
           .hasValue("\"per-key\";q=10;w=60, \"chat/gpt-4o\";q=3;w=60, \"chat/gpt-4o-burst\";q=5;w=5,"
-              + " \"chat/gpt-4o-concurrency\";q=1000, \"chat/gpt-4o-tokens\";q=500;w=60,"
-              + " \"per-key/daily-spend\";q=4000;w=86400");
+              + " \"chat/gpt-4o-concurrency\";q=1000;qu=\"concurrent-requests\", \"chat/gpt-4o-tokens\";q=500;qu=\"tokens\";w=60,"
+              + " \"per-key/daily-spend\";q=4000;qu=\"cost-micros\";w=86400");
       assertThat(ok.headers().firstValue("x-ratelimit-limit-tokens")).hasValue("500");
       assertThat(ok.headers().firstValue("x-ratelimit-remaining-requests")).hasValue(Integer.toString(remaining));
       // each item its own budget: the per-key window (10) above gpt-4o's (3)

@@ -66,8 +66,8 @@ class OpenAiSdkEndToEndTests {
           assertThat(e.headers().values("x-ratelimit-limit-requests")).containsExactly("3");
           assertThat(e.headers().values("RateLimit-Policy"))
               .containsExactly("\"per-key\";q=1000;w=60, \"chat/gpt-4o\";q=3;w=60, "
-                  + "\"chat/gpt-4o-burst\";q=5;w=5, \"chat/gpt-4o-concurrency\";q=2, "
-                  + "\"chat/gpt-4o-tokens\";q=500;w=60, \"per-key/daily-spend\";q=4000;w=86400");
+                  + "\"chat/gpt-4o-burst\";q=5;w=5, \"chat/gpt-4o-concurrency\";q=2;qu=\"concurrent-requests\", "
+                  + "\"chat/gpt-4o-tokens\";q=500;qu=\"tokens\";w=60, \"per-key/daily-spend\";q=4000;qu=\"cost-micros\";w=86400");
           assertThat(e.headers().values("x-ratelimit-limit-tokens")).containsExactly("500");
           long retryMs = Long.parseLong(e.headers().values("retry-after-ms").get(0));
           long retrySeconds = Long.parseLong(e.headers().values("Retry-After").get(0));

@@ -99,8 +99,8 @@ class TryItPlansAndStreamsTests {
     assertThat(admitted.statusCode()).isEqualTo(200);
     assertThat(admitted.headers().firstValue("RateLimit-Policy")).hasValue(
         "\"per-key\";q=100;w=60, \"chat/gpt-4o\";q=30;w=60, \"chat/gpt-4o-burst\";q=5;w=5, "
-            + "\"chat/gpt-4o-concurrency\";q=2, \"chat/gpt-4o-tokens\";q=500;w=60,"
-            + " \"per-key/monthly-spend\";q=5000000;w="
+            + "\"chat/gpt-4o-concurrency\";q=2;qu=\"concurrent-requests\", \"chat/gpt-4o-tokens\";q=500;qu=\"tokens\";w=60,"
+            + " \"per-key/monthly-spend\";q=5000000;qu=\"cost-micros\";w="
             + java.time.YearMonth.now(java.time.ZoneOffset.UTC).lengthOfMonth() * 86_400);
     assertThat(admitted.headers().firstValue("x-ratelimit-limit-requests")).hasValue("30");
     String report = keyReport(key);

@@ -92,7 +92,7 @@ class ModelTokenWebTests {
       g.chat("?usage=12")
           .andExpect(status().isOk())
           // the headers count the call at its estimate of 20 model tokens
-          .andExpect(header().string("RateLimit-Policy", "\"llm\";q=100000;w=60, \"llm-tokens\";q=100;w=60"))
+          .andExpect(header().string("RateLimit-Policy", "\"llm\";q=100000;w=60, \"llm-tokens\";q=100;qu=\"tokens\";w=60"))
           .andExpect(header().string("RateLimit", "\"llm\";r=99999;t=60, \"llm-tokens\";r=80;t=60"))
           .andExpect(header().string("x-ratelimit-limit-tokens", "100"))
           .andExpect(header().string("x-ratelimit-remaining-tokens", "80"))

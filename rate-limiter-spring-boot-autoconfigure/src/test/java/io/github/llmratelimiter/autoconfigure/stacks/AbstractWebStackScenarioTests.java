@@ -271,7 +271,7 @@ public abstract class AbstractWebStackScenarioTests {
     String key = newKey();
     postJson("/items/chat?usage=20", key, TokenGateway.BODY_OF_20).expectStatus().isOk()
         .expectHeader().valueEquals("RateLimit-Policy", "\"items\";q=3;w=60, "
-            + "\"items-burst\";q=5;w=5, \"items-concurrency\";q=2, \"items-tokens\";q=500;w=60")
+            + "\"items-burst\";q=5;w=5, \"items-concurrency\";q=2;qu=\"concurrent-requests\", \"items-tokens\";q=500;qu=\"tokens\";w=60")
         // one of 3 used: 2 left in the window, though the call itself held 1 of the 2 slots
         .expectHeader().valueEquals("RateLimit", "\"items\";r=2;t=60, \"items-burst\";r=4;t=1, "
             + "\"items-concurrency\";r=1, \"items-tokens\";r=480;t=60")

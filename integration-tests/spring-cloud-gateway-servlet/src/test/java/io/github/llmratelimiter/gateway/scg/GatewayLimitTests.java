@@ -35,7 +35,7 @@ class GatewayLimitTests extends GatewayTestSupport {
       assertThat(JsonPath.<String>read(ok.body(), "$.choices[0].message.content"))
           .isEqualTo(OpenAiUpstream.REPLY);
       assertThat(ok.headers().firstValue("RateLimit-Policy"))
-          .hasValue("\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";w=60");
+          .hasValue("\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";qu=\"tokens\";w=60");
       assertThat(ok.headers().firstValue("RateLimit").orElseThrow())
           .startsWith("\"chat\";r=" + (RPM - i) + ";t=");
       assertThat(header(ok, "x-ratelimit-limit-requests")).isEqualTo(RPM);
@@ -63,7 +63,7 @@ class GatewayLimitTests extends GatewayTestSupport {
     assertThat(JsonPath.<Boolean>read(denied.body(), "$.retryable")).isTrue();
     assertThat(denied.body()).doesNotContain(key);
     assertThat(denied.headers().firstValue("RateLimit-Policy"))
-        .hasValue("\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";w=60");
+        .hasValue("\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";qu=\"tokens\";w=60");
     assertThat(denied.headers().firstValue("RateLimit").orElseThrow()).startsWith("\"chat\";r=0;t=");
     assertThat(header(denied, "x-ratelimit-limit-requests")).isEqualTo(RPM);
     assertThat(header(denied, "x-ratelimit-remaining-requests")).isZero();

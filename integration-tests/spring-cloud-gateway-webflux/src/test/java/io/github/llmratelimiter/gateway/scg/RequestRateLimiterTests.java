@@ -23,7 +23,7 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 class RequestRateLimiterTests extends GatewayTestSupport {
 
   private static final String POLICY_HEADER =
-      "\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";w=60";
+      "\"chat\";q=" + RPM + ";w=60, \"chat-tokens\";q=" + TPM + ";qu=\"tokens\";w=60";
 
   @Test
   @ExtendWith(OutputCaptureExtension.class)

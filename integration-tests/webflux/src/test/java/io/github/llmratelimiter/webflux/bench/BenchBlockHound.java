@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.webflux.bench;
 
+import io.github.llmratelimiter.webflux.BlockingCalls;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
@@ -50,16 +51,17 @@ public class BenchBlockHound {
    * @throws IllegalStateException if the call was not caught (BlockHound is not active)
    */
   public static void install() {
-    BlockHound.install(builder -> builder.blockingMethodCallback(method -> {
-      BlockingOperationError error = new BlockingOperationError(method);
-      if (!selfCheck) {
-        StringWriter trace = new StringWriter();
-        error.printStackTrace(new PrintWriter(trace));
-        System.err.println(CAUGHT + method + " on thread " + Thread.currentThread().getName()
-            + "\n" + trace);
-      }
-      throw error;
-    }));
+    BlockHound.install(builder -> BlockingCalls.allowAllocatorLocks(builder)
+        .blockingMethodCallback(method -> {
+          BlockingOperationError error = new BlockingOperationError(method);
+          if (!selfCheck) {
+            StringWriter trace = new StringWriter();
+            error.printStackTrace(new PrintWriter(trace));
+            System.err.println(CAUGHT + method + " on thread " + Thread.currentThread().getName()
+                + "\n" + trace);
+          }
+          throw error;
+        }));
     selfCheck = true;
     try {
       Mono.fromCallable(() -> {
