@@ -98,6 +98,7 @@ public abstract class AbstractHeaderItemsTests {
   private static Map<String, String> headers(RateLimitOutcome outcome) {
     Map<String, String> map = new LinkedHashMap<>();
     RateLimitHeaders.write(outcome, map::put);
+    StructuredFieldReader.check(map); // every response's headers, as a client reads them
     return map;
   }
 

@@ -177,6 +177,7 @@ class RateLimitHeadersTests {
   private static Map<String, String> asMap(RateLimitOutcome outcome) {
     Map<String, String> map = new java.util.LinkedHashMap<>();
     RateLimitHeaders.write(outcome, map::put);
+    StructuredFieldReader.check(map);
     return map;
   }
 
