@@ -649,7 +649,6 @@ public final class RateLimitHeaders {
         new ResponseHeader(RETRY_AFTER_MS, Long.toString(retryAfterMs)));
   }
 
-  /** Whole seconds, rounded up. */
   /** The {@code qu} parameter of a quota in {@code unit}: none for requests, the draft's default. */
   static String unit(QuotaUnit unit) {
     return switch (unit) {
@@ -659,6 +658,7 @@ public final class RateLimitHeaders {
     };
   }
 
+  /** Whole seconds, rounded up. */
   static long ceilSeconds(long ms) {
     return ms <= 0 ? 0 : (ms - 1) / 1000 + 1;
   }
