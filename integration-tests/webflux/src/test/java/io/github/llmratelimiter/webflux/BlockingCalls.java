@@ -1,5 +1,6 @@
 package io.github.llmratelimiter.webflux;
 
+import io.github.llmratelimiter.webflux.bench.BenchBlockHound;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.ArrayList;
@@ -26,7 +27,7 @@ public final class BlockingCalls implements LauncherSessionListener {
 
   @Override
   public void launcherSessionOpened(LauncherSession session) {
-    BlockHound.install(builder -> allowAllocatorLocks(builder).blockingMethodCallback(method -> {
+    BlockHound.install(builder -> BenchBlockHound.allowAllocatorLocks(builder).blockingMethodCallback(method -> {
       BlockingOperationError error = new BlockingOperationError(method);
       StringWriter trace = new StringWriter();
       error.printStackTrace(new PrintWriter(trace));
@@ -35,22 +36,6 @@ public final class BlockingCalls implements LauncherSessionListener {
           + Thread.currentThread().getName() + ":\n" + trace); // code may swallow the error
       throw error;
     }));
-  }
-
-  /**
-   * Allows the locks of Netty's adaptive buffer allocator: it takes a magazine's {@code
-   * StampedLock} when it grows its array of magazines under contention, a lock held for a few
-   * instructions, not I/O (Netty's own integration allows only its thread-local set-up). Caught,
-   * the error thrown on Lettuce's event loop would break the store's connection under a busy test.
-   *
-   * @param builder BlockHound's builder
-   * @return the same builder
-   */
-  public static BlockHound.Builder allowAllocatorLocks(BlockHound.Builder builder) {
-    return builder
-        .allowBlockingCallsInside(
-            "io.netty.buffer.AdaptivePoolingAllocator$MagazineGroup", "tryExpandMagazines")
-        .allowBlockingCallsInside("io.netty.buffer.AdaptivePoolingAllocator$Magazine", "free");
   }
 
   /**
