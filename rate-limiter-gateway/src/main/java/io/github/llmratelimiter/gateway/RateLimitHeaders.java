@@ -77,7 +77,10 @@ import org.jspecify.annotations.Nullable;
  * deciding level's item, the one that denied when the reason names a component, with {@code r}
  * the decision's {@link Decision#remaining()} (0 for such a deny) and {@code t} its reset, its
  * tokens item and quotas as the reservation reports them, and in {@code x-ratelimit-*-requests}
- * the deciding level.
+ * the deciding level. A cost or an estimate that never fits ({@code COST_EXCEEDS_CAPACITY}) is
+ * refused before any state is read: nothing is known of what the level has left, so neither
+ * {@code RateLimit} nor {@code x-ratelimit-*-requests} tells a figure of it (the policy still
+ * lists its budgets, and the quotas the reservation reports are told).
  *
  * <p>What depends only on a policy's levels (the policy header, the quoted names, the limits) is
  * formatted once per list of levels and cached; a call formats only its own numbers.
@@ -283,33 +286,41 @@ public final class RateLimitHeaders {
       BiConsumer<String, String> sink) {
     int deciding = t.indexOf(d.level());
     int tokens = t.tokensLevel(d.level());
+    // a call whose cost no budget can ever hold is refused before any state is read: nothing is
+    // known of what the level has left, so no figure of it is told
+    boolean levelKnown = d.reason() != Reason.COST_EXCEEDS_CAPACITY;
     StringBuilder rateLimit = new StringBuilder(64);
     String[] quotaItems = quotas.isEmpty() ? NO_ITEMS : t.quotaTexts(quotas).items;
     if (denying != null) {
       quotaRateLimit(rateLimit, quotaItems[quotas.indexOf(denying)], denying, nowMs);
-      rateLimit.append(", ");
     }
-    rateLimit.append(t.rateLimitItem(deciding, d.reason()))
-        .append(";r=")
-        .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
+    if (levelKnown) {
+      separate(rateLimit).append(t.rateLimitItem(deciding, d.reason()))
+          .append(";r=")
+          .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
+    }
     boolean tokenHeaders = reservation != null && tokens >= 0;
     if (tokenHeaders) {
-      rateLimit.append(", ").append(t.tokenItems[tokens]).append(";r=")
+      separate(rateLimit).append(t.tokenItems[tokens]).append(";r=")
           .append(reservation.remainingModelTokens()).append(";t=")
           .append(ceilSeconds(reservation.modelTokensResetMs()));
     }
     for (int i = 0; i < quotas.size(); i++) {
       QuotaStatus q = quotas.get(i);
       if (q != denying) {
-        quotaRateLimit(rateLimit.append(", "), quotaItems[i], q, nowMs);
+        quotaRateLimit(separate(rateLimit), quotaItems[i], q, nowMs);
       }
     }
-    sink.accept(RATE_LIMIT, rateLimit.toString());
-    if (t.requestLimits[deciding] != null) {
-      sink.accept(LIMIT_REQUESTS, t.requestLimits[deciding]);
+    if (rateLimit.length() > 0) {
+      sink.accept(RATE_LIMIT, rateLimit.toString());
     }
-    sink.accept(REMAINING_REQUESTS, Long.toString(d.remaining()));
-    sink.accept(RESET_REQUESTS, duration(d.resetAfterMs()));
+    if (levelKnown) {
+      if (t.requestLimits[deciding] != null) {
+        sink.accept(LIMIT_REQUESTS, t.requestLimits[deciding]);
+      }
+      sink.accept(REMAINING_REQUESTS, Long.toString(d.remaining()));
+      sink.accept(RESET_REQUESTS, duration(d.resetAfterMs()));
+    }
     if (tokenHeaders) {
       sink.accept(LIMIT_TOKENS, t.tokenLimits[tokens]);
       sink.accept(REMAINING_TOKENS, Long.toString(reservation.remainingModelTokens()));

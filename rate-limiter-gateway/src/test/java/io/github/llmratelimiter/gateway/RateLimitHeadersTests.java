@@ -262,6 +262,24 @@ class RateLimitHeadersTests {
         .isEqualTo("\"only-slots-concurrency\"");
   }
   @Test
+  void aCostNoBucketCanHoldTellsNoFigureOfALevelWhoseStateWasNotRead() {
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("annotated", KeyScope.API_KEY,
+            new Budget("annotated", WindowLimit.perMinute(2), new BucketLimit(10, 10)))
+        .defaultPolicy("annotated").build();
+    RateLimitEnforcer enforcer = new RateLimitEnforcer(RateLimitStore.inMemory(new ManualTicker()),
+        policies, StoreFailure.DENY, List::of);
+    RateLimitKey key = RateLimitKey.of("sk-too-big-0123456789", null);
+    RateLimitOutcome tooBig = enforcer.acquire(null, key, 11);
+    assertThat(tooBig.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    // the window has both its calls left and the bucket is full: "r=0" would be false of either
+    assertThat(asMap(tooBig)).containsExactly(Map.entry(RateLimitHeaders.POLICY,
+        "\"annotated\";q=2;w=60, \"annotated-burst\";q=10;w=1"));
+    assertThat(asMap(enforcer.acquire(null, key, 1))).containsEntry(RateLimitHeaders.RATE_LIMIT,
+        "\"annotated\";r=1;t=60, \"annotated-burst\";r=9;t=1");
+  }
+
+  @Test
   void aLevelWithABucketAndNoWindowReportsItsBucketAsItsRequests() {
     Budget oneShot = new Budget("one-shot", null, new BucketLimit(2.5, 0));
     RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)

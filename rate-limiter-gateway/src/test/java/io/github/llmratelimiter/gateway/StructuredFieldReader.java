@@ -19,9 +19,10 @@ import org.greenbytes.http.sfv.StringItem;
  * list of items named by strings, {@code q} a non-negative integer, {@code qu} one of the units
  * the limiter sends (and the one an item's kind needs: a limit on calls in flight counts
  * concurrent requests, a model-token window model tokens, a window or a bucket requests, the
- * draft's default), {@code w} a positive integer; {@code RateLimit} one item per policy item, in
- * its order or with the denying item moved first, {@code r} a non-negative integer at most its
- * {@code q}, {@code t} a non-negative integer.
+ * draft's default), {@code w} a positive integer; {@code RateLimit} items that each name a policy
+ * item once (all of them, in its order or with the denying item moved first, when the store
+ * reported its figures), {@code r} a non-negative integer at most its {@code q}, {@code t} a
+ * non-negative integer.
  */
 public final class StructuredFieldReader {
 
@@ -67,9 +68,10 @@ public final class StructuredFieldReader {
         assertThat(integer(p, "w", name)).as(name).isPositive();
       }
     }
-    assertThat(rateLimit).as("RateLimit beside %s", policy).isNotNull();
+    if (rateLimit == null) { // the draft makes it optional: a deny that read no state tells none
+      return;
+    }
     List<ListElement<? extends Object>> items = Parser.parseList(rateLimit).get();
-    assertThat(items).as(rateLimit).hasSize(quotas.size());
     List<String> names = new java.util.ArrayList<>();
     for (ListElement<?> e : items) {
       assertThat(e).as("an item of %s", rateLimit).isInstanceOf(StringItem.class);
@@ -83,11 +85,14 @@ public final class StructuredFieldReader {
         assertThat(integer(p, "t", name)).as(name).isNotNegative();
       }
     }
-    List<String> inOrder = new java.util.ArrayList<>(quotas.keySet());
-    inOrder.remove(names.get(0));
-    inOrder.add(0, names.get(0));
-    assertThat(names).as("RateLimit's items: the policy's order, the first maybe moved ahead")
-        .isIn(List.copyOf(quotas.keySet()), inOrder);
+    assertThat(names).as("RateLimit names each budget once").doesNotHaveDuplicates();
+    if (names.size() == quotas.size()) { // the store's figures: every item, the denying one first
+      List<String> inOrder = new java.util.ArrayList<>(quotas.keySet());
+      inOrder.remove(names.get(0));
+      inOrder.add(0, names.get(0));
+      assertThat(names).as("RateLimit's items: the policy's order, the first maybe moved ahead")
+          .isIn(List.copyOf(quotas.keySet()), inOrder);
+    }
   }
 
   private static long integer(Parameters p, String key, String item) {

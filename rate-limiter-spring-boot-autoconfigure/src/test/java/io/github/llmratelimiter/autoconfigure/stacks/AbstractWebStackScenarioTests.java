@@ -18,10 +18,12 @@ import io.github.llmratelimiter.autoconfigure.tokens.TokenGateway;
 import io.github.llmratelimiter.core.KeySnapshot;
 import io.github.llmratelimiter.core.RateLimitStore;
 import io.github.llmratelimiter.core.StoreAdministration;
+import io.github.llmratelimiter.gateway.RateLimitHeaders;
 import io.github.llmratelimiter.gateway.RateLimitKey;
 import io.github.llmratelimiter.gateway.RateLimitPlanResolver;
 import io.github.llmratelimiter.gateway.RateLimitPolicies;
 import io.github.llmratelimiter.gateway.RateLimitPolicy;
+import io.github.llmratelimiter.gateway.StructuredFieldReader;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -33,6 +35,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
@@ -149,7 +152,19 @@ public abstract class AbstractWebStackScenarioTests {
         Stream.concat(Arrays.stream(storeProperties()), Stream.of(CONSOLE)).toArray(String[]::new));
     port = port(app);
     client = WebTestClient.bindToServer().baseUrl("http://localhost:" + port)
-        .responseTimeout(Duration.ofSeconds(30)).build();
+        .responseTimeout(Duration.ofSeconds(30))
+        // every response's rate-limit headers, read as a client reads them (RFC 8941, the draft)
+        .filter((request, next) -> next.exchange(request).doOnNext(response -> {
+          Map<String, String> fields = new java.util.HashMap<>();
+          for (String name : List.of(RateLimitHeaders.POLICY, RateLimitHeaders.RATE_LIMIT)) {
+            List<String> values = response.headers().header(name);
+            if (!values.isEmpty()) {
+              fields.put(name, String.join(", ", values));
+            }
+          }
+          StructuredFieldReader.check(fields);
+        }))
+        .build();
   }
 
   @AfterAll
@@ -495,7 +510,12 @@ public abstract class AbstractWebStackScenarioTests {
         + "finite number > 0.\",\"instance\":\"/cost\",\"status\":400,\"title\":\"Bad Request\"}");
     get("/cost?tokens=NaN", key).expectStatus().isBadRequest();
     WebTestClient.ResponseSpec tooBig = get("/cost?tokens=11", key).expectStatus().isEqualTo(429)
-        .expectHeader().doesNotExist("Retry-After");
+        .expectHeader().doesNotExist("Retry-After")
+        // refused before any state was read: the budgets, but no figure of them
+        .expectHeader().valueEquals("RateLimit-Policy",
+            "\"annotated\";q=2;w=60, \"annotated-burst\";q=10;w=1")
+        .expectHeader().doesNotExist("RateLimit")
+        .expectHeader().doesNotExist("x-ratelimit-remaining-requests");
     assertThat(body(tooBig)).contains("\"reason\":\"COST_EXCEEDS_CAPACITY\"", "\"retryable\":false");
   }
 
