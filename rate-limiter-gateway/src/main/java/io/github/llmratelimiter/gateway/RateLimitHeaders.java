@@ -78,9 +78,9 @@ import org.jspecify.annotations.Nullable;
  * the decision's {@link Decision#remaining()} (0 for such a deny) and {@code t} its reset, its
  * tokens item and quotas as the reservation reports them, and in {@code x-ratelimit-*-requests}
  * the deciding level. A cost or an estimate that never fits ({@code COST_EXCEEDS_CAPACITY}) is
- * refused before any state is read: nothing is known of what the level has left, so neither
- * {@code RateLimit} nor {@code x-ratelimit-*-requests} tells a figure of it (the policy still
- * lists its budgets, and the quotas the reservation reports are told).
+ * refused before any state is read: nothing is known of what the levels have left, so neither
+ * {@code RateLimit} nor OpenAI's request and token headers tell a figure of them (the policy still
+ * lists their budgets, and the quotas the reservation reports are told).
  *
  * <p>What depends only on a policy's levels (the policy header, the quoted names, the limits) is
  * formatted once per list of levels and cached; a call formats only its own numbers.
@@ -299,7 +299,7 @@ public final class RateLimitHeaders {
           .append(";r=")
           .append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterMs()));
     }
-    boolean tokenHeaders = reservation != null && tokens >= 0;
+    boolean tokenHeaders = levelKnown && reservation != null && tokens >= 0;
     if (tokenHeaders) {
       separate(rateLimit).append(t.tokenItems[tokens]).append(";r=")
           .append(reservation.remainingModelTokens()).append(";t=")

@@ -153,7 +153,10 @@ class ModelTokenWebTests {
           .andExpect(jsonPath("$.detail").value(org.hamcrest.Matchers.containsString(
               "estimate of 101 model tokens exceeds the model-token limit of 100")))
           .andExpect(header().doesNotExist("Retry-After"))
-          .andExpect(header().doesNotExist("retry-after-ms"));
+          .andExpect(header().doesNotExist("retry-after-ms"))
+          // refused before any state was read: no figure of the window's model tokens
+          .andExpect(header().doesNotExist("RateLimit"))
+          .andExpect(header().doesNotExist("x-ratelimit-remaining-tokens"));
       assertThat(g.requestsCounted()).isZero();
       assertThat(g.modelTokensUsed()).isZero();
     });
