@@ -395,7 +395,14 @@ local function modelTokens()
   if T then
     return T
   end
-  T = {}
+  -- What a reservation needs (load, append, resetMs, save) is defined here; the rest on the
+  -- first use of any other function (the metatable's __index), so that such a call creates a few
+  -- closures only.
+  local more
+  T = setmetatable({}, {__index = function(t, k)
+    more()
+    return rawget(t, k)
+  end})
 
   -- Most calls add one entry and settle one, so the window is written in place: the header's sum
   -- rewritten (SETRANGE), a settled amount rewritten where its entry is, the new entries appended
@@ -453,63 +460,6 @@ local function modelTokens()
     L.body = nil
   end
 
-  -- T.load of a window of more than LARGE bytes (len), read by ranges: its sum, the entries that
-  -- left (RANGE at a time from the head) and its newest entry; L.s stays unread (nil) until a
-  -- path needs every entry (T.flat).
-  function T.loadRanges(L, len)
-    local stored = struct.unpack('<d', redis.call('GETRANGE', L.mkey, 0, 7))
-    local sum, size, from = stored, (len - 8) / 24, 9
-    local cut = now - L.tpmWindow
-    local more = true
-    while more and size > 0 do
-      local chunk = redis.call('GETRANGE', L.mkey, from - 1, from - 2 + RANGE * 24)
-      more = false
-      for at = 1, #chunk - 23, 24 do
-        if struct.unpack('<d', chunk, at) > cut then
-          break
-        end
-        sum = sum - struct.unpack('<d', chunk, at + 16)
-        from = from + 24
-        size = size - 1
-        more = at == #chunk - 23 -- the whole chunk left: read the next one
-      end
-    end
-    if size > 0 then
-      L.tpmNewest = struct.unpack('<d', redis.call('GETRANGE', L.mkey, len - 24, len - 1))
-    end
-    L.stale = stored - sum
-    L.exists = true
-    L.s = nil
-    L.from = from
-    L.inS = size
-    L.tail = ''
-    L.edits = {}
-    L.tpmSum = sum
-    L.tpmSize = size
-    L.tpmDirty = size == 0
-    L.body = nil
-  end
-
-  -- The entries left as one string, edits and tail included (L.body), for the paths that rewrite
-  -- the window: from then on T.save writes it whole.
-  function T.flat(L)
-    if L.body then
-      return L.body
-    end
-    if L.s == nil then
-      L.s = redis.call('GET', L.mkey) -- a large window, read by ranges so far
-    end
-    local b = L.s and L.inS > 0 and string.sub(L.s, L.from) or ''
-    for _, e in ipairs(L.edits) do
-      local at = e[1] - L.from + 1
-      b = string.sub(b, 1, at + 15) .. struct.pack('<d', e[2]) .. string.sub(b, at + 24)
-    end
-    L.body = b .. L.tail
-    L.edits = {}
-    L.tail = ''
-    return L.body
-  end
-
   -- Adds a model-token entry at now (KeyEntry.appendModelTokens), after every entry of a time at
   -- or before now.
   function T.append(L, id, amount)
@@ -532,122 +482,12 @@ local function modelTokens()
     L.tpmDirty = true
   end
 
-  -- Entries (a string of them, count many) with reservation id's amount set to actual, and what
-  -- it held; nil when none is id's (looked for from the newest).
-  local function settled(entries, count, id, actual)
-    for j = count - 1, 0, -1 do
-      local at = 1 + j * 24
-      local _, eid, held = struct.unpack('<ddd', entries, at)
-      if eid == id then
-        return string.sub(entries, 1, at + 15) .. struct.pack('<d', actual)
-          .. string.sub(entries, at + 24), held
-      end
-    end
-  end
-
-  -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
-  -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
-  -- The entry is looked for from the newest (ModelTokenLog.replace): a call settles soon after it
-  -- was reserved, so only the entries added since are read, however many the window holds.
-  function T.settle(L, id, estimate, actual)
-    local field = L.body and 'body' or 'tail'
-    local entries, held = settled(L[field], L.body and L.tpmSize or #L.tail / 24, id, actual)
-    if entries then
-      L[field] = entries
-      L.tpmSum = L.tpmSum + actual - held
-      L.tpmDirty = true
-      return
-    end
-    if not L.body then
-      local chunk, base = L.s, 0 -- s, or (a large window) its range read last, after base bytes
-      for j = L.inS - 1, 0, -1 do
-        local at = L.from + j * 24
-        if not L.s and (chunk == nil or at - base < 1) then
-          -- a large window: the RANGE entries up to entry j, read at once
-          local lo = math.max(L.from, at - (RANGE - 1) * 24)
-          chunk, base = redis.call('GETRANGE', L.mkey, lo - 1, at + 22), lo - 1
-        end
-        local _, eid, held = struct.unpack('<ddd', chunk, at - base)
-        if eid == id then
-          for _, e in ipairs(L.edits) do
-            if e[1] == at then
-              held = e[2] -- settled once already in this script
-            end
-          end
-          L.tpmSum = L.tpmSum + actual - held
-          L.edits[#L.edits + 1] = {at, actual}
-          L.tpmDirty = true
-          return
-        end
-      end
-    end
-    if actual > estimate then
-      T.append(L, id, actual - estimate)
-    end
-  end
-
-  -- Removes reservation id's entry from L's window, if it is still there (refund.lua: a charge
-  -- undone leaves no entry behind), looked for from the newest as in T.settle.
-  function T.remove(L, id)
-    local b = T.flat(L)
-    for j = L.tpmSize - 1, 0, -1 do
-      local at = 1 + j * 24
-      local _, eid, amount = struct.unpack('<ddd', b, at)
-      if eid == id then
-        L.tpmSum = L.tpmSum - amount
-        L.body = string.sub(b, 1, at - 1) .. string.sub(b, at + 24)
-        L.tpmSize = L.tpmSize - 1
-        if L.tpmSize > 0 then
-          L.tpmNewest = struct.unpack('<d', L.body, 1 + (L.tpmSize - 1) * 24)
-        end
-        L.tpmDirty = true
-        return
-      end
-    end
-  end
-
-  -- For each level that limits model tokens (KEYS per level as for acquire.lua, from KEYS[1];
-  -- ARGV[1 + i] the level's numbers), loads its window, calls visit(L) and writes what changed.
-  function T.eachLevel(n, visit)
-    local k = 1
-    for i = 1, n do
-      local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
-      if tpmLimit > 0 then
-        local L = {mkey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
-        k = k + 2
-        T.load(L)
-        visit(L)
-        T.save(L)
-      else
-        k = k + 1
-      end
-      if slotLimit > 0 then
-        k = k + 1
-      end
-    end
-  end
-
   -- Milliseconds until L's model-token window is empty (BudgetTable.modelTokensResetMs).
   function T.resetMs(L)
     if L.tpmSize == 0 then
       return 0
     end
     return ceilMs(L.tpmNewest + L.tpmWindow - now)
-  end
-
-  -- Milliseconds until enough model tokens leave L's window for the estimate
-  -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
-  function T.retryMs(L, estimate)
-    local excess = L.tpmSum + estimate - L.tpmLimit
-    local b = T.flat(L)
-    for j = 0, L.tpmSize - 1 do
-      local at, _, amount = struct.unpack('<ddd', b, 1 + j * 24)
-      excess = excess - amount
-      if excess <= 0 then
-        return math.max(1, ceilMs(at + L.tpmWindow - now))
-      end
-    end
-    return math.max(1, ceilMs(L.tpmWindow))
   end
 
   -- Writes L's model-token window if it changed, to expire once it would be empty; deletes it
@@ -674,6 +514,176 @@ local function modelTokens()
       redis.call('PEXPIRE', L.mkey, ttl)
     else
       redis.call('SET', L.mkey, struct.pack('<d', L.tpmSum) .. T.flat(L), 'PX', ttl)
+    end
+  end
+
+  more = function()
+    setmetatable(T, nil)
+    -- T.load of a window of more than LARGE bytes (len), read by ranges: its sum, the entries that
+    -- left (RANGE at a time from the head) and its newest entry; L.s stays unread (nil) until a
+    -- path needs every entry (T.flat).
+    function T.loadRanges(L, len)
+      local stored = struct.unpack('<d', redis.call('GETRANGE', L.mkey, 0, 7))
+      local sum, size, from = stored, (len - 8) / 24, 9
+      local cut = now - L.tpmWindow
+      local more = true
+      while more and size > 0 do
+        local chunk = redis.call('GETRANGE', L.mkey, from - 1, from - 2 + RANGE * 24)
+        more = false
+        for at = 1, #chunk - 23, 24 do
+          if struct.unpack('<d', chunk, at) > cut then
+            break
+          end
+          sum = sum - struct.unpack('<d', chunk, at + 16)
+          from = from + 24
+          size = size - 1
+          more = at == #chunk - 23 -- the whole chunk left: read the next one
+        end
+      end
+      if size > 0 then
+        L.tpmNewest = struct.unpack('<d', redis.call('GETRANGE', L.mkey, len - 24, len - 1))
+      end
+      L.stale = stored - sum
+      L.exists = true
+      L.s = nil
+      L.from = from
+      L.inS = size
+      L.tail = ''
+      L.edits = {}
+      L.tpmSum = sum
+      L.tpmSize = size
+      L.tpmDirty = size == 0
+      L.body = nil
+    end
+
+    -- The entries left as one string, edits and tail included (L.body), for the paths that rewrite
+    -- the window: from then on T.save writes it whole.
+    function T.flat(L)
+      if L.body then
+        return L.body
+      end
+      if L.s == nil then
+        L.s = redis.call('GET', L.mkey) -- a large window, read by ranges so far
+      end
+      local b = L.s and L.inS > 0 and string.sub(L.s, L.from) or ''
+      for _, e in ipairs(L.edits) do
+        local at = e[1] - L.from + 1
+        b = string.sub(b, 1, at + 15) .. struct.pack('<d', e[2]) .. string.sub(b, at + 24)
+      end
+      L.body = b .. L.tail
+      L.edits = {}
+      L.tail = ''
+      return L.body
+    end
+
+    -- Entries (a string of them, count many) with reservation id's amount set to actual, and what
+    -- it held; nil when none is id's (looked for from the newest).
+    local function settled(entries, count, id, actual)
+      for j = count - 1, 0, -1 do
+        local at = 1 + j * 24
+        local _, eid, held = struct.unpack('<ddd', entries, at)
+        if eid == id then
+          return string.sub(entries, 1, at + 15) .. struct.pack('<d', actual)
+            .. string.sub(entries, at + 24), held
+        end
+      end
+    end
+
+    -- Gives reservation id the actual amount (InMemoryStore.reconcile): its entry takes it while it
+    -- is still in the window; once it has left, only an under-estimate is charged, as a new entry.
+    -- The entry is looked for from the newest (ModelTokenLog.replace): a call settles soon after it
+    -- was reserved, so only the entries added since are read, however many the window holds.
+    function T.settle(L, id, estimate, actual)
+      local field = L.body and 'body' or 'tail'
+      local entries, held = settled(L[field], L.body and L.tpmSize or #L.tail / 24, id, actual)
+      if entries then
+        L[field] = entries
+        L.tpmSum = L.tpmSum + actual - held
+        L.tpmDirty = true
+        return
+      end
+      if not L.body then
+        local chunk, base = L.s, 0 -- s, or (a large window) its range read last, after base bytes
+        for j = L.inS - 1, 0, -1 do
+          local at = L.from + j * 24
+          if not L.s and (chunk == nil or at - base < 1) then
+            -- a large window: the RANGE entries up to entry j, read at once
+            local lo = math.max(L.from, at - (RANGE - 1) * 24)
+            chunk, base = redis.call('GETRANGE', L.mkey, lo - 1, at + 22), lo - 1
+          end
+          local _, eid, held = struct.unpack('<ddd', chunk, at - base)
+          if eid == id then
+            for _, e in ipairs(L.edits) do
+              if e[1] == at then
+                held = e[2] -- settled once already in this script
+              end
+            end
+            L.tpmSum = L.tpmSum + actual - held
+            L.edits[#L.edits + 1] = {at, actual}
+            L.tpmDirty = true
+            return
+          end
+        end
+      end
+      if actual > estimate then
+        T.append(L, id, actual - estimate)
+      end
+    end
+
+    -- Removes reservation id's entry from L's window, if it is still there (refund.lua: a charge
+    -- undone leaves no entry behind), looked for from the newest as in T.settle.
+    function T.remove(L, id)
+      local b = T.flat(L)
+      for j = L.tpmSize - 1, 0, -1 do
+        local at = 1 + j * 24
+        local _, eid, amount = struct.unpack('<ddd', b, at)
+        if eid == id then
+          L.tpmSum = L.tpmSum - amount
+          L.body = string.sub(b, 1, at - 1) .. string.sub(b, at + 24)
+          L.tpmSize = L.tpmSize - 1
+          if L.tpmSize > 0 then
+            L.tpmNewest = struct.unpack('<d', L.body, 1 + (L.tpmSize - 1) * 24)
+          end
+          L.tpmDirty = true
+          return
+        end
+      end
+    end
+
+    -- For each level that limits model tokens (KEYS per level as for acquire.lua, from KEYS[1];
+    -- ARGV[1 + i] the level's numbers), loads its window, calls visit(L) and writes what changed.
+    function T.eachLevel(n, visit)
+      local k = 1
+      for i = 1, n do
+        local tpmLimit, tpmWindow, slotLimit = select(6, struct.unpack(LEVEL, ARGV[1 + i]))
+        if tpmLimit > 0 then
+          local L = {mkey = KEYS[k + 1], tpmLimit = tpmLimit, tpmWindow = tpmWindow}
+          k = k + 2
+          T.load(L)
+          visit(L)
+          T.save(L)
+        else
+          k = k + 1
+        end
+        if slotLimit > 0 then
+          k = k + 1
+        end
+      end
+    end
+
+    -- Milliseconds until enough model tokens leave L's window for the estimate
+    -- (BudgetTable.modelTokensRetryMs): the oldest entries leave first.
+    function T.retryMs(L, estimate)
+      local excess = L.tpmSum + estimate - L.tpmLimit
+      local b = T.flat(L)
+      for j = 0, L.tpmSize - 1 do
+        local at, _, amount = struct.unpack('<ddd', b, 1 + j * 24)
+        excess = excess - amount
+        if excess <= 0 then
+          return math.max(1, ceilMs(at + L.tpmWindow - now))
+        end
+      end
+      return math.max(1, ceilMs(L.tpmWindow))
     end
   end
 

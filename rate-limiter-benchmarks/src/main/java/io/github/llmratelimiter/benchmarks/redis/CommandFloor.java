@@ -16,7 +16,9 @@ import java.util.Arrays;
  * arguments of its sizes, and returns a reply of the decision's size, doing nothing else; or the
  * same call that runs no command; or the first after the store's {@code lib.lua}, which every
  * script of the store runs on every call before its own part (with these arguments it reads the
- * call's first numbers and defines its constants and functions, running no command). What the
+ * call's first numbers and defines its constants and functions, running no command), and with
+ * model tokens after its model-token functions too, which a decision creates on every call of a
+ * level that limits them. What the
  * decision costs above the first is its script's own work; above the last, its work past its
  * definitions.
  */
@@ -30,6 +32,11 @@ final class CommandFloor {
   private static final String LEVEL_ARGUMENTS = "\0".repeat(LEVEL_ARGUMENT_BYTES);
   /** The store's shared script, which runs before each of its scripts' own part. */
   private static final String LIBRARY = "/io/github/llmratelimiter/redis/lib.lua";
+  /**
+   * Creates {@code lib.lua}'s model-token functions, as every decision of a level that limits
+   * model tokens does on each call.
+   */
+  private static final String MODEL_TOKEN_FUNCTIONS = "modelTokens()\n";
   /** The length of a tenant's hashed key part, as the store's keys name it ({@code #} and 22). */
   private static final int TENANT_CHARS = 23;
 
@@ -41,7 +48,8 @@ final class CommandFloor {
   private String sha;
 
   private CommandFloor(String resource, boolean modelTokens, boolean library, int keyCount) {
-    this.script = (library ? resource(LIBRARY) + "\n" : "") + resource(resource);
+    this.script = (library ? resource(LIBRARY) + "\n" + (modelTokens ? MODEL_TOKEN_FUNCTIONS : "")
+        : "") + resource(resource);
     this.modelTokens = modelTokens;
     this.keys = new String[keyCount][];
     for (int i = 0; i < keyCount; i++) {
@@ -69,7 +77,10 @@ final class CommandFloor {
     return new CommandFloor("commands-window-bucket.lua", false, true, keyCount);
   }
 
-  /** The commands of a window + bucket + model tokens reservation after {@code lib.lua}. */
+  /**
+   * The commands of a window + bucket + model tokens reservation after {@code lib.lua} and its
+   * model-token functions.
+   */
   static CommandFloor modelTokensAfterLibrary(int keyCount) {
     return new CommandFloor("commands-model-tokens.lua", true, true, keyCount);
   }

@@ -86,7 +86,8 @@ public final class PipelinedRun {
             CommandFloor.modelTokens(RedisStoreBenchmark.KEY_COUNT), true,
             List.of("time", "incr", "getrange", "set")),
         floor(warmup, measure, LoadFigure.REDIS_PIPELINED_MODEL_TOKENS_LIBRARY,
-            "window + bucket + model tokens: its commands after lib.lua's definitions",
+            "window + bucket + model tokens: its commands after lib.lua's definitions and its "
+                + "model-token functions",
             CommandFloor.modelTokensAfterLibrary(RedisStoreBenchmark.KEY_COUNT), true,
             List.of("time", "incr", "getrange", "set")));
   }

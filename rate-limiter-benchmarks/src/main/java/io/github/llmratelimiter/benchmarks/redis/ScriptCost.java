@@ -64,6 +64,9 @@ public final class ScriptCost {
     store("store: window + bucket, 1,000 keys", calls, 0, (store) -> i ->
         store.acquire(WINDOW_AND_BUCKET, "tenant-" + i % 1000, 1, Composition.SEQUENTIAL)
             .allowed());
+    store("store: + model tokens (reserve), 1,000 keys", calls, 0, (store) -> i ->
+        RedisLimiter.reserved(store, true, "tenant-" + i % 1000, null).decision()
+            .allowed());
     store("store: 3 levels, sequential", calls, 0, (store) -> i ->
         store.acquire(List.of(WINDOW_AND_BUCKET, KEY, MODEL), List.of("acme", "k", "k/m"), 1,
             Composition.SEQUENTIAL).allowed());

@@ -64,7 +64,10 @@ public record LoadFigure(
   /** The same as {@link #REDIS_PIPELINED_COMMANDS} for a reservation with model tokens. */
   public static final String REDIS_PIPELINED_MODEL_TOKENS_COMMANDS =
       "Command floor, model tokens commands";
-  /** The same as {@link #REDIS_PIPELINED_LIBRARY} for a reservation with model tokens. */
+  /**
+   * The same as {@link #REDIS_PIPELINED_LIBRARY} for a reservation with model tokens, its
+   * model-token functions created too (as every such decision creates them).
+   */
   public static final String REDIS_PIPELINED_MODEL_TOKENS_LIBRARY =
       "Command floor, model tokens commands after lib.lua";
   /** Subject of the pipelined Redis run of a window and a bucket, the baseline of an upstream. */

@@ -400,8 +400,10 @@ public final class Targets {
         c.serverCpuMicrosPerCall() / base, c.serverCpuMicrosPerCall(),
         p.serverCpuMicrosPerCall() - c.serverCpuMicrosPerCall())));
     load(loads, library).ifPresent(l -> measured.append(String.format(Locale.ROOT,
-        "; its commands after the store's lib.lua (its definitions, run on every call) %.2f × "
-            + "(%.1f µs)", l.serverCpuMicrosPerCall() / base, l.serverCpuMicrosPerCall())));
+        "; its commands after the store's lib.lua (its definitions, run on every call%s) %.2f × "
+            + "(%.1f µs)", library.contains("model tokens")
+                ? ", and its model-token functions, created on every call that limits them" : "",
+            l.serverCpuMicrosPerCall() / base, l.serverCpuMicrosPerCall())));
     String verdict = ratio <= most ? "met" : own.isPresent()
         && own.get().serverCpuMicrosPerCall() / base > most
             ? "missed (its commands alone are above it)" : "missed";
