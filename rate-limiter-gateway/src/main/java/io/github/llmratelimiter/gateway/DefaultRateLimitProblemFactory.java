@@ -2,6 +2,8 @@ package io.github.llmratelimiter.gateway;
 
 import io.github.llmratelimiter.core.Budget;
 import io.github.llmratelimiter.core.Decision;
+import io.github.llmratelimiter.core.QuotaLimit;
+import io.github.llmratelimiter.core.QuotaUnit;
 import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import java.net.URI;
@@ -18,7 +20,14 @@ import org.jspecify.annotations.Nullable;
  * {@code unit} ({@code requests}, {@code tokens} or {@code cost}), {@code limit} and {@code used}
  * (in the unit; cost in micro-units), {@code periodEnd} (ISO-8601, when it resets), and OpenAI's
  * {@code error} object with type {@value #QUOTA_ERROR_TYPE} and code {@value #QUOTA_ERROR_CODE},
- * so that an OpenAI client tells a spent quota from a rate limit.
+ * so that an OpenAI client tells a spent quota from a rate limit. Its {@code detail} tells what
+ * settled calls spent apart from what calls in flight hold ({@code used} counts both; {@code
+ * inFlight} the latter).
+ *
+ * <p>A call whose estimate exceeds the whole limit of an enforced quota of its level ({@link
+ * Reason#COST_EXCEEDS_CAPACITY}: no period can ever hold it) names that quota the same way:
+ * {@code quota}, {@code unit}, {@code limit}, {@code estimate} (for cost also {@code
+ * estimateAmount} and {@code limitAmount}), and OpenAI's quota error.
  */
 public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
 
@@ -77,7 +86,37 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         && outcome.levels().stream().anyMatch(b -> b.modelTokens() != null)) {
       problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
     }
+    QuotaLimit tooSmall = quotaBelowEstimate(outcome);
+    if (tooSmall != null) { // a call no period of this quota can ever hold
+      long estimate = tooSmall.unit().amount(outcome.reservation().estimated());
+      problem = problem.with("quota", tooSmall.name())
+          .with("unit", tooSmall.unit().name().toLowerCase(java.util.Locale.ROOT))
+          .with("limit", tooSmall.limit())
+          .with("estimate", estimate);
+      if (tooSmall.unit() == QuotaUnit.COST) {
+        problem = problem.with("estimateAmount", tooSmall.unit().format(estimate))
+            .with("limitAmount", tooSmall.unit().format(tooSmall.limit()));
+      }
+      problem = problem.withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
+    }
     return problem;
+  }
+
+  /**
+   * The first enforced quota of the deciding level whose whole limit is below the call's estimate,
+   * when that is why the call was refused ({@link Reason#COST_EXCEEDS_CAPACITY}); else {@code null}.
+   */
+  private static @Nullable QuotaLimit quotaBelowEstimate(RateLimitOutcome outcome) {
+    Reservation r = outcome.reservation();
+    if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY || r == null) {
+      return null;
+    }
+    for (QuotaLimit q : outcome.decidingBudget().quotas()) {
+      if (q.enforce() && q.unit().amount(r.estimated()) > q.limit()) {
+        return q;
+      }
+    }
+    return null;
   }
 
   /** The 429 of a call its upstream denied: the provider's capacity, not the caller's budget. */
@@ -117,8 +156,8 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
             + " of it (" + used + " of " + limit + " with them): retry after " + d.retryAfterMs()
             + " ms."
         : "Quota '" + quota.quota().name() + "' of policy '" + policy + "' is spent for this "
-            + period + " (" + used + " of " + limit + "). It resets at " + end + ": retry after "
-            + d.retryAfterMs() + " ms.";
+            + period + " (" + spent(quota) + " of " + limit + "). It resets at " + end
+            + ": retry after " + d.retryAfterMs() + " ms.";
     RateLimitProblem problem = problem(429, detail, path).withType(rateLimitedType)
         .with("reason", d.reason().name())
         .with("policy", policy)
@@ -138,6 +177,17 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
   }
 
 
+  /**
+   * What a quota's settled calls used, and what calls in flight hold of it on top when they do
+   * (their estimates count against the quota but are not spent).
+   */
+  private static String spent(io.github.llmratelimiter.core.QuotaStatus quota) {
+    QuotaUnit unit = quota.quota().unit();
+    String settled = unit.format(quota.settled());
+    return quota.pending() == 0 ? settled
+        : settled + " spent and " + unit.format(quota.pending()) + " held by calls in flight";
+  }
+
   private static String whyFinal(RateLimitOutcome outcome) {
     Reservation r = outcome.reservation();
     if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
@@ -148,10 +198,17 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
           + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
     }
     Budget deciding = outcome.decidingBudget();
+    QuotaLimit quota = quotaBelowEstimate(outcome);
+    if (quota != null) {
+      QuotaUnit unit = quota.unit();
+      return "the call's estimate of " + unit.format(unit.amount(r.estimated())) + " exceeds the"
+          + " whole limit of " + unit.format(quota.limit()) + " of quota '" + quota.name()
+          + "' of level '" + deciding.name() + "'";
+    }
     if (r != null && !deciding.fitsQuotas(r.estimated())
         || deciding.bucket() == null && !deciding.quotas().isEmpty()) {
       return "the call's estimate exceeds the whole limit of a quota of level '"
-          + outcome.decidingBudget().name() + "'";
+          + deciding.name() + "'";
     }
     return "the call costs more tokens than the bucket can hold";
   }

@@ -150,4 +150,43 @@ class QuotaGatewayTests {
         .enforce("missing", false).build())
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("'missing'");
   }
+
+  @Test
+  void aQuotaSpentForItsPeriodTellsWhatSettledCallsSpentApartFromWhatCallsInFlightHold() {
+    RateLimitKey key = RateLimitKey.of(KEY, "m");
+    // 200,000 completion tokens at 4 micro-units: 800,000 settled
+    assertThat(enforcer.acquire("paid", key, 1, () -> 200_000).modelTokens()
+        .settleUsage(ModelUsage.of(0, 200_000, 0), false)).isTrue();
+    // in flight: 25,000 x 4 = 100,000
+    assertThat(enforcer.acquire("paid", key, 1, () -> 25_000).decision().allowed()).isTrue();
+    // 60,000 x 4 = 240,000 does not fit what settled calls left (200,000): until midnight
+    RateLimitOutcome denied = enforcer.acquire("paid", key, 1, () -> 60_000);
+    assertThat(denied.decision().reason()).isEqualTo(Reason.QUOTA_EXCEEDED);
+    assertThat(denied.decision().retryAfterMs()).isEqualTo(12 * 3_600_000L);
+    RateLimitProblem problem = new DefaultRateLimitProblemFactory(
+        DefaultRateLimitProblemFactory.RATE_LIMITED_TYPE).rateLimited(denied, "/v1/chat");
+    assertThat(problem.detail()).contains("is spent for this day (0.8 spent and 0.1 held by calls in"
+        + " flight of 1)");
+    assertThat(problem.members()).containsEntry("used", 900_000L)
+        .containsEntry("inFlight", 100_000L);
+  }
+
+  @Test
+  void anEstimateAboveAWholeQuotaIsRefusedNamingTheQuotaAsOpenAiNamesASpentQuota() {
+    // 300,000 model tokens at the highest price, 4 micro-units: 1,200,000 of a 1,000,000 day
+    RateLimitOutcome refused = enforcer.acquire("paid", RateLimitKey.of(KEY, "m"), 1,
+        () -> 300_000);
+    assertThat(refused.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    assertThat(refused.decision().retryable()).isFalse();
+    RateLimitProblem problem = new DefaultRateLimitProblemFactory(
+        DefaultRateLimitProblemFactory.RATE_LIMITED_TYPE).rateLimited(refused, "/v1/chat");
+    assertThat(problem.detail()).contains("the call's estimate of 1.2 exceeds the whole limit of 1"
+        + " of quota 'spend' of level 'paid'");
+    assertThat(problem.members()).containsEntry("reason", "COST_EXCEEDS_CAPACITY")
+        .containsEntry("quota", "spend").containsEntry("unit", "cost")
+        .containsEntry("limit", 1_000_000L).containsEntry("estimate", 1_200_000L)
+        .containsEntry("estimateAmount", "1.2").containsEntry("limitAmount", "1");
+    assertThat(problem.members().get("error")).asString().contains("insufficient_quota");
+    assertThat(used("paid")).isZero();
+  }
 }

@@ -21,15 +21,15 @@ class OpenAiProblemFactory extends DefaultRateLimitProblemFactory {
 
   @Override
   public RateLimitProblem rateLimited(RateLimitOutcome outcome, @Nullable String path) {
-    if (outcome.decision().reason() == Reason.QUOTA_EXCEEDED) {
-      return super.rateLimited(outcome, path); // the starter's insufficient_quota error
+    RateLimitProblem problem = super.rateLimited(outcome, path);
+    if (problem.members().containsKey("error")) {
+      return problem; // a quota's (spent, or smaller than the call): the starter's insufficient_quota
     }
     // OpenAI's error type names what ran out: "tokens" for a model-token (TPM) limit
     boolean tokens = outcome.decision().reason() == Reason.TPM_LIMIT
         || (outcome.reservation() != null
             && !outcome.decidingBudget().fitsModelTokens(outcome.reservation().estimate()));
-    return super.rateLimited(outcome, path)
-        .withOpenAiError(tokens ? "tokens" : "requests", null, "rate_limit_exceeded");
+    return problem.withOpenAiError(tokens ? "tokens" : "requests", null, "rate_limit_exceeded");
   }
 
   @Override
