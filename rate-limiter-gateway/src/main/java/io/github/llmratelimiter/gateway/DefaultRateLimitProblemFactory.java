@@ -176,7 +176,6 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     return problem.withOpenAiError(QUOTA_ERROR_TYPE, null, QUOTA_ERROR_CODE);
   }
 
-
   /**
    * What a quota's settled calls used, and what calls in flight hold of it on top when they do
    * (their estimates count against the quota but are not spent).
