@@ -70,10 +70,12 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
     if (quota != null) {
       return quotaExceeded(outcome, quota, path);
     }
+    QuotaLimit tooSmall = quotaBelowEstimate(outcome);
     String detail = "Rate limit exceeded for policy '" + policy + "' (" + d.reason() + " on level '"
         + d.level() + "'). " + (d.retryable()
             ? "Retry after " + d.retryAfterMs() + " ms."
-            : "Waiting will not clear this limit (" + whyFinal(outcome) + "): do not retry.");
+            : "Waiting will not clear this limit (" + whyFinal(outcome, tooSmall)
+                + "): do not retry.");
     RateLimitProblem problem = problem(429, detail, path).withType(rateLimitedType)
         .with("reason", d.reason().name())
         .with("policy", policy)
@@ -86,7 +88,6 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         && outcome.levels().stream().anyMatch(b -> b.modelTokens() != null)) {
       problem = problem.with("estimatedModelTokens", outcome.reservation().estimate());
     }
-    QuotaLimit tooSmall = quotaBelowEstimate(outcome);
     if (tooSmall != null) { // a call no period of this quota can ever hold
       long estimate = tooSmall.unit().amount(outcome.reservation().estimated());
       problem = problem.with("quota", tooSmall.name())
@@ -187,7 +188,8 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
         : settled + " spent and " + unit.format(quota.pending()) + " held by calls in flight";
   }
 
-  private static String whyFinal(RateLimitOutcome outcome) {
+  /** Why a deny that waiting cannot clear is final; {@code quota}: the quota below its estimate. */
+  private static String whyFinal(RateLimitOutcome outcome, @Nullable QuotaLimit quota) {
     Reservation r = outcome.reservation();
     if (outcome.decision().reason() != Reason.COST_EXCEEDS_CAPACITY) {
       return "the bucket does not refill";
@@ -197,7 +199,6 @@ public class DefaultRateLimitProblemFactory implements RateLimitProblemFactory {
           + " model tokens exceeds the model-token limit of " + outcome.decidingBudget().modelTokens().limit();
     }
     Budget deciding = outcome.decidingBudget();
-    QuotaLimit quota = quotaBelowEstimate(outcome);
     if (quota != null) {
       QuotaUnit unit = quota.unit();
       return "the call's estimate of " + unit.format(unit.amount(r.estimated())) + " exceeds the"

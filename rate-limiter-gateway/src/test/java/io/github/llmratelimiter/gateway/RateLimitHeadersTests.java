@@ -261,6 +261,7 @@ class RateLimitHeadersTests {
     assertThat(slotsOnly.rateLimitItem(0, Reason.OK)).as("an advertised item")
         .isEqualTo("\"only-slots-concurrency\"");
   }
+
   @Test
   void aCostNoBucketCanHoldTellsNoFigureOfALevelWhoseStateWasNotRead() {
     RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
