@@ -417,7 +417,7 @@ final class InMemoryStore implements RateLimitStore {
     boolean quotas = false;
     for (BudgetTable t : tables) {
       if (!t.fits(cost, estimate)) {
-        return new Reservation(t.neverFits(), levels, keys, estimate.modelTokens(), 0, 0, 0);
+        return refused(t.neverFits(), levels, keys, estimate);
       }
       quotas |= t.hasQuotas;
     }
@@ -487,7 +487,7 @@ final class InMemoryStore implements RateLimitStore {
     boolean quotas = false;
     for (BudgetTable t : tables) {
       if (!t.fits(cost, estimate)) {
-        return new Reservation(t.neverFits(), levels, keys, estimate.modelTokens(), 0, 0, 0);
+        return refused(t.neverFits(), levels, keys, estimate);
       }
       quotas |= t.hasQuotas;
     }
@@ -501,8 +501,7 @@ final class InMemoryStore implements RateLimitStore {
     List<Budget> allLevels = new ArrayList<>(levels);
     allLevels.add(budget);
     if (!table.fits(cost, estimate.modelTokens())) {
-      return new Reservation(table.neverFits(), allLevels, allKeys, estimate.modelTokens(), 0, 0,
-          0);
+      return refused(table.neverFits(), allLevels, allKeys, estimate);
     }
     UpstreamCall up = new UpstreamCall(table, upstreamState(upstream.name(), budget), all, allKeys,
         allLevels, turn);
@@ -650,6 +649,24 @@ final class InMemoryStore implements RateLimitStore {
       order[j] = i;
     }
     return order;
+  }
+
+  /**
+   * The reservation of a call refused before any state is read: nothing reserved; its estimated
+   * model tokens, and its estimated cost when a level has quotas (what they would have been
+   * charged).
+   */
+  private static Reservation refused(Decision decision, List<Budget> levels, List<String> keys,
+      Consumption estimate) {
+    long spend = 0;
+    for (Budget b : levels) {
+      if (!b.quotas().isEmpty()) {
+        spend = estimate.spend();
+        break;
+      }
+    }
+    return new Reservation(decision, levels, keys, estimate.modelTokens(), 0, 0, 0, spend, 0,
+        List.of());
   }
 
   /**

@@ -90,8 +90,8 @@ public record Reservation(
    * @param remainingModelTokens model tokens still admitted now
    * @param modelTokensResetMs milliseconds until the model-token windows are empty
    * @param estimatedSpend the cost reserved at the quotas that count it, micro-units (of a call
-   *     refused before any state was read, {@link Reason#COST_EXCEEDS_CAPACITY}, what it was
-   *     estimated at, of which nothing is reserved; or 0)
+   *     refused before any state was read, {@link Reason#COST_EXCEEDS_CAPACITY}, what its levels'
+   *     quotas would have been charged, of which nothing is reserved; 0 without quotas)
    * @param quotaAtMs the instant at which the quotas were charged, epoch milliseconds
    * @param quotas where every quota of every level stands after the decision
    */

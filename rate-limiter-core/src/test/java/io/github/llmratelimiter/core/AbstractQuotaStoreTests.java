@@ -383,6 +383,14 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     assertThat(huge.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
     assertThat(used(b, "k", "t")).isZero();
     assertThat(call(b, "k", 100, 0, mode).decision().allowed()).isTrue();
+    // a cost above the whole quota: what it was estimated at, though nothing is reserved
+    Budget spend = new Budget("spend", null, null, null, null,
+        List.of(quota("c", QuotaUnit.COST, 1_000, QuotaPeriod.DAY)), null);
+    Reservation tooDear = call(spend, "k", 10, 1_001, mode);
+    assertThat(tooDear.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+    assertThat(tooDear.estimated()).isEqualTo(new Consumption(1, 10, 1_001));
+    assertThat(tooDear.id()).isZero();
+    assertThat(used(spend, "k", "c")).isZero();
   }
 
   @Test

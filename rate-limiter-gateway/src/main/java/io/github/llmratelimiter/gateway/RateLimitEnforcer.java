@@ -1016,12 +1016,6 @@ public final class RateLimitEnforcer {
     }
 
     RateLimitOutcome outcome(Reservation r) {
-      if (r.decision().reason() == Reason.COST_EXCEEDS_CAPACITY && r.estimatedSpend() != spend) {
-        // refused before any state was read: the stores report no cost, the call's estimate has
-        // one (its 429 names the quota it exceeds, with the amount)
-        r = new Reservation(r.decision(), r.levels(), r.keys(), r.estimate(), 0, 0, 0, spend, 0,
-            List.of());
-      }
       boolean settles = r.reserved() || r.chargedQuotas();
       ModelTokenReservation handle = settles
           ? new ModelTokenReservation(RateLimitEnforcer.this, policy.name(), r, key.model(),

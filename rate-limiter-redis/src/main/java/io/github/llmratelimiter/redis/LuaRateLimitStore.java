@@ -164,9 +164,13 @@ final class LuaRateLimitStore implements RateLimitStore {
       return upstream == null ? levels.size() : levels.size() - 1;
     }
 
-    /** The call's outcome when it needs no Redis. */
+    /**
+     * The call's outcome when it needs no Redis: nothing reserved; its estimated model tokens, and
+     * its estimated cost when a level has quotas.
+     */
     Reservation decidedReservation() {
-      return new Reservation(decided, levels, keys, estimate, 0, 0, 0);
+      return new Reservation(decided, levels, keys, estimate, 0, 0, 0,
+          quotas == null ? 0 : quotas.estimate.spend(), 0, List.of());
     }
   }
 
@@ -284,14 +288,15 @@ final class LuaRateLimitStore implements RateLimitStore {
     // what the quotas are charged: only computed when a level has one
     Consumption charged = !QuotaFrame.anyQuota(levels) ? null
         : quotaEstimate != null ? quotaEstimate : new Consumption(1, estimate, 0);
+    QuotaFrame quotas = charged == null ? null
+        : QuotaFrame.of(levels, charged, wallClock.millis());
     for (Budget b : levels) {
       if (!b.fits(cost) || !b.fitsModelTokens(estimate)
           || charged != null && !b.fitsQuotas(charged)) {
-        return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b));
+        // refused before any state is read; the frame tells the reservation what was estimated
+        return new Call(levels, keys, cost, estimate, reserve, composition, neverFits(b), quotas);
       }
     }
-    QuotaFrame quotas = charged == null ? null
-        : QuotaFrame.of(levels, charged, wallClock.millis());
     return new Call(List.copyOf(levels), List.copyOf(keys), cost, estimate, reserve, composition,
         null, quotas);
   }
