@@ -77,6 +77,9 @@ final class CompletionFields {
   }
 
   private static String quote(Object value) {
+    if (value instanceof Map || value instanceof List) {
+      return value instanceof Map ? "a JSON object" : "a JSON array";
+    }
     String text = value instanceof String s ? "the string \"" + s + "\"" : String.valueOf(value);
     return text.length() > QUOTED ? text.substring(0, QUOTED) + "..." : text;
   }

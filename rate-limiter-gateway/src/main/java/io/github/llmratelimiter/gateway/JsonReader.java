@@ -25,6 +25,21 @@ public interface JsonReader {
   @Nullable Map<String, Object> parseObject(byte[] json, int off, int len);
 
   /**
+   * Parses one JSON object's members as {@link #parseObject} does, except that an object or array
+   * value need not be built: it may stand as an empty map or list. The limiter reads a body's
+   * members this way where it needs no nested value (its {@code model} and the fields it checks);
+   * the default builds them.
+   *
+   * @param json the bytes
+   * @param off where the object starts
+   * @param len how many bytes it spans
+   * @return the members, or {@code null} when the bytes are not exactly one JSON object
+   */
+  default @Nullable Map<String, Object> parseMembers(byte[] json, int off, int len) {
+    return parseObject(json, off, len);
+  }
+
+  /**
    * Reads the model tokens an OpenAI-shaped JSON object reports ({@link UsageScanner#usage(Map)});
    * the default parses the object, a parser may read the counts without building it.
    *

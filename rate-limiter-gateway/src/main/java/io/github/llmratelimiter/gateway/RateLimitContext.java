@@ -37,6 +37,11 @@ public final class RateLimitContext {
   private volatile boolean checked;
   /** The parsed JSON body: a map, {@link #NOT_AN_OBJECT}, or null until parsed. */
   private volatile @Nullable Object parsedBody;
+  /**
+   * The JSON body's members without their nested values ({@link JsonReader#parseMembers}): a map,
+   * {@link #NOT_AN_OBJECT}, or null until read.
+   */
+  private volatile @Nullable Object parsedMembers;
   private volatile @Nullable RateLimitOutcome outcome;
   /** 1 once the provider's response was read; a field, so that no request allocates for it. */
   private volatile int reported;
@@ -95,6 +100,7 @@ public final class RateLimitContext {
   public void body(RequestBody requestBody) {
     this.body = requestBody;
     this.parsedBody = null;
+    this.parsedMembers = null;
   }
 
   /**
@@ -273,7 +279,7 @@ public final class RateLimitContext {
     if (bytes == null || bytes.length == 0) {
       return BodyModel.NONE;
     }
-    Map<String, Object> map = parsed(bytes);
+    Map<String, Object> map = members(bytes);
     if (map == null) {
       return new BodyModel(true, null); // not a JSON object: the handler rejects it
     }
@@ -313,14 +319,37 @@ public final class RateLimitContext {
   @Nullable Map<String, Object> parsed(byte[] bytes) {
     Object cached = parsedBody;
     if (cached == null) {
-      byte[] read = bytes.length == 0 ? bytes : HttpFields.jsonAsRead(bytes, contentType);
-      Map<String, Object> parsed = read.length == 0 ? Map.of() : json.parseObject(read, 0, read.length);
-      cached = parsed == null ? NOT_AN_OBJECT : parsed;
+      cached = parse(bytes, false);
       parsedBody = cached;
     }
-    @SuppressWarnings("unchecked")
-    Map<String, Object> map = cached == NOT_AN_OBJECT ? null : (Map<String, Object>) cached;
-    return map;
+    return map(cached);
+  }
+
+  /**
+   * The body's members, once, without their nested values unless the whole body was parsed
+   * already; {@code null} when it is not a JSON object.
+   */
+  @Nullable Map<String, Object> members(byte[] bytes) {
+    Object whole = parsedBody;
+    Object cached = whole != null ? whole : parsedMembers;
+    if (cached == null) {
+      cached = parse(bytes, true);
+      parsedMembers = cached;
+    }
+    return map(cached);
+  }
+
+  private Object parse(byte[] bytes, boolean membersOnly) {
+    byte[] read = bytes.length == 0 ? bytes : HttpFields.jsonAsRead(bytes, contentType);
+    Map<String, Object> parsed = read.length == 0 ? Map.of()
+        : membersOnly ? json.parseMembers(read, 0, read.length)
+        : json.parseObject(read, 0, read.length);
+    return parsed == null ? NOT_AN_OBJECT : parsed;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static @Nullable Map<String, Object> map(Object cached) {
+    return cached == NOT_AN_OBJECT ? null : (Map<String, Object>) cached;
   }
 
   @Override

@@ -919,6 +919,27 @@ public final class RateLimitEnforcer {
   }
 
   /**
+   * Returns whether a call on a policy may be estimated before it is decided: a level limits model
+   * tokens, a quota counts model tokens or cost, or an upstream (which may limit model tokens) is
+   * configured. A policy that does not exist is not estimated (the call fails on it).
+   *
+   * @param policyName the policy's name, or {@code null} for the default policy
+   * @return whether a call on it may need its model-token estimate
+   */
+  public boolean mayEstimate(@Nullable String policyName) {
+    if (!routes.isEmpty()) {
+      return true;
+    }
+    RateLimitPolicy policy;
+    try {
+      policy = policies.policy(policyName);
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+    return policy.limitsModelTokens() || policy.quotasEstimate();
+  }
+
+  /**
    * Returns the policies this enforcer applies.
    *
    * @return the policies

@@ -91,6 +91,25 @@ public final class RateLimitGateway {
    *     invalid ({@link CompletionFields})
    */
   public void check(RateLimitContext context) {
+    check(context, false);
+  }
+
+  /**
+   * Checks a request before it is charged on a policy, like {@link #check(RateLimitContext)}; when
+   * the policy may estimate the call's model tokens, its JSON body is parsed whole at once, for the
+   * checks and the estimate alike (else only its members are read, without their nested values).
+   *
+   * @param context the request's context
+   * @param policy the name of the policy the request is to be charged on, or {@code null} for the
+   *     default policy
+   * @throws RequestBodyTooLargeException as {@link #check(RateLimitContext)} does
+   * @throws InvalidRateLimitRequestException as {@link #check(RateLimitContext)} does
+   */
+  public void check(RateLimitContext context, @Nullable String policy) {
+    check(context, enforcer.mayEstimate(policy));
+  }
+
+  private void check(RateLimitContext context, boolean whole) {
     if (context.checked()) {
       return;
     }
@@ -105,7 +124,9 @@ public final class RateLimitGateway {
       if (isJson && length > bodyLimits.maxPeek() && context.modelSource().readsBody()) {
         throw new RequestBodyTooLargeException(BodyLimits.MAX_BODY_PEEK, bodyLimits.maxPeek());
       }
-      Map<String, Object> map = isJson ? context.jsonBody() : null;
+      byte[] bytes = isJson ? context.jsonBytes() : null;
+      Map<String, Object> map = bytes == null ? null
+          : whole ? context.parsed(bytes) : context.members(bytes);
       if (map != null) {
         CompletionFields.check(map);
       }

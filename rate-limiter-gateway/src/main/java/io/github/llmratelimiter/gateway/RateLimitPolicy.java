@@ -38,6 +38,8 @@ public final class RateLimitPolicy {
   private final boolean hasQuotas;
   /** Whether one of those quotas counts model tokens or cost: its calls need an estimate. */
   private final boolean quotasEstimate;
+  /** Whether some level of some plan, on some model, limits model tokens. */
+  private final boolean limitsModelTokens;
 
   RateLimitPolicy(String name, List<Level> levels) {
     this(name, levels, Map.of(RateLimitPolicies.DEFAULT_PLAN, levels), RateLimitPolicies.DEFAULT_PLAN,
@@ -50,11 +52,13 @@ public final class RateLimitPolicy {
     this.enforce = enforce;
     boolean quotas = false;
     boolean estimate = false;
+    boolean modelTokens = false;
     for (List<Level> plan : planLevels.values()) {
       for (Level level : plan) {
         List<Budget> budgets = new ArrayList<>(level.models().values());
         budgets.add(level.budget());
         for (Budget b : budgets) {
+          modelTokens |= b.modelTokens() != null;
           for (QuotaLimit q : b.quotas()) {
             quotas = true;
             estimate |= q.unit() != QuotaUnit.REQUESTS;
@@ -64,6 +68,7 @@ public final class RateLimitPolicy {
     }
     this.hasQuotas = quotas;
     this.quotasEstimate = estimate;
+    this.limitsModelTokens = modelTokens;
     this.levels = List.copyOf(levels);
     this.defaultPlan = defaultPlan;
     Map<String, Resolved> resolved = new HashMap<>();
@@ -154,6 +159,16 @@ public final class RateLimitPolicy {
    */
   public boolean quotasEstimate() {
     return quotasEstimate;
+  }
+
+  /**
+   * Returns whether a level of the policy (under some plan, on some model) limits model tokens: its
+   * calls are then estimated before they are decided.
+   *
+   * @return whether the policy limits model tokens
+   */
+  public boolean limitsModelTokens() {
+    return limitsModelTokens;
   }
 
   /**

@@ -72,13 +72,18 @@ class RateLimitGatewayTests {
    */
   private RateLimitGateway gateway(long rpm, Long tpm, RateLimitStore store, StoreFailure failure,
       Function<RateLimitGateway.Builder, RateLimitGateway.Builder> options) {
+    return gateway(rpm, tpm, store, failure, options, JSON);
+  }
+
+  private RateLimitGateway gateway(long rpm, Long tpm, RateLimitStore store, StoreFailure failure,
+      Function<RateLimitGateway.Builder, RateLimitGateway.Builder> options, JsonReader json) {
     Budget budget = new Budget("default", WindowLimit.perMinute(rpm), null,
         tpm == null ? null : ModelTokenLimit.perMinute(tpm));
     RateLimitPolicies policies = RateLimitPolicies.builder(Composition.SEQUENTIAL)
         .policy("default", KeyScope.API_KEY_AND_MODEL, budget).build();
     RateLimitEnforcer enforcer = new RateLimitEnforcer(store, policies, failure,
         () -> List.of((outcome, nanos) -> observed.add(outcome)));
-    return options.apply(RateLimitGateway.builder(enforcer, JSON)).build();
+    return options.apply(RateLimitGateway.builder(enforcer, json)).build();
   }
 
   private RateLimitGateway gateway(Long tpm) {
@@ -299,6 +304,62 @@ class RateLimitGatewayTests {
     assertThat(rejection.problem().detail()).containsAnyOf("max_tokens", "n must", "\"model\"");
     assertThat(observed).isEmpty();
     assertThat(request(gateway, chat(gateway, CHAT)).decision().remaining()).isEqualTo(1);
+  }
+
+  /** A reader of {@link #CHAT} that counts how it is asked to parse. */
+  private static final class CountingJson implements JsonReader {
+
+    int whole;
+    int members;
+
+    @Override
+    public Map<String, Object> parseObject(byte[] json, int off, int len) {
+      whole++;
+      return JSON.parseObject(json, off, len);
+    }
+
+    @Override
+    public Map<String, Object> parseMembers(byte[] json, int off, int len) {
+      members++;
+      Map<String, Object> map = new java.util.LinkedHashMap<>(JSON.parseObject(json, off, len));
+      map.replaceAll((k, v) -> v instanceof Map ? Map.of() : v instanceof List ? List.of() : v);
+      return map;
+    }
+  }
+
+  @Test
+  void aPolicyThatEstimatesParsesTheBodyOnceWholeAndOneThatDoesNotReadsOnlyItsMembers() {
+    for (Long tpm : new Long[] {null, 1000L}) {
+      CountingJson json = new CountingJson();
+      RateLimitGateway gateway = gateway(2, tpm, memory(), StoreFailure.DENY, b -> b, json);
+      RateLimitContext context = chat(gateway, CHAT);
+
+      gateway.check(context, "default");
+      RateLimitKey key = gateway.resolveKey(KEY, context.modelSource()
+          .model(context::jsonBodyModel, () -> null));
+      RateLimitOutcome outcome = gateway.charge(context, "default", key, 1);
+
+      assertThat(key.model()).isEqualTo("gpt-4o");
+      assertThat(outcome.decision().allowed()).isTrue();
+      if (tpm == null) {
+        assertThat(json.whole).as("without model tokens").isZero();
+        assertThat(json.members).as("without model tokens").isOne();
+      } else {
+        assertThat(outcome.modelTokens().estimate()).isEqualTo(CHAT_ESTIMATE);
+        assertThat(json.whole).as("with model tokens").isOne();
+        assertThat(json.members).as("with model tokens").isZero();
+      }
+    }
+  }
+
+  @Test
+  void aCompletionCapThatIsAnObjectIsA400NamingItsType() {
+    JsonReader json = (bytes, off, len) -> Map.of("model", "gpt-4o", "max_tokens", Map.of("a", 1));
+    RateLimitGateway gateway = gateway(2, null, memory(), StoreFailure.DENY, b -> b, json);
+
+    assertThatThrownBy(() -> gateway.check(chat(gateway, "{}"), "default"))
+        .isInstanceOf(InvalidRateLimitRequestException.class)
+        .hasMessage("max_tokens must be an integer from 0 to 2147483647, but was a JSON object");
   }
 
   @Test

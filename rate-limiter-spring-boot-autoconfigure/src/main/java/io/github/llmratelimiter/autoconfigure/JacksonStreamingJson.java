@@ -44,6 +44,38 @@ final class JacksonStreamingJson {
   }
 
   /**
+   * Parses a JSON object's members, each object or array value read through but not built: it
+   * stands as an empty map or list.
+   *
+   * @return the members, or {@code null} when the bytes are not one JSON object
+   */
+  static @Nullable Map<String, Object> parseMembers(byte[] json, int off, int len) {
+    try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        return null;
+      }
+      Map<String, Object> map = new LinkedHashMap<>();
+      for (String name = p.nextName(); name != null; name = p.nextName()) {
+        JsonToken t = p.nextToken();
+        Object value;
+        if (t == JsonToken.START_OBJECT) {
+          p.skipChildren();
+          value = Map.of();
+        } else if (t == JsonToken.START_ARRAY) {
+          p.skipChildren();
+          value = List.of();
+        } else {
+          value = readValue(p);
+        }
+        map.put(name, value);
+      }
+      return p.nextToken() == null ? map : null;
+    } catch (RuntimeException e) { // JacksonException: not well-formed
+      return null;
+    }
+  }
+
+  /**
    * Reads the model tokens an OpenAI-shaped JSON object reports, as {@link
    * io.github.llmratelimiter.gateway.internal.UsageScanner#usage(Map)}
    * reads them from the parsed object.

@@ -39,6 +39,13 @@ final class Json implements JsonReader {
     }
   }
 
+  /** Reads the members without building their objects and arrays when Jackson is there. */
+  @Override
+  public @Nullable Map<String, Object> parseMembers(byte[] json, int off, int len) {
+    return STREAMING ? JacksonStreamingJson.parseMembers(json, off, len)
+        : JsonReader.super.parseMembers(json, off, len);
+  }
+
   /** Reads the usage without building the object when Jackson is there ({@link UsageScanner#usage(Map)}). */
   @Override
   public @Nullable Long usage(byte[] json, int off, int len) {

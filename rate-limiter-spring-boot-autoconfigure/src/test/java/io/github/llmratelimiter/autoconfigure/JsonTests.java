@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.github.llmratelimiter.gateway.internal.UsageScanner;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -22,7 +23,8 @@ class JsonTests {
       "{\"a\":[1,{\"b\":null},true,false,[],{}],\"s\":\"\\u00e9\\ud83d\\ude00\\n\\\"\"}",
       "{}",
       "{} x", "{}}", "[1]", "\"s\"", "12", "null", "{\"a\":NaN}", "{\"a\":'x'}", "{\"a\":1,}",
-      "{\"a\":", "{} {}", "{\"a\":1}garbage",
+      "{\"a\":", "{} {}", "{\"a\":1}garbage", "{\"a\":[1,]}", "{\"a\":{\"b\":}}",
+      "{\"a\":[\"\\x\"]}", "{\"a\":{\"b\":1]}", "{\"a\":[\"\t\"]}",
       "{\"usage\":{\"total_tokens\":13,\"prompt_tokens\":5,\"completion_tokens\":8}}",
       "{\"choices\":[{\"message\":{\"content\":\"\\\"usage\\\":{\\\"total_tokens\\\":99}\"}}],"
           + "\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":8}}",
@@ -72,6 +74,19 @@ class JsonTests {
           }
         });
       }
+    }
+  }
+
+  @Test
+  void membersParseToWhatDataBindingBuildsWithNestedValuesLeftEmpty() {
+    for (String body : BODIES) {
+      Map<String, Object> expected = boot(body);
+      if (expected != null) {
+        expected = new java.util.LinkedHashMap<>(expected);
+        expected.replaceAll((k, v) -> v instanceof Map ? Map.of() : v instanceof List ? List.of() : v);
+      }
+      assertThat(Json.READER.parseMembers(utf8(body), 0, utf8(body).length)).as(body)
+          .isEqualTo(expected);
     }
   }
 

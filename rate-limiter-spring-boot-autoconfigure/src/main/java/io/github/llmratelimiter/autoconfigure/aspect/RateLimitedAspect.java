@@ -182,7 +182,7 @@ final class RateLimitedAspect implements MethodInterceptor, AnnotationEnforcemen
       return null;
     }
     if (inRequest) {
-      gateway.check(charging);
+      gateway.check(charging, annotation.policy());
     }
     MethodBasedEvaluationContext context = new MethodBasedEvaluationContext(
         call.target(), call.method(), call.args(), NAMES);

@@ -344,7 +344,7 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
     }
     CompletableFuture<RateLimitOutcome> charged;
     try {
-      gateway.check(context);
+      gateway.check(context, route.policy());
       if (context.charged()) {
         return proceed(read, chain, response);
       }
@@ -378,8 +378,12 @@ final class RateLimitWebFilter implements WebFilter, Ordered {
    */
   private Mono<ServerWebExchange> chargeLater(
       ServerWebExchange exchange, RateLimitContext context, @Nullable Route route) {
-    gateway.check(context);
-    if (route == null || context.charged()) {
+    if (route == null) {
+      gateway.check(context);
+      return Mono.just(exchange);
+    }
+    gateway.check(context, route.policy());
+    if (context.charged()) {
       return Mono.just(exchange);
     }
     return support.resolveKey(exchange, route)

@@ -92,15 +92,19 @@ final class ModelTokenUsageFilter extends OncePerRequestFilter {
 
   /**
    * Ends the call: settles with the usage the body showed, else a refund for a failed call, else
-   * the estimate, and releases its slots.
+   * the estimate, and releases its slots; the body is not read for a call that holds neither.
    */
   static void settle(RateLimitGateway gateway, RateLimitContext context,
       UsageCapturingResponse response, boolean failedBeforeCommit) {
-    gateway.report(context, response.getStatus(), name -> {
-      java.util.Collection<String> values = response.getHeaders(name);
-      return values == null ? null : List.copyOf(values);
-    });
-    gateway.finishUsage(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
+    if (context.reports()) {
+      gateway.report(context, response.getStatus(), name -> {
+        java.util.Collection<String> values = response.getHeaders(name);
+        return values == null ? null : List.copyOf(values);
+      });
+    }
+    if (context.open()) {
+      gateway.finishUsage(context, response.usage(), failedBeforeCommit || response.getStatus() >= 400);
+    }
   }
 
   /** Settles an asynchronous response once it is over, however it ends. */

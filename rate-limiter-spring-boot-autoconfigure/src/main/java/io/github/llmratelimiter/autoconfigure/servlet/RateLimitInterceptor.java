@@ -93,7 +93,7 @@ final class RateLimitInterceptor implements HandlerInterceptor {
       }
       return true;
     }
-    gateway.check(context);
+    gateway.check(context, route.policy());
     RateLimitKey key = support.resolveKey(request, route, path);
     Duration longestWait = waits.longestWait(route.policy());
     if (longestWait.isZero()) {
