@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
+import io.lettuce.core.tracing.Tracing;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -38,8 +39,8 @@ record RedisConnection(RedisLink link, @Nullable EventLoopWatch loop) {
    */
   static RedisConnection open(@Nullable RedisURI uri, @Nullable List<RedisURI> seeds,
       @Nullable RedisClient client, @Nullable RedisClusterClient clusterClient,
-      @Nullable ClientResources shared, @Nullable SslOptions sslOptions, Duration commandTimeout,
-      Duration connectTimeout) {
+      @Nullable ClientResources shared, boolean traceCommands, @Nullable SslOptions sslOptions,
+      Duration commandTimeout, Duration connectTimeout) {
     if (client != null) {
       return new RedisConnection(RedisLink.standalone(client, uri, commandTimeout, null), null);
     }
@@ -48,8 +49,10 @@ record RedisConnection(RedisLink link, @Nullable EventLoopWatch loop) {
     }
     EventLoopWatch watch = new EventLoopWatch(shared != null ? shared.nettyCustomizer() : null);
     // the application's resources are shared as they are (event loops, timer), the watch added
+    // and their tracing left out unless asked for
     ClientResources resources = shared != null
-        ? shared.mutate().nettyCustomizer(watch).build()
+        ? shared.mutate().nettyCustomizer(watch)
+            .tracing(traceCommands ? shared.tracing() : Tracing.disabled()).build()
         : DefaultClientResources.builder()
             .reconnectDelay(Delay.exponential(
                 Duration.ofMillis(10), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS))

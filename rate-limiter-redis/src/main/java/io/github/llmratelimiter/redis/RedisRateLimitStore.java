@@ -278,6 +278,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
     private @Nullable Ticker ticker;
     private InstantSource wallClock = InstantSource.system();
     private @Nullable ClientResources clientResources;
+    private boolean traceCommands;
     private @Nullable SslOptions sslOptions;
 
     private Builder(
@@ -485,6 +486,22 @@ public interface RedisRateLimitStore extends RateLimitStore {
     }
 
     /**
+     * Sets whether the client the store creates on shared {@link #clientResources resources} traces
+     * its commands with their Lettuce tracing (Spring Boot's, for example, observes every command
+     * through Micrometer: a timer and a span each). Off by default: every decision is a command, those
+     * observations take about half of the client's CPU per command, and the limiter measures its
+     * decisions itself. A client the store creates on
+     * resources of its own never traces.
+     *
+     * @param traceCommands whether to trace the store's commands with the shared resources' tracing
+     * @return this builder
+     */
+    public Builder traceCommands(boolean traceCommands) {
+      this.traceCommands = traceCommands;
+      return this;
+    }
+
+    /**
      * Sets the TLS options (trusted certificates, the client's key and certificate, protocols,
      * cipher suites) of the client the store creates, for a URI with SSL on (scheme {@code
      * rediss}); without them, TLS trusts the JVM's default certificates and presents no client
@@ -561,7 +578,7 @@ public interface RedisRateLimitStore extends RateLimitStore {
       Duration connectTimeout =
           commandTimeout.compareTo(MIN_CONNECT_TIMEOUT) > 0 ? commandTimeout : MIN_CONNECT_TIMEOUT;
       RedisConnection connection = RedisConnection.open(uri, seeds, client, clusterClient,
-          clientResources, sslOptions, commandTimeout, connectTimeout);
+          clientResources, traceCommands, sslOptions, commandTimeout, connectTimeout);
       ScheduledExecutorService timer = RedisHeartbeat.newTimer();
       Ticker clock = ticker != null ? ticker : Ticker.system();
       RedisBreaker.Settings breaker = new RedisBreaker.Settings(failureRateThreshold,

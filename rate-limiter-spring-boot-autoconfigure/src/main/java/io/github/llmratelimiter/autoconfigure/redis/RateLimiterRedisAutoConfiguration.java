@@ -115,7 +115,8 @@ public final class RateLimiterRedisAutoConfiguration {
         .slotLease(slotLease)
         .circuitBreaker(rate, window, minimum, probes)
         .failurePolicy(failurePolicy(properties, redis))
-        .hashKeys(redis.isHashKeys());
+        .hashKeys(redis.isHashKeys())
+        .traceCommands(redis.isTraceCommands());
     if (maxWait != null) {
       builder.maxWait(maxWait);
     }

@@ -68,6 +68,14 @@ public class RateLimiterRedisProperties {
    */
   private boolean hashKeys = true;
 
+  /**
+   * Whether the store's Redis commands are traced with the tracing of the application's Lettuce
+   * resources (Spring Boot's Micrometer observations: a "lettuce.command" timer and span per
+   * command). Off by default: every decision is a command, and the limiter times its decisions
+   * itself (ratelimiter.decision.latency).
+   */
+  private boolean traceCommands;
+
   public String getKeyPrefix() {
     return keyPrefix;
   }
@@ -131,6 +139,14 @@ public class RateLimiterRedisProperties {
 
   public void setRetryInterval(Duration retryInterval) {
     this.retryInterval = retryInterval;
+  }
+
+  public boolean isTraceCommands() {
+    return traceCommands;
+  }
+
+  public void setTraceCommands(boolean traceCommands) {
+    this.traceCommands = traceCommands;
   }
 
   public boolean isHashKeys() {

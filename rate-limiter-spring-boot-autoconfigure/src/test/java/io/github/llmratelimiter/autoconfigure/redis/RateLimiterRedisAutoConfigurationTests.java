@@ -16,8 +16,13 @@ import io.github.llmratelimiter.redis.RedisRateLimitStore;
 import io.github.llmratelimiter.redis.RedisServer;
 import io.github.llmratelimiter.redis.TestRedis;
 import io.lettuce.core.RedisClient;
+import io.micrometer.common.KeyValue;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationHandler;
+import io.micrometer.observation.ObservationRegistry;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,6 +31,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.data.redis.autoconfigure.observation.LettuceObservationAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
@@ -34,6 +40,7 @@ import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConf
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * The conditions and settings of the Redis store's auto-configuration, against a real redis-server
@@ -259,6 +266,46 @@ class RateLimiterRedisAutoConfigurationTests {
           assertThat(registry.get("ratelimiter.store.degraded").gauge().value()).isZero();
           assertThat(registry.get("ratelimiter.store.degraded").gauge().getId().getTags())
               .extracting(t -> t.getKey() + "=" + t.getValue()).containsExactly("store=redis");
+        });
+  }
+
+  /** Records the Redis command of every Lettuce observation that starts. */
+  private static final class ObservedCommands implements ObservationHandler<Observation.Context> {
+
+    final List<String> commands = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onStart(Observation.Context context) {
+      KeyValue operation = context.getLowCardinalityKeyValue("db.operation");
+      commands.add(operation == null ? context.getName() : operation.getValue());
+    }
+
+    @Override
+    public boolean supportsContext(Observation.Context context) {
+      return true;
+    }
+  }
+
+  @ParameterizedTest
+  @CsvSource({"false", "true"})
+  void runWhenLettuceIsObservedShouldObserveTheStoresCommandsOnlyWhenTraceCommandsIsOn(
+      boolean trace) {
+    ObservedCommands observed = new ObservedCommands();
+    ObservationRegistry registry = ObservationRegistry.create();
+    registry.observationConfig().observationHandler(observed);
+    runner().withPropertyValues("ratelimiter.store=redis",
+            "ratelimiter.redis.trace-commands=" + trace)
+        .withConfiguration(AutoConfigurations.of(LettuceObservationAutoConfiguration.class))
+        .withBean(ObservationRegistry.class, () -> registry)
+        .run(context -> {
+          context.getBean(RateLimitEnforcer.class).acquire(null, RateLimitKey.of(API_KEY, null), 1);
+          context.getBean(StringRedisTemplate.class).opsForValue().set("app-" + trace, "v");
+          assertThat(observed.commands).as("the application's own commands").contains("SET");
+          if (trace) {
+            assertThat(observed.commands).contains("EVALSHA");
+          } else {
+            assertThat(observed.commands).doesNotContain("EVALSHA", "EVAL", "SCRIPT");
+          }
         });
   }
 
