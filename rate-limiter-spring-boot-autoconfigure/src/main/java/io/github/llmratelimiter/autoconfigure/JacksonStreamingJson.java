@@ -32,15 +32,7 @@ final class JacksonStreamingJson {
    * @return the object, or {@code null} when the bytes are not one JSON object
    */
   static @Nullable Map<String, Object> parseObject(byte[] json, int off, int len) {
-    try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        return null;
-      }
-      Map<String, Object> map = readObject(p);
-      return p.nextToken() == null ? map : null;
-    } catch (RuntimeException e) { // JacksonException: not well-formed
-      return null;
-    }
+    return parse(json, off, len, true);
   }
 
   /**
@@ -50,29 +42,35 @@ final class JacksonStreamingJson {
    * @return the members, or {@code null} when the bytes are not one JSON object
    */
   static @Nullable Map<String, Object> parseMembers(byte[] json, int off, int len) {
+    return parse(json, off, len, false);
+  }
+
+  /** One JSON object, its nested values built or skipped; {@code null} when it is not one. */
+  private static @Nullable Map<String, Object> parse(byte[] json, int off, int len, boolean nested) {
     try (JsonParser p = FACTORY.createParser(ObjectReadContext.empty(), json, off, len)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         return null;
       }
-      Map<String, Object> map = new LinkedHashMap<>();
-      for (String name = p.nextName(); name != null; name = p.nextName()) {
-        JsonToken t = p.nextToken();
-        Object value;
-        if (t == JsonToken.START_OBJECT) {
-          p.skipChildren();
-          value = Map.of();
-        } else if (t == JsonToken.START_ARRAY) {
-          p.skipChildren();
-          value = List.of();
-        } else {
-          value = readValue(p);
-        }
-        map.put(name, value);
-      }
+      Map<String, Object> map = nested ? readObject(p) : readMembers(p);
       return p.nextToken() == null ? map : null;
     } catch (RuntimeException e) { // JacksonException: not well-formed
       return null;
     }
+  }
+
+  /** The members of the object the parser is at the start of, nested values skipped. */
+  private static Map<String, Object> readMembers(JsonParser p) {
+    Map<String, Object> map = new LinkedHashMap<>();
+    for (String name = p.nextName(); name != null; name = p.nextName()) {
+      JsonToken t = p.nextToken();
+      if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+        p.skipChildren();
+        map.put(name, t == JsonToken.START_OBJECT ? Map.of() : List.of());
+      } else {
+        map.put(name, readValue(p));
+      }
+    }
+    return map;
   }
 
   /**
