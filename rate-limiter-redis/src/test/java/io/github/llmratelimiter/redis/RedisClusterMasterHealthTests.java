@@ -134,6 +134,7 @@ class RedisClusterMasterHealthTests {
       // the master that also serves the live-instance set: its heartbeats fail with it, and count
       // for its breaker alone
       String instances = ((GuardedRedisStore) store).lua().instancesKey();
+      awaitTopology(masters);
       int frozen = masterIndex(masters, masters.forKey(instances));
       List<String> onFrozen = tenantsOn(frozen, 3);
       List<String> healthy = new ArrayList<>();
@@ -256,6 +257,7 @@ class RedisClusterMasterHealthTests {
     try (RedisRateLimitStore store = store(FailurePolicy.FAIL_CLOSED).build();
         RedisRateLimitStore standalone = TestRedis.standalone(new ManualTicker()).build()) {
       RedisMasters masters = ((GuardedRedisStore) store).lua().masters();
+      awaitTopology(masters);
       assertThat(masters.current()).hasSize(MASTERS).doesNotContain(masters.single());
       List<Integer> ports = new ArrayList<>();
       for (int n = 0; n < MASTERS; n++) {
@@ -278,6 +280,14 @@ class RedisClusterMasterHealthTests {
       assertThat(one.forKey("{b}")).isSameAs(one.single());
       assertThat(one.forSlot(SlotHash.getSlot("c"))).isSameAs(one.single());
     }
+  }
+
+  /**
+   * Waits for the store's cluster connection, which opens in the background: until it has read
+   * the Cluster's topology every key maps to the one shared state.
+   */
+  private static void awaitTopology(RedisMasters masters) {
+    await("the Cluster's topology read", () -> masters.current().size() == MASTERS);
   }
 
   /** The index in {@link #nodes} of a master, from its name (its address). */
