@@ -919,6 +919,24 @@ public final class RateLimitEnforcer {
   }
 
   /**
+   * Returns whether a call on some policy may be estimated before it is decided: {@link
+   * #mayEstimate} of one of the policies.
+   *
+   * @return whether a call whose policy is not known yet may need its model-token estimate
+   */
+  public boolean anyMayEstimate() {
+    if (!routes.isEmpty()) {
+      return true;
+    }
+    for (RateLimitPolicy policy : policies.all().values()) {
+      if (policy.limitsModelTokens() || policy.quotasEstimate()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
    * Returns whether a call on a policy may be estimated before it is decided: a level limits model
    * tokens, a quota counts model tokens or cost, or an upstream (which may limit model tokens) is
    * configured. A policy that does not exist is not estimated (the call fails on it).

@@ -55,6 +55,11 @@ public final class RateLimitGateway {
   private final String anonymousKey;
   private final RateLimitProblemFactory problems;
   private final ProviderHeaders providerHeaders;
+  /**
+   * Whether a call checked before its policy is known (an annotated handler's) may be estimated: its
+   * body is then parsed whole at once, as the estimate reads it.
+   */
+  private final boolean mayEstimate;
 
   private RateLimitGateway(Builder b) {
     this.enforcer = b.enforcer;
@@ -65,6 +70,7 @@ public final class RateLimitGateway {
     this.anonymousKey = b.anonymousKey;
     this.problems = b.problems;
     this.providerHeaders = b.providerHeaders;
+    this.mayEstimate = b.enforcer.anyMayEstimate();
   }
 
   /**
@@ -83,6 +89,8 @@ public final class RateLimitGateway {
    * Rejects a request the limiter cannot charge correctly; a front door calls it before it reads
    * the credential and model, and {@link #charge} calls it again (it runs once per request). It
    * reads the body now if nothing has: a reactive front door hands the context a buffered body.
+   * Its policy is not known yet (an annotated handler's): when some policy may estimate the call's
+   * model tokens, the JSON body is parsed whole, once for the checks and the estimate alike.
    *
    * @param context the request's context
    * @throws RequestBodyTooLargeException if its body is above {@code max-body}, or is a JSON body
@@ -91,7 +99,7 @@ public final class RateLimitGateway {
    *     invalid ({@link CompletionFields})
    */
   public void check(RateLimitContext context) {
-    check(context, false);
+    check(context, mayEstimate);
   }
 
   /**
@@ -259,7 +267,7 @@ public final class RateLimitGateway {
       if (charged != null) {
         return charged;
       }
-      check(context);
+      check(context, policy);
     }
     return recorded(context, enforcer.acquire(policy, key, cost, estimate(context)));
   }
@@ -289,7 +297,7 @@ public final class RateLimitGateway {
           result.complete(charged);
           return result;
         }
-        check(context);
+        check(context, policy);
       }
     } catch (RuntimeException e) {
       result.completeExceptionally(e);

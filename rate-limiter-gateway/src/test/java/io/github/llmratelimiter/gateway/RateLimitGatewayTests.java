@@ -327,14 +327,20 @@ class RateLimitGatewayTests {
     }
   }
 
-  @Test
-  void aPolicyThatEstimatesParsesTheBodyOnceWholeAndOneThatDoesNotReadsOnlyItsMembers() {
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aPolicyThatEstimatesParsesTheBodyOnceWholeAndOneThatDoesNotReadsOnlyItsMembers(
+      boolean policyKnown) {
     for (Long tpm : new Long[] {null, 1000L}) {
       CountingJson json = new CountingJson();
       RateLimitGateway gateway = gateway(2, tpm, memory(), StoreFailure.DENY, b -> b, json);
       RateLimitContext context = chat(gateway, CHAT);
 
-      gateway.check(context, "default");
+      if (policyKnown) {
+        gateway.check(context, "default");
+      } else { // an annotated handler's front door: read as the policies that may estimate need
+        gateway.check(context);
+      }
       RateLimitKey key = gateway.resolveKey(KEY, context.modelSource()
           .model(context::jsonBodyModel, () -> null));
       RateLimitOutcome outcome = gateway.charge(context, "default", key, 1);

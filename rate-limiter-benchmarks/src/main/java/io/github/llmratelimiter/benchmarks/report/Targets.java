@@ -179,7 +179,27 @@ public final class Targets {
     if (!h.cpuResolved()) {
       return new Outcome(target, UNRESOLVED + "; " + measured, "not measured");
     }
-    return new Outcome(target, measured, cpu.median() <= most ? "met" : "missed");
+    return new Outcome(target, measured, cpuVerdict(cpu, most));
+  }
+
+  /** The widest spread of the rounds' CPU ratios a met target may have. */
+  static final double MAX_CPU_SPREAD = 0.20;
+
+  /**
+   * The verdict of a CPU-per-request target: met when the median of the rounds is within it and
+   * the rounds agree; unsettled when the median is within it but the rounds spread wider than
+   * {@value #MAX_CPU_SPREAD}, or the median is below 1 (the limiter on costing less than off is
+   * the machine's noise, not the limiter's cost); missed otherwise.
+   */
+  static String cpuVerdict(HttpFigure.Spread cpu, double most) {
+    if (cpu.median() > most) {
+      return "missed";
+    }
+    if (cpu.median() < 1.0 || cpu.max() - cpu.min() > MAX_CPU_SPREAD) {
+      return String.format(Locale.ROOT, "unsettled (the rounds spread from %.2f to %.2f: the "
+          + "machine's noise, not a measure of the limiter)", cpu.min(), cpu.max());
+    }
+    return "met";
   }
 
   /** Why a figure's CPU ratios do not count. */

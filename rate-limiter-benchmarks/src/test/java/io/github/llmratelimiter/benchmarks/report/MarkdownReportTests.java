@@ -286,6 +286,31 @@ class MarkdownReportTests {
   }
 
   @Test
+  void aCpuTargetWhoseRoundsSpreadWiderThanTheTargetIsUnsettledNotMet() {
+    // on ÷ off 0.81, 0.91, 1.27: the median is within 1.05, the rounds are noise
+    HttpFigure noisy = new HttpFigure(HttpFigure.SERVLET, HttpFigure.MEMORY, HttpFigure.PLAIN,
+        List.of(new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 81)),
+            new HttpFigure.Round(true, slice(10_000, 100), slice(10_000, 91)),
+            new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 127))),
+        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+    // on ÷ off 1.02, 1.03, 1.24: within the target at the median, spread 0.22
+    HttpFigure wide = new HttpFigure(HttpFigure.SERVLET, HttpFigure.MEMORY, HttpFigure.PLAIN,
+        List.of(new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 102)),
+            new HttpFigure.Round(true, slice(10_000, 100), slice(10_000, 103)),
+            new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 124))),
+        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+    String target = "1. HTTP, servlet stack, plain call, in-memory: the gateway's CPU";
+
+    assertThat(outcome(Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+        List.of(noisy)), target).verdict()).isEqualTo("unsettled (the rounds spread from 0.81 "
+            + "to 1.27: the machine's noise, not a measure of the limiter)");
+    assertThat(outcome(Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+        List.of(wide)), target).verdict()).startsWith("unsettled (the rounds spread from 1.02");
+    assertThat(outcome(Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
+        List.of(SERVLET_PLAIN)), target).verdict()).isEqualTo("met");
+  }
+
+  @Test
   void reportHasTheMemoryAndScalingTablesAndBothStacks() {
     String md = MarkdownReport.render(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING, List.of(),
         List.of(SERVLET_PLAIN, REACTIVE_PLAIN), CONTEXT);
