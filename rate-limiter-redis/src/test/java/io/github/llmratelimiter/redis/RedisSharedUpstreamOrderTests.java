@@ -145,7 +145,10 @@ class RedisSharedUpstreamOrderTests {
     String prefix = TestRedis.freshPrefix();
     Upstream u = new Upstream("openai", WindowLimit.perMinute(1_000), null, null);
     RedisCommands<String, String> redis = TestRedis.standaloneCommands();
-    try (RedisRateLimitStore store = instance(Topology.STANDALONE, prefix)) {
+    // its heartbeat runs at start only: none falls between the server's command counts
+    try (RedisRateLimitStore store = RedisRateLimitStore.builder(TestRedis.standaloneUri())
+        .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT)
+        .failurePolicy(FailurePolicy.FAIL_CLOSED).heartbeatInterval(Duration.ofHours(1)).build()) {
       UpstreamOrder order = store.upstreamOrder();
       join(((RedisUpstreamOrder) order).subscribed());
       List<String> heard = new CopyOnWriteArrayList<>();

@@ -87,8 +87,10 @@ class SlotLeaseTests {
     String prefix = TestRedis.freshPrefix();
     ManualTicker ticker = new ManualTicker();
     RedisClient client = RedisClient.create(REDIS.server().uri());
-    // a slot lease of an hour: the timer renews nothing during the test
+    // a slot lease and a heartbeat of an hour: the timer renews nothing and sends no heartbeat
+    // script between the counts
     try (RedisRateLimitStore holder = instance(prefix, ticker).slotLease(Duration.ofHours(1))
+            .heartbeatInterval(Duration.ofHours(1))
             .commandTimeout(TestRedis.TEST_TIMEOUT).build();
         StatefulRedisConnection<String, String> redis = client.connect()) {
       Budget pair = new Budget("pair", null, null, null, ConcurrencyLimit.of(2));
