@@ -928,12 +928,7 @@ public final class RateLimitEnforcer {
     if (!routes.isEmpty()) {
       return true;
     }
-    for (RateLimitPolicy policy : policies.all().values()) {
-      if (policy.limitsModelTokens() || policy.quotasEstimate()) {
-        return true;
-      }
-    }
-    return false;
+    return policies.all().values().stream().anyMatch(RateLimitEnforcer::estimates);
   }
 
   /**
@@ -954,6 +949,11 @@ public final class RateLimitEnforcer {
     } catch (IllegalArgumentException e) {
       return false;
     }
+    return estimates(policy);
+  }
+
+  /** Whether a policy's calls are estimated: a level limits model tokens or a quota counts them. */
+  private static boolean estimates(RateLimitPolicy policy) {
     return policy.limitsModelTokens() || policy.quotasEstimate();
   }
 
