@@ -24,6 +24,8 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -46,12 +48,16 @@ class RedisStoreBehaviourTests {
 
   /**
    * A store on the shared server; its heartbeat (a script and four commands) runs at start only,
-   * so that none falls between the server's command counts a test takes.
+   * so that none falls between the server's command counts a test takes. Its decisions read the
+   * server's time; its monitoring periods (a minute at least) and quota periods are those of one
+   * fixed instant, so that a test crossing a minute's end on the wall clock counts as many new
+   * members as one that does not.
    */
   private static RedisRateLimitStore serverTimeStore(String prefix) {
     return RedisRateLimitStore.builder(TestRedis.standaloneClient(), TestRedis.standaloneUri())
         .keyPrefix(prefix).commandTimeout(TestRedis.TEST_TIMEOUT).hashKeys(false)
-        .heartbeatInterval(Duration.ofHours(1)).build();
+        .heartbeatInterval(Duration.ofHours(1)).wallClock(InstantSource.fixed(Instant.now()))
+        .build();
   }
 
   @Test
