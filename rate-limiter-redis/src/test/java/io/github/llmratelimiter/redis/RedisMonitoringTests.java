@@ -21,6 +21,8 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -39,6 +41,11 @@ import org.junit.jupiter.api.Test;
  */
 class RedisMonitoringTests {
 
+  /**
+   * The stores' wall clock, of quota periods: noon, so that no test's daily quota crosses a day's
+   * end on the real clock.
+   */
+  private static final InstantSource NOON = InstantSource.fixed(Instant.parse("2026-06-15T12:00:00Z"));
   private static final QuotaLimit DAILY =
       QuotaLimit.of("daily", QuotaUnit.TOKENS, 1_000_000_000L, QuotaPeriod.DAY);
   private static final Budget CHAT = new Budget("chat", new WindowLimit(100, Duration.ofMinutes(1)),
@@ -72,12 +79,17 @@ class RedisMonitoringTests {
     }
   }
 
+  /** A store on the shared server, on the ticker and at {@link #NOON}. */
+  private static RedisRateLimitStore.Builder standalone(ManualTicker ticker) {
+    return TestRedis.standalone(ticker).wallClock(NOON);
+  }
+
   @Test
   void theReadsSendNoScanAndAsManyCommandsForTenThousandKeysAsForAHundred() {
     ManualTicker ticker = new ManualTicker();
     // the server counts every client's commands: no heartbeat of the store's own (a script and
     // four commands each second) may fall between the counts
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(fresh())
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(fresh())
         .heartbeatInterval(Duration.ofHours(1)).build()) {
       fill(store, 0, 100);
       Map<String, Long> few = readCost(admin(store));
@@ -98,7 +110,7 @@ class RedisMonitoringTests {
   void theStructuresStayCappedAndTheAnswersRightAmongManyKeys() {
     ManualTicker ticker = new ManualTicker();
     String prefix = fresh();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(prefix).build()) {
       fill(store, 0, 3_000);
       for (int i = 0; i < 7; i++) {
         charge(store, "heavy", 5_000);
@@ -124,7 +136,7 @@ class RedisMonitoringTests {
     Budget wide = new Budget("wide", new WindowLimit(1_000, Duration.ofMinutes(1)), null, null);
     ManualTicker ticker = new ManualTicker();
     String prefix = fresh();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(prefix).build()) {
       String busiest = prefix + ":{~}:wide:~top:60000:" + Math.floorDiv(ticker.read(), 60_000_000_000L);
       for (int i = 0; i < 15; i++) {
         store.acquire(wide, "k", 1, Composition.SEQUENTIAL);
@@ -151,7 +163,7 @@ class RedisMonitoringTests {
   @Test
   void keysLeaveTheEstimateTwoPeriodsAfterTheirLastCall() {
     ManualTicker ticker = new ManualTicker();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(fresh()).build()) {
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(fresh()).build()) {
       fill(store, 0, 10);
       StoreAdministration admin = admin(store);
       assertThat(admin.trackedKeys(CHAT)).isEqualTo(10);
@@ -174,7 +186,7 @@ class RedisMonitoringTests {
     assertThat(Monitoring.periodMs(CHAT)).isEqualTo(60_000);
     ManualTicker ticker = new ManualTicker();
     String prefix = fresh();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(prefix).build()) {
       store.acquire(oneShot, "a", 1, Composition.SEQUENTIAL);
       store.acquire(oneShot, "b", 1, Composition.SEQUENTIAL);
       ticker.advance(Duration.ofDays(30));
@@ -190,12 +202,12 @@ class RedisMonitoringTests {
   void aSettlementRescoresItsCounterInTheSpendersSet() {
     ManualTicker ticker = new ManualTicker();
     String prefix = fresh();
-    try (RedisRateLimitStore store = TestRedis.standalone(ticker).keyPrefix(prefix).build()) {
+    try (RedisRateLimitStore store = standalone(ticker).keyPrefix(prefix).build()) {
       Reservation big = store.reserve(List.of(CHAT), List.of("a"), 1,
           Consumption.ofCall(5_000, 0), Composition.SEQUENTIAL);
       charge(store, "b", 100);
       RedisKeys layout = new RedisKeys(prefix, true);
-      long start = QuotaFrame.period(DAILY, System.currentTimeMillis())[0];
+      long start = QuotaFrame.period(DAILY, NOON.millis())[0];
       String set = new Monitoring(layout, false).spenders(0, "chat", DAILY.stateId(), start);
       String counter = RedisKeys.quota(layout.state("a", "chat", "a"), DAILY.stateId(), start);
       assertThat(redis.zscore(set, counter)).isEqualTo(5_000.0);
@@ -220,7 +232,7 @@ class RedisMonitoringTests {
   @Test
   void onAClusterTheReadsSendNoScanToAnyMaster() {
     ManualTicker ticker = new ManualTicker();
-    try (RedisRateLimitStore store = TestRedis.cluster(ticker).build()) {
+    try (RedisRateLimitStore store = TestRedis.cluster(ticker).wallClock(NOON).build()) {
       fill(store, 0, 200);
       Map<String, Long> before = clusterCalls();
       StoreAdministration admin = admin(store);
