@@ -59,7 +59,7 @@ class LateReplyTests {
     try (ReplyHoldingProxy proxy = new ReplyHoldingProxy(REDIS.server().port());
         RedisRateLimitStore store = failClosed(proxy.uri(), prefix).build();
         RedisRateLimitStore check = checker(prefix)) {
-      warm(store);
+      assertThat(store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed()).isTrue();
       proxy.hold();
       Decision d = store.acquire(PER_MINUTE, "victim", 1, Composition.SEQUENTIAL);
       assertThat(d.reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
@@ -82,7 +82,7 @@ class LateReplyTests {
         RedisRateLimitStore check = checker(prefix)) {
       Reservation held = check.reserve(List.of(slots), List.of("t"), 1, 0, Composition.SEQUENTIAL);
       assertThat(held.holdsSlots()).isTrue();
-      warm(store);
+      assertThat(store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed()).isTrue();
       proxy.hold();
       Reservation answered = store.reserve(List.of(slots), List.of("t"), 1, 0,
           Composition.SEQUENTIAL);
@@ -113,7 +113,7 @@ class LateReplyTests {
         RedisRateLimitStore other = RedisRateLimitStore.builder(REDIS.server().uri())
             .keyPrefix(prefix).commandTimeout(Duration.ofSeconds(5))
             .failurePolicy(FailurePolicy.FAIL_CLOSED).ticker(ticker).build()) {
-      warm(late);
+      late.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL);
       proxy.hold();
       assertThat(late.acquire(onePerSecond, "k", 1, Composition.SEQUENTIAL).reason())
           .isEqualTo(Reason.STORE_UNAVAILABLE);
@@ -167,7 +167,7 @@ class LateReplyTests {
         RedisRateLimitStore check = checker(prefix)) {
       Reservation first = check.reserve(levels, keys, 1, 0, Composition.SEQUENTIAL);
       assertThat(first.decision().allowed()).isTrue();
-      warm(store);
+      assertThat(store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed()).isTrue();
       proxy.hold();
       Reservation answered = store.reserve(levels, keys, 1, 0, Composition.SEQUENTIAL);
       assertThat(answered.decision().reason()).isEqualTo(Reason.STORE_UNAVAILABLE);
@@ -223,15 +223,6 @@ class LateReplyTests {
     } finally {
       REDIS.server().thaw();
     }
-  }
-
-  /**
-   * Calls the store until Redis decides a call (bounded): its scripts are loaded at build under
-   * the 100 ms command timeout, which a busy machine may miss once.
-   */
-  private static void warm(RedisRateLimitStore store) {
-    await("a call decided on Redis",
-        () -> store.acquire(PER_MINUTE, "warm", 1, Composition.SEQUENTIAL).allowed());
   }
 
   private static void parkMillis(long ms) {
