@@ -469,7 +469,11 @@ public final class HttpRun {
               }
             });
       } catch (IllegalStateException e) {
-        throw new IllegalStateException(e.getMessage() + "; gateway log: " + app.tail(), e);
+        // a hung call (the load's failure's cause) may still hang in the gateway: show where
+        String threads = e.getCause() instanceof HungCallException
+            ? "; the gateway's threads: " + app.threadDump() : "";
+        throw new IllegalStateException(e.getMessage() + threads + "; gateway log: " + app.tail(),
+            e);
       }
     }
 
@@ -593,10 +597,45 @@ public final class HttpRun {
     try {
       return answer.get(wait, TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
+      String threads = clientThreadDump(); // before the cancel changes what they wait on
       answer.cancel(true);
-      throw new IllegalStateException("no answer to " + request.uri() + " within " + wait + " ms", e);
+      throw new HungCallException("no answer to " + request.uri() + " within " + wait
+          + " ms; the client's threads: " + threads, e);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof Exception cause ? cause : e;
+    }
+  }
+
+  /** A call with no complete answer within its timeout and grace. */
+  static final class HungCallException extends IllegalStateException {
+
+    HungCallException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  /**
+   * Writes this process's threads, with their locks, to a file kept after the run.
+   *
+   * @return the file, or why there is none
+   */
+  static String clientThreadDump() {
+    try {
+      Path dump = java.nio.file.Files.createTempFile("http-run-threads-", ".txt");
+      StringBuilder out = new StringBuilder();
+      for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory
+          .getThreadMXBean().dumpAllThreads(true, true, Integer.MAX_VALUE)) {
+        out.append(t); // ThreadInfo.toString() stops at 8 frames: add the rest
+        StackTraceElement[] stack = t.getStackTrace();
+        for (int i = 8; i < stack.length; i++) {
+          out.append("\tat ").append(stack[i]).append('\n');
+        }
+        out.append('\n');
+      }
+      java.nio.file.Files.writeString(dump, out);
+      return dump.toString();
+    } catch (IOException e) {
+      return "(no thread dump: " + e + ")";
     }
   }
 

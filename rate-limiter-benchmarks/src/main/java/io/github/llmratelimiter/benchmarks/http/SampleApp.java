@@ -262,6 +262,30 @@ final class SampleApp implements AutoCloseable {
   }
 
   /**
+   * Writes the gateway's threads ({@code jcmd <pid> Thread.print}) to a file kept after the run,
+   * for a call that hung.
+   *
+   * @return the file, or why there is none
+   */
+  String threadDump() {
+    try {
+      Path dump = Files.createTempFile("sample-app-threads-", ".txt");
+      Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+      Process p = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()), "Thread.print")
+          .redirectErrorStream(true).redirectOutput(dump.toFile()).start();
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+      return dump.toString();
+    } catch (IOException e) {
+      return "(no thread dump: " + e + ")";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "(no thread dump: interrupted)";
+    }
+  }
+
+  /**
    * Kills the gateway at once (SIGKILL on Linux and macOS), as an out-of-memory kill or a lost node
    * does: it runs no shutdown hook and sends nothing more; waits until the process is gone.
    */
