@@ -127,6 +127,8 @@ public final class HttpRun {
 
   /** The gateway's timer of its store's decisions. */
   static final String DECISION_TIMER = "ratelimiter.decision.latency";
+  /** The gateway's long-task timer of the HTTP requests it serves (Spring's observation). */
+  static final String ACTIVE_REQUESTS = "http.server.requests.active";
   /** The gateway's counter of settled model tokens. */
   static final String MODEL_TOKEN_COUNTER = "ratelimiter.model.tokens";
 
@@ -361,6 +363,7 @@ public final class HttpRun {
     List<Latencies> onLatencies = new ArrayList<>();
     Totals onTotals = new Totals();
     long retriedBefore = off.retried.get() + on.retried.get();
+    long hungBefore = off.hung.get() + on.hung.get();
     for (int i = 0; i < settings.rounds(); i++) {
       boolean onFirst = i % 2 == 1;
       Measured first = (onFirst ? on : off).measure(call, rewarm, settings.slice());
@@ -385,7 +388,8 @@ public final class HttpRun {
         onTotals.decisionSeconds * 1e6 / onTotals.decisions,
         store == Store.REDIS ? (double) onTotals.redisCalls / requests : Double.NaN,
         store == Store.REDIS ? (double) onTotals.redisUsec / requests : Double.NaN,
-        off.retried.get() + on.retried.get() - retriedBefore);
+        off.retried.get() + on.retried.get() - retriedBefore,
+        off.hung.get() + on.hung.get() - hungBefore);
   }
 
   /** What the on gateway's slices of one comparison added up to. */
@@ -426,6 +430,8 @@ public final class HttpRun {
         .build();
     /** Requests sent again on a fresh connection after theirs was closed under them. */
     private final AtomicLong retried = new AtomicLong();
+    /** Requests sent again after the client hung on them while the gateway served none as old. */
+    private final AtomicLong hung = new AtomicLong();
 
     Gateway(SampleApp app, boolean limiter, boolean modelTokens, @Nullable CommandStats redis) {
       this.app = app;
@@ -457,7 +463,7 @@ public final class HttpRun {
       }
       try {
         return ClosedLoopLoad.run(CONCURRENCY, warmup, measure, worker -> check(
-            sendRetrying(http, requests[worker], retried), limiter, call),
+            sendRetrying(http, requests[worker], retried, hung, this::serving), limiter, call),
             () -> {
               if (readings != null) {
                 readings[0] = readStart();
@@ -548,6 +554,31 @@ public final class HttpRun {
       }
     }
 
+    /**
+     * Whether the gateway serves a request as old as half a hung call's wait, from the longest
+     * request in flight its {@value #ACTIVE_REQUESTS} long-task timer shows ({@code MAX}, seconds):
+     * {@link HangCheck#STILL_SERVING} when it does or its Actuator cannot tell, else what it serves
+     * (with the file of its threads).
+     */
+    String serving(Duration waited) {
+      String active;
+      try {
+        active = metric(ACTIVE_REQUESTS);
+      } catch (IllegalStateException e) {
+        return HangCheck.STILL_SERVING; // the gateway cannot tell: its fault until shown otherwise
+      }
+      if (active.isEmpty()) {
+        return HangCheck.STILL_SERVING;
+      }
+      double longest = statistic(active, "MAX");
+      if (longest >= waited.toMillis() / 2000.0) {
+        return HangCheck.STILL_SERVING;
+      }
+      return String.format(java.util.Locale.ROOT, "its longest request in flight %.3f s, "
+          + "%.0f in flight; its threads: %s", longest, statistic(active, "ACTIVE_TASKS"),
+          app.threadDump());
+    }
+
     @Override
     public String toString() {
       return app.base() + (limiter ? " on" : " off");
@@ -583,7 +614,7 @@ public final class HttpRun {
   static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
 
   /** How long a request may take, beyond its own timeout, before the run fails. */
-  static final Duration GRACE = Duration.ofSeconds(5);
+  public static final Duration GRACE = Duration.ofSeconds(5);
 
   /**
    * Sends a request and waits for its answer at most its timeout plus {@link #GRACE}, cancelling
@@ -591,16 +622,21 @@ public final class HttpRun {
    * worker that then never stops.
    */
   static HttpResponse<byte[]> send(HttpClient http, HttpRequest request) throws Exception {
+    return send(http, request, GRACE);
+  }
+
+  private static HttpResponse<byte[]> send(HttpClient http, HttpRequest request, Duration grace)
+      throws Exception {
     CompletableFuture<HttpResponse<byte[]>> answer =
         http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray());
-    long wait = request.timeout().orElse(Duration.ZERO).plus(GRACE).toMillis();
+    Duration wait = request.timeout().orElse(Duration.ZERO).plus(grace);
     try {
-      return answer.get(wait, TimeUnit.MILLISECONDS);
+      return answer.get(wait.toMillis(), TimeUnit.MILLISECONDS);
     } catch (TimeoutException e) {
       String threads = clientThreadDump(); // before the cancel changes what they wait on
       answer.cancel(true);
-      throw new HungCallException("no answer to " + request.uri() + " within " + wait
-          + " ms; the client's threads: " + threads, e);
+      throw new HungCallException("no answer to " + request.uri() + " within " + wait.toMillis()
+          + " ms; the client's threads: " + threads, wait, threads, e);
     } catch (ExecutionException e) {
       throw e.getCause() instanceof Exception cause ? cause : e;
     }
@@ -609,9 +645,34 @@ public final class HttpRun {
   /** A call with no complete answer within its timeout and grace. */
   static final class HungCallException extends IllegalStateException {
 
-    HungCallException(String message, Throwable cause) {
+    /** How long the call waited. */
+    final Duration waited;
+    /** The file of the client's threads at that moment, or why there is none. */
+    final String threads;
+
+    HungCallException(String message, Duration waited, String threads, Throwable cause) {
       super(message, cause);
+      this.waited = waited;
+      this.threads = threads;
     }
+  }
+
+  /**
+   * Tells whether a gateway still serves a request as old as a hung call: {@link #STILL_SERVING},
+   * or a description of what it serves (the call hung in the client, the gateway had ended it or
+   * never got it).
+   */
+  @FunctionalInterface
+  interface HangCheck {
+
+    /** What a check returns when the gateway serves a request as old as the hung call. */
+    String STILL_SERVING = "";
+
+    /**
+     * @param waited how long the hung call waited
+     * @return {@link #STILL_SERVING}, or what the gateway serves instead
+     */
+    String check(Duration waited);
   }
 
   /**
@@ -640,29 +701,59 @@ public final class HttpRun {
   }
 
   /**
-   * Sends a request as {@link #send} does; when the connection it went out on was closed under it
-   * (an {@link IOException} that is not a timeout, such as {@code HTTP/1.1 header parser received
-   * no bytes}), sends it once more on a fresh connection, through a client of its own, and counts
-   * that in {@code retried}. A second failure fails the run.
+   * Sends a request as {@link #send} does, and once more, through a client of its own on a fresh
+   * connection, when its exchange failed in the client and not in the gateway:
+   *
+   * <ul>
+   *   <li>the connection it went out on was closed under it (an {@link IOException} that is not a
+   *       timeout, such as {@code HTTP/1.1 header parser received no bytes}), counted in {@code
+   *       retried};
+   *   <li>it had no complete answer within its timeout and grace while the gateway served no
+   *       request as old ({@code gateway} tells): the JDK client hung on an exchange the gateway
+   *       had ended or never got; counted in {@code hung}, and printed with the client's threads.
+   *       A hung call the gateway still serves fails the run (the gateway's fault).
+   * </ul>
+   *
+   * A second failure fails the run.
    */
-  static HttpResponse<byte[]> sendRetrying(HttpClient http, HttpRequest request, AtomicLong retried)
-      throws Exception {
+  static HttpResponse<byte[]> sendRetrying(HttpClient http, HttpRequest request, AtomicLong retried,
+      AtomicLong hung, HangCheck gateway) throws Exception {
+    return sendRetrying(http, request, retried, hung, gateway, GRACE);
+  }
+
+  static HttpResponse<byte[]> sendRetrying(HttpClient http, HttpRequest request, AtomicLong retried,
+      AtomicLong hung, HangCheck gateway, Duration grace) throws Exception {
     try {
-      return send(http, request);
+      return send(http, request, grace);
     } catch (HttpTimeoutException e) {
       throw e;
+    } catch (HungCallException e) {
+      String serving = gateway.check(e.waited);
+      if (HangCheck.STILL_SERVING.equals(serving)) {
+        throw e;
+      }
+      hung.incrementAndGet();
+      System.out.println("# a call hung in the client for " + e.waited.toMillis() + " ms while "
+          + "the gateway served no request as old (" + serving + "): sent again; the client's "
+          + "threads: " + e.threads);
+      return sendAgain(request, e, grace);
     } catch (IOException e) {
       retried.incrementAndGet();
-      HttpClient fresh = HttpClient.newBuilder()
-          .version(HttpClient.Version.HTTP_1_1)
-          .connectTimeout(Duration.ofSeconds(5))
-          .build();
-      try {
-        return send(fresh, request);
-      } catch (Exception again) {
-        again.addSuppressed(e);
-        throw again;
-      }
+      return sendAgain(request, e, grace);
+    }
+  }
+
+  private static HttpResponse<byte[]> sendAgain(HttpRequest request, Exception first,
+      Duration grace) throws Exception {
+    HttpClient fresh = HttpClient.newBuilder()
+        .version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(5))
+        .build();
+    try {
+      return send(fresh, request, grace);
+    } catch (Exception again) {
+      again.addSuppressed(first);
+      throw again;
     }
   }
 

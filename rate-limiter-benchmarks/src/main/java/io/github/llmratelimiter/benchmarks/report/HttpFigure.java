@@ -23,6 +23,8 @@ import java.util.function.ToDoubleFunction;
  * @param redisMicrosPerRequest Redis's time in those scripts per request, {@code usec} of {@code
  *     INFO commandstats} (NaN off Redis)
  * @param retried requests sent again on a fresh connection after theirs closed under them
+ * @param hung requests sent again after the JDK client hung on them (no complete answer within
+ *     their timeout and grace) while their gateway served no request as old
  */
 public record HttpFigure(
     String stack,
@@ -36,7 +38,8 @@ public record HttpFigure(
     double decisionMicros,
     double redisScriptsPerRequest,
     double redisMicrosPerRequest,
-    long retried) {
+    long retried,
+    long hung) {
 
   /** The servlet stack: the sample gateway (Spring MVC on Tomcat). */
   public static final String SERVLET = "servlet";

@@ -598,6 +598,7 @@ public final class MarkdownReport {
         .append("compiler (its share) |\n")
         .append("|---|---|---|---:|---:|---|---:|---:|---:|---:|---|---|\n");
     long retried = 0;
+    long hung = 0;
     for (HttpFigure f : http) {
       int n = f.rounds().size();
       md.append(String.format(Locale.ROOT,
@@ -609,10 +610,17 @@ public final class MarkdownReport {
           Targets.spread(f.cpuRatio(), n) + (f.cpuResolved() ? "" : "; " + Targets.UNRESOLVED),
           Targets.spread(f.cpuWithoutCompilerRatio(), n), f.compilerShare() * 100));
       retried += f.retried();
+      hung += f.hung();
     }
     if (retried > 0) {
       md.append(String.format(Locale.ROOT, "%n%,d requests were sent again on a fresh connection "
           + "after theirs closed under them.%n", retried));
+    }
+    if (hung > 0) {
+      md.append(String.format(Locale.ROOT, "%n%,d requests were sent again after the JDK client "
+          + "hung on them (no complete answer within their timeout and %d s) while their gateway "
+          + "served no request as old; the run's output names the files of the threads.%n", hung,
+          HttpRun.GRACE.toSeconds()));
     }
     md.append("\nThe store, with the limiter on: the mean time of a decision as the gateway ")
         .append("times it (its `ratelimiter.decision.latency` timer over the measured slices: on ")

@@ -2,6 +2,7 @@ package io.github.llmratelimiter.benchmarks.http;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,7 +15,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -23,26 +28,60 @@ class HttpRunTests {
   @Test
   void aRequestWhoseConnectionClosesUnderItIsSentOnceMoreAndCounted() throws Exception {
     try (ServerSocket server = new ServerSocket(0, 4, InetAddress.getLoopbackAddress())) {
-      Thread t = new Thread(() -> serve(server, 1));
-      t.setDaemon(true);
-      t.start();
+      daemon(() -> serve(server, 1));
       AtomicLong retried = new AtomicLong();
-      HttpResponse<byte[]> response = HttpRun.sendRetrying(client(), request(server), retried);
+      AtomicLong hung = new AtomicLong();
+      HttpResponse<byte[]> response = HttpRun.sendRetrying(client(), request(server), retried,
+          hung, waited -> HttpRun.HangCheck.STILL_SERVING);
       assertEquals(200, response.statusCode());
       assertEquals("ok", new String(response.body(), StandardCharsets.US_ASCII));
       assertEquals(1, retried.get());
+      assertEquals(0, hung.get());
     }
   }
 
   @Test
   void aSecondClosedConnectionFailsTheRequest() throws Exception {
     try (ServerSocket server = new ServerSocket(0, 4, InetAddress.getLoopbackAddress())) {
-      Thread t = new Thread(() -> serve(server, 2));
-      t.setDaemon(true);
-      t.start();
+      daemon(() -> serve(server, 2));
       AtomicLong retried = new AtomicLong();
-      assertThrows(IOException.class, () -> HttpRun.sendRetrying(client(), request(server), retried));
+      assertThrows(IOException.class, () -> HttpRun.sendRetrying(client(), request(server),
+          retried, new AtomicLong(), waited -> HttpRun.HangCheck.STILL_SERVING));
       assertEquals(1, retried.get());
+    }
+  }
+
+  @Test
+  void aCallTheClientHangsOnWhileTheGatewayServesNoneAsOldIsSentAgainAndCounted() throws Exception {
+    try (StallingServer stalling = new StallingServer()) {
+      ServerSocket server = stalling.server;
+      AtomicLong retried = new AtomicLong();
+      AtomicLong hung = new AtomicLong();
+      List<Duration> asked = new CopyOnWriteArrayList<>();
+      HttpResponse<byte[]> response = HttpRun.sendRetrying(client(), request(server, 1), retried,
+          hung, waited -> {
+            asked.add(waited);
+            return "nothing in flight";
+          }, Duration.ofMillis(100));
+      assertEquals(200, response.statusCode());
+      assertEquals("ok", new String(response.body(), StandardCharsets.US_ASCII));
+      assertEquals(List.of(Duration.ofMillis(1100)), asked);
+      assertEquals(1, hung.get());
+      assertEquals(0, retried.get());
+    }
+  }
+
+  @Test
+  void aHungCallTheGatewayStillServesFailsTheRequestWithTheClientsThreads() throws Exception {
+    try (StallingServer stalling = new StallingServer()) {
+      ServerSocket server = stalling.server;
+      AtomicLong hung = new AtomicLong();
+      HttpRun.HungCallException e = assertThrows(HttpRun.HungCallException.class,
+          () -> HttpRun.sendRetrying(client(), request(server, 1), new AtomicLong(), hung,
+              waited -> HttpRun.HangCheck.STILL_SERVING, Duration.ofMillis(100)));
+      assertEquals(0, hung.get());
+      assertTrue(Files.readString(Path.of(e.threads)).contains("Thread"), e.threads);
+      Files.delete(Path.of(e.threads));
     }
   }
 
@@ -57,13 +96,23 @@ class HttpRunTests {
     assertThrows(IllegalStateException.class, () -> HttpRun.statistic(timer, "VALUE"));
   }
 
+  private static void daemon(Runnable server) {
+    Thread t = new Thread(server);
+    t.setDaemon(true);
+    t.start();
+  }
+
   private static HttpClient client() {
     return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   }
 
   private static HttpRequest request(ServerSocket server) {
+    return request(server, 5);
+  }
+
+  private static HttpRequest request(ServerSocket server, int timeoutSeconds) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.getLocalPort() + "/"))
-        .timeout(Duration.ofSeconds(5))
+        .timeout(Duration.ofSeconds(timeoutSeconds))
         .POST(HttpRequest.BodyPublishers.ofString("{}"))
         .build();
   }
@@ -85,6 +134,53 @@ class HttpRunTests {
       }
     } catch (IOException e) {
       // the server socket closed: the test is over
+    }
+  }
+
+  /**
+   * A server that answers the first connection's request with the head of a chunked response and
+   * one chunk, then nothing more (the connection kept open until closed), and 200 on the next ones.
+   */
+  private static final class StallingServer implements AutoCloseable {
+
+    final ServerSocket server;
+    private final List<Socket> stalled = new CopyOnWriteArrayList<>();
+
+    StallingServer() throws IOException {
+      server = new ServerSocket(0, 4, InetAddress.getLoopbackAddress());
+      daemon(this::serve);
+    }
+
+    private void serve() {
+      try {
+        for (int i = 0; ; i++) {
+          Socket s = server.accept();
+          readRequest(s.getInputStream());
+          OutputStream out = s.getOutputStream();
+          if (i == 0) {
+            stalled.add(s);
+            out.write("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n"
+                .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            continue;
+          }
+          try (s) {
+            out.write(("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+                .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+          }
+        }
+      } catch (IOException e) {
+        // the server socket closed: the test is over
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      server.close();
+      for (Socket s : stalled) {
+        s.close();
+      }
     }
   }
 

@@ -34,7 +34,7 @@ class HttpFigureTests {
             new HttpFigure.Slice(100, 1, 0.02)),
         new HttpFigure.Round(true, new HttpFigure.Slice(300, 1, 0.01),
             new HttpFigure.Slice(100, 1, 0.02))),
-        1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0);
+        1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0, 0);
     assertThat(f.offRequestsPerSecond()).isEqualTo(200);
     assertThat(f.offCpuMicros()).isCloseTo(50, org.assertj.core.data.Offset.offset(1e-9));
     assertThat(f.onCpuMicros()).isCloseTo(200, org.assertj.core.data.Offset.offset(1e-9));
@@ -48,7 +48,7 @@ class HttpFigureTests {
     // off: 100 µs per request, 20 of them compiling; on: 150 µs, 60 of them compiling
     HttpFigure f = new HttpFigure(HttpFigure.REACTIVE, HttpFigure.MEMORY, HttpFigure.PLAIN,
         List.of(new HttpFigure.Round(false, new HttpFigure.Slice(1_000, 1, 0.1, 0.02),
-            new HttpFigure.Slice(1_000, 1, 0.15, 0.06))), 1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0);
+            new HttpFigure.Slice(1_000, 1, 0.15, 0.06))), 1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0, 0);
     assertThat(f.cpuRatio().median()).isCloseTo(1.5, org.assertj.core.data.Offset.offset(1e-9));
     // (150 - 60) / (100 - 20)
     assertThat(f.cpuWithoutCompilerRatio().median())
@@ -61,7 +61,7 @@ class HttpFigureTests {
     assertThatThrownBy(() -> new HttpFigure.Slice(0, 1, 0)).isInstanceOf(
         IllegalArgumentException.class).hasMessage("requests must be >= 1, but was 0");
     assertThatThrownBy(() -> new HttpFigure(HttpFigure.SERVLET, HttpFigure.MEMORY,
-        HttpFigure.PLAIN, List.of(), 1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0))
+        HttpFigure.PLAIN, List.of(), 1, 2, 1, 2, 1, Double.NaN, Double.NaN, 0, 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("rounds");
   }
 }

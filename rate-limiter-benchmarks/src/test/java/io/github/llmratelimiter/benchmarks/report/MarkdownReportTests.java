@@ -95,7 +95,7 @@ class MarkdownReportTests {
           new HttpFigure.Round(false, slice(10_000, 100), slice(9_600, 104)),
           new HttpFigure.Round(true, slice(10_000, 100), slice(9_400, 108)),
           new HttpFigure.Round(false, slice(10_000, 100), slice(9_800, 102))),
-      1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+      1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0, 0);
 
   /** Reactive, Redis, streamed: CPU 1.20 in each round. */
   private static final HttpFigure REACTIVE_STREAMED_REDIS = new HttpFigure(HttpFigure.REACTIVE,
@@ -103,7 +103,7 @@ class MarkdownReportTests {
           new HttpFigure.Round(false, slice(5_000, 200), slice(4_000, 240)),
           new HttpFigure.Round(true, slice(5_000, 200), slice(4_000, 240)),
           new HttpFigure.Round(false, slice(5_000, 200), slice(4_000, 240))),
-      2.0, 9.0, 2.5, 11.0, 95.0, 2.0, 14.5, 3);
+      2.0, 9.0, 2.5, 11.0, 95.0, 2.0, 14.5, 3, 2);
 
   @Test
   void redisAndHttpTargetsAreJudgedOnTheirOwnFigures() {
@@ -151,6 +151,8 @@ class MarkdownReportTests {
         "| servlet | in-memory | plain | 3.2 µs | – | – |",
         "| reactive | Redis | streamed | 95.0 µs | 2.00 | 14.5 µs |",
         "3 requests were sent again on a fresh connection",
+        "2 requests were sent again after the JDK client hung on them (no complete answer within "
+            + "their timeout and 5 s) while their gateway served no request as old",
         "- Load runs: closed loop, test");
     // the in-process table never compares a Redis row with the in-process Bucket4j
     assertThat(md.lines().filter(l -> l.startsWith("| RedisStore | –"))).isEmpty();
@@ -184,7 +186,7 @@ class MarkdownReportTests {
           new HttpFigure.Round(false, slice(10_000, 100), new HttpFigure.Slice(1, 10, 0)),
           new HttpFigure.Round(true, slice(10_000, 100), slice(9_400, 104)),
           new HttpFigure.Round(false, slice(10_000, 100), slice(9_800, 102))),
-      1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+      1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0, 0);
 
   /** Reactive, in-memory, plain: CPU on ÷ off 1.12, 1.06, 1.09. */
   private static final HttpFigure REACTIVE_PLAIN = new HttpFigure(HttpFigure.REACTIVE,
@@ -192,7 +194,7 @@ class MarkdownReportTests {
           new HttpFigure.Round(false, slice(10_000, 100), slice(9_000, 112)),
           new HttpFigure.Round(true, slice(10_000, 100), slice(9_000, 106)),
           new HttpFigure.Round(false, slice(10_000, 100), slice(9_000, 109))),
-      1.5, 6.0, 1.7, 8.0, 3.0, Double.NaN, Double.NaN, 0);
+      1.5, 6.0, 1.7, 8.0, 3.0, Double.NaN, Double.NaN, 0, 0);
 
   /** Reactive, in-memory, streamed: CPU on ÷ off 1.11 in each round, missing 1.10. */
   private static final HttpFigure REACTIVE_STREAMED = new HttpFigure(HttpFigure.REACTIVE,
@@ -200,7 +202,7 @@ class MarkdownReportTests {
           new HttpFigure.Round(false, slice(5_000, 200), slice(4_900, 222)),
           new HttpFigure.Round(true, slice(5_000, 200), slice(4_900, 222)),
           new HttpFigure.Round(false, slice(5_000, 200), slice(4_900, 222))),
-      2.0, 9.0, 2.1, 9.5, 3.0, Double.NaN, Double.NaN, 0);
+      2.0, 9.0, 2.1, 9.5, 3.0, Double.NaN, Double.NaN, 0, 0);
 
   private static final List<MemoryFigure> MEMORY = List.of(
       new MemoryFigure("window-bucket", "store", 1_000_000, 216),
@@ -292,13 +294,13 @@ class MarkdownReportTests {
         List.of(new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 81)),
             new HttpFigure.Round(true, slice(10_000, 100), slice(10_000, 91)),
             new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 127))),
-        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0, 0);
     // on ÷ off 1.02, 1.03, 1.24: within the target at the median, spread 0.22
     HttpFigure wide = new HttpFigure(HttpFigure.SERVLET, HttpFigure.MEMORY, HttpFigure.PLAIN,
         List.of(new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 102)),
             new HttpFigure.Round(true, slice(10_000, 100), slice(10_000, 103)),
             new HttpFigure.Round(false, slice(10_000, 100), slice(10_000, 124))),
-        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0);
+        1.5, 6.0, 1.6, 7.0, 3.2, Double.NaN, Double.NaN, 0, 0);
     String target = "1. HTTP, servlet stack, plain call, in-memory: the gateway's CPU";
 
     assertThat(outcome(Targets.userPaths(HIERARCHY, USER_PATH_LOADS, MEMORY, SCALING,
