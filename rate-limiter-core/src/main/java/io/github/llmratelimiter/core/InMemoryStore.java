@@ -656,17 +656,19 @@ final class InMemoryStore implements RateLimitStore {
    * model tokens, and its estimated cost when a level has quotas (what they would have been
    * charged).
    */
-  private static Reservation refused(Decision decision, List<Budget> levels, List<String> keys,
+  private Reservation refused(Decision decision, List<Budget> levels, List<String> keys,
       Consumption estimate) {
     long spend = 0;
+    long quotaAtMs = 0;
     for (Budget b : levels) {
       if (!b.quotas().isEmpty()) {
         spend = estimate.spend();
+        quotaAtMs = wallClock.millis(); // the quotas' periods the call was refused in
         break;
       }
     }
-    return new Reservation(decision, levels, keys, estimate.modelTokens(), 0, 0, 0, spend, 0,
-        List.of());
+    return new Reservation(decision, levels, keys, estimate.modelTokens(), 0, 0, 0, spend,
+        quotaAtMs, List.of());
   }
 
   /**

@@ -29,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  *     limits model tokens)
  * @param estimatedSpend the cost reserved at the quotas that count it, micro-units
  * @param quotaAtMs the instant (epoch milliseconds) at which the quotas were charged: the period
- *     they were charged in, which {@code reconcile} settles (0 when no level has a quota)
+ *     they were charged in, which {@code reconcile} settles (of a call refused before any state
+ *     was read, {@link Reason#COST_EXCEEDS_CAPACITY}, the instant whose periods refused it; 0 when
+ *     no level has a quota)
  * @param quotas where every quota of every level stands after the decision, root first, in each
  *     level's order (empty when no level has a quota, or the store did not read them)
  * @param components what each component of every level admits after the decision, root first,

@@ -391,6 +391,8 @@ public abstract class AbstractQuotaStoreTests extends StoreTckSupport {
     assertThat(tooDear.estimated()).isEqualTo(new Consumption(1, 10, 1_001));
     assertThat(tooDear.id()).isZero();
     assertThat(used(spend, "k", "c")).isZero();
+    // the instant whose periods refused it, as an admitted call's reservation tells its own
+    assertThat(tooDear.quotaAtMs()).isEqualTo(clock.millis());
   }
 
   @Test

@@ -13,6 +13,7 @@ import io.github.llmratelimiter.core.Reason;
 import io.github.llmratelimiter.core.Reservation;
 import io.github.llmratelimiter.core.WindowLimit;
 import io.github.llmratelimiter.core.internal.IdentityCache;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -79,8 +80,9 @@ import org.jspecify.annotations.Nullable;
  * tokens item and quotas as the reservation reports them, and in {@code x-ratelimit-*-requests}
  * the deciding level. A cost or an estimate that never fits ({@code COST_EXCEEDS_CAPACITY}) is
  * refused before any state is read: nothing is known of what the levels have left, so neither
- * {@code RateLimit} nor OpenAI's request and token headers tell a figure of them (the policy still
- * lists their budgets, and the quotas the reservation reports are told).
+ * {@code RateLimit} nor OpenAI's request and token headers tell a figure of them ({@code
+ * RateLimit-Policy} still lists their budgets and quotas, the quotas over their periods at the
+ * refusal).
  *
  * <p>What depends only on a policy's levels (the policy header, the quoted names, the limits) is
  * formatted once per list of levels and cached; a call formats only its own numbers.
@@ -174,8 +176,10 @@ public final class RateLimitHeaders {
     List<QuotaStatus> quotas = outcome.quotas();
     QuotaStatus denying = d.denied() ? outcome.exceededQuota() : null;
     if (quotas.isEmpty()) {
-      if (t.policy != null) {
-        sink.accept(POLICY, t.policy);
+      String policy = d.reason() == Reason.COST_EXCEEDS_CAPACITY && reservation != null
+          ? refusedPolicy(t, reservation) : t.policy;
+      if (policy != null) {
+        sink.accept(POLICY, policy);
       }
     } else {
       sink.accept(POLICY, t.quotaTexts(quotas).policy);
@@ -194,6 +198,28 @@ public final class RateLimitHeaders {
       sink.accept(RETRY_AFTER, Long.toString(Math.max(1, ceilSeconds(d.retryAfterMs()))));
       sink.accept(RETRY_AFTER_MS, Long.toString(d.retryAfterMs()));
     }
+  }
+
+  /**
+   * {@code RateLimit-Policy} of a call refused before any state was read: the levels' items and,
+   * when they have quotas, each quota's over its period that holds the instant of the refusal (as
+   * a call that read them lists them: their limits do not depend on what was used).
+   */
+  private static @Nullable String refusedPolicy(Template t, Reservation reservation) {
+    long atMs = reservation.quotaAtMs();
+    if (atMs <= 0) {
+      return t.policy;
+    }
+    Instant at = Instant.ofEpochMilli(atMs);
+    List<QuotaStatus> periods = new ArrayList<>();
+    for (Budget level : t.levels) {
+      for (QuotaLimit q : level.quotas()) {
+        long start = q.period().start(at, q.zone()).toEpochMilli();
+        long end = q.period().end(at, q.zone()).toEpochMilli();
+        periods.add(new QuotaStatus(level.name(), q, 0, start, end, List.of(), false));
+      }
+    }
+    return periods.isEmpty() ? t.policy : t.quotaTexts(periods).policy;
   }
 
   /** The components of a level, as {@code RateLimit} names them. */

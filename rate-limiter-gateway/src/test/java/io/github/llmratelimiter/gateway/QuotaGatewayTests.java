@@ -188,5 +188,37 @@ class QuotaGatewayTests {
         .containsEntry("estimateAmount", "1.2").containsEntry("limitAmount", "1");
     assertThat(problem.members().get("error")).asString().contains("insufficient_quota");
     assertThat(used("paid")).isZero();
+    // its RateLimit-Policy lists the quota as an admitted call's does: its limit does not depend
+    // on what was used, and its period is the day of the refusal
+    String policy = policy(refused);
+    assertThat(policy).contains("\"paid/spend\";q=1000000").contains(";w=86400");
+    assertThat(policy).isEqualTo(policy(enforcer.acquire("paid", RateLimitKey.of(KEY, "m"), 1,
+        () -> 1)));
+  }
+
+  @Test
+  void aRefusedEstimatesPolicyTellsTheQuotasPeriodOfTheDayOfTheRefusalAcrossAClockChange() {
+    // 2026-10-25 in Paris has 25 hours (the clocks go back at 03:00)
+    QuotaLimit daily = new QuotaLimit("daily", QuotaUnit.TOKENS, 1_000, QuotaPeriod.DAY,
+        java.time.ZoneId.of("Europe/Paris"), List.of(), true);
+    RateLimitPolicies policies = RateLimitPolicies.builder(Composition.RESERVE_COMMIT)
+        .policy("default", KeyScope.API_KEY, new Budget("default", WindowLimit.perMinute(60), null,
+            null, null, List.of(daily), null))
+        .build();
+    try (RateLimitStore paris = RateLimitStore.inMemory(ticker,
+        InstantSource.fixed(Instant.parse("2026-10-25T20:00:00Z")), 1000,
+        (MaintenanceScheduler) task -> new CompletableFuture<>())) {
+      RateLimitEnforcer onParis = new RateLimitEnforcer(paris, policies, StoreFailure.DENY,
+          List::of);
+      RateLimitOutcome refused = onParis.acquire(null, RateLimitKey.of(KEY, "m"), 1, () -> 1_001);
+      assertThat(refused.decision().reason()).isEqualTo(Reason.COST_EXCEEDS_CAPACITY);
+      assertThat(policy(refused)).isEqualTo(
+          "\"default\";q=60;w=60, \"default/daily\";q=1000;qu=\"tokens\";w=90000");
+    }
+  }
+
+  private static String policy(RateLimitOutcome outcome) {
+    return RateLimitHeaders.of(outcome).stream()
+        .filter(h -> h.name().equals(RateLimitHeaders.POLICY)).findFirst().orElseThrow().value();
   }
 }

@@ -170,7 +170,8 @@ final class LuaRateLimitStore implements RateLimitStore {
      */
     Reservation decidedReservation() {
       return new Reservation(decided, levels, keys, estimate, 0, 0, 0,
-          quotas == null ? 0 : quotas.estimate.spend(), 0, List.of());
+          quotas == null ? 0 : quotas.estimate.spend(), quotas == null ? 0 : quotas.nowMs,
+          List.of());
     }
   }
 
