@@ -13,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -86,6 +87,11 @@ class SampleQuotaBurstOnRedisTests {
 
   @RegisterExtension
   static final RunningRedis REDIS = new RunningRedis();
+  /**
+   * The instances' wall clock, and the test's: the real one moved to noon UTC of the day the test
+   * started, so that no run crosses the daily quota's end (it would start a new period mid-burst).
+   */
+  static final InstantSource CLOCK = fromNoon(Instant.now());
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(10)).build();
 
@@ -100,6 +106,12 @@ class SampleQuotaBurstOnRedisTests {
     }
   }
 
+  private static InstantSource fromNoon(Instant start) {
+    Duration shift = Duration.between(start,
+        LocalDate.ofInstant(start, ZoneOffset.UTC).atTime(12, 0).toInstant(ZoneOffset.UTC));
+    return () -> Instant.now().plus(shift);
+  }
+
   private static long ceilDiv(long a, long b) {
     return (a + b - 1) / b;
   }
@@ -108,6 +120,7 @@ class SampleQuotaBurstOnRedisTests {
     return new SpringApplicationBuilder(SampleGatewayApplication.class)
         .profiles("redis")
         .listeners(crossings)
+        .initializers(c -> c.getBeanFactory().registerSingleton("quotaClock", CLOCK))
         .run("--server.port=0", "--management.server.port=0",
             "--spring.data.redis.port=" + REDIS.server().port(), "--spring.data.redis.host=127.0.0.1",
             "--ratelimiter.key-id-secret=sample-quota-burst-test-secret",
@@ -138,11 +151,11 @@ class SampleQuotaBurstOnRedisTests {
         .timeout(Duration.ofSeconds(30))
         .POST(HttpRequest.BodyPublishers.ofString(BODY))
         .build();
-    Instant sent = Instant.now();
+    Instant sent = CLOCK.instant();
     try {
       HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
       return new Answer(r.statusCode(), r.headers().firstValue("Retry-After").orElse(null),
-          r.body(), sent, Instant.now());
+          r.body(), sent, CLOCK.instant());
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     } catch (InterruptedException e) {
@@ -161,10 +174,10 @@ class SampleQuotaBurstOnRedisTests {
           .timeout(Duration.ofSeconds(30))
           .POST(HttpRequest.BodyPublishers.ofString(BODY))
           .build();
-      Instant sent = Instant.now();
+      Instant sent = CLOCK.instant();
       calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
           .thenApply(r -> new Answer(r.statusCode(),
-              r.headers().firstValue("Retry-After").orElse(null), r.body(), sent, Instant.now())));
+              r.headers().firstValue("Retry-After").orElse(null), r.body(), sent, CLOCK.instant())));
     }
     return calls.stream().map(c -> c.orTimeout(60, TimeUnit.SECONDS).join()).toList();
   }
@@ -272,7 +285,7 @@ class SampleQuotaBurstOnRedisTests {
           assertThat(e.limit()).isEqualTo(LIMIT);
           // the use (with the estimates in flight) is at least what reached the threshold
           assertThat(e.used()).isBetween(LIMIT * e.threshold() / 100, LIMIT);
-          assertThat(e.periodEnd()).isEqualTo(LocalDate.ofInstant(Instant.now(), ZoneOffset.UTC)
+          assertThat(e.periodEnd()).isEqualTo(LocalDate.ofInstant(CLOCK.instant(), ZoneOffset.UTC)
               .plusDays(1).atStartOfDay(ZoneOffset.UTC).toInstant());
         });
         Map<Integer, Long> fired = events.stream()

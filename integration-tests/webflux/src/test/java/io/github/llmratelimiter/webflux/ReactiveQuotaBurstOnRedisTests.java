@@ -17,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
@@ -68,6 +69,11 @@ class ReactiveQuotaBurstOnRedisTests {
 
   @RegisterExtension
   static final RunningRedis REDIS = new RunningRedis();
+  /**
+   * The instances' wall clock, and the test's: the real one moved to noon UTC of the day the test
+   * started, so that no run crosses the daily quota's end (it would start a new period mid-burst).
+   */
+  static final InstantSource CLOCK = fromNoon(Instant.now());
   private final HttpClient http = HttpClient.newBuilder()
       .connectTimeout(Duration.ofSeconds(10)).build();
 
@@ -82,6 +88,12 @@ class ReactiveQuotaBurstOnRedisTests {
     }
   }
 
+  private static InstantSource fromNoon(Instant start) {
+    Duration shift = Duration.between(start,
+        LocalDate.ofInstant(start, ZoneOffset.UTC).atTime(12, 0).toInstant(ZoneOffset.UTC));
+    return () -> Instant.now().plus(shift);
+  }
+
   private static long ceilDiv(long a, long b) {
     return (a + b - 1) / b;
   }
@@ -92,7 +104,8 @@ class ReactiveQuotaBurstOnRedisTests {
    * route's properties itself rather than adding to {@link ChatGateway#start}'s).
    */
   private static ConfigurableApplicationContext start(String prefix, Crossings crossings) {
-    return new SpringApplicationBuilder(ChatGateway.class).listeners(crossings).run(
+    return new SpringApplicationBuilder(ChatGateway.class).listeners(crossings)
+        .initializers(c -> c.getBeanFactory().registerSingleton("quotaClock", CLOCK)).run(
         "--server.port=0", "--spring.main.banner-mode=off",
         "--spring.data.redis.host=127.0.0.1",
         "--spring.data.redis.port=" + REDIS.server().port(),
@@ -146,10 +159,10 @@ class ReactiveQuotaBurstOnRedisTests {
           .timeout(Duration.ofSeconds(30))
           .POST(HttpRequest.BodyPublishers.ofString(BODY))
           .build();
-      Instant sent = Instant.now();
+      Instant sent = CLOCK.instant();
       calls.add(http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
           .thenApply(r -> new Answer(r.statusCode(),
-              r.headers().firstValue("Retry-After").orElse(null), r.body(), sent, Instant.now())));
+              r.headers().firstValue("Retry-After").orElse(null), r.body(), sent, CLOCK.instant())));
     }
     return calls.stream().map(c -> c.orTimeout(60, TimeUnit.SECONDS).join()).toList();
   }
@@ -226,7 +239,7 @@ class ReactiveQuotaBurstOnRedisTests {
           assertThat(e.limit()).isEqualTo(LIMIT);
           // the use (with the estimates in flight) is at least what reached the threshold
           assertThat(e.used()).isBetween(LIMIT * e.threshold() / 100, LIMIT);
-          assertThat(e.periodEnd()).isEqualTo(midnightAfter(Instant.now()));
+          assertThat(e.periodEnd()).isEqualTo(midnightAfter(CLOCK.instant()));
         });
         Map<Integer, Long> fired = events.stream()
             .collect(Collectors.groupingBy(QuotaThresholdCrossedEvent::threshold, Collectors.counting()));
