@@ -565,8 +565,11 @@ public final class HttpRun {
       try {
         active = metric(ACTIVE_REQUESTS);
       } catch (IllegalStateException e) {
+        System.out.println("# a hung call's gateway " + this + " could not tell what it serves: "
+            + e);
         return HangCheck.STILL_SERVING; // the gateway cannot tell: its fault until shown otherwise
       }
+      System.out.println("# a hung call's gateway " + this + " serves: " + active);
       if (active.isEmpty()) {
         return HangCheck.STILL_SERVING;
       }
