@@ -3,6 +3,7 @@ package io.github.llmratelimiter.sample;
 import io.github.llmratelimiter.gateway.RateLimitProblem;
 import jakarta.servlet.http.HttpServletRequest;
 import java.net.URI;
+import java.util.List;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.springframework.http.HttpHeaders;
@@ -19,6 +20,8 @@ import org.springframework.web.bind.annotation.RestControllerAdvice;
 import org.springframework.web.multipart.MaxUploadSizeExceededException;
 import org.springframework.web.multipart.MultipartException;
 import org.springframework.web.servlet.resource.NoResourceFoundException;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.exc.MismatchedInputException;
 
 /**
  * Malformed or invalid requests: a 400 problem that also carries OpenAI's {@code error} object (a
@@ -78,10 +81,59 @@ class OpenAiErrorHandler {
     return response.body(problem);
   }
 
+  /**
+   * A body that is not JSON, or not the object a chat call takes: a 400; a member of the wrong type
+   * (a string where a boolean goes, an object where a string goes) is named, with the type it takes,
+   * as OpenAI names it ({@code Invalid type for 'stream': expected a boolean}).
+   */
   @ExceptionHandler(HttpMessageNotReadableException.class)
-  ResponseEntity<ProblemDetail> unreadable(HttpServletRequest request) {
+  ResponseEntity<ProblemDetail> unreadable(HttpMessageNotReadableException e,
+      HttpServletRequest request) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof MismatchedInputException mismatch && !mismatch.getPath().isEmpty()) {
+        String param = path(mismatch.getPath());
+        return badRequest("Invalid type for '" + param + "': expected "
+            + typeName(mismatch.getTargetType()), param, null, request);
+      }
+    }
     return badRequest("We could not parse the JSON body of your request: send a JSON object "
         + "like {\"model\": \"gpt-4o\", \"messages\": [...]}", null, null, request);
+  }
+
+  /** A member's path as OpenAI writes it: {@code messages[0].content}. */
+  private static String path(List<JacksonException.Reference> references) {
+    StringBuilder path = new StringBuilder();
+    for (JacksonException.Reference r : references) {
+      if (r.getPropertyName() != null) {
+        path.append(path.isEmpty() ? "" : ".").append(r.getPropertyName());
+      } else if (r.getIndex() >= 0) {
+        path.append('[').append(r.getIndex()).append(']');
+      }
+    }
+    return path.toString();
+  }
+
+  /** What a member of a type holds, in words: a boolean, an integer, a number, a string, ... */
+  private static String typeName(@Nullable Class<?> type) {
+    if (type == null) {
+      return "another type";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "a boolean";
+    }
+    if (type == Integer.class || type == int.class || type == Long.class || type == long.class) {
+      return "an integer";
+    }
+    if (Number.class.isAssignableFrom(type) || type.isPrimitive()) {
+      return "a number";
+    }
+    if (CharSequence.class.isAssignableFrom(type)) {
+      return "a string";
+    }
+    if (type.isArray() || java.util.Collection.class.isAssignableFrom(type)) {
+      return "an array";
+    }
+    return "an object";
   }
 
   /**

@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -144,6 +145,27 @@ class GatewayHttpTests {
     HttpResponse<String> noKey = chat(null, body("gpt-4o"));
     assertThat(noKey.statusCode()).isEqualTo(401);
     assertThat(JsonPath.<String>read(noKey.body(), "$.error.code")).isEqualTo("invalid_api_key");
+  }
+
+  @Test
+  void aMemberOfTheWrongTypeIsNamedWithTheTypeItTakes() throws Exception {
+    String messages = "\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]";
+    Map<String, String> expected = Map.of(
+        "{\"model\":\"gpt-4o-mini\",\"stream\":\"yes\"," + messages + "}", "stream|a boolean",
+        "{\"model\":\"gpt-4o-mini\",\"stream_options\":\"x\"," + messages + "}", "stream_options|an object",
+        "{\"model\":\"gpt-4o-mini\",\"messages\":\"hi\"}", "messages|an array",
+        "{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":{\"a\":1},\"content\":\"hi\"}]}",
+        "messages[0].role|a string");
+    int n = 0;
+    for (Map.Entry<String, String> e : expected.entrySet()) {
+      HttpResponse<String> wrong = chat("sk-http-wrong-type-00000" + n++, e.getKey());
+      String param = e.getValue().substring(0, e.getValue().indexOf('|'));
+      assertThat(wrong.statusCode()).as(e.getKey()).isEqualTo(400);
+      assertThat(JsonPath.<String>read(wrong.body(), "$.error.param")).as(e.getKey()).isEqualTo(param);
+      assertThat(JsonPath.<String>read(wrong.body(), "$.detail")).as(e.getKey())
+          .isEqualTo("Invalid type for '" + param + "': expected "
+              + e.getValue().substring(e.getValue().indexOf('|') + 1));
+    }
   }
 
   @Test
