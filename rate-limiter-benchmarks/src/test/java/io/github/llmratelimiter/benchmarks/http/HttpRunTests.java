@@ -19,6 +19,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
@@ -58,11 +61,18 @@ class HttpRunTests {
       AtomicLong retried = new AtomicLong();
       AtomicLong hung = new AtomicLong();
       List<Duration> asked = new CopyOnWriteArrayList<>();
+      Set<Path> dumps = clientThreadDumps();
       HttpResponse<byte[]> response = HttpRun.sendRetrying(client(), request(server, 1), retried,
           hung, waited -> {
             asked.add(waited);
             return "nothing in flight";
           }, Duration.ofMillis(100));
+      Set<Path> written = clientThreadDumps();
+      written.removeAll(dumps);
+      assertEquals(1, written.size(), "the client's threads of the hung call: " + written);
+      for (Path dump : written) { // kept for a run's reader; this test's is not needed
+        Files.delete(dump);
+      }
       assertEquals(200, response.statusCode());
       assertEquals("ok", new String(response.body(), StandardCharsets.US_ASCII));
       assertEquals(List.of(Duration.ofMillis(1100)), asked);
@@ -94,6 +104,14 @@ class HttpRunTests {
     assertEquals(0.015371608, HttpRun.statistic(timer, "TOTAL_TIME"));
     assertEquals(0.0, HttpRun.statistic("", "COUNT"));
     assertThrows(IllegalStateException.class, () -> HttpRun.statistic(timer, "VALUE"));
+  }
+
+  /** The files of the client's threads that hung calls left in the temporary directory. */
+  private static Set<Path> clientThreadDumps() throws IOException {
+    try (Stream<Path> files = Files.list(Path.of(System.getProperty("java.io.tmpdir")))) {
+      return files.filter(f -> f.getFileName().toString().startsWith("http-run-threads-"))
+          .collect(Collectors.toSet());
+    }
   }
 
   private static void daemon(Runnable server) {
