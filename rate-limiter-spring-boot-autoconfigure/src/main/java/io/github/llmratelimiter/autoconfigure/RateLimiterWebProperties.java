@@ -53,6 +53,15 @@ public class RateLimiterWebProperties {
   /** The "type" URI of the 429 problem response. */
   private String problemType = "urn:llmratelimiter:problem:rate-limited";
 
+  /**
+   * Whether, on Tomcat, the servlet front door keeps an asynchronous request (a streamed response)
+   * on its connection when Tomcat handles an async timeout raised for the request before it there:
+   * Tomcat (11.0.22 to 11.0.29 at least) otherwise loses the request's dispatch, and its response
+   * never ends. The front door makes that likelier, since a request waits for the store's answer
+   * before its handler starts async.
+   */
+  private boolean tomcatAsyncTimeoutGuard = true;
+
   public boolean isEnabled() {
     return enabled;
   }
@@ -99,6 +108,14 @@ public class RateLimiterWebProperties {
 
   public void setProblemType(String problemType) {
     this.problemType = problemType;
+  }
+
+  public boolean isTomcatAsyncTimeoutGuard() {
+    return tomcatAsyncTimeoutGuard;
+  }
+
+  public void setTomcatAsyncTimeoutGuard(boolean tomcatAsyncTimeoutGuard) {
+    this.tomcatAsyncTimeoutGuard = tomcatAsyncTimeoutGuard;
   }
 
   /**
