@@ -34,11 +34,6 @@ final class ProcessorKeepingHandler<S> implements Handler<S> {
     this.tomcat = tomcat;
   }
 
-  /** The Tomcat handler this one hands events to. */
-  Handler<S> tomcat() {
-    return tomcat;
-  }
-
   @Override
   public SocketState process(SocketWrapperBase<S> socket, SocketEvent status) {
     if (status != SocketEvent.TIMEOUT || socket == null) {
